@@ -1,0 +1,103 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Every target of ours: Swift 6 language mode, strict concurrency, no warnings.
+let strict: [SwiftSetting] = [
+    .treatAllWarnings(as: .error),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "RecipeVault",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "recipe-storage", targets: ["RecipeStorage"]),
+        .executable(name: "messaging-bench", targets: ["MessagingBenchmark"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        // C library → ZeroMQ wrapper → protocol (pure values) → messaging → services → executables.
+        .systemLibrary(
+            name: "CZeroMQ",
+            path: "Shared/CZeroMQ",
+            pkgConfig: "libzmq",
+            providers: [.apt(["libzmq3-dev"])]
+        ),
+        .target(
+            name: "ZeroMQ",
+            dependencies: ["CZeroMQ"],
+            path: "Shared/ZeroMQ",
+            swiftSettings: strict
+        ),
+        .target(
+            name: "RecipeProtocol",
+            path: "Shared/RecipeProtocol",
+            swiftSettings: strict
+        ),
+        .target(
+            name: "Messaging",
+            dependencies: [
+                "ZeroMQ",
+                "RecipeProtocol",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Shared/Messaging",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "RecipeStorage",
+            dependencies: [
+                "Messaging",
+                "RecipeProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/RecipeStorage",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "MessagingBenchmark",
+            dependencies: [
+                // The baseline talks to libzmq directly, so it carries no wrapper cost.
+                "CZeroMQ",
+                "Messaging",
+                "RecipeProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/MessagingBenchmark",
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ZeroMQTests",
+            dependencies: ["ZeroMQ"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "RecipeProtocolTests",
+            dependencies: ["RecipeProtocol"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "MessagingTests",
+            dependencies: [
+                "Messaging",
+                "ZeroMQ",
+                "RecipeProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["Messaging", "RecipeProtocol"],
+            swiftSettings: strict
+        ),
+    ]
+)

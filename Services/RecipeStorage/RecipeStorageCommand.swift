@@ -1,0 +1,71 @@
+import ArgumentParser
+import Logging
+import Messaging
+import RecipeProtocol
+import ServiceLifecycle
+
+/// `recipe-storage`: the RecipeVault process that owns the recipe data and answers requests over ZeroMQ.
+@main
+struct RecipeStorageCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "recipe-storage",
+        abstract: "Serve RecipeVault data over ZeroMQ.",
+        version: RecipeVault.version
+    )
+
+    @Option(name: .long, help: ArgumentHelp("Endpoint to answer requests on (environment: RECIPES_STORAGE_BIND).", valueName: "endpoint"))
+    var bind: String?
+
+    @Option(name: .long, help: ArgumentHelp("Largest frame a client may send, in bytes; larger ones drop the client.", valueName: "bytes"))
+    var maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes
+
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    func validate() throws {
+        guard maxFrameBytes >= 4 * 1_024 * 1_024 else {
+            throw ValidationError("--max-frame-bytes must be at least 4194304 (4 MiB) so 2 MB photos fit; got \(maxFrameBytes)")
+        }
+    }
+
+    func run() async throws {
+        var configuration = StorageConfiguration()
+        configuration.bindEndpoint = bind ?? Environment.value("RECIPES_STORAGE_BIND") ?? RecipeVault.defaultStorageEndpoint
+        configuration.maxFrameBytes = maxFrameBytes
+
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardOutput(label: label)
+            handler.logLevel = logLevel
+            return handler
+        }
+        let logger = Logger(label: "recipe-storage")
+
+        var routes = Routes()
+        routes.addSystemOperations(service: "recipe-storage")
+        let server = try MessageServer(configuration: configuration.server, routes: routes, logger: logger)
+        let group = ServiceGroup(
+            services: [server],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        )
+        try await group.run()
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// Reads the process environment.
+enum Environment {
+    /// The value of `name`, or `nil` when unset or empty.
+    static func value(_ name: String) -> String? {
+        guard let raw = getenv(name) else { return nil }
+        let value = String(cString: raw)
+        return value.isEmpty ? nil : value
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

@@ -1,0 +1,7 @@
+#ifndef RECIPEVAULT_CZEROMQ_SHIM_H
+#define RECIPEVAULT_CZEROMQ_SHIM_H
+
+#include <zmq.h>
+#include <errno.h>
+
+#endif

@@ -1,0 +1,201 @@
+import Foundation
+import Logging
+import RecipeProtocol
+import ZeroMQ
+
+/// A client for one RecipeVault service, with a per-request timeout and bounded
+/// retries (the zguide's Lazy Pirate pattern): when no reply comes in time, the
+/// socket is closed and reopened and the request — same id, so a write takes
+/// effect once — is sent again; after the last try it gives up with
+/// `MessageClientError.unreachable` instead of hanging.
+///
+/// The socket lives on the client's own thread, so waiting never blocks Swift's
+/// cooperative pool. Requests from several tasks are sent one after another.
+public actor MessageClient {
+    /// Where the service is and how long to wait for it.
+    public struct Configuration: Sendable {
+        /// The service's endpoint, such as `tcp://127.0.0.1:5555`.
+        public var endpoint: String
+        /// What to call the service in errors: `storage`, `worker`.
+        public var serviceName: String
+        /// How long one try waits for its reply.
+        public var timeout: Duration = .seconds(5)
+        /// How many tries before giving up (at least 1).
+        public var attempts: Int = 3
+        /// Frames larger than this are refused before sending (the server would disconnect).
+        public var maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes
+        /// Added to the "not reachable" error: how the user points the client elsewhere.
+        public var hint: String?
+
+        /// A configuration for `serviceName` at `endpoint`.
+        public init(endpoint: String, serviceName: String) {
+            self.endpoint = endpoint
+            self.serviceName = serviceName
+        }
+    }
+
+    /// The configuration this client was made with.
+    public nonisolated let configuration: Configuration
+    private let executor: ThreadExecutor
+    private let context: Context
+    private let logger: Logger
+    private let encoder = WireCodec.makeEncoder()
+    private let decoder = WireCodec.makeDecoder()
+    private var connection: Connection?
+    private var closed = false
+
+    private struct Connection {
+        let socket: Socket
+        let poller: Poller
+    }
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// A client for `configuration`; nothing is sent until the first request.
+    /// Pass the server's `context` to reach it over `inproc://`.
+    public init(configuration: Configuration, logger: Logger = Logger(label: "recipevault.client"), context: Context? = nil) throws {
+        precondition(configuration.attempts >= 1, "attempts must be at least 1")
+        self.configuration = configuration
+        self.logger = logger
+        self.context = try context ?? Context()
+        self.executor = ThreadExecutor(name: "\(configuration.serviceName) client")
+    }
+
+    deinit {
+        // The socket closes itself when released; the thread only needs telling to finish.
+        executor.shutdown()
+    }
+
+    /// Closes the socket; later requests fail with `MessageClientError.closed`.
+    public func close() {
+        connection?.socket.close()
+        connection = nil
+        closed = true
+    }
+
+    /// Sends `Op` with `body` (and `frames` as frames 1…n) and returns the reply
+    /// body with its frames. A failed request throws the service's `ServiceError`.
+    public func send<Op: WireOperation>(
+        _: Op.Type, _ body: Op.Request, frames: [Data] = [], requestID: String = UUID().uuidString
+    ) throws -> Reply<Op.Response> {
+        guard !closed else { throw MessageClientError.closed }
+        for (index, frame) in frames.enumerated() where frame.count > configuration.maxFrameBytes {
+            throw MessageClientError.frameTooLarge(frame: index + 1, bytes: frame.count, limit: configuration.maxFrameBytes)
+        }
+        let json = try WireCodec.encodeRequest(id: requestID, op: Op.name, body: body, using: encoder)
+        guard json.count <= configuration.maxFrameBytes else {
+            throw MessageClientError.frameTooLarge(frame: 0, bytes: json.count, limit: configuration.maxFrameBytes)
+        }
+        let reply = try exchange(Message([Data(), json] + frames), requestID: requestID)
+        let header = reply.header
+        if let error = header.error { throw error }
+        do {
+            let body = try WireCodec.decodeReplyBody(Op.Response.self, from: reply.json, using: decoder)
+            return Reply(body, frames: reply.frames)
+        } catch {
+            throw MessageClientError.invalidReply("the \(configuration.serviceName) reply to \(Op.name) could not be read: \(error)")
+        }
+    }
+
+    /// Sends `Op` with `body` and returns the reply body (for replies without frames).
+    public func call<Op: WireOperation>(_ op: Op.Type, _ body: Op.Request, requestID: String = UUID().uuidString) throws -> Op.Response {
+        try send(op, body, requestID: requestID).body
+    }
+
+    private struct RawReply {
+        var header: ReplyHeader
+        var json: Data
+        var frames: [Data]
+    }
+
+    /// Lazy Pirate: send, wait up to `timeout`, and on silence reopen and resend.
+    private func exchange(_ request: Message, requestID: String) throws -> RawReply {
+        for attempt in 1...configuration.attempts {
+            let connection = try connect()
+            let deadline = ContinuousClock.now + configuration.timeout
+            if try connection.socket.send(request) {
+                while case let remaining = deadline - .now, remaining > .zero {
+                    guard try connection.poller.poll(timeout: remaining) > 0,
+                          let message = try connection.socket.receive(dontWait: true) else { continue }
+                    if let reply = try parse(message, expecting: requestID) { return reply }
+                }
+            }
+            logger.debug("no reply in time", metadata: [
+                "endpoint": "\(configuration.endpoint)", "attempt": "\(attempt)", "request": "\(requestID)",
+            ])
+            // The socket may hold a half-sent request or a late reply: start over with a new one.
+            disconnect()
+        }
+        throw MessageClientError.unreachable(
+            service: configuration.serviceName, endpoint: configuration.endpoint,
+            attempts: configuration.attempts, timeout: configuration.timeout, hint: configuration.hint)
+    }
+
+    /// The reply in `message` if it answers `requestID`; `nil` for a stale reply to an earlier try.
+    private func parse(_ message: Message, expecting requestID: String) throws -> RawReply? {
+        var frames = message.frames[...]
+        if frames.first?.isEmpty == true { frames = frames.dropFirst() }
+        guard let json = frames.first else { return nil }
+        let header: ReplyHeader
+        do {
+            header = try WireCodec.decodeReplyHeader(json, using: decoder)
+        } catch {
+            throw MessageClientError.invalidReply("\(configuration.serviceName) at \(configuration.endpoint) sent a reply that is not RecipeVault JSON")
+        }
+        // A reply with no id answers a request the service could not read: ours, as only one is out.
+        guard header.id == requestID || header.id == nil else { return nil }
+        return RawReply(header: header, json: json, frames: Array(frames.dropFirst()))
+    }
+
+    private func connect() throws -> Connection {
+        if let connection { return connection }
+        let socket = try Socket(context, .dealer)
+        try socket.setMaxMessageSize(max(configuration.maxFrameBytes, WireProtocol.defaultMaxFrameBytes) * 4)
+        try socket.setSendTimeout(configuration.timeout)
+        if configuration.endpoint.contains("[") { try socket.setIPv6(true) }
+        try socket.connect(configuration.endpoint)
+        let poller = Poller()
+        try poller.add(socket)
+        let connection = Connection(socket: socket, poller: poller)
+        self.connection = connection
+        return connection
+    }
+
+    private func disconnect() {
+        connection?.socket.close()
+        connection = nil
+    }
+}
+
+/// Why a request got no usable reply.
+public enum MessageClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No reply after every try.
+    case unreachable(service: String, endpoint: String, attempts: Int, timeout: Duration, hint: String?)
+    /// A frame is over the size cap; the service would drop the connection.
+    case frameTooLarge(frame: Int, bytes: Int, limit: Int)
+    /// The service answered with something that is not a reply of this protocol.
+    case invalidReply(String)
+    /// The client was closed.
+    case closed
+
+    public var description: String {
+        switch self {
+        case let .unreachable(service, endpoint, attempts, timeout, hint):
+            let tries = attempts == 1 ? "1 try" : "\(attempts) tries"
+            var text = "\(service) not reachable at \(endpoint): no reply after \(tries) of \(Self.format(timeout)) each"
+            if let hint { text += " (\(hint))" }
+            return text
+        case let .frameTooLarge(frame, bytes, limit):
+            return "frame \(frame) is \(bytes) bytes; the most one frame may carry is \(limit) bytes"
+        case let .invalidReply(reason):
+            return reason
+        case .closed:
+            return "the connection was closed"
+        }
+    }
+
+    private static func format(_ duration: Duration) -> String {
+        let millis = duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
+        return millis % 1_000 == 0 ? "\(millis / 1_000) s" : "\(millis) ms"
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Logging
+import RecipeProtocol
+
+/// The operations a server answers, each with its handler.
+public struct Routes: Sendable {
+    struct Route: Sendable {
+        let isWrite: Bool
+        /// Decodes the body, runs the handler, encodes the reply frames (JSON first).
+        let run: @Sendable (_ frame: Data, _ context: RequestContext) async -> [Data]
+    }
+
+    private(set) var table: [String: Route] = [:]
+
+    /// No operations yet.
+    public init() {}
+
+    /// The wire names answered, sorted.
+    public var operations: [String] { table.keys.sorted() }
+
+    /// Answers `Op` with `handler`, whose reply may carry binary frames.
+    public mutating func handleWithFrames<Op: WireOperation>(
+        _: Op.Type,
+        _ handler: @escaping @Sendable (Op.Request, RequestContext) async throws -> Reply<Op.Response>
+    ) {
+        precondition(table[Op.name] == nil, "\(Op.name) is registered twice")
+        table[Op.name] = Route(isWrite: Op.isWrite) { frame, context in
+            let encoder = WireCodec.makeEncoder()
+            do {
+                let body = try WireCodec.decodeRequestBody(Op.Request.self, from: frame, using: WireCodec.makeDecoder())
+                let reply = try await handler(body, context)
+                return [try WireCodec.encodeReply(id: context.requestID, body: reply.body, using: encoder)] + reply.frames
+            } catch let error as ServiceError {
+                return [WireCodec.encodeError(id: context.requestID, error: error, using: encoder)]
+            } catch {
+                context.logger.error("request failed", metadata: ["error": "\(error)"])
+                let failure = ServiceError(.internalError, "\(Op.name) failed: \(error)")
+                return [WireCodec.encodeError(id: context.requestID, error: failure, using: encoder)]
+            }
+        }
+    }
+
+    /// Answers `Op` with `handler`, whose reply is JSON only.
+    public mutating func handle<Op: WireOperation>(
+        _ op: Op.Type,
+        _ handler: @escaping @Sendable (Op.Request, RequestContext) async throws -> Op.Response
+    ) {
+        handleWithFrames(op) { request, context in Reply(try await handler(request, context)) }
+    }
+}
+
+extension Routes {
+    /// `system.health` and `system.echo`, which every service answers.
+    public mutating func addSystemOperations(service: String, startedAt: ContinuousClock.Instant = .now) {
+        handle(System.Health.self) { _, _ in
+            let uptime = ContinuousClock.now - startedAt
+            return System.Health.Response(
+                service: service,
+                version: RecipeVault.version,
+                protocolVersion: WireProtocol.version,
+                uptimeSeconds: Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18
+            )
+        }
+        handleWithFrames(System.Echo.self) { request, context in
+            let frames = try request.frames.map { reference throws(ServiceError) in try context.frame(reference) }
+            let references = frames.indices.map { FrameReference(frame: $0 + 1) }
+            return Reply(System.Echo.Response(text: request.text, frames: references), frames: frames)
+        }
+    }
+}

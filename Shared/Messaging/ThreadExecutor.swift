@@ -1,0 +1,57 @@
+import Foundation
+
+/// A serial executor that runs every job on one dedicated thread.
+///
+/// Actors that own ZeroMQ sockets run on one of these, so their blocking calls
+/// (`poll`, `receive`) never occupy a thread of Swift's cooperative pool, and the
+/// socket is only ever touched by that one thread.
+public final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
+    // @unchecked: `jobs` and `stopping` are only touched with `condition` locked.
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var stopping = false
+
+    /// Starts the thread, named `name` (it shows in debuggers and `top -H`).
+    public init(name: String) {
+        let thread = Thread { [self] in runJobs() }
+        thread.name = name
+        thread.start()
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    /// Lets the thread finish the jobs it has and exit.
+    public func shutdown() {
+        condition.lock()
+        stopping = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func runJobs() {
+        blockProcessSignalsOnThisThread()
+        var batch: [UnownedJob] = []
+        while true {
+            condition.lock()
+            while jobs.isEmpty && !stopping { condition.wait() }
+            if jobs.isEmpty {
+                condition.unlock()
+                return
+            }
+            swap(&batch, &jobs)
+            condition.unlock()
+            for job in batch { job.runSynchronously(on: asUnownedSerialExecutor()) }
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+}

@@ -1,0 +1,24 @@
+/// Constants every part of RecipeVault agrees on, defined once.
+public enum RecipeVault {
+    /// The product version the services and the CLI report.
+    public static let version = "0.1.0"
+
+    /// Where `recipe-storage` answers requests unless told otherwise.
+    public static let defaultStorageEndpoint = "tcp://127.0.0.1:5555"
+    /// Where `recipe-storage` publishes change notices unless told otherwise.
+    public static let defaultStoragePublishEndpoint = "tcp://127.0.0.1:5557"
+    /// Where `recipe-worker` answers requests unless told otherwise.
+    public static let defaultWorkerEndpoint = "tcp://127.0.0.1:5556"
+}
+
+/// The wire protocol's fixed numbers (docs/PROTOCOL.md).
+public enum WireProtocol {
+    /// The protocol version this build speaks; requests with another `v` are refused.
+    public static let version = 1
+    /// The deepest JSON nesting accepted in frame 0 (objects and arrays, the envelope included).
+    public static let maxNestingDepth = 32
+    /// The default cap on any one frame; a peer that sends a larger frame is disconnected.
+    public static let defaultMaxFrameBytes = 16 * 1_024 * 1_024
+    /// The longest request id accepted.
+    public static let maxRequestIDLength = 128
+}

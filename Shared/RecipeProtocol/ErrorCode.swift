@@ -1,0 +1,25 @@
+/// The closed set of error codes a reply can carry (docs/PROTOCOL.md lists each).
+public enum ErrorCode: String, Codable, Sendable, CaseIterable {
+    /// Frame 0 is not valid UTF-8 JSON.
+    case malformedJSON = "malformed_json"
+    /// Frame 0 nests objects/arrays deeper than the protocol allows.
+    case nestingTooDeep = "nesting_too_deep"
+    /// Frame 0 is JSON but not a request envelope (`v`, `id`, `op` missing or of the wrong type).
+    case invalidEnvelope = "invalid_envelope"
+    /// The request's `v` is not a protocol version this service speaks.
+    case unsupportedVersion = "unsupported_version"
+    /// The service has no operation of that name.
+    case unknownOp = "unknown_op"
+    /// The body is missing a field, has a field of the wrong type, or names a frame that is not there.
+    case invalidBody = "invalid_body"
+    /// The body is well-formed but a value is not allowed (out of range, empty, too long…).
+    case invalidArgument = "invalid_argument"
+    /// The record asked for does not exist.
+    case notFound = "not_found"
+    /// The record changed since the version the client last saw.
+    case conflict = "conflict"
+    /// The service is shutting down and takes no new requests.
+    case shuttingDown = "shutting_down"
+    /// The service failed in a way the request could not cause; the message says what failed.
+    case internalError = "internal_error"
+}

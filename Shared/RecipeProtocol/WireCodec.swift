@@ -1,0 +1,177 @@
+import Foundation
+
+/// The first three fields of a request envelope: enough to route it.
+public struct RequestHeader: Sendable, Equatable {
+    /// The protocol version the client speaks.
+    public var version: Int
+    /// The client's request id; a retried request keeps it.
+    public var id: String
+    /// The operation's wire name.
+    public var op: String
+}
+
+/// A request refused before any handler ran: the id (when it could be read) and why.
+public struct RejectedRequest: Error, Sendable, Equatable {
+    /// The request id, or `nil` when frame 0 did not yield one.
+    public var id: String?
+    /// Why the request was refused.
+    public var error: ServiceError
+}
+
+/// The reply fields every reply has.
+public struct ReplyHeader: Sendable, Equatable {
+    /// The protocol version of the reply.
+    public var version: Int
+    /// The id of the request this answers (`nil` when the request's id was unreadable).
+    public var id: String?
+    /// The error, for a failed request; `nil` for success.
+    public var error: ServiceError?
+}
+
+/// Encoding and decoding of the JSON frame of requests and replies (docs/PROTOCOL.md).
+public enum WireCodec {
+    /// The encoder for frame 0: ISO 8601 dates, unescaped slashes.
+    public static func makeEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return encoder
+    }
+
+    /// The decoder for frame 0: ISO 8601 dates.
+    public static func makeDecoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+
+    // MARK: Requests
+
+    /// Frame 0 of a request.
+    public static func encodeRequest<Body: Encodable>(id: String, op: String, body: Body, using encoder: JSONEncoder) throws -> Data {
+        try encoder.encode(RequestEnvelope(v: WireProtocol.version, id: id, op: op, body: body))
+    }
+
+    /// Reads and checks the envelope of a request: JSON, nesting, fields, version.
+    public static func decodeRequestHeader(_ frame: Data, using decoder: JSONDecoder) throws(RejectedRequest) -> RequestHeader {
+        if JSONNesting.exceeds(WireProtocol.maxNestingDepth, in: frame) {
+            throw RejectedRequest(id: nil, error: ServiceError(.nestingTooDeep,
+                "the request nests objects or arrays more than \(WireProtocol.maxNestingDepth) levels deep; that is the most allowed"))
+        }
+        let header: EnvelopeHeader
+        do {
+            header = try decoder.decode(EnvelopeHeader.self, from: frame)
+        } catch let error as DecodingError {
+            if error.isNotJSON {
+                throw RejectedRequest(id: nil, error: ServiceError(.malformedJSON,
+                    "frame 0 is not valid UTF-8 JSON; it must be a JSON object {\"v\", \"id\", \"op\", \"body\"}"))
+            }
+            let id = (try? decoder.decode(IDProbe.self, from: frame))?.id
+            throw RejectedRequest(id: id, error: ServiceError(.invalidEnvelope,
+                "the request envelope is not valid: \(error.wireDescription); it must be {\"v\": number, \"id\": string, \"op\": string, \"body\": object}"))
+        } catch {
+            throw RejectedRequest(id: nil, error: ServiceError(.malformedJSON, "frame 0 could not be read as JSON"))
+        }
+        guard (1...WireProtocol.maxRequestIDLength).contains(header.id.utf8.count) else {
+            throw RejectedRequest(id: nil, error: ServiceError(.invalidEnvelope,
+                "id must be 1 to \(WireProtocol.maxRequestIDLength) characters (a UUID is best); it has \(header.id.utf8.count)"))
+        }
+        guard header.v == WireProtocol.version else {
+            throw RejectedRequest(id: header.id, error: ServiceError(.unsupportedVersion,
+                "protocol version \(header.v) is not supported; this service speaks version \(WireProtocol.version)"))
+        }
+        return RequestHeader(version: header.v, id: header.id, op: header.op)
+    }
+
+    /// Reads the body of a request as `Body`. A missing `body` reads as `{}`.
+    public static func decodeRequestBody<Body: Decodable>(_: Body.Type, from frame: Data, using decoder: JSONDecoder) throws(ServiceError) -> Body {
+        do {
+            if let body = try decoder.decode(BodyEnvelope<Body>.self, from: frame).body { return body }
+            return try decoder.decode(Body.self, from: Data("{}".utf8))
+        } catch let error as DecodingError {
+            var message = error.wireDescription
+            if !message.hasPrefix("body") { message = "body: " + message }
+            throw ServiceError(.invalidBody, message)
+        } catch {
+            throw ServiceError(.invalidBody, "the body could not be read")
+        }
+    }
+
+    // MARK: Replies
+
+    /// Frame 0 of a successful reply.
+    public static func encodeReply<Body: Encodable>(id: String, body: Body, using encoder: JSONEncoder) throws -> Data {
+        try encoder.encode(SuccessEnvelope(v: WireProtocol.version, id: id, body: body))
+    }
+
+    /// Frame 0 of a failed reply. Never fails: the error is plain text and a code.
+    public static func encodeError(id: String?, error: ServiceError, using encoder: JSONEncoder) -> Data {
+        (try? encoder.encode(ErrorEnvelope(v: WireProtocol.version, id: id, error: error)))
+            ?? Data(#"{"v":1,"id":null,"ok":false,"error":{"code":"internal_error","message":"the reply could not be encoded"}}"#.utf8)
+    }
+
+    /// Reads the fields every reply has.
+    public static func decodeReplyHeader(_ frame: Data, using decoder: JSONDecoder) throws -> ReplyHeader {
+        let header = try decoder.decode(ReplyEnvelopeHeader.self, from: frame)
+        return ReplyHeader(version: header.v, id: header.id, error: header.ok ? nil : (header.error ?? ServiceError(.internalError, "the service failed without saying why")))
+    }
+
+    /// Reads the body of a successful reply as `Body`.
+    public static func decodeReplyBody<Body: Decodable>(_: Body.Type, from frame: Data, using decoder: JSONDecoder) throws -> Body {
+        if let body = try decoder.decode(BodyEnvelope<Body>.self, from: frame).body { return body }
+        return try decoder.decode(Body.self, from: Data("{}".utf8))
+    }
+}
+
+// MARK: - Wire shapes
+
+private struct EnvelopeHeader: Decodable {
+    var v: Int
+    var id: String
+    var op: String
+}
+
+private struct IDProbe: Decodable {
+    var id: String
+}
+
+private struct BodyEnvelope<Body: Decodable>: Decodable {
+    var body: Body?
+}
+
+private struct RequestEnvelope<Body: Encodable>: Encodable {
+    var v: Int
+    var id: String
+    var op: String
+    var body: Body
+}
+
+private struct SuccessEnvelope<Body: Encodable>: Encodable {
+    var v: Int
+    var id: String
+    var ok = true
+    var body: Body
+}
+
+private struct ErrorEnvelope: Encodable {
+    var v: Int
+    var id: String?
+    var error: ServiceError
+
+    enum CodingKeys: String, CodingKey { case v, id, ok, error }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(v, forKey: .v)
+        try container.encode(id, forKey: .id) // null when unknown, never left out
+        try container.encode(false, forKey: .ok)
+        try container.encode(error, forKey: .error)
+    }
+}
+
+private struct ReplyEnvelopeHeader: Decodable {
+    var v: Int
+    var id: String?
+    var ok: Bool
+    var error: ServiceError?
+}

@@ -1,0 +1,29 @@
+import CZeroMQ
+
+/// A libzmq context: the I/O threads every socket of a process shares.
+///
+/// libzmq contexts are thread-safe, so this type is `Sendable`. Every `Socket`
+/// keeps its context alive, and the context is terminated when the last
+/// reference goes away (after its sockets are closed).
+public final class Context: Sendable {
+    nonisolated(unsafe) let handle: UnsafeMutableRawPointer
+
+    /// Creates a context with `ioThreads` background I/O threads.
+    public init(ioThreads: Int = 1) throws {
+        guard let handle = zmq_ctx_new() else {
+            throw ZMQError(errno: zmq_errno(), operation: "zmq_ctx_new")
+        }
+        self.handle = handle
+        try zmqCheck("zmq_ctx_set(ZMQ_IO_THREADS)") { zmq_ctx_set(handle, ZMQ_IO_THREADS, Int32(ioThreads)) }
+    }
+
+    /// Makes every blocking call on this context's sockets return with `ETERM`,
+    /// so threads parked in `receive` or `poll` wake up and can close their sockets.
+    public func shutdown() {
+        _ = zmq_ctx_shutdown(handle)
+    }
+
+    deinit {
+        while zmq_ctx_term(handle) != 0 && zmq_errno() == EINTR {}
+    }
+}

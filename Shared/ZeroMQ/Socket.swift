@@ -1,0 +1,127 @@
+import CZeroMQ
+import Foundation
+
+/// A ZeroMQ socket.
+///
+/// A socket belongs to one thread at a time, so this type is deliberately not
+/// `Sendable`. It is created with `LINGER 0` (closing never waits for unsent
+/// messages) and closes itself when released; call `close()` to close it early.
+public final class Socket {
+    /// The socket pattern.
+    public let type: SocketType
+    private let context: Context
+    private var handle: UnsafeMutableRawPointer?
+
+    /// Opens a socket of `type` in `context`, with `LINGER 0`.
+    public init(_ context: Context, _ type: SocketType) throws {
+        guard let handle = zmq_socket(context.handle, type.rawValue) else {
+            throw ZMQError(errno: zmq_errno(), operation: "zmq_socket(\(type))")
+        }
+        self.context = context
+        self.type = type
+        self.handle = handle
+        do {
+            try setOption(ZMQ_LINGER, Int32(0), "ZMQ_LINGER")
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    /// `true` once `close()` has run.
+    public var isClosed: Bool { handle == nil }
+
+    /// Closes the socket; further calls do nothing.
+    public func close() {
+        guard let handle else { return }
+        self.handle = nil
+        _ = zmq_close(handle)
+    }
+
+    /// The libzmq handle, or `ENOTSOCK` once the socket is closed.
+    func requireHandle(_ operation: @autoclosure () -> String) throws -> UnsafeMutableRawPointer {
+        guard let handle else { throw ZMQError(errno: ENOTSOCK, operation: operation()) }
+        return handle
+    }
+
+    /// Binds to `endpoint` and returns the endpoint actually bound:
+    /// `tcp://127.0.0.1:*` comes back with the port the system chose.
+    @discardableResult
+    public func bind(_ endpoint: String) throws -> String {
+        let handle = try requireHandle("bind(\(endpoint))")
+        try zmqCheck("bind(\(endpoint))") { zmq_bind(handle, endpoint) }
+        return try lastEndpoint
+    }
+
+    /// Connects to `endpoint`; the connection is made in the background.
+    public func connect(_ endpoint: String) throws {
+        let handle = try requireHandle("connect(\(endpoint))")
+        try zmqCheck("connect(\(endpoint))") { zmq_connect(handle, endpoint) }
+    }
+
+    /// Stops listening on an endpoint returned by `bind`.
+    public func unbind(_ endpoint: String) throws {
+        let handle = try requireHandle("unbind(\(endpoint))")
+        try zmqCheck("unbind(\(endpoint))") { zmq_unbind(handle, endpoint) }
+    }
+
+    /// Drops the connection to `endpoint`.
+    public func disconnect(_ endpoint: String) throws {
+        let handle = try requireHandle("disconnect(\(endpoint))")
+        try zmqCheck("disconnect(\(endpoint))") { zmq_disconnect(handle, endpoint) }
+    }
+
+    /// Sends every frame of `message` as one atomic multipart message.
+    ///
+    /// Returns `false` when nothing could be sent in time (the send timeout ran
+    /// out, or `dontWait` was given and the socket could not take it now).
+    @discardableResult
+    public func send(_ message: Message, dontWait: Bool = false) throws -> Bool {
+        let handle = try requireHandle("send")
+        guard !message.frames.isEmpty else { throw ZMQError(errno: EINVAL, operation: "send(empty message)") }
+        let last = message.frames.count - 1
+        for (index, frame) in message.frames.enumerated() {
+            var flags: Int32 = dontWait ? ZMQ_DONTWAIT : 0
+            if index < last { flags |= ZMQ_SNDMORE }
+            let sent = try frame.withUnsafeBytes { (bytes) throws -> Int32? in
+                try zmqCall("send") { zmq_send(handle, bytes.baseAddress, bytes.count, flags) }
+            }
+            if sent == nil {
+                // libzmq accepts the remaining parts of a multipart message once it took the first.
+                guard index == 0 else { throw ZMQError(errno: EAGAIN, operation: "send(part \(index))") }
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Receives one whole multipart message.
+    ///
+    /// Returns `nil` when nothing arrived in time (the receive timeout ran out, or
+    /// `dontWait` was given and nothing is waiting).
+    public func receive(dontWait: Bool = false) throws -> Message? {
+        let handle = try requireHandle("receive")
+        var part = zmq_msg_t()
+        zmq_msg_init(&part)
+        defer { zmq_msg_close(&part) }
+        var frames: [Data] = []
+        while true {
+            let flags: Int32 = (dontWait || !frames.isEmpty) ? ZMQ_DONTWAIT : 0
+            guard let size = try zmqCall("receive", { zmq_msg_recv(&part, handle, flags) }) else {
+                guard frames.isEmpty else { throw ZMQError(errno: EAGAIN, operation: "receive(part \(frames.count))") }
+                return nil
+            }
+            if size == 0 {
+                frames.append(Data())
+            } else {
+                frames.append(Data(bytes: zmq_msg_data(&part), count: Int(size)))
+            }
+            if zmq_msg_more(&part) == 0 { return Message(frames) }
+        }
+    }
+}
+
+@available(*, unavailable, message: "a ZeroMQ socket belongs to one thread")
+extension Socket: Sendable {}

@@ -1,0 +1,39 @@
+import Foundation
+import Messaging
+import RecipeProtocol
+import Testing
+
+@Suite("recipe-storage as a process")
+struct StorageProcessTests {
+    @Test("starts on an ephemeral port, answers health, and exits cleanly on SIGTERM and SIGINT", arguments: [SIGTERM, SIGINT])
+    func startServeStop(signal: Int32) async throws {
+        let service = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*"])
+        let endpoint = try await service.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+)"#)
+        var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: "storage")
+        configuration.timeout = .seconds(5)
+        let client = try MessageClient(configuration: configuration)
+        let health = try await client.call(System.Health.self, Empty())
+        #expect(health.service == "recipe-storage")
+        #expect(health.version == RecipeVault.version)
+        #expect(try await service.stop(signal: signal) == 0, "exit status 0 after a graceful stop; output:\n\(service.printed)")
+        #expect(service.printed.contains("stopping"))
+    }
+
+    @Test("the RECIPES_STORAGE_BIND environment variable sets the endpoint")
+    func bindFromEnvironment() async throws {
+        let service = try ServiceProcess("recipe-storage", [], environment: ["RECIPES_STORAGE_BIND": "tcp://127.0.0.1:*"])
+        let endpoint = try await service.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+)"#)
+        #expect(endpoint != RecipeVault.defaultStorageEndpoint)
+        #expect(try await service.stop() == 0)
+    }
+
+    @Test("an endpoint it cannot bind is a clear error and a non-zero exit")
+    func badEndpoint() async throws {
+        let service = try ServiceProcess("recipe-storage", ["--bind", "tcp://no-such-interface-xyz:1"])
+        _ = try await service.waitForOutput("cannot listen on tcp://no-such-interface-xyz:1")
+        let deadline = ContinuousClock.now + .seconds(10)
+        while service.process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(!service.process.isRunning)
+        #expect(service.process.terminationStatus != 0)
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import Messaging
+import RecipeProtocol
+import Testing
+
+@Suite("Server loop and client: limits, retries, idempotency, shutdown")
+struct LimitsAndFailureTests {
+    @Test("a frame over the cap disconnects that peer while another client is served")
+    func frameOverCap() async throws {
+        try await withServer(testRoutes(), configure: { $0.maxFrameBytes = 1_024 * 1_024 }) { endpoint in
+            let offender = try RawPeer(endpoint)
+            let request = #"{"v":1,"id":"big","op":"system.echo","body":{"text":"x","frames":[{"frame":1}]}}"#
+            try await offender.send([Data(), Data(request.utf8), randomBytes(2 * 1_024 * 1_024)])
+            let other = try makeClient(endpoint)
+            let reply = try await other.send(System.Echo.self, System.Echo.Request(text: "fine", frames: [FrameReference(frame: 1)]),
+                                             frames: [randomBytes(512 * 1_024)])
+            #expect(reply.body.text == "fine")
+            #expect(reply.frames.first?.count == 512 * 1_024)
+            #expect(try await offender.receive(timeout: .milliseconds(500)) == nil, "the oversized request got no reply")
+            // The server itself is fine: the offender, reconnected, is served again with a small request.
+            let again = try await offender.request(#"{"v":1,"id":"small","op":"system.health"}"#)
+            #expect(again?.ok == true)
+        }
+    }
+
+    @Test("the client refuses a frame over the cap before sending it")
+    func clientChecksFrameSize() async throws {
+        var configuration = MessageClient.Configuration(endpoint: try unusedEndpoint(), serviceName: "storage")
+        configuration.maxFrameBytes = 1_000
+        let client = try MessageClient(configuration: configuration)
+        let error = await #expect(throws: MessageClientError.self) {
+            _ = try await client.send(System.Echo.self, System.Echo.Request(text: ""), frames: [Data(count: 1_001)])
+        }
+        #expect(error == .frameTooLarge(frame: 1, bytes: 1_001, limit: 1_000))
+        #expect(error?.description == "frame 1 is 1001 bytes; the most one frame may carry is 1000 bytes")
+    }
+
+    @Test("with nothing listening, a request fails as not reachable after about timeout × tries")
+    func notReachable() async throws {
+        let endpoint = try unusedEndpoint()
+        var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: "storage")
+        configuration.timeout = .milliseconds(250)
+        configuration.attempts = 3
+        configuration.hint = "set RECIPES_STORAGE"
+        let client = try MessageClient(configuration: configuration)
+        let start = ContinuousClock.now
+        let error = await #expect(throws: MessageClientError.self) {
+            _ = try await client.call(System.Health.self, Empty())
+        }
+        let elapsed = ContinuousClock.now - start
+        #expect(error?.description == "storage not reachable at \(endpoint): no reply after 3 tries of 250 ms each (set RECIPES_STORAGE)")
+        #expect(elapsed >= .milliseconds(700), "it tried three times")
+        #expect(elapsed < .seconds(5), "it did not hang")
+    }
+
+    @Test("a write retried after its reply was lost takes effect once (the retry arrives while it runs)")
+    func retryWhileRunning() async throws {
+        let counter = Counter()
+        try await withServer(testRoutes(counter: counter)) { endpoint in
+            // The first try times out while the write is still running; the client
+            // reopens its socket and resends the same id; the one reply reaches the new socket.
+            // 300 ms per try against a 500 ms write: at least one retry is certain.
+            let client = try makeClient(endpoint, timeout: .milliseconds(300), attempts: 10)
+            let reply = try await client.call(Increment.self, Increment.Request(delayMilliseconds: 500))
+            #expect(reply.value == 1)
+        }
+        #expect(counter.current == 1)
+    }
+
+    @Test("a write repeated after it was answered gets the same reply and runs once")
+    func retryAfterAnswer() async throws {
+        let counter = Counter()
+        try await withServer(testRoutes(counter: counter)) { endpoint in
+            let peer = try RawPeer(endpoint)
+            let request = #"{"v":1,"id":"write-1","op":"test.increment","body":{}}"#
+            let first = try #require(try await peer.request(request))
+            let second = try #require(try await peer.request(request))
+            #expect(first.value == 1)
+            #expect(second.value == 1, "the repeat got the remembered reply")
+            // A new id is a new write.
+            let third = try #require(try await peer.request(#"{"v":1,"id":"write-2","op":"test.increment","body":{}}"#))
+            #expect(third.value == 2)
+            let fourth = try await makeClient(endpoint).call(Increment.self, Increment.Request())
+            #expect(fourth.value == 3)
+        }
+        #expect(counter.current == 3)
+    }
+
+    @Test("an id reused for another write operation is refused")
+    func reusedID() async throws {
+        var routes = testRoutes()
+        enum Other: WireOperation {
+            static let name = "test.other"
+            static let isWrite = true
+            typealias Request = Empty
+            typealias Response = Empty
+        }
+        routes.handle(Other.self) { _, _ in Empty() }
+        try await withServer(routes) { endpoint in
+            let client = try makeClient(endpoint)
+            _ = try await client.call(Increment.self, Increment.Request(), requestID: "same")
+            let error = await #expect(throws: ServiceError.self) {
+                _ = try await client.call(Other.self, Empty(), requestID: "same")
+            }
+            #expect(error?.code == .invalidEnvelope)
+            #expect(error?.message.contains("already used for test.increment") == true)
+        }
+    }
+
+    @Test("stopping lets a running request finish and answers new ones with shutting_down")
+    func drainOnStop() async throws {
+        let counter = Counter()
+        var configuration = MessageServer.Configuration(endpoint: "tcp://127.0.0.1:*", serviceName: "test-service")
+        configuration.drainTimeout = .seconds(5)
+        let server = try MessageServer(configuration: configuration, routes: testRoutes(counter: counter), logger: .init(label: "test"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.run() }
+            let endpoint = try await server.boundEndpoint
+            let slow = try makeClient(endpoint, timeout: .seconds(5), attempts: 1)
+            async let running = slow.call(Increment.self, Increment.Request(delayMilliseconds: 400))
+            // Wait until the write is running, then stop.
+            let deadline = ContinuousClock.now + .seconds(5)
+            while counter.current == 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            server.stop()
+            let peer = try RawPeer(endpoint)
+            #expect(try await peer.errorCode(#"{"v":1,"id":"late","op":"system.health"}"#) == "shutting_down")
+            #expect(try await running.value == 1, "the running write was answered")
+            try await group.waitForAll()
+        }
+    }
+
+    @Test("a bind failure is reported, not hidden")
+    func bindFailure() async throws {
+        try await withServer(testRoutes()) { endpoint in
+            let second = try MessageServer(
+                configuration: .init(endpoint: endpoint, serviceName: "second"), routes: testRoutes(), logger: .init(label: "test"))
+            await #expect(throws: ServerStartError.self) { try await second.run() }
+            let error = await #expect(throws: ServerStartError.self) { _ = try await second.boundEndpoint }
+            #expect(error?.description.contains("cannot listen on \(endpoint)") == true)
+            #expect(error?.description.contains("Address already in use") == true)
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+@testable import RecipeProtocol
+
+@Suite("Request and reply envelopes")
+struct WireCodecTests {
+    let encoder = WireCodec.makeEncoder()
+    let decoder = WireCodec.makeDecoder()
+
+    private func reject(_ json: String) -> RejectedRequest? {
+        do {
+            _ = try WireCodec.decodeRequestHeader(Data(json.utf8), using: decoder)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test("a request encodes to the documented envelope and reads back")
+    func requestRoundTrip() throws {
+        let frame = try WireCodec.encodeRequest(id: "r-1", op: "system.echo", body: System.Echo.Request(text: "hi"), using: encoder)
+        let object = try #require(try JSONSerialization.jsonObject(with: frame) as? [String: Any])
+        #expect(Set(object.keys) == ["v", "id", "op", "body"])
+        #expect(object["v"] as? Int == 1)
+        let header = try WireCodec.decodeRequestHeader(frame, using: decoder)
+        #expect(header == RequestHeader(version: 1, id: "r-1", op: "system.echo"))
+        let body = try WireCodec.decodeRequestBody(System.Echo.Request.self, from: frame, using: decoder)
+        #expect(body == System.Echo.Request(text: "hi"))
+    }
+
+    @Test("replies: success carries ok and body, failure carries the code and a null id when unknown")
+    func replies() throws {
+        let success = try WireCodec.encodeReply(id: "r-2", body: System.Echo.Response(text: "x"), using: encoder)
+        let header = try WireCodec.decodeReplyHeader(success, using: decoder)
+        #expect(header.id == "r-2" && header.error == nil)
+        #expect(try WireCodec.decodeReplyBody(System.Echo.Response.self, from: success, using: decoder).text == "x")
+
+        let failure = WireCodec.encodeError(id: nil, error: ServiceError(.malformedJSON, "bad"), using: encoder)
+        let object = try #require(try JSONSerialization.jsonObject(with: failure) as? [String: Any])
+        #expect(object["id"] is NSNull, "the id key is present and null")
+        #expect(object["ok"] as? Bool == false)
+        let decoded = try WireCodec.decodeReplyHeader(failure, using: decoder)
+        #expect(decoded.error == ServiceError(.malformedJSON, "bad"))
+    }
+
+    @Test("bytes that are not JSON are malformed_json")
+    func notJSON() {
+        #expect(reject("hello")?.error.code == .malformedJSON)
+        #expect(reject("{\"v\":1,")?.error.code == .malformedJSON)
+        #expect(reject(String(decoding: [0xff, 0xfe, 0x7b], as: UTF8.self))?.error.code == .malformedJSON)
+    }
+
+    @Test("JSON that is not an envelope is invalid_envelope, naming the field")
+    func notAnEnvelope() throws {
+        #expect(reject("[1, 2]")?.error.code == .invalidEnvelope)
+        let missingID = try #require(reject(#"{"v":1,"op":"system.echo","body":{}}"#))
+        #expect(missingID.error.code == .invalidEnvelope)
+        #expect(missingID.error.message.contains("id is missing"))
+        let textVersion = try #require(reject(#"{"v":"1","id":"a","op":"system.echo"}"#))
+        #expect(textVersion.error.code == .invalidEnvelope)
+        #expect(textVersion.error.message.contains("v must be a whole number, found a string"))
+        #expect(textVersion.id == "a", "the id is still echoed back")
+        #expect(reject(#"{"v":1,"id":"","op":"x"}"#)?.error.code == .invalidEnvelope)
+        #expect(reject(#"{"v":1,"id":"\#(String(repeating: "a", count: 129))","op":"x"}"#)?.error.code == .invalidEnvelope)
+    }
+
+    @Test("another protocol version is unsupported_version, with the id")
+    func wrongVersion() throws {
+        let rejected = try #require(reject(#"{"v":2,"id":"abc","op":"system.health"}"#))
+        #expect(rejected.error.code == .unsupportedVersion)
+        #expect(rejected.id == "abc")
+        #expect(rejected.error.message.contains("version 2") && rejected.error.message.contains("version 1"))
+    }
+
+    @Test("nesting past the limit is nesting_too_deep; at the limit it is fine; brackets in strings do not count")
+    func nesting() throws {
+        func nested(_ depth: Int) -> String {
+            // The envelope itself is one level; the body adds depth - 1 more.
+            let inner = String(repeating: "[", count: depth - 2) + String(repeating: "]", count: depth - 2)
+            return #"{"v":1,"id":"n","op":"system.echo","body":{"text":"x","deep":\#(inner)}}"#
+        }
+        #expect(reject(nested(WireProtocol.maxNestingDepth)) == nil)
+        #expect(reject(nested(WireProtocol.maxNestingDepth + 1))?.error.code == .nestingTooDeep)
+        #expect(reject(String(repeating: "[", count: 100_000))?.error.code == .nestingTooDeep)
+        let bracketsInText = #"{"v":1,"id":"s","op":"x","body":{"text":"\#(String(repeating: "[{", count: 100))\"]"}}"#
+        #expect(reject(bracketsInText) == nil)
+    }
+
+    @Test("body problems are invalid_body with the field's path and what is allowed")
+    func bodyErrors() throws {
+        func bodyError(_ json: String) -> ServiceError? {
+            do {
+                _ = try WireCodec.decodeRequestBody(System.Echo.Request.self, from: Data(json.utf8), using: decoder)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        let wrongType = try #require(bodyError(#"{"v":1,"id":"a","op":"system.echo","body":{"text":5,"frames":[]}}"#))
+        #expect(wrongType.code == .invalidBody)
+        #expect(wrongType.message == "body.text must be a string, found a number")
+        let missing = try #require(bodyError(#"{"v":1,"id":"a","op":"system.echo","body":{"frames":[]}}"#))
+        #expect(missing.message == "body.text is missing")
+        let noBody = try #require(bodyError(#"{"v":1,"id":"a","op":"system.echo"}"#))
+        #expect(noBody.message.contains("text is missing"))
+        let nested = try #require(bodyError(#"{"v":1,"id":"a","op":"system.echo","body":{"text":"t","frames":[{"frame":"one"}]}}"#))
+        #expect(nested.message == "body.frames[0].frame must be a whole number, found a string")
+        let nullText = try #require(bodyError(#"{"v":1,"id":"a","op":"system.echo","body":{"text":null,"frames":[]}}"#))
+        #expect(nullText.message.contains("body.text must be a string, not null"))
+    }
+
+    @Test("a body-less operation accepts a missing body")
+    func emptyBody() throws {
+        let frame = Data(#"{"v":1,"id":"a","op":"system.health"}"#.utf8)
+        #expect(try WireCodec.decodeRequestBody(Empty.self, from: frame, using: decoder) == Empty())
+    }
+}
+
+@Suite("Error codes")
+struct ErrorCodeTests {
+    @Test("every error code is snake_case and documented in docs/PROTOCOL.md")
+    func documented() throws {
+        let docs = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/PROTOCOL.md")
+        let text = try String(contentsOf: docs, encoding: .utf8)
+        for code in ErrorCode.allCases {
+            #expect(code.rawValue.allSatisfy { $0.isLowercase || $0 == "_" }, "\(code.rawValue)")
+            #expect(text.contains("| `\(code.rawValue)` |"), "docs/PROTOCOL.md has no row for \(code.rawValue)")
+        }
+    }
+}

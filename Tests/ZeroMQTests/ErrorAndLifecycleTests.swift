@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+@testable import ZeroMQ
+
+@Suite("Errors and resource handling")
+struct ErrorAndLifecycleTests {
+    @Test("errors carry errno and libzmq's message")
+    func errorsCarryErrnoAndMessage() throws {
+        let context = try Context()
+        let first = try Socket(context, .router)
+        let endpoint = try first.bind("tcp://127.0.0.1:*")
+        let second = try Socket(context, .router)
+        let inUse = try #require(throws: ZMQError.self) { try second.bind(endpoint) }
+        #expect(inUse.errno == EADDRINUSE)
+        #expect(inUse.message == "Address already in use")
+        #expect(inUse.description.contains(endpoint))
+
+        let badProtocol = try #require(throws: ZMQError.self) { try second.bind("carrier-pigeon://loft") }
+        #expect(badProtocol.errno == EPROTONOSUPPORT)
+        #expect(!badProtocol.message.isEmpty)
+
+        second.close()
+        let closed = try #require(throws: ZMQError.self) { try second.send(Message(Data())) }
+        #expect(closed.errno == ENOTSOCK)
+    }
+
+    @Test("opening and closing 10,000 sockets leaks no file descriptors")
+    func noLeaks() async throws {
+        let (before, after) = try await onOwnThread {
+            let context = try Context()
+            let types = SocketType.allCases
+            // Warm up: the context starts its own threads and descriptors with the first socket.
+            try Socket(context, .pair).close()
+            let before = openFileDescriptorCount()
+            for index in 0..<10_000 {
+                let socket = try Socket(context, types[index % types.count])
+                if index % 20 == 0 {
+                    try socket.bind("tcp://127.0.0.1:*")
+                } else {
+                    try socket.bind("inproc://leak-check-\(index)")
+                }
+                socket.close()
+            }
+            // libzmq closes descriptors on its reaper thread: give it a bounded moment.
+            var after = openFileDescriptorCount()
+            let deadline = ContinuousClock.now + .seconds(10)
+            while after > before + 100 && ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: 0.05)
+                after = openFileDescriptorCount()
+            }
+            return (before, after)
+        }
+        // Every libzmq socket holds at least one descriptor, so a leak would show as
+        // thousands; the margin is for the suites running alongside this one.
+        #expect(after - before < 300, "\(after - before) descriptors more after 10,000 open/close")
+    }
+
+    @Test("a socket released without close() is closed: its port can be bound again")
+    func releaseCloses() async throws {
+        let reboundOnce = try await onOwnThread {
+            let context = try Context()
+            var endpoint = ""
+            do {
+                let socket = try Socket(context, .router)
+                endpoint = try socket.bind("tcp://127.0.0.1:*")
+            }
+            // libzmq releases the port on its own thread: retry for a bounded moment.
+            let deadline = ContinuousClock.now + .seconds(5)
+            while true {
+                do {
+                    let again = try Socket(context, .router)
+                    try again.bind(endpoint)
+                    return true
+                } catch let error as ZMQError where error.errno == EADDRINUSE && ContinuousClock.now < deadline {
+                    Thread.sleep(forTimeInterval: 0.01)
+                }
+            }
+        }
+        #expect(reboundOnce)
+    }
+}
