@@ -5,10 +5,16 @@ import Foundation
 /// no wrapper, no JSON and no task hops — the floor our protocol is compared to.
 enum BareEcho {
     /// Round-trip times of `count` echoes of `payload` after `warmup` untimed ones.
+    ///
+    /// Each side has its own context (its own libzmq I/O thread), as the client and
+    /// the service do in separate processes, and as the envelope measurement does.
     static func measure(endpoint: String, payload: Data, count: Int, warmup: Int) throws -> [Duration] {
-        guard let context = zmq_ctx_new() else { throw BenchmarkError("zmq_ctx_new failed") }
-        defer { zmq_ctx_term(context) }
-        guard let reply = zmq_socket(context, ZMQ_REP), let request = zmq_socket(context, ZMQ_REQ) else {
+        guard let serverContext = zmq_ctx_new(), let clientContext = zmq_ctx_new() else { throw BenchmarkError("zmq_ctx_new failed") }
+        defer {
+            zmq_ctx_term(clientContext)
+            zmq_ctx_term(serverContext)
+        }
+        guard let reply = zmq_socket(serverContext, ZMQ_REP), let request = zmq_socket(clientContext, ZMQ_REQ) else {
             throw BenchmarkError("zmq_socket failed")
         }
         var zero: Int32 = 0

@@ -64,7 +64,6 @@ public final class MessageServer: Service, Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let (configuration, routes, logger, mailbox, context) = (configuration, routes, logger, mailbox, context)
                 let thread = Thread {
-                    blockProcessSignalsOnThisThread()
                     do {
                         let loop = ServerLoop(configuration: configuration, routes: routes, logger: logger, mailbox: mailbox, context: context)
                         try loop.run()

@@ -24,10 +24,12 @@ public struct Routes: Sendable {
         _ handler: @escaping @Sendable (Op.Request, RequestContext) async throws -> Reply<Op.Response>
     ) {
         precondition(table[Op.name] == nil, "\(Op.name) is registered twice")
+        // Made once: Foundation's coders are safe to share, and costly to make per request.
+        let encoder = WireCodec.makeEncoder()
+        let decoder = WireCodec.makeDecoder()
         table[Op.name] = Route(isWrite: Op.isWrite) { frame, context in
-            let encoder = WireCodec.makeEncoder()
             do {
-                let body = try WireCodec.decodeRequestBody(Op.Request.self, from: frame, using: WireCodec.makeDecoder())
+                let body = try WireCodec.decodeRequestBody(Op.Request.self, from: frame, using: decoder)
                 let reply = try await handler(body, context)
                 return [try WireCodec.encodeReply(id: context.requestID, body: reply.body, using: encoder)] + reply.frames
             } catch let error as ServiceError {

@@ -14,6 +14,7 @@ final class ServerLoop {
     private let decoder = WireCodec.makeDecoder()
     private var cache: ReplyCache
     private var running = 0
+    private let executor: LoopExecutor
 
     init(configuration: MessageServer.Configuration, routes: Routes, logger: Logger, mailbox: ServerMailbox, context: Context) {
         self.context = context
@@ -22,6 +23,7 @@ final class ServerLoop {
         self.logger = logger
         self.mailbox = mailbox
         self.cache = ReplyCache(capacity: configuration.replyCacheCapacity, lifetime: configuration.replyCacheLifetime)
+        self.executor = LoopExecutor(wakeup: mailbox.wakeup)
     }
 
     /// Binds, serves until asked to stop, drains, closes.
@@ -40,6 +42,7 @@ final class ServerLoop {
             throw failure
         }
         defer { socket.close() }
+        mailbox.wakeup.claim()
 
         let poller = Poller()
         let socketItem = try poller.add(socket)
@@ -51,8 +54,8 @@ final class ServerLoop {
             try poller.poll(timeout: timeout)
             if poller.events(at: wakeItem).contains(.readable) {
                 mailbox.wakeup.drain()
-                for outgoing in mailbox.takeOutbox() { try deliver(outgoing, on: socket) }
             }
+            try runHandlers(on: socket)
             if drainDeadline == nil && mailbox.stopRequested {
                 drainDeadline = .now + configuration.drainTimeout
                 logger.info("stopping", metadata: ["running": "\(running)"])
@@ -63,6 +66,7 @@ final class ServerLoop {
                     guard let message = try socket.receive(dontWait: true) else { break }
                     try handle(message, on: socket, stopping: drainDeadline != nil)
                 }
+                try runHandlers(on: socket)
             }
             if let deadline = drainDeadline, running == 0 || ContinuousClock.now >= deadline {
                 if running > 0 { logger.warning("stopped with requests still running", metadata: ["running": "\(running)"]) }
@@ -71,6 +75,12 @@ final class ServerLoop {
                 return
             }
         }
+    }
+
+    /// Runs the handler work that is ready and sends the replies it produced.
+    private func runHandlers(on socket: Socket) throws {
+        executor.runPending()
+        for outgoing in mailbox.takeOutbox() { try deliver(outgoing, on: socket) }
     }
 
     private func handle(_ message: Message, on socket: Socket, stopping: Bool) throws {
@@ -126,7 +136,7 @@ final class ServerLoop {
         let payload = frames[payloadIndex]
         let mailbox = self.mailbox
         let isWrite = route.isWrite
-        Task {
+        Task(executorPreference: executor) {
             let reply = await route.run(payload, context)
             mailbox.post(.init(peer: peer, requestID: context.requestID, isWrite: isWrite, frames: reply))
         }

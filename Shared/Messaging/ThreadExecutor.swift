@@ -5,7 +5,7 @@ import Foundation
 /// Actors that own ZeroMQ sockets run on one of these, so their blocking calls
 /// (`poll`, `receive`) never occupy a thread of Swift's cooperative pool, and the
 /// socket is only ever touched by that one thread.
-public final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
+public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Sendable {
     // @unchecked: `jobs` and `stopping` are only touched with `condition` locked.
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
@@ -39,7 +39,6 @@ public final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
     }
 
     private func runJobs() {
-        blockProcessSignalsOnThisThread()
         var batch: [UnownedJob] = []
         while true {
             condition.lock()
@@ -50,7 +49,9 @@ public final class ThreadExecutor: SerialExecutor, @unchecked Sendable {
             }
             swap(&batch, &jobs)
             condition.unlock()
-            for job in batch { job.runSynchronously(on: asUnownedSerialExecutor()) }
+            for job in batch {
+                job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+            }
             batch.removeAll(keepingCapacity: true)
         }
     }

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -9,6 +11,8 @@ final class Wakeup: Sendable {
     /// The end the poller watches.
     let readDescriptor: Int32
     private let writeDescriptor: Int32
+    /// The thread that polls; it needs no wake-up from itself.
+    private let owner = Mutex<pthread_t?>(nil)
 
     init() throws(WakeupError) {
         var descriptors: [Int32] = [0, 0]
@@ -21,8 +25,15 @@ final class Wakeup: Sendable {
         writeDescriptor = descriptors[1]
     }
 
-    /// Wakes the poller. A full pipe already means "wake up", so that is not an error.
+    /// Marks the calling thread as the one that polls.
+    func claim() {
+        owner.withLock { $0 = pthread_self() }
+    }
+
+    /// Wakes the poller, unless called from the polling thread itself (which looks
+    /// at its queues before it polls again). A full pipe already means "wake up".
     func signal() {
+        if let owner = owner.withLock({ $0 }), pthread_equal(owner, pthread_self()) != 0 { return }
         var byte: UInt8 = 1
         while write(writeDescriptor, &byte, 1) < 0 && errno == EINTR {}
     }

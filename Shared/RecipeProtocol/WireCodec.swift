@@ -116,6 +116,15 @@ public enum WireCodec {
         return ReplyHeader(version: header.v, id: header.id, error: header.ok ? nil : (header.error ?? ServiceError(.internalError, "the service failed without saying why")))
     }
 
+    /// Reads a whole reply in one pass: its header and, for a success, its body as `Body`.
+    public static func decodeReply<Body: Decodable>(_: Body.Type, from frame: Data, using decoder: JSONDecoder) throws -> (header: ReplyHeader, body: Body?) {
+        let reply = try decoder.decode(WholeReply<Body>.self, from: frame)
+        let error = reply.ok ? nil : (reply.error ?? ServiceError(.internalError, "the service failed without saying why"))
+        var body = reply.body
+        if reply.ok && body == nil { body = try decoder.decode(Body.self, from: Data("{}".utf8)) }
+        return (ReplyHeader(version: reply.v, id: reply.id, error: error), body)
+    }
+
     /// Reads the body of a successful reply as `Body`.
     public static func decodeReplyBody<Body: Decodable>(_: Body.Type, from frame: Data, using decoder: JSONDecoder) throws -> Body {
         if let body = try decoder.decode(BodyEnvelope<Body>.self, from: frame).body { return body }
@@ -167,6 +176,14 @@ private struct ErrorEnvelope: Encodable {
         try container.encode(false, forKey: .ok)
         try container.encode(error, forKey: .error)
     }
+}
+
+private struct WholeReply<Body: Decodable>: Decodable {
+    var v: Int
+    var id: String?
+    var ok: Bool
+    var body: Body?
+    var error: ServiceError?
 }
 
 private struct ReplyEnvelopeHeader: Decodable {

@@ -1,19 +1,26 @@
 import Foundation
 import Synchronization
 
-/// One of our executables running as a separate process, as a user would start it.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One of our executables running as a separate process, started the way a
+/// shell, systemd or a container runtime starts it: a clean signal mask and
+/// default signal actions (Foundation's `Process` would pass on the test
+/// thread's blocked signals, which hides signal-handling bugs).
 final class ServiceProcess: Sendable {
-    let process: Process
+    let pid: pid_t
     private let output = OutputBuffer()
+    private let status = Mutex<Int32?>(nil)
 
     /// The built executable `name`, beside the test bundle (`swift build --build-tests` builds both).
-    static func executable(_ name: String) throws -> URL {
+    static func executable(_ name: String) throws -> String {
         let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var folder = bundle.deletingLastPathComponent()
-        // The test bundle may be a folder (…/debug/X.xctest/…) or a file in …/debug.
         while !folder.path.isEmpty && folder.path != "/" {
-            let candidate = folder.appendingPathComponent(name)
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            let candidate = folder.appendingPathComponent(name).path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
             folder = folder.deletingLastPathComponent()
         }
         throw ProcessTestError("\(name) is not built; run `swift build --build-tests` first")
@@ -21,23 +28,88 @@ final class ServiceProcess: Sendable {
 
     /// Starts `name` with `arguments`, collecting what it prints.
     init(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws {
-        process = Process()
-        process.executableURL = try Self.executable(name)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        let output = self.output
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if !data.isEmpty { output.append(data) }
+        let path = try Self.executable(name)
+        var descriptors: [Int32] = [0, 0]
+        guard pipe(&descriptors) == 0 else { throw ProcessTestError("pipe failed") }
+        let (readEnd, writeEnd) = (descriptors[0], descriptors[1])
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, writeEnd, 1)
+        posix_spawn_file_actions_adddup2(&actions, writeEnd, 2)
+        posix_spawn_file_actions_addclose(&actions, readEnd)
+        posix_spawn_file_actions_addclose(&actions, writeEnd)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var emptyMask = sigset_t()
+        sigemptyset(&emptyMask)
+        posix_spawnattr_setsigmask(&attributes, &emptyMask)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let merged = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
         }
-        try process.run()
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        close(writeEnd)
+        guard rc == 0 else {
+            close(readEnd)
+            throw ProcessTestError("cannot start \(path): \(String(cString: strerror(rc)))")
+        }
+        self.pid = pid
+
+        let output = self.output
+        let reader = Thread {
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            while true {
+                let count = read(readEnd, &buffer, buffer.count)
+                if count > 0 {
+                    output.append(Data(buffer[0..<count]))
+                } else if count < 0 && errno == EINTR {
+                    continue
+                } else {
+                    break
+                }
+            }
+            close(readEnd)
+        }
+        reader.start()
     }
 
     /// Everything printed so far.
     var printed: String { output.text }
+
+    /// The exit status once it has exited (128 + N when killed by signal N), else `nil`.
+    var exitStatus: Int32? {
+        status.withLock { status in
+            if let status { return status }
+            var raw: Int32 = 0
+            guard waitpid(pid, &raw, WNOHANG) == pid else { return nil }
+            let signal = raw & 0x7f
+            status = signal == 0 ? (raw >> 8) & 0xff : 128 + signal
+            return status
+        }
+    }
+
+    var isRunning: Bool { exitStatus == nil }
+
+    /// Waits (bounded) for the process to exit on its own; returns its status, or `nil`.
+    func waitForExit(timeout: Duration = .seconds(10)) async throws -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        return exitStatus
+    }
 
     /// Waits (bounded) until the output contains a match for `pattern`; returns the first capture group.
     func waitForOutput(_ pattern: String, timeout: Duration = .seconds(30)) async throws -> String {
@@ -47,37 +119,38 @@ final class ServiceProcess: Sendable {
             if let match = printed.firstMatch(of: regex) {
                 return match.output.count > 1 ? String(match.output[1].substring ?? "") : String(match.output[0].substring ?? "")
             }
-            if !process.isRunning { break }
-            try await Task.sleep(for: .milliseconds(20))
+            if !isRunning { break }
+            try await Task.sleep(for: .milliseconds(10))
         }
         throw ProcessTestError("no output matching \(pattern) within \(timeout); printed:\n\(printed)")
     }
 
     /// Sends `signal` and waits (bounded) for the exit; returns the exit status, or `nil` if it did not exit.
     func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(10)) async throws -> Int32? {
-        if process.isRunning { kill(process.processIdentifier, signal) }
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        guard !process.isRunning else {
-            kill(process.processIdentifier, SIGKILL)
-            return nil
-        }
-        return process.terminationStatus
+        if isRunning { kill(pid, signal) }
+        if let status = try await waitForExit(timeout: timeout) { return status }
+        kill(pid, SIGKILL)
+        _ = try await waitForExit(timeout: .seconds(5))
+        return nil
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if isRunning {
+            kill(pid, SIGKILL)
+            var raw: Int32 = 0
+            waitpid(pid, &raw, 0)
+        }
     }
+}
+
+/// What a process printed, filled from the reader thread.
+final class OutputBuffer: Sendable {
+    private let storage = Mutex("")
+    func append(_ data: Data) { storage.withLock { $0 += String(decoding: data, as: UTF8.self) } }
+    var text: String { storage.withLock { $0 } }
 }
 
 struct ProcessTestError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-}
-
-/// What a process printed, filled from the pipe's handler thread.
-final class OutputBuffer: Sendable {
-    private let storage = Mutex("")
-    func append(_ data: Data) { storage.withLock { $0 += String(decoding: data, as: UTF8.self) } }
-    var text: String { storage.withLock { $0 } }
 }

@@ -1,0 +1,89 @@
+import Foundation
+import ZeroMQ
+
+/// The envelope's socket pattern without the envelope: a DEALER client and a
+/// polling ROUTER echo through our wrapper, with no JSON and no tasks. It shows
+/// how much of the difference to the bare REQ/REP echo is the pattern itself.
+enum WrapperEcho {
+    static func measure(endpoint: String, payload: Data, count: Int, warmup: Int) async throws -> [Duration] {
+        let serverContext = try Context()
+        let bound = Mailbox<String>()
+        let total = warmup + count
+        let server = Thread {
+            do {
+                let router = try Socket(serverContext, .router)
+                bound.put(try router.bind(endpoint))
+                let poller = Poller()
+                try poller.add(router)
+                var served = 0
+                while served < total {
+                    try poller.poll(timeout: .seconds(5))
+                    while let message = try router.receive(dontWait: true) {
+                        try router.send(message, dontWait: true)
+                        served += 1
+                    }
+                }
+            } catch {
+                bound.put("failed: \(error)")
+            }
+        }
+        server.start()
+        let endpoint = try bound.take()
+        let samples = try await onThread {
+            let context = try Context()
+            let dealer = try Socket(context, .dealer)
+            try dealer.connect(endpoint)
+            let poller = Poller()
+            try poller.add(dealer)
+            let message = Message([Data(), payload])
+            let clock = ContinuousClock()
+            var samples: [Duration] = []
+            samples.reserveCapacity(count)
+            for index in 0..<total {
+                let start = clock.now
+                try dealer.send(message)
+                var reply: Message?
+                while reply == nil {
+                    try poller.poll(timeout: .seconds(5))
+                    reply = try dealer.receive(dontWait: true)
+                }
+                let elapsed = clock.now - start
+                guard reply?.frames.last?.count == payload.count else { throw BenchmarkError("wrapper echo changed the payload") }
+                if index >= warmup { samples.append(elapsed) }
+            }
+            return samples
+        }
+        return samples
+    }
+}
+
+/// Hands one value from one thread to another.
+final class Mailbox<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: `value` is only touched with `condition` locked.
+    private let condition = NSCondition()
+    private var value: Value?
+
+    func put(_ newValue: Value) {
+        condition.lock()
+        value = newValue
+        condition.signal()
+        condition.unlock()
+    }
+
+    func take(timeout: TimeInterval = 10) throws -> Value {
+        condition.lock()
+        defer { condition.unlock() }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while value == nil {
+            guard condition.wait(until: deadline) else { throw BenchmarkError("no value in time") }
+        }
+        return value!
+    }
+}
+
+/// Runs blocking `body` on a thread of its own.
+func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
