@@ -13,4 +13,19 @@ public struct ServiceError: Error, Codable, Sendable, Equatable, CustomStringCon
     }
 
     public var description: String { "\(message) [\(code.rawValue)]" }
+
+    private enum CodingKeys: String, CodingKey { case code, message }
+
+    /// Reads an error; a code this build does not know (from a newer service)
+    /// becomes `internal_error` with the code kept in the message.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let rawCode = try container.decode(String.self, forKey: .code)
+        let message = try container.decode(String.self, forKey: .message)
+        if let code = ErrorCode(rawValue: rawCode) {
+            self.init(code, message)
+        } else {
+            self.init(.internalError, "\(message) (\(rawCode))")
+        }
+    }
 }

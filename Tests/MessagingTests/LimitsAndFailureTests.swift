@@ -25,7 +25,8 @@ struct LimitsAndFailureTests {
 
     @Test("the client refuses a frame over the cap before sending it")
     func clientChecksFrameSize() async throws {
-        var configuration = MessageClient.Configuration(endpoint: try unusedEndpoint(), serviceName: "storage")
+        let port = try ClosedPort()
+        var configuration = MessageClient.Configuration(endpoint: port.endpoint, serviceName: "storage")
         configuration.maxFrameBytes = 1_000
         let client = try MessageClient(configuration: configuration)
         let error = await #expect(throws: MessageClientError.self) {
@@ -37,7 +38,8 @@ struct LimitsAndFailureTests {
 
     @Test("with nothing listening, a request fails as not reachable after about timeout × tries")
     func notReachable() async throws {
-        let endpoint = try unusedEndpoint()
+        let port = try ClosedPort()
+        let endpoint = port.endpoint
         var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: "storage")
         configuration.timeout = .milliseconds(250)
         configuration.attempts = 3
@@ -51,6 +53,7 @@ struct LimitsAndFailureTests {
         #expect(error?.description == "storage not reachable at \(endpoint): no reply after 3 tries of 250 ms each (set RECIPES_STORAGE)")
         #expect(elapsed >= .milliseconds(700), "it tried three times")
         #expect(elapsed < .seconds(5), "it did not hang")
+        withExtendedLifetime(port) {}
     }
 
     @Test("a write retried after its reply was lost takes effect once (the retry arrives while it runs)")

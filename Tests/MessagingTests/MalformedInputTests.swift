@@ -58,6 +58,26 @@ struct MalformedInputTests {
         }
     }
 
+    @Test("a handler that fails unexpectedly gives internal_error, and the server keeps serving")
+    func handlerFailure() async throws {
+        struct DiskOnFire: Error {}
+        enum Explode: WireOperation {
+            static let name = "test.explode"
+            static let isWrite = false
+            typealias Request = Empty
+            typealias Response = Empty
+        }
+        var routes = testRoutes()
+        routes.handle(Explode.self) { _, _ in throw DiskOnFire() }
+        try await withServer(routes) { endpoint in
+            let client = try makeClient(endpoint)
+            let error = await #expect(throws: ServiceError.self) { _ = try await client.call(Explode.self, Empty()) }
+            #expect(error?.code == .internalError)
+            #expect(error?.message.contains("test.explode failed") == true)
+            #expect(try await client.call(System.Health.self, Empty()).service == "test-service")
+        }
+    }
+
     @Test("the client reports a service error as a ServiceError with its code")
     func clientSurfacesErrors() async throws {
         try await withServer(testRoutes()) { endpoint in

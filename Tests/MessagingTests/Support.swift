@@ -5,6 +5,10 @@ import RecipeProtocol
 import Synchronization
 import ZeroMQ
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Runs a `MessageServer` for `routes` on an ephemeral loopback port (or the
 /// endpoint given), hands its bound endpoint to `body`, and always stops it.
 func withServer<T: Sendable>(
@@ -116,13 +120,33 @@ func testRoutes(counter: Counter = Counter()) -> Routes {
     return routes
 }
 
-/// An endpoint on 127.0.0.1 where nothing listens (bound, then released).
-func unusedEndpoint() throws -> String {
-    let context = try Context()
-    let socket = try Socket(context, .router)
-    let endpoint = try socket.bind("tcp://127.0.0.1:*")
-    socket.close()
-    return endpoint
+/// A port on 127.0.0.1 that is held but not listening: connections are refused,
+/// as when the service is not running, and no other test can take the port.
+final class ClosedPort {
+    let endpoint: String
+    private let descriptor: Int32
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.descriptor = descriptor
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
+            }
+        }
+        guard descriptor >= 0, bound else {
+            close(descriptor)
+            throw ZMQError(errno: errno, operation: "reserve a port")
+        }
+        endpoint = "tcp://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
+    }
+
+    deinit { close(descriptor) }
 }
 
 /// `count` random-looking bytes (SplitMix64, a fresh seed each call): fast enough

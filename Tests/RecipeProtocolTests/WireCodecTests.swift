@@ -43,6 +43,13 @@ struct WireCodecTests {
         #expect(decoded.error == ServiceError(.malformedJSON, "bad"))
     }
 
+    @Test("an error code from a newer service is read as internal_error, keeping the code")
+    func unknownErrorCode() throws {
+        let frame = Data(#"{"v":1,"id":"x","ok":false,"error":{"code":"quota_exceeded","message":"too many recipes"}}"#.utf8)
+        let header = try WireCodec.decodeReplyHeader(frame, using: decoder)
+        #expect(header.error == ServiceError(.internalError, "too many recipes (quota_exceeded)"))
+    }
+
     @Test("bytes that are not JSON are malformed_json")
     func notJSON() {
         #expect(reject("hello")?.error.code == .malformedJSON)
