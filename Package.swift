@@ -34,7 +34,13 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "RecipeModel",
+            path: "Shared/RecipeModel",
+            swiftSettings: strict
+        ),
+        .target(
             name: "RecipeProtocol",
+            dependencies: ["RecipeModel"],
             path: "Shared/RecipeProtocol",
             swiftSettings: strict
         ),
@@ -77,6 +83,11 @@ let package = Package(
         .testTarget(
             name: "ZeroMQTests",
             dependencies: ["ZeroMQ"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "RecipeModelTests",
+            dependencies: ["RecipeModel"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,0 +1,323 @@
+import Foundation
+
+/// What an ingredient line says, read into parts: "2 cups diced tomatoes" →
+/// quantity 2, unit "cup", food "tomato", note "diced". The text as written is
+/// always kept beside it; the parse only helps matching and scaling.
+public struct ParsedIngredient: Codable, Sendable, Equatable {
+    /// The amount, or the low end of a range ("1-2" → 1).
+    public var quantity: Double?
+    /// The high end of a range ("1-2" → 2).
+    public var quantityMax: Double?
+    /// The canonical unit ("cup", "tbsp", "g"…), if the line has one.
+    public var unit: String?
+    /// The normalized food name: lowercase, singular, without preparation words.
+    public var food: String
+    /// Preparation and other remarks ("diced", "finely chopped, to taste").
+    public var note: String?
+
+    /// A parse result.
+    public init(quantity: Double? = nil, quantityMax: Double? = nil, unit: String? = nil, food: String, note: String? = nil) {
+        self.quantity = quantity
+        self.quantityMax = quantityMax
+        self.unit = unit
+        self.food = food
+        self.note = note
+    }
+}
+
+/// Reads ingredient lines as people write them.
+public enum IngredientParser {
+    /// Parses one line.
+    public static func parse(_ line: String) -> ParsedIngredient {
+        var text = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        text = text.replacingOccurrences(of: "\u{2044}", with: "/") // fraction slash
+        var notes: [String] = []
+
+        // Parenthesised remarks and everything after the first comma are notes.
+        while let open = text.firstIndex(of: "("), let close = text[open...].firstIndex(of: ")") {
+            let inside = text[text.index(after: open)..<close].trimmingCharacters(in: .whitespaces)
+            if !inside.isEmpty { notes.append(inside) }
+            text.removeSubrange(open...close)
+        }
+        if let comma = Self.noteComma(in: text) {
+            let after = text[text.index(after: comma)...].trimmingCharacters(in: .whitespaces)
+            if !after.isEmpty { notes.append(after) }
+            text = String(text[..<comma])
+        }
+
+        var scanner = Tokens(text)
+        var (quantity, quantityMax) = scanner.readQuantity()
+        if quantity == nil, scanner.skipArticle() { quantity = 1 }
+        var unit: String?
+        if quantity != nil || scanner.peekIsUnit {
+            unit = scanner.readUnit()
+        }
+        scanner.skip(words: ["of"])
+
+        var foodWords: [String] = []
+        var preparation: [String] = []
+        for word in scanner.remainingWords {
+            let lower = word.lowercased().trimmingCharacters(in: .punctuationCharacters)
+            guard !lower.isEmpty else { continue }
+            if descriptors.contains(lower) {
+                preparation.append(lower)
+            } else {
+                foodWords.append(lower)
+            }
+        }
+        if foodWords.isEmpty, let unitWord = scanner.lastUnitWord {
+            // "4 whole cloves": the unit word was the food.
+            foodWords = [unitWord.lowercased()]
+            unit = nil
+        }
+        if foodWords.isEmpty, let last = preparation.popLast() { foodWords = [last] }
+        let food = normalizeFood(foodWords.joined(separator: " "))
+        let note = (preparation.isEmpty ? [] : [preparation.joined(separator: " ")]) + notes
+        return ParsedIngredient(
+            quantity: quantity, quantityMax: quantityMax, unit: unit, food: food,
+            note: note.isEmpty ? nil : note.joined(separator: ", "))
+    }
+
+    /// The first comma that separates a note, not one inside a number ("1,5 kg").
+    private static func noteComma(in text: String) -> String.Index? {
+        var index = text.startIndex
+        while let comma = text[index...].firstIndex(of: ",") {
+            let before = comma > text.startIndex ? text[text.index(before: comma)] : " "
+            let afterIndex = text.index(after: comma)
+            let after = afterIndex < text.endIndex ? text[afterIndex] : " "
+            if !(before.isNumber && after.isNumber) { return comma }
+            index = afterIndex
+        }
+        return nil
+    }
+
+    /// The normalized form of a food name: lowercase, trimmed, single spaces, each word singular.
+    public static func normalizeFood(_ name: String) -> String {
+        name.lowercased()
+            .split(whereSeparator: \.isWhitespace)
+            .map { singular(String($0).trimmingCharacters(in: .punctuationCharacters)) }
+            .filter { !$0.isEmpty }
+            .joined(separator: " ")
+    }
+
+    /// The singular of an English food word: "tomatoes" → "tomato", "cherries" → "cherry".
+    static func singular(_ word: String) -> String {
+        if let irregular = irregularSingulars[word] { return irregular }
+        if uncountable.contains(word) || word.count <= 3 { return word }
+        if word.hasSuffix("ss") || word.hasSuffix("us") || word.hasSuffix("is") { return word }
+        if word.hasSuffix("ies") { return String(word.dropLast(3)) + "y" }
+        if word.hasSuffix("oes") { return String(word.dropLast(2)) }
+        if word.hasSuffix("ches") || word.hasSuffix("shes") || word.hasSuffix("xes") || word.hasSuffix("sses") {
+            return String(word.dropLast(2))
+        }
+        if word.hasSuffix("s") { return String(word.dropLast()) }
+        return word
+    }
+
+    private static let irregularSingulars: [String: String] = [
+        "leaves": "leaf", "loaves": "loaf", "halves": "half", "knives": "knife",
+        "anchovies": "anchovy", "cloves": "clove", "olives": "olive", "chives": "chives",
+    ]
+
+    private static let uncountable: Set<String> = [
+        "molasses", "hummus", "couscous", "asparagus", "swiss", "grits", "oats", "greens",
+        "chives", "brussels", "series",
+    ]
+
+    /// Words that say how a food is prepared or what size it is, not what it is.
+    static let descriptors: Set<String> = [
+        "diced", "chopped", "minced", "sliced", "grated", "shredded", "crushed", "peeled",
+        "seeded", "halved", "quartered", "cubed", "julienned", "mashed", "beaten", "melted",
+        "softened", "toasted", "roasted", "cooked", "uncooked", "drained", "rinsed", "packed",
+        "sifted", "ground", "fresh", "freshly", "finely", "roughly", "coarsely", "thinly", "thickly",
+        "large", "small", "medium", "extra", "extra-virgin", "big", "whole", "boneless", "skinless",
+        "optional", "divided", "cold", "warm", "hot", "room", "temperature", "to", "taste", "for",
+        "serving", "garnish", "about", "approximately", "and", "or", "plus", "more", "torn", "trimmed",
+        "zested", "juiced", "lightly", "heaped", "level", "generous", "good", "quality", "day-old",
+    ]
+}
+
+/// A cursor over the words of an ingredient line.
+private struct Tokens {
+    private var words: [String]
+    private var index = 0
+    /// The word read as the unit, in case it turns out to be the food.
+    private(set) var lastUnitWord: String?
+
+    init(_ text: String) {
+        words = Tokens.split(text)
+    }
+
+    var remainingWords: ArraySlice<String> { words[index...] }
+
+    var peekIsUnit: Bool {
+        guard index < words.count else { return false }
+        return Units.canonical(words[index]) != nil && !Units.ambiguousAlone.contains(words[index].lowercased())
+    }
+
+    /// Skips a leading "a"/"an" ("a pinch of salt"); `true` when there was one.
+    mutating func skipArticle() -> Bool {
+        guard index + 1 < words.count, ["a", "an"].contains(words[index].lowercased()),
+              Units.canonical(words[index + 1]) != nil else { return false }
+        index += 1
+        return true
+    }
+
+    mutating func skip(words skipped: Set<String>) {
+        while index < words.count, skipped.contains(words[index].lowercased()) { index += 1 }
+    }
+
+    /// Reads "2", "1 1/2", "1½", "½", "1.5", "1,5", "1-2", "1 to 2", "2x".
+    mutating func readQuantity() -> (Double?, Double?) {
+        guard let first = readNumber() else { return (nil, nil) }
+        var low = first
+        // "1 1/2": a whole number followed by a fraction.
+        if first == first.rounded(), index < words.count, words[index].contains("/") || Fractions.isVulgar(words[index]),
+           let fraction = Fractions.value(words[index]), fraction < 1 {
+            low += fraction
+            index += 1
+        }
+        // Ranges: "1-2" (already split into "1", "-", "2"), "1 to 2", "1 or 2".
+        if index + 1 < words.count, ["-", "–", "—", "to", "or"].contains(words[index].lowercased()) {
+            let saved = index
+            index += 1
+            if let high = readNumber() {
+                return (low, high)
+            }
+            index = saved
+        }
+        return (low, nil)
+    }
+
+    private mutating func readNumber() -> Double? {
+        guard index < words.count, let value = Fractions.value(words[index]) else { return nil }
+        index += 1
+        return value
+    }
+
+    mutating func readUnit() -> String? {
+        guard index < words.count else { return nil }
+        // Two-word units first: "fl oz", "fluid ounces".
+        if index + 1 < words.count, let unit = Units.canonical(words[index] + " " + words[index + 1]) {
+            lastUnitWord = words[index + 1]
+            index += 2
+            return unit
+        }
+        guard let unit = Units.canonical(words[index]) else { return nil }
+        lastUnitWord = words[index]
+        index += 1
+        return unit
+    }
+
+    /// Words, with numbers split from units ("400g" → "400", "g") and ranges from their ends ("1-2" → "1", "-", "2").
+    static func split(_ text: String) -> [String] {
+        var result: [String] = []
+        for raw in text.split(whereSeparator: \.isWhitespace) {
+            var word = String(raw)
+            // "1-2", "1–2"
+            if let dash = word.firstIndex(where: { "-–—".contains($0) }), dash != word.startIndex,
+               Fractions.value(String(word[..<dash])) != nil {
+                let after = String(word[word.index(after: dash)...])
+                result.append(String(word[..<dash]))
+                result.append("-")
+                word = after
+                if word.isEmpty { continue }
+            }
+            // "400g", "1½cups", "2x"
+            if let first = word.first, first.isNumber || Fractions.isVulgar(String(first)) {
+                let numberEnd = word.firstIndex { !($0.isNumber || $0 == "." || $0 == "," || $0 == "/" || Fractions.isVulgar(String($0))) }
+                if let numberEnd, numberEnd != word.startIndex {
+                    result.append(String(word[..<numberEnd]))
+                    result.append(String(word[numberEnd...]))
+                    continue
+                }
+            }
+            result.append(word)
+        }
+        return result
+    }
+}
+
+/// Numbers as recipes write them.
+enum Fractions {
+    private static let vulgar: [Character: Double] = [
+        "½": 0.5, "⅓": 1.0 / 3, "⅔": 2.0 / 3, "¼": 0.25, "¾": 0.75, "⅕": 0.2, "⅖": 0.4, "⅗": 0.6,
+        "⅘": 0.8, "⅙": 1.0 / 6, "⅚": 5.0 / 6, "⅛": 0.125, "⅜": 0.375, "⅝": 0.625, "⅞": 0.875,
+    ]
+
+    static func isVulgar(_ text: String) -> Bool {
+        text.count == 1 && vulgar[text.first!] != nil
+    }
+
+    /// "2" → 2, "1.5" / "1,5" → 1.5, "1/2" → 0.5, "½" → 0.5, "1½" → 1.5; anything else → nil.
+    static func value(_ text: String) -> Double? {
+        guard !text.isEmpty else { return nil }
+        if let last = text.last, let fraction = vulgar[last] {
+            let whole = text.dropLast()
+            if whole.isEmpty { return fraction }
+            guard let number = Double(whole) else { return nil }
+            return number + fraction
+        }
+        if let slash = text.firstIndex(of: "/") {
+            guard let numerator = Double(text[..<slash]), let denominator = Double(text[text.index(after: slash)...]),
+                  denominator != 0 else { return nil }
+            return numerator / denominator
+        }
+        guard text.allSatisfy({ $0.isNumber || $0 == "." || $0 == "," }), text.first!.isNumber else { return nil }
+        return Double(text.replacingOccurrences(of: ",", with: "."))
+    }
+}
+
+/// Units of measure and their canonical names.
+enum Units {
+    private static let table: [String: String] = {
+        let groups: [String: [String]] = [
+            "cup": ["cup", "cups", "c"],
+            "tbsp": ["tablespoon", "tablespoons", "tbsp", "tbsps", "tbs", "tbl", "tbls", "el"],
+            "tsp": ["teaspoon", "teaspoons", "tsp", "tsps", "tl"],
+            "g": ["g", "gr", "gram", "grams", "gramme", "grammes"],
+            "kg": ["kg", "kilogram", "kilograms", "kilo", "kilos"],
+            "mg": ["mg", "milligram", "milligrams"],
+            "ml": ["ml", "milliliter", "milliliters", "millilitre", "millilitres"],
+            "cl": ["cl", "centiliter", "centilitre", "centiliters", "centilitres"],
+            "dl": ["dl", "deciliter", "decilitre", "deciliters", "decilitres"],
+            "l": ["l", "liter", "liters", "litre", "litres"],
+            "oz": ["oz", "ounce", "ounces"],
+            "fl oz": ["fl oz", "fluid ounce", "fluid ounces", "floz"],
+            "lb": ["lb", "lbs", "pound", "pounds"],
+            "pt": ["pint", "pints", "pt"],
+            "qt": ["quart", "quarts", "qt"],
+            "gal": ["gallon", "gallons", "gal"],
+            "pinch": ["pinch", "pinches"],
+            "dash": ["dash", "dashes"],
+            "clove": ["clove", "cloves"],
+            "can": ["can", "cans", "tin", "tins"],
+            "package": ["package", "packages", "pkg", "packet", "packets"],
+            "slice": ["slice", "slices"],
+            "bunch": ["bunch", "bunches"],
+            "handful": ["handful", "handfuls"],
+            "sprig": ["sprig", "sprigs"],
+            "stick": ["stick", "sticks"],
+            "piece": ["piece", "pieces", "pc", "pcs"],
+            "head": ["head", "heads"],
+            "drop": ["drop", "drops"],
+            "jar": ["jar", "jars"],
+            "bottle": ["bottle", "bottles"],
+            "stalk": ["stalk", "stalks"],
+            "fillet": ["fillet", "fillets"],
+        ]
+        var table: [String: String] = [:]
+        for (canonical, names) in groups {
+            for name in names { table[name] = canonical }
+        }
+        return table
+    }()
+
+    /// Units that only count as a unit after a number ("c" alone is not "cup").
+    static let ambiguousAlone: Set<String> = ["c", "g", "l", "t", "el", "tl", "can", "head", "stick", "piece", "jar"]
+
+    static func canonical(_ word: String) -> String? {
+        let lower = word.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "."))
+        return table[lower]
+    }
+}

@@ -1,0 +1,100 @@
+import Testing
+@testable import RecipeModel
+
+@Suite("Ingredient lines")
+struct IngredientParserTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        let line: String
+        let expected: ParsedIngredient
+        var testDescription: String { line }
+    }
+
+    static let cases: [Case] = [
+        Case(line: "2 cups diced tomatoes", expected: .init(quantity: 2, unit: "cup", food: "tomato", note: "diced")),
+        Case(line: "½ tsp salt", expected: .init(quantity: 0.5, unit: "tsp", food: "salt")),
+        Case(line: "1 1/2 cups flour", expected: .init(quantity: 1.5, unit: "cup", food: "flour")),
+        Case(line: "1½ cups sugar", expected: .init(quantity: 1.5, unit: "cup", food: "sugar")),
+        Case(line: "1-2 onions, finely chopped", expected: .init(quantity: 1, quantityMax: 2, food: "onion", note: "finely chopped")),
+        Case(line: "1 to 2 tbsp olive oil", expected: .init(quantity: 1, quantityMax: 2, unit: "tbsp", food: "olive oil")),
+        Case(line: "400g spaghetti", expected: .init(quantity: 400, unit: "g", food: "spaghetti")),
+        Case(line: "2 cloves garlic, minced", expected: .init(quantity: 2, unit: "clove", food: "garlic", note: "minced")),
+        Case(line: "3 large eggs", expected: .init(quantity: 3, food: "egg", note: "large")),
+        Case(line: "1 cup of rice", expected: .init(quantity: 1, unit: "cup", food: "rice")),
+        Case(line: "a pinch of salt", expected: .init(quantity: 1, unit: "pinch", food: "salt")),
+        Case(line: "salt and black pepper", expected: .init(food: "salt black pepper", note: "and")),
+        Case(line: "Fresh basil leaves (for garnish)", expected: .init(food: "basil leaf", note: "fresh, for garnish")),
+        Case(line: "0.5 l chicken stock", expected: .init(quantity: 0.5, unit: "l", food: "chicken stock")),
+        Case(line: "1,5 kg potatoes", expected: .init(quantity: 1.5, unit: "kg", food: "potato")),
+        Case(line: "8 oz cherries, pitted", expected: .init(quantity: 8, unit: "oz", food: "cherry", note: "pitted")),
+        Case(line: "4 whole cloves", expected: .init(quantity: 4, food: "clove", note: "whole")),
+        Case(line: "2 anchovies", expected: .init(quantity: 2, food: "anchovy")),
+        Case(line: "1 (15 oz) can black beans, drained", expected: .init(quantity: 1, unit: "can", food: "black bean", note: "15 oz, drained")),
+        Case(line: "¾ cup sour cream", expected: .init(quantity: 0.75, unit: "cup", food: "sour cream")),
+        Case(line: "2 tbsp extra-virgin olive oil", expected: .init(quantity: 2, unit: "tbsp", food: "olive oil", note: "extra-virgin")),
+    ]
+
+    @Test("lines parse into quantity, unit, food and note", arguments: cases)
+    func parses(testCase: Case) {
+        #expect(IngredientParser.parse(testCase.line) == testCase.expected)
+    }
+
+    @Test("the text as written is kept beside the parse")
+    func keepsText() {
+        let line = IngredientLine(text: "2 cups diced tomatoes")
+        #expect(line.text == "2 cups diced tomatoes")
+        #expect(line.food == "tomato")
+    }
+
+    @Test("food names normalize to lowercase singular words")
+    func normalizes() {
+        #expect(IngredientParser.normalizeFood("Cherry Tomatoes") == "cherry tomato")
+        #expect(IngredientParser.normalizeFood("  Chickpeas ") == "chickpea")
+        #expect(IngredientParser.normalizeFood("hummus") == "hummus")
+        #expect(IngredientParser.normalizeFood("Spring Onions") == "spring onion")
+        #expect(IngredientParser.normalizeFood("leaves") == "leaf")
+    }
+}
+
+@Suite("Durations and scaling")
+struct DurationAndScalingTests {
+    @Test("ISO 8601 durations read as minutes", arguments: [
+        ("PT15M", 15), ("PT1H15M", 75), ("PT2H", 120), ("P1DT2H", 1_560), ("PT90S", 2), ("PT0M", 0), ("pt45m", 45), ("PT1.5H", 90),
+    ])
+    func minutes(text: String, minutes: Int) {
+        #expect(ISODuration.minutes(text) == minutes)
+    }
+
+    @Test("text that is not a duration reads as nothing", arguments: ["", "15 minutes", "P", "PT", "PT15", "T15M", "PT15X"])
+    func notDurations(text: String) {
+        #expect(ISODuration.minutes(text) == nil)
+    }
+
+    @Test("minutes write back as ISO 8601")
+    func writes() {
+        #expect(ISODuration.text(minutes: 75) == "PT1H15M")
+        #expect(ISODuration.text(minutes: 45) == "PT45M")
+        #expect(ISODuration.text(minutes: 120) == "PT2H")
+        #expect(ISODuration.text(minutes: 0) == "PT0M")
+        #expect(ISODuration.minutes(ISODuration.text(minutes: 1_561)) == 1_561)
+    }
+
+    @Test("total time is derived from prep + cook when missing")
+    func totalTime() {
+        let recipe = Recipe(name: "x", prepTime: "PT10M", cookTime: "PT20M")
+        #expect(recipe.totalMinutes == 30)
+        let written = Recipe(name: "x", prepTime: "PT10M", cookTime: "PT20M", totalTime: "PT45M")
+        #expect(written.totalMinutes == 45)
+    }
+
+    @Test("quantities scale and format as a cook writes them")
+    func scaling() {
+        let line = IngredientLine(text: "1-2 cups rice")
+        let doubled = Scaling.scaled(line, by: 1.5)
+        #expect(doubled.quantity == 1.5 && doubled.quantityMax == 3)
+        #expect(Scaling.format(1.5) == "1 1/2")
+        #expect(Scaling.format(1.0 / 3) == "1/3")
+        #expect(Scaling.format(2) == "2")
+        #expect(Scaling.format(0.999) == "1")
+        #expect(Scaling.format(12.5) == "12.5")
+    }
+}
