@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // C library → ZeroMQ wrapper → protocol (pure values) → messaging → services → executables.
@@ -55,6 +57,17 @@ let package = Package(
             path: "Shared/Messaging",
             swiftSettings: strict
         ),
+        .target(
+            name: "RecipeStore",
+            dependencies: [
+                "RecipeModel",
+                "RecipeProtocol",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Services/RecipeStore",
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "RecipeStorage",
             dependencies: [
@@ -88,6 +101,16 @@ let package = Package(
         .testTarget(
             name: "RecipeModelTests",
             dependencies: ["RecipeModel"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "RecipeStoreTests",
+            dependencies: [
+                "RecipeStore",
+                "RecipeModel",
+                "RecipeProtocol",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

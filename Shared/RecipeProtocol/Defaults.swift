@@ -9,6 +9,18 @@ public enum RecipeVault {
     public static let defaultStoragePublishEndpoint = "tcp://127.0.0.1:5557"
     /// Where `recipe-worker` answers requests unless told otherwise.
     public static let defaultWorkerEndpoint = "tcp://127.0.0.1:5556"
+
+    /// The database file inside the storage data folder.
+    public static let databaseFileName = "Recipes.sqlite"
+    /// The photo blob folder inside the storage data folder.
+    public static let photoFolderName = "photos"
+    /// The storage data folder unless told otherwise.
+    public static let defaultDataFolder = "./data"
+
+    /// The most photos one recipe may have.
+    public static let maxPhotosPerRecipe = 10
+    /// The largest photo accepted, in bytes (2 MB).
+    public static let maxPhotoBytes = 2 * 1_000 * 1_000
 }
 
 /// The wire protocol's fixed numbers (docs/PROTOCOL.md).

@@ -18,6 +18,8 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case notFound = "not_found"
     /// The record changed since the version the client last saw.
     case conflict = "conflict"
+    /// The recipe is a starter (a read-only sample); duplicate it to change it.
+    case starterReadOnly = "starter_read_only"
     /// The service is shutting down and takes no new requests.
     case shuttingDown = "shutting_down"
     /// The service failed in a way the request could not cause; the message says what failed.

@@ -30,18 +30,28 @@ public struct ReplyHeader: Sendable, Equatable {
 
 /// Encoding and decoding of the JSON frame of requests and replies (docs/PROTOCOL.md).
 public enum WireCodec {
-    /// The encoder for frame 0: ISO 8601 dates, unescaped slashes.
+    /// The encoder for frame 0: ISO 8601 dates in UTC with milliseconds, unescaped slashes.
     public static func makeEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(date.formatted(WireDates.withMilliseconds))
+        }
         encoder.outputFormatting = [.withoutEscapingSlashes]
         return encoder
     }
 
-    /// The decoder for frame 0: ISO 8601 dates.
+    /// The decoder for frame 0: ISO 8601 dates, with or without fractional seconds.
     public static func makeDecoder() -> JSONDecoder {
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            if let date = try? WireDates.withMilliseconds.parse(text) { return date }
+            if let date = try? WireDates.wholeSeconds.parse(text) { return date }
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "\"\(text)\" is not an ISO 8601 date-time such as 2026-11-21T19:32:53Z")
+        }
         return decoder
     }
 
@@ -130,6 +140,12 @@ public enum WireCodec {
         if let body = try decoder.decode(BodyEnvelope<Body>.self, from: frame).body { return body }
         return try decoder.decode(Body.self, from: Data("{}".utf8))
     }
+}
+
+/// The date formats of the wire.
+enum WireDates {
+    static let withMilliseconds = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt)
+    static let wholeSeconds = Date.ISO8601FormatStyle(timeZone: .gmt)
 }
 
 // MARK: - Wire shapes

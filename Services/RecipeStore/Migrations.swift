@@ -1,0 +1,158 @@
+import GRDB
+
+/// The schema, as versioned migrations that only ever add.
+///
+/// v1 is the first schema (seed 001's tables and columns); every later version
+/// adds columns with `ALTER TABLE … ADD COLUMN` or adds tables, so a file at any
+/// older version upgrades in place without losing data.
+enum Migrations {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1 recipes") { db in
+            try db.execute(sql: """
+                CREATE TABLE recipes (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    title TEXT NOT NULL,
+                    summary TEXT,
+                    prepTimeMinutes INTEGER,
+                    cookTimeMinutes INTEGER,
+                    servings REAL,
+                    createdAt TEXT NOT NULL,
+                    updatedAt TEXT NOT NULL
+                );
+                CREATE TABLE recipe_ingredients (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    recipeId TEXT NOT NULL REFERENCES recipes(id) ON DELETE CASCADE,
+                    position INTEGER NOT NULL,
+                    text TEXT NOT NULL,
+                    UNIQUE (recipeId, position)
+                );
+                CREATE TABLE recipe_instructions (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    recipeId TEXT NOT NULL REFERENCES recipes(id) ON DELETE CASCADE,
+                    position INTEGER NOT NULL,
+                    text TEXT NOT NULL,
+                    UNIQUE (recipeId, position)
+                );
+                """)
+        }
+        migrator.registerMigration("v2 optional fields") { db in
+            // Seed 000's optional fields, then the rest of the schema.org/Recipe fields.
+            for column in [
+                "notes TEXT", "nutrition TEXT", "website TEXT",
+                "recipeYield TEXT", "prepTime TEXT", "cookTime TEXT", "totalTime TEXT", "totalTimeMinutes INTEGER",
+                "recipeCategory TEXT", "recipeCuisine TEXT", "author TEXT", "datePublished TEXT",
+                "sourceType TEXT NOT NULL DEFAULT 'manual'", "sourcePageNumber INTEGER",
+                "isFavorite INTEGER NOT NULL DEFAULT 0", "rating INTEGER NOT NULL DEFAULT 0",
+                "origin TEXT NOT NULL DEFAULT 'custom'", "version INTEGER NOT NULL DEFAULT 1",
+            ] {
+                try db.execute(sql: "ALTER TABLE recipes ADD COLUMN \(column)")
+            }
+            for column in ["quantity REAL", "quantityMax REAL", "unit TEXT", "food TEXT", "note TEXT"] {
+                try db.execute(sql: "ALTER TABLE recipe_ingredients ADD COLUMN \(column)")
+            }
+            try db.execute(sql: "ALTER TABLE recipe_instructions ADD COLUMN section TEXT")
+            try db.execute(sql: """
+                CREATE TABLE recipe_keywords (
+                    recipeId TEXT NOT NULL REFERENCES recipes(id) ON DELETE CASCADE,
+                    position INTEGER NOT NULL,
+                    keyword TEXT NOT NULL,
+                    PRIMARY KEY (recipeId, position)
+                );
+                CREATE INDEX recipe_ingredients_food ON recipe_ingredients(food);
+                CREATE INDEX recipes_cuisine ON recipes(recipeCuisine);
+                CREATE INDEX recipes_category ON recipes(recipeCategory);
+                """)
+        }
+        migrator.registerMigration("v3 photos") { db in
+            try db.execute(sql: """
+                CREATE TABLE recipe_photos (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    recipeId TEXT NOT NULL REFERENCES recipes(id) ON DELETE CASCADE,
+                    position INTEGER NOT NULL,
+                    sha256 TEXT NOT NULL,
+                    byteCount INTEGER NOT NULL,
+                    mediaType TEXT NOT NULL,
+                    UNIQUE (recipeId, position)
+                );
+                CREATE INDEX recipe_photos_sha256 ON recipe_photos(sha256);
+                """)
+        }
+        migrator.registerMigration("v4 books") { db in
+            try db.execute(sql: """
+                CREATE TABLE books (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    title TEXT NOT NULL,
+                    author TEXT,
+                    createdAt TEXT NOT NULL,
+                    updatedAt TEXT NOT NULL
+                );
+                ALTER TABLE recipes ADD COLUMN bookId TEXT REFERENCES books(id) ON DELETE SET NULL;
+                CREATE INDEX recipes_book ON recipes(bookId);
+                """)
+        }
+        migrator.registerMigration("v5 catalogue") { db in
+            try db.execute(sql: """
+                CREATE TABLE ingredients (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    name TEXT NOT NULL UNIQUE,
+                    category TEXT,
+                    createdAt TEXT NOT NULL,
+                    updatedAt TEXT NOT NULL
+                );
+                CREATE TABLE ingredient_aliases (
+                    ingredientId TEXT NOT NULL REFERENCES ingredients(id) ON DELETE CASCADE,
+                    alias TEXT NOT NULL,
+                    PRIMARY KEY (ingredientId, alias)
+                );
+                CREATE INDEX ingredient_aliases_alias ON ingredient_aliases(alias);
+                """)
+        }
+        migrator.registerMigration("v6 cook log") { db in
+            try db.execute(sql: """
+                CREATE TABLE cook_log (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    recipeId TEXT REFERENCES recipes(id) ON DELETE SET NULL,
+                    recipeName TEXT NOT NULL,
+                    cookedAt TEXT NOT NULL,
+                    rating INTEGER,
+                    note TEXT,
+                    servings REAL,
+                    createdAt TEXT NOT NULL
+                );
+                CREATE INDEX cook_log_recipe ON cook_log(recipeId, cookedAt);
+                CREATE INDEX cook_log_cookedAt ON cook_log(cookedAt);
+                """)
+        }
+        migrator.registerMigration("v7 full-text search") { db in
+            try db.execute(sql: """
+                CREATE VIRTUAL TABLE recipes_fts USING fts5(
+                    recipeId UNINDEXED, name, description, ingredients, keywords, notes,
+                    tokenize = 'unicode61 remove_diacritics 2'
+                );
+                """)
+            // Index what an older file already holds.
+            let ids = try String.fetchAll(db, sql: "SELECT id FROM recipes")
+            for id in ids { try SearchIndex.refresh(recipeID: id, in: db) }
+        }
+        return migrator
+    }
+}
+
+/// Keeps `recipes_fts` in step with a recipe, inside the writing transaction.
+enum SearchIndex {
+    static func refresh(recipeID: String, in db: Database) throws {
+        try db.execute(sql: "DELETE FROM recipes_fts WHERE recipeId = ?", arguments: [recipeID])
+        guard let row = try Row.fetchOne(db, sql: "SELECT title, summary, notes FROM recipes WHERE id = ?", arguments: [recipeID]) else {
+            return
+        }
+        let ingredients = try String.fetchAll(
+            db, sql: "SELECT text FROM recipe_ingredients WHERE recipeId = ? ORDER BY position", arguments: [recipeID])
+        let keywords = try String.fetchAll(
+            db, sql: "SELECT keyword FROM recipe_keywords WHERE recipeId = ? ORDER BY position", arguments: [recipeID])
+        try db.execute(
+            sql: "INSERT INTO recipes_fts (recipeId, name, description, ingredients, keywords, notes) VALUES (?, ?, ?, ?, ?, ?)",
+            arguments: [recipeID, row["title"] as String?, row["summary"] as String?,
+                        ingredients.joined(separator: "\n"), keywords.joined(separator: "\n"), row["notes"] as String?])
+    }
+}

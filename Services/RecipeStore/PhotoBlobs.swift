@@ -1,0 +1,120 @@
+import Crypto
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Photo bytes as content-addressed files: `photos/ab/abcdef…` named by their
+/// SHA-256, so the same photo on two recipes is one file. A blob is written to a
+/// temporary file, synced, renamed into place and its folder synced before the
+/// row that refers to it commits.
+struct PhotoBlobs: Sendable {
+    let folder: URL
+
+    init(folder: URL) throws {
+        self.folder = folder
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    /// The lowercase hex SHA-256 of `bytes`.
+    static func hash(_ bytes: Data) -> String {
+        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+    }
+
+    func url(for sha256: String) -> URL {
+        folder.appendingPathComponent(String(sha256.prefix(2))).appendingPathComponent(sha256)
+    }
+
+    func contains(_ sha256: String) -> Bool {
+        FileManager.default.fileExists(atPath: url(for: sha256).path)
+    }
+
+    /// Stores `bytes` durably under their hash (a no-op when already there) and returns the hash.
+    @discardableResult
+    func store(_ bytes: Data) throws -> String {
+        let sha256 = Self.hash(bytes)
+        let destination = url(for: sha256)
+        if FileManager.default.fileExists(atPath: destination.path) { return sha256 }
+        let shard = destination.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: shard, withIntermediateDirectories: true)
+        let temporary = shard.appendingPathComponent(".\(sha256).\(UUID().uuidString).tmp")
+        try Self.writeSynced(bytes, to: temporary)
+        guard rename(temporary.path, destination.path) == 0 else {
+            let failure = errno
+            unlink(temporary.path)
+            throw PhotoStorageError("cannot move a photo into place: \(String(cString: strerror(failure)))")
+        }
+        try Self.syncFolder(shard)
+        return sha256
+    }
+
+    /// The bytes stored under `sha256`, checked against the hash.
+    func read(_ sha256: String) throws -> Data {
+        let bytes = try Data(contentsOf: url(for: sha256))
+        guard Self.hash(bytes) == sha256 else {
+            throw PhotoStorageError("photo \(sha256) is damaged on disk (its bytes no longer match their SHA-256)")
+        }
+        return bytes
+    }
+
+    /// Every hash stored.
+    func allHashes() throws -> Set<String> {
+        var hashes = Set<String>()
+        for shard in try FileManager.default.contentsOfDirectory(atPath: folder.path) where shard.count == 2 {
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent(shard).path)
+            for name in names where name.count == 64 && !name.hasPrefix(".") { hashes.insert(name) }
+        }
+        return hashes
+    }
+
+    func remove(_ sha256: String) throws {
+        let path = url(for: sha256).path
+        if unlink(path) != 0 && errno != ENOENT {
+            throw PhotoStorageError("cannot remove photo \(sha256): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    private static func writeSynced(_ bytes: Data, to url: URL) throws {
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw PhotoStorageError("cannot create \(url.lastPathComponent): \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        try bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw PhotoStorageError("cannot write a photo: \(String(cString: strerror(errno)))")
+                }
+                offset += written
+            }
+        }
+        guard fsync(descriptor) == 0 else { throw PhotoStorageError("cannot sync a photo to disk: \(String(cString: strerror(errno)))") }
+    }
+
+    private static func syncFolder(_ url: URL) throws {
+        let descriptor = open(url.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        _ = fsync(descriptor)
+    }
+}
+
+/// The photo folder could not be read or written.
+struct PhotoStorageError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension RecipeStore {
+    /// Removes blobs no recipe refers to any more. It runs in the writer, as photo
+    /// writes do, so a blob stored for a row about to commit is never taken.
+    func collectUnusedPhotos() async throws {
+        let photos = self.photos
+        try await pool.writeWithoutTransaction { db in
+            let used = Set(try String.fetchAll(db, sql: "SELECT DISTINCT sha256 FROM recipe_photos"))
+            for hash in try photos.allHashes().subtracting(used) { try photos.remove(hash) }
+        }
+    }
+}

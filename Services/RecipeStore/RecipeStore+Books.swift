@@ -1,0 +1,93 @@
+import Foundation
+import GRDB
+import RecipeModel
+import RecipeProtocol
+
+extension RecipeStore {
+    /// Creates a book with the client's id (an existing id returns the stored book).
+    public func createBook(id: UUID, title: String, author: String?) async throws -> Book {
+        let title = try Self.validTitle(title)
+        return try await pool.write { db in
+            if let existing = try Self.fetchBookIfAny(id, in: db) { return existing }
+            let now = Self.now()
+            try db.execute(sql: "INSERT INTO books (id, title, author, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [id.databaseText, title, author?.nilIfBlank, now, now])
+            return try Self.fetchBook(id, in: db)
+        }
+    }
+
+    /// Every book with its recipe count, by title.
+    public func listBooks() async throws -> [BookSummary] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT b.*, (SELECT COUNT(*) FROM recipes r WHERE r.bookId = b.id) AS recipeCount
+                FROM books b ORDER BY lower(b.title), b.id
+                """).map { BookSummary(book: Self.book($0), recipeCount: $0["recipeCount"]) }
+        }
+    }
+
+    /// A book and its recipes (by page number, then name).
+    public func book(_ id: UUID) async throws -> BookDetail {
+        try await pool.read { db in
+            let book = try Self.fetchBook(id, in: db)
+            let recipes = try Row.fetchAll(db, sql: """
+                SELECT r.id, r.title, r.recipeCategory, r.recipeCuisine, r.bookId, r.isFavorite, r.rating, r.origin,
+                    r.totalTimeMinutes, r.createdAt, r.updatedAt, r.version,
+                    (SELECT COUNT(*) FROM recipe_photos p WHERE p.recipeId = r.id) AS photoCount
+                FROM recipes r WHERE r.bookId = ? ORDER BY COALESCE(r.sourcePageNumber, 999999), lower(r.title)
+                """, arguments: [id.databaseText]).map(Self.summary)
+            return BookDetail(book: book, recipes: recipes)
+        }
+    }
+
+    /// Renames a book or changes its author.
+    public func updateBook(id: UUID, title: String, author: String?) async throws -> Book {
+        let title = try Self.validTitle(title)
+        return try await pool.write { db in
+            _ = try Self.fetchBook(id, in: db)
+            try db.execute(sql: "UPDATE books SET title = ?, author = ?, updatedAt = ? WHERE id = ?",
+                           arguments: [title, author?.nilIfBlank, Self.now(), id.databaseText])
+            return try Self.fetchBook(id, in: db)
+        }
+    }
+
+    /// Deletes a book; its recipes stay, no longer pointing to it. `false` when it was already gone.
+    @discardableResult
+    public func deleteBook(id: UUID) async throws -> Bool {
+        try await pool.write { db in
+            guard try Self.fetchBookIfAny(id, in: db) != nil else { return false }
+            try db.execute(sql: "UPDATE recipes SET bookId = NULL, sourcePageNumber = NULL, version = version + 1, updatedAt = ? WHERE bookId = ?",
+                           arguments: [Self.now(), id.databaseText])
+            try db.execute(sql: "DELETE FROM books WHERE id = ?", arguments: [id.databaseText])
+            return true
+        }
+    }
+
+    static func book(_ row: Row) -> Book {
+        Book(id: row.uuid("id") ?? UUID(), title: row["title"], author: row["author"], createdAt: row["createdAt"], updatedAt: row["updatedAt"])
+    }
+
+    static func fetchBookIfAny(_ id: UUID, in db: Database) throws -> Book? {
+        try Row.fetchOne(db, sql: "SELECT * FROM books WHERE id = ?", arguments: [id.databaseText]).map(book)
+    }
+
+    static func fetchBook(_ id: UUID, in db: Database) throws -> Book {
+        guard let book = try fetchBookIfAny(id, in: db) else { throw ServiceError(.notFound, "no book has id \(id.uuidString)") }
+        return book
+    }
+
+    private static func validTitle(_ title: String) throws -> String {
+        let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.count <= RecipeDraft.Limits.nameLength else {
+            throw ServiceError(.invalidArgument, "a book title must be 1 to \(RecipeDraft.Limits.nameLength) characters; got \(trimmed.count)")
+        }
+        return trimmed
+    }
+}
+
+extension String {
+    /// `nil` for a string of only white space.
+    var nilIfBlank: String? {
+        trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : self
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import GRDB
+import RecipeModel
+import RecipeProtocol
+
+extension RecipeStore {
+    /// Records that a recipe was cooked, with a snapshot of its name (the id is the client's).
+    public func addCookLogEntry(
+        id: UUID, recipeID: UUID, cookedAt: Date?, rating: Int?, note: String?, servings: Double?
+    ) async throws -> CookLogEntry {
+        if let rating, !(1...5).contains(rating) {
+            throw ServiceError(.invalidArgument, "rating is \(rating); a cook-log rating is 1 to 5 (or left out)")
+        }
+        if let servings, !(servings > 0 && servings <= 10_000) {
+            throw ServiceError(.invalidArgument, "servings is \(servings); it must be more than 0 and at most 10000")
+        }
+        if let note, note.count > RecipeDraft.Limits.textLength {
+            throw ServiceError(.invalidArgument, "note is \(note.count) characters; the most allowed is \(RecipeDraft.Limits.textLength)")
+        }
+        return try await pool.write { db in
+            if let existing = try Row.fetchOne(db, sql: "SELECT * FROM cook_log WHERE id = ?", arguments: [id.databaseText]) {
+                return Self.cookLogEntry(existing)
+            }
+            let recipe = try Self.fetchRecipe(recipeID, in: db)
+            let now = Self.now()
+            try db.execute(sql: """
+                INSERT INTO cook_log (id, recipeId, recipeName, cookedAt, rating, note, servings, createdAt)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [id.databaseText, recipeID.databaseText, recipe.name, cookedAt ?? now, rating, note?.nilIfBlank, servings, now])
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM cook_log WHERE id = ?", arguments: [id.databaseText]) else {
+                throw ServiceError(.internalError, "the cook-log entry just written could not be read back")
+            }
+            return Self.cookLogEntry(row)
+        }
+    }
+
+    /// Cook-log entries, newest first: for one recipe, or all of them.
+    public func cookLog(recipeID: UUID?, limit: Int) async throws -> [CookLogEntry] {
+        guard (1...1_000).contains(limit) else { throw ServiceError(.invalidArgument, "limit is \(limit); it must be 1 to 1000") }
+        return try await pool.read { db in
+            if let recipeID {
+                return try Row.fetchAll(db, sql: "SELECT * FROM cook_log WHERE recipeId = ? ORDER BY cookedAt DESC, id LIMIT ?",
+                                        arguments: [recipeID.databaseText, limit]).map(Self.cookLogEntry)
+            }
+            return try Row.fetchAll(db, sql: "SELECT * FROM cook_log ORDER BY cookedAt DESC, id LIMIT ?", arguments: [limit]).map(Self.cookLogEntry)
+        }
+    }
+
+    /// Removes a cook-log entry; `false` when it was already gone.
+    @discardableResult
+    public func deleteCookLogEntry(id: UUID) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM cook_log WHERE id = ?", arguments: [id.databaseText])
+            return db.changesCount > 0
+        }
+    }
+
+    /// A recipe with its cook history, and quantities scaled to `servings` when given.
+    public func recipeDetail(_ id: UUID, servings: Double?) async throws -> RecipeDetail {
+        if let servings, !(servings > 0 && servings <= 10_000) {
+            throw ServiceError(.invalidArgument, "servings is \(servings); it must be more than 0 and at most 10000")
+        }
+        return try await pool.read { db in
+            let recipe = try Self.fetchRecipe(id, in: db)
+            let row = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS n, MAX(cookedAt) AS last FROM cook_log WHERE recipeId = ?",
+                                       arguments: [id.databaseText])
+            var detail = RecipeDetail(recipe: recipe, timesCooked: row?["n"] ?? 0, lastCookedAt: row?["last"])
+            if let servings {
+                guard let base = recipe.servings else {
+                    throw ServiceError(.invalidArgument,
+                        "\"\(recipe.name)\" does not say how many servings it makes, so it cannot be scaled; set its servings first")
+                }
+                detail.scaledServings = servings
+                detail.scaledIngredients = recipe.ingredients.map { Scaling.scaled($0, by: servings / base) }
+            }
+            return detail
+        }
+    }
+
+    static func cookLogEntry(_ row: Row) -> CookLogEntry {
+        CookLogEntry(id: row.uuid("id") ?? UUID(), recipeID: row.uuid("recipeId"), recipeName: row["recipeName"],
+                     cookedAt: row["cookedAt"], rating: row["rating"], note: row["note"], servings: row["servings"],
+                     createdAt: row["createdAt"])
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import GRDB
+import RecipeModel
+import RecipeProtocol
+
+extension RecipeStore {
+    private static let summaryColumns = """
+        r.id, r.title, r.recipeCategory, r.recipeCuisine, r.bookId, r.isFavorite, r.rating, r.origin,
+        r.totalTimeMinutes, r.createdAt, r.updatedAt, r.version,
+        (SELECT COUNT(*) FROM recipe_photos p WHERE p.recipeId = r.id) AS photoCount
+        """
+
+    static func summary(_ row: Row) -> RecipeSummary {
+        RecipeSummary(
+            id: row.uuid("id") ?? UUID(), name: row["title"], recipeCategory: row["recipeCategory"],
+            recipeCuisine: row["recipeCuisine"], bookID: row.uuid("bookId"), isFavorite: row["isFavorite"],
+            rating: row["rating"], origin: RecipeOrigin(rawValue: row["origin"]) ?? .custom,
+            totalMinutes: row["totalTimeMinutes"], photoCount: row["photoCount"], createdAt: row["createdAt"],
+            updatedAt: row["updatedAt"], version: row["version"])
+    }
+
+    /// A page of recipes matching `query`, in its order; `nextCursor` continues it.
+    public func listRecipes(_ query: RecipeListQuery) async throws -> RecipePage {
+        guard (1...RecipeListQuery.maxLimit).contains(query.limit) else {
+            throw ServiceError(.invalidArgument, "limit is \(query.limit); it must be 1 to \(RecipeListQuery.maxLimit)")
+        }
+        let after = try query.cursor.map { try ListCursor(decoding: $0, for: query) }
+        return try await pool.read { db in
+            var conditions: [String] = []
+            var arguments: StatementArguments = []
+            if let cuisine = query.cuisine {
+                conditions.append("r.recipeCuisine = ? COLLATE NOCASE")
+                arguments += [cuisine]
+            }
+            if let category = query.category {
+                conditions.append("r.recipeCategory = ? COLLATE NOCASE")
+                arguments += [category]
+            }
+            if let bookID = query.bookID {
+                conditions.append("r.bookId = ?")
+                arguments += [bookID.databaseText]
+            }
+            if let favorite = query.favorite {
+                conditions.append("r.isFavorite = ?")
+                arguments += [favorite]
+            }
+            if let origin = query.origin {
+                conditions.append("r.origin = ?")
+                arguments += [origin.rawValue]
+            }
+            let key = Self.sortExpression(query.sort)
+            let comparison = query.descending ? "<" : ">"
+            if let after {
+                conditions.append("(\(key) \(comparison) ? OR (\(key) = ? AND r.id \(comparison) ?))")
+                arguments += [after.key, after.key, after.id]
+            }
+            let direction = query.descending ? "DESC" : "ASC"
+            let sql = """
+                SELECT \(Self.summaryColumns), \(key) AS sortKey FROM recipes r
+                \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
+                ORDER BY \(key) \(direction), r.id \(direction) LIMIT ?
+                """
+            arguments += [query.limit + 1]
+            let rows = try Row.fetchAll(db, sql: sql, arguments: arguments)
+            let page = rows.prefix(query.limit)
+            var next: String?
+            if rows.count > query.limit, let last = page.last {
+                next = ListCursor(sort: query.sort, descending: query.descending, key: last["sortKey"], id: last["id"]).encoded
+            }
+            return RecipePage(recipes: page.map(Self.summary), nextCursor: next)
+        }
+    }
+
+    private static func sortExpression(_ sort: RecipeSort) -> String {
+        switch sort {
+        case .name: "lower(r.title)"
+        case .createdAt: "r.createdAt"
+        case .updatedAt: "r.updatedAt"
+        case .rating: "r.rating"
+        case .totalTime: "COALESCE(r.totalTimeMinutes, 999999999)"
+        }
+    }
+
+    /// Recipes matching `text` in name, description, ingredients, keywords or notes,
+    /// best first. Each word matches as a prefix ("tom" finds "tomato").
+    public func searchRecipes(_ text: String, limit: Int) async throws -> [SearchHit] {
+        guard (1...RecipeListQuery.maxLimit).contains(limit) else {
+            throw ServiceError(.invalidArgument, "limit is \(limit); it must be 1 to \(RecipeListQuery.maxLimit)")
+        }
+        let words = text.lowercased().split { !($0.isLetter || $0.isNumber) }.map(String.init)
+        guard !words.isEmpty else {
+            throw ServiceError(.invalidArgument, "the search text \"\(text)\" has no words to look for")
+        }
+        // Each word quoted (so it is never FTS syntax) and matched as a prefix; all must match.
+        let match = words.map { "\"\($0.replacingOccurrences(of: "\"", with: "\"\""))\"*" }.joined(separator: " AND ")
+        return try await pool.read { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT \(Self.summaryColumns), bm25(recipes_fts, 0.0, 10.0, 2.0, 5.0, 4.0, 1.0) AS rank
+                FROM recipes_fts JOIN recipes r ON r.id = recipes_fts.recipeId
+                WHERE recipes_fts MATCH ?
+                ORDER BY rank, lower(r.title) LIMIT ?
+                """, arguments: [match, limit])
+            return rows.map { SearchHit(recipe: Self.summary($0), score: -($0["rank"] as Double)) }
+        }
+    }
+}
+
+/// Where a list page ended: the sort key and id of its last row, and the order it was in.
+struct ListCursor: Codable {
+    var sort: RecipeSort
+    var descending: Bool
+    var key: DatabaseValue
+    var id: String
+
+    init(sort: RecipeSort, descending: Bool, key: DatabaseValue, id: String) {
+        self.sort = sort
+        self.descending = descending
+        self.key = key
+        self.id = id
+    }
+
+    private enum CodingKeys: String, CodingKey { case sort, descending, text, number, id }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        sort = try c.decode(RecipeSort.self, forKey: .sort)
+        descending = try c.decode(Bool.self, forKey: .descending)
+        id = try c.decode(String.self, forKey: .id)
+        if let text = try c.decodeIfPresent(String.self, forKey: .text) {
+            key = text.databaseValue
+        } else {
+            key = try c.decode(Double.self, forKey: .number).databaseValue
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(sort, forKey: .sort)
+        try c.encode(descending, forKey: .descending)
+        try c.encode(id, forKey: .id)
+        switch key.storage {
+        case .string(let text): try c.encode(text, forKey: .text)
+        case .int64(let number): try c.encode(Double(number), forKey: .number)
+        case .double(let number): try c.encode(number, forKey: .number)
+        default: try c.encode("", forKey: .text)
+        }
+    }
+
+    var encoded: String {
+        (try? JSONEncoder().encode(self).base64EncodedString()) ?? ""
+    }
+
+    init(decoding text: String, for query: RecipeListQuery) throws {
+        guard let data = Data(base64Encoded: text), let cursor = try? JSONDecoder().decode(ListCursor.self, from: data) else {
+            throw ServiceError(.invalidArgument, "cursor is not one this service gave out; pass the nextCursor of the previous page")
+        }
+        guard cursor.sort == query.sort, cursor.descending == query.descending else {
+            throw ServiceError(.invalidArgument, "cursor belongs to a list sorted another way; keep sort and descending the same across pages")
+        }
+        self = cursor
+    }
+}

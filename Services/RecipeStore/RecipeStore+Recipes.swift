@@ -1,0 +1,251 @@
+import Foundation
+import GRDB
+import RecipeModel
+import RecipeProtocol
+
+extension RecipeStore {
+    // MARK: Reading
+
+    /// The recipe with `id`, or `not_found`.
+    public func recipe(_ id: UUID) async throws -> Recipe {
+        try await pool.read { db in try Self.fetchRecipe(id, in: db) }
+    }
+
+    static func fetchRecipe(_ id: UUID, in db: Database) throws -> Recipe {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM recipes WHERE id = ?", arguments: [id.databaseText]) else {
+            throw ServiceError(.notFound, "no recipe has id \(id.uuidString)")
+        }
+        return try assemble(row, in: db)
+    }
+
+    /// A recipe from its row and its child tables (never from split text).
+    static func assemble(_ row: Row, in db: Database) throws -> Recipe {
+        let id: String = row["id"]
+        let ingredients = try Row.fetchAll(
+            db, sql: "SELECT * FROM recipe_ingredients WHERE recipeId = ? ORDER BY position", arguments: [id]
+        ).map { line in
+            var ingredient = IngredientLine(id: line.uuid("id") ?? UUID(), text: line["text"])
+            // The stored parse wins over a fresh one: it is what matching used.
+            if let food: String = line["food"] {
+                ingredient.food = food
+                ingredient.quantity = line["quantity"]
+                ingredient.quantityMax = line["quantityMax"]
+                ingredient.unit = line["unit"]
+                ingredient.note = line["note"]
+            }
+            return ingredient
+        }
+        let instructions = try Row.fetchAll(
+            db, sql: "SELECT * FROM recipe_instructions WHERE recipeId = ? ORDER BY position", arguments: [id]
+        ).map { Instruction(id: $0.uuid("id") ?? UUID(), text: $0["text"], section: $0["section"]) }
+        let keywords = try String.fetchAll(
+            db, sql: "SELECT keyword FROM recipe_keywords WHERE recipeId = ? ORDER BY position", arguments: [id])
+        let photos = try Row.fetchAll(
+            db, sql: "SELECT * FROM recipe_photos WHERE recipeId = ? ORDER BY position", arguments: [id]
+        ).map { PhotoInfo(id: $0.uuid("id") ?? UUID(), position: $0["position"], sha256: $0["sha256"],
+                          byteCount: $0["byteCount"], mediaType: $0["mediaType"]) }
+        return Recipe(
+            id: row.uuid("id") ?? UUID(), name: row["title"], description: row["summary"],
+            ingredients: ingredients, instructions: instructions,
+            recipeYield: row["recipeYield"], servings: row["servings"],
+            prepTime: row["prepTime"] ?? (row["prepTimeMinutes"] as Int?).map { ISODuration.text(minutes: $0) },
+            cookTime: row["cookTime"] ?? (row["cookTimeMinutes"] as Int?).map { ISODuration.text(minutes: $0) },
+            totalTime: row["totalTime"], recipeCategory: row["recipeCategory"], recipeCuisine: row["recipeCuisine"],
+            keywords: keywords, author: row["author"], datePublished: row["datePublished"], nutrition: row["nutrition"],
+            notes: row["notes"], website: row["website"],
+            sourceType: SourceType(rawValue: row["sourceType"] ?? "manual") ?? .manual,
+            bookID: row.uuid("bookId"), sourcePageNumber: row["sourcePageNumber"],
+            isFavorite: row["isFavorite"] ?? false, rating: row["rating"] ?? 0,
+            origin: RecipeOrigin(rawValue: row["origin"] ?? "custom") ?? .custom, photos: photos,
+            createdAt: row["createdAt"], updatedAt: row["updatedAt"], version: row["version"] ?? 1)
+    }
+
+    // MARK: Writing
+
+    /// Creates a recipe with the client's `id`. Creating an id that exists returns
+    /// the stored recipe unchanged, so a create retried after a lost reply lands once.
+    public func createRecipe(id: UUID, _ draft: RecipeDraft) async throws -> (recipe: Recipe, created: Bool) {
+        try draft.validate()
+        return try await pool.write { db in
+            if let existing = try Row.fetchOne(db, sql: "SELECT * FROM recipes WHERE id = ?", arguments: [id.databaseText]) {
+                return (try Self.assemble(existing, in: db), false)
+            }
+            let now = Self.now()
+            try Self.checkBook(draft.bookID, in: db)
+            try db.execute(
+                sql: "INSERT INTO recipes (id, title, createdAt, updatedAt, version, origin) VALUES (?, ?, ?, ?, 1, ?)",
+                arguments: [id.databaseText, draft.name, now, now, draft.origin.rawValue])
+            try Self.writeFields(of: draft, to: id, in: db)
+            return (try Self.fetchRecipe(id, in: db), true)
+        }
+    }
+
+    /// Replaces a recipe's content with `draft`, if nobody changed it since `expectedVersion`.
+    public func updateRecipe(id: UUID, expectedVersion: Int, _ draft: RecipeDraft) async throws -> Recipe {
+        try draft.validate()
+        return try await pool.write { db in
+            let current = try Self.fetchRecipe(id, in: db)
+            try Self.checkWritable(current)
+            guard current.version == expectedVersion else {
+                throw ServiceError(.conflict,
+                    "\"\(current.name)\" changed since version \(expectedVersion) (it is at version \(current.version) now); fetch it again and reapply your change")
+            }
+            try Self.checkBook(draft.bookID, in: db)
+            try Self.writeFields(of: draft, to: id, in: db)
+            try db.execute(
+                sql: "UPDATE recipes SET version = version + 1, updatedAt = ? WHERE id = ?",
+                arguments: [Self.now(), id.databaseText])
+            return try Self.fetchRecipe(id, in: db)
+        }
+    }
+
+    /// Deletes a recipe (not a starter). Its cook-log entries stay, unlinked.
+    /// Returns `false` when it was already gone.
+    @discardableResult
+    public func deleteRecipe(id: UUID) async throws -> Bool {
+        let deleted = try await pool.write { db -> Bool in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM recipes WHERE id = ?", arguments: [id.databaseText]) else {
+                return false
+            }
+            try Self.checkWritable(try Self.assemble(row, in: db))
+            try db.execute(sql: "DELETE FROM recipes WHERE id = ?", arguments: [id.databaseText])
+            try db.execute(sql: "DELETE FROM recipes_fts WHERE recipeId = ?", arguments: [id.databaseText])
+            return true
+        }
+        if deleted { try await collectUnusedPhotos() }
+        return deleted
+    }
+
+    /// A `custom` copy of any recipe (starters included), with its photos; `newID` is the client's.
+    public func duplicateRecipe(id: UUID, newID: UUID, name: String?) async throws -> Recipe {
+        try await pool.write { db in
+            if (try Row.fetchOne(db, sql: "SELECT id FROM recipes WHERE id = ?", arguments: [newID.databaseText])) != nil {
+                return try Self.fetchRecipe(newID, in: db) // a retried duplicate
+            }
+            let source = try Self.fetchRecipe(id, in: db)
+            var draft = RecipeDraft(source)
+            draft.name = name ?? source.name
+            draft.ingredients = draft.ingredients.map { RecipeDraft.Line(text: $0.text) }
+            draft.instructions = draft.instructions.map { RecipeDraft.Step(text: $0.text, section: $0.section) }
+            draft.origin = .custom
+            try draft.validate()
+            let now = Self.now()
+            try db.execute(
+                sql: "INSERT INTO recipes (id, title, createdAt, updatedAt, version, origin) VALUES (?, ?, ?, ?, 1, 'custom')",
+                arguments: [newID.databaseText, draft.name, now, now])
+            try Self.writeFields(of: draft, to: newID, in: db)
+            for photo in source.photos {
+                try db.execute(
+                    sql: "INSERT INTO recipe_photos (id, recipeId, position, sha256, byteCount, mediaType) VALUES (?, ?, ?, ?, ?, ?)",
+                    arguments: [UUID().databaseText, newID.databaseText, photo.position, photo.sha256, photo.byteCount, photo.mediaType])
+            }
+            return try Self.fetchRecipe(newID, in: db)
+        }
+    }
+
+    /// Marks a recipe as a favourite or not.
+    public func setFavorite(id: UUID, _ isFavorite: Bool) async throws -> Recipe {
+        try await changeFlag(id: id, sql: "isFavorite = ?", value: isFavorite)
+    }
+
+    /// Rates a recipe 0 (unrated) to 5.
+    public func rate(id: UUID, _ rating: Int) async throws -> Recipe {
+        guard (0...5).contains(rating) else {
+            throw ServiceError(.invalidArgument, "rating is \(rating); it must be 0 (unrated) to 5")
+        }
+        return try await changeFlag(id: id, sql: "rating = ?", value: rating)
+    }
+
+    private func changeFlag(id: UUID, sql: String, value: some DatabaseValueConvertible & Sendable) async throws -> Recipe {
+        try await pool.write { db in
+            try Self.checkWritable(try Self.fetchRecipe(id, in: db))
+            try db.execute(
+                sql: "UPDATE recipes SET \(sql), version = version + 1, updatedAt = ? WHERE id = ?",
+                arguments: [value, Self.now(), id.databaseText])
+            return try Self.fetchRecipe(id, in: db)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Starters are read-only everywhere: the rule lives here, not in clients.
+    static func checkWritable(_ recipe: Recipe) throws {
+        if recipe.origin == .starter {
+            throw ServiceError(.starterReadOnly,
+                "\"\(recipe.name)\" is a starter recipe and cannot be changed or deleted; duplicate it to get your own copy")
+        }
+    }
+
+    static func checkBook(_ bookID: UUID?, in db: Database) throws {
+        guard let bookID else { return }
+        guard try Row.fetchOne(db, sql: "SELECT id FROM books WHERE id = ?", arguments: [bookID.databaseText]) != nil else {
+            throw ServiceError(.notFound, "no book has id \(bookID.uuidString); create the book first or leave bookID out")
+        }
+    }
+
+    /// Writes every field of `draft` to recipe `id`, replacing its child rows.
+    static func writeFields(of draft: RecipeDraft, to id: UUID, in db: Database) throws {
+        let key = id.databaseText
+        let totalMinutes = draft.totalTime.flatMap(ISODuration.minutes)
+            ?? { () -> Int? in
+                let prep = draft.prepTime.flatMap(ISODuration.minutes)
+                let cook = draft.cookTime.flatMap(ISODuration.minutes)
+                return prep == nil && cook == nil ? nil : (prep ?? 0) + (cook ?? 0)
+            }()
+        try db.execute(
+            sql: """
+                UPDATE recipes SET title = ?, summary = ?, prepTimeMinutes = ?, cookTimeMinutes = ?, servings = ?,
+                    notes = ?, nutrition = ?, website = ?, recipeYield = ?, prepTime = ?, cookTime = ?, totalTime = ?,
+                    totalTimeMinutes = ?, recipeCategory = ?, recipeCuisine = ?, author = ?, datePublished = ?,
+                    sourceType = ?, sourcePageNumber = ?, isFavorite = ?, rating = ?, bookId = ?
+                WHERE id = ?
+                """,
+            arguments: [
+                draft.name.trimmingCharacters(in: .whitespacesAndNewlines), draft.description,
+                draft.prepTime.flatMap(ISODuration.minutes), draft.cookTime.flatMap(ISODuration.minutes), draft.servings,
+                draft.notes, draft.nutrition, draft.website, draft.recipeYield, draft.prepTime, draft.cookTime, draft.totalTime,
+                totalMinutes, draft.recipeCategory, draft.recipeCuisine, draft.author, draft.datePublished,
+                draft.sourceType.rawValue, draft.sourcePageNumber, draft.isFavorite, draft.rating, draft.bookID?.databaseText,
+                key,
+            ])
+        // Lines keep their ids when the client sent them back, so edits do not churn identities.
+        try db.execute(sql: "DELETE FROM recipe_ingredients WHERE recipeId = ?", arguments: [key])
+        for (position, line) in draft.ingredients.enumerated() {
+            let lineID = try freeID(line.id, table: "recipe_ingredients", in: db)
+            let parsed = IngredientLine(id: lineID, text: line.text.trimmingCharacters(in: .whitespacesAndNewlines))
+            try db.execute(
+                sql: """
+                    INSERT INTO recipe_ingredients (id, recipeId, position, text, quantity, quantityMax, unit, food, note)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [parsed.id.databaseText, key, position, parsed.text, parsed.quantity, parsed.quantityMax,
+                            parsed.unit, parsed.food, parsed.note])
+        }
+        try db.execute(sql: "DELETE FROM recipe_instructions WHERE recipeId = ?", arguments: [key])
+        for (position, step) in draft.instructions.enumerated() {
+            try db.execute(
+                sql: "INSERT INTO recipe_instructions (id, recipeId, position, text, section) VALUES (?, ?, ?, ?, ?)",
+                arguments: [try freeID(step.id, table: "recipe_instructions", in: db).databaseText, key, position,
+                            step.text.trimmingCharacters(in: .whitespacesAndNewlines), step.section])
+        }
+        try db.execute(sql: "DELETE FROM recipe_keywords WHERE recipeId = ?", arguments: [key])
+        for (position, keyword) in draft.keywords.enumerated() {
+            try db.execute(
+                sql: "INSERT INTO recipe_keywords (recipeId, position, keyword) VALUES (?, ?, ?)",
+                arguments: [key, position, keyword.trimmingCharacters(in: .whitespaces)])
+        }
+        try SearchIndex.refresh(recipeID: key, in: db)
+    }
+
+    /// `id` when no other recipe's line uses it (ids are global), else a new one.
+    private static func freeID(_ id: UUID?, table: String, in db: Database) throws -> UUID {
+        guard let id else { return UUID() }
+        let taken = try Row.fetchOne(db, sql: "SELECT 1 FROM \(table) WHERE id = ?", arguments: [id.databaseText]) != nil
+        return taken ? UUID() : id
+    }
+
+    /// Now, to the millisecond (what the database and the wire keep).
+    static func now() -> Date {
+        Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1_000).rounded(.down) / 1_000)
+    }
+}

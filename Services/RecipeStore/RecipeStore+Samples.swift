@@ -1,0 +1,72 @@
+import Foundation
+import GRDB
+import RecipeModel
+import RecipeProtocol
+
+extension RecipeStore {
+    /// Loads the sample books, starter recipes and catalogue (seed 004), once:
+    /// when they are already there nothing changes and `loaded` is `false`.
+    public func loadSamples() async throws -> SampleLoadResult {
+        try await pool.write { db in
+            let counts = SampleLoadResult(loaded: false, books: SampleData.books.count, recipes: SampleData.recipes.count,
+                                          ingredients: SampleData.catalogue.count)
+            if try Row.fetchOne(db, sql: "SELECT 1 FROM recipes WHERE id = ?", arguments: [SampleData.recipeID(1).databaseText]) != nil {
+                return counts
+            }
+            let date = SampleData.createdAt
+            for book in SampleData.books where try Self.fetchBookIfAny(book.id, in: db) == nil {
+                try db.execute(sql: "INSERT INTO books (id, title, author, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?)",
+                               arguments: [book.id.databaseText, book.title, book.author, date, date])
+            }
+            for (index, item) in SampleData.catalogue.enumerated() {
+                let entry = CatalogueEntry(id: SampleData.id("5A3F0000", index + 1), name: item.name, category: item.category,
+                                           aliases: item.aliases, createdAt: date, updatedAt: date)
+                if try Self.catalogueEntry(named: entry.name, in: db) == nil {
+                    _ = try Self.upsert(entry, aliases: entry.aliases, in: db)
+                }
+            }
+            for sample in SampleData.recipes {
+                let id = SampleData.recipeID(sample.number)
+                try db.execute(
+                    sql: "INSERT INTO recipes (id, title, createdAt, updatedAt, version, origin) VALUES (?, ?, ?, ?, 1, 'starter')",
+                    arguments: [id.databaseText, sample.draft.name, date, date])
+                try Self.writeFields(of: sample.draft, to: id, in: db)
+            }
+            // Catalogue rows written above carry today's date; samples are dated alike everywhere.
+            try db.execute(sql: "UPDATE ingredients SET createdAt = ?, updatedAt = ? WHERE id LIKE '5A3F0000-%'", arguments: [date, date])
+            return SampleLoadResult(loaded: true, books: counts.books, recipes: counts.recipes, ingredients: counts.ingredients)
+        }
+    }
+
+    /// `true` when the database holds no recipes, books or catalogue entries.
+    public func isEmpty() async throws -> Bool {
+        try await pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT (SELECT COUNT(*) FROM recipes) + (SELECT COUNT(*) FROM books) + (SELECT COUNT(*) FROM ingredients)") == 0
+        }
+    }
+
+    /// Counts for monitoring.
+    public func stats() async throws -> StorageStats {
+        let databaseURL = folder.appendingPathComponent(RecipeVault.databaseFileName)
+        var databaseBytes = 0
+        for suffix in ["", "-wal"] {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: databaseURL.path + suffix)
+            databaseBytes += (attributes?[.size] as? Int) ?? 0
+        }
+        let bytes = databaseBytes
+        return try await pool.read { db in
+            func count(_ sql: String) throws -> Int { try Int.fetchOne(db, sql: sql) ?? 0 }
+            return StorageStats(
+                recipes: try count("SELECT COUNT(*) FROM recipes"),
+                starters: try count("SELECT COUNT(*) FROM recipes WHERE origin = 'starter'"),
+                favorites: try count("SELECT COUNT(*) FROM recipes WHERE isFavorite"),
+                books: try count("SELECT COUNT(*) FROM books"),
+                ingredients: try count("SELECT COUNT(*) FROM ingredients"),
+                cookLogEntries: try count("SELECT COUNT(*) FROM cook_log"),
+                photos: try count("SELECT COUNT(DISTINCT sha256) FROM recipe_photos"),
+                photoBytes: try count("SELECT COALESCE(SUM(byteCount), 0) FROM (SELECT DISTINCT sha256, byteCount FROM recipe_photos)"),
+                databaseBytes: bytes,
+                schemaVersion: try Migrations.migrator.appliedMigrations(db).last ?? "none")
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import GRDB
+import RecipeModel
+import RecipeProtocol
+
+/// The recipe database and photo blobs of one storage service: `Recipes.sqlite`
+/// and the `photos/` folder in a data folder. Every read and write goes through
+/// its intent-named methods; GRDB stays inside this module.
+public final class RecipeStore: Sendable {
+    let pool: DatabasePool
+    /// The data folder.
+    public let folder: URL
+    let photos: PhotoBlobs
+
+    /// Opens (creating if needed) the store in `folder` and brings its schema up to date.
+    public init(folder: URL) throws {
+        self.folder = folder
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(5)
+        configuration.label = "Recipes"
+        let path = folder.appendingPathComponent(RecipeVault.databaseFileName).path
+        pool = try DatabasePool(path: path, configuration: configuration)
+        // GRDB turns WAL on and then sets synchronous=NORMAL on the writer; an
+        // acknowledged write must survive power loss, so FULL it is.
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        try Migrations.migrator.migrate(pool)
+        photos = try PhotoBlobs(folder: folder.appendingPathComponent(RecipeVault.photoFolderName))
+    }
+
+    /// The durability settings in force on the writing connection: `journal_mode` and `synchronous` (2 = FULL).
+    public func durabilitySettings() throws -> (journalMode: String, synchronous: Int) {
+        try pool.writeWithoutTransaction { db in
+            (try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "", try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1)
+        }
+    }
+
+    /// `ok` when SQLite finds the file sound.
+    public func integrityCheck() throws -> String {
+        try pool.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ") }
+    }
+
+    /// The names of the migrations applied to the file, oldest first.
+    public func appliedMigrations() throws -> [String] {
+        try pool.read { db in try Migrations.migrator.appliedMigrations(db) }
+    }
+
+    /// Closes the database; later calls fail.
+    public func close() throws {
+        try pool.close()
+    }
+}
+
+/// Ids are stored as their canonical uppercase text.
+extension UUID {
+    var databaseText: String { uuidString }
+}
+
+extension Row {
+    func uuid(_ column: String) -> UUID? {
+        (self[column] as String?).flatMap(UUID.init(uuidString:))
+    }
+}

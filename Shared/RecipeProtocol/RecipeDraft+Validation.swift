@@ -1,0 +1,83 @@
+import Foundation
+import RecipeModel
+
+extension RecipeDraft {
+    /// Limits a draft must respect (docs/PROTOCOL.md, "Recipe drafts").
+    public enum Limits {
+        public static let nameLength = 200
+        public static let lineLength = 1_000
+        public static let stepLength = 10_000
+        public static let textLength = 20_000
+        public static let lines = 300
+        public static let keywords = 50
+        public static let keywordLength = 100
+    }
+
+    /// Checks every field; the error names the field, what it was and what is allowed.
+    public func validate() throws(ServiceError) {
+        func fail(_ message: String) -> ServiceError { ServiceError(.invalidArgument, message) }
+        let trimmedName = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmedName.isEmpty else { throw fail("name is empty; a recipe needs a name") }
+        guard name.count <= Limits.nameLength else {
+            throw fail("name is \(name.count) characters; the most allowed is \(Limits.nameLength)")
+        }
+        guard ingredients.count <= Limits.lines else {
+            throw fail("the recipe has \(ingredients.count) ingredient lines; the most allowed is \(Limits.lines)")
+        }
+        guard instructions.count <= Limits.lines else {
+            throw fail("the recipe has \(instructions.count) steps; the most allowed is \(Limits.lines)")
+        }
+        for (index, line) in ingredients.enumerated() {
+            if line.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                throw fail("ingredients[\(index)] is empty; remove it or give it text")
+            }
+            if line.text.count > Limits.lineLength {
+                throw fail("ingredients[\(index)] is \(line.text.count) characters; the most allowed is \(Limits.lineLength)")
+            }
+        }
+        for (index, step) in instructions.enumerated() {
+            if step.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                throw fail("instructions[\(index)] is empty; remove it or give it text")
+            }
+            if step.text.count > Limits.stepLength {
+                throw fail("instructions[\(index)] is \(step.text.count) characters; the most allowed is \(Limits.stepLength)")
+            }
+        }
+        let lineIDs = ingredients.compactMap(\.id) + instructions.compactMap(\.id)
+        if Set(lineIDs).count != lineIDs.count {
+            throw fail("an ingredient or step id appears twice; each line needs its own id")
+        }
+        for (field, value) in [("description", description), ("notes", notes), ("nutrition", nutrition)] {
+            if let value, value.count > Limits.textLength {
+                throw fail("\(field) is \(value.count) characters; the most allowed is \(Limits.textLength)")
+            }
+        }
+        for (field, value) in [("prepTime", prepTime), ("cookTime", cookTime), ("totalTime", totalTime)] {
+            if let value, ISODuration.minutes(value) == nil {
+                throw fail("\(field) \"\(value)\" is not an ISO 8601 duration; write it like PT15M or PT1H30M")
+            }
+        }
+        if let servings, !(servings > 0 && servings <= 10_000) {
+            throw fail("servings is \(servings); it must be more than 0 and at most 10000")
+        }
+        guard (0...5).contains(rating) else { throw fail("rating is \(rating); it must be 0 (unrated) to 5") }
+        if let sourcePageNumber, sourcePageNumber < 1 {
+            throw fail("sourcePageNumber is \(sourcePageNumber); page numbers start at 1")
+        }
+        if let website {
+            guard let url = URL(string: website), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+                  url.host?.isEmpty == false else {
+                throw fail("website \"\(website)\" is not an http or https address")
+            }
+        }
+        guard origin == .custom || origin == .imported else {
+            throw fail("origin \(origin.rawValue) cannot be set by a client; use custom or imported")
+        }
+        guard keywords.count <= Limits.keywords else {
+            throw fail("the recipe has \(keywords.count) keywords; the most allowed is \(Limits.keywords)")
+        }
+        for keyword in keywords where keyword.trimmingCharacters(in: .whitespaces).isEmpty || keyword.count > Limits.keywordLength {
+            throw fail("keyword \"\(keyword.prefix(40))\" must be 1 to \(Limits.keywordLength) characters")
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import RecipeModel
+
+/// A book with how many recipes point to it.
+public struct BookSummary: Codable, Sendable, Equatable {
+    public var book: Book
+    public var recipeCount: Int
+    public init(book: Book, recipeCount: Int) {
+        self.book = book
+        self.recipeCount = recipeCount
+    }
+}
+
+/// A book with its recipes.
+public struct BookDetail: Codable, Sendable, Equatable {
+    public var book: Book
+    public var recipes: [RecipeSummary]
+    public init(book: Book, recipes: [RecipeSummary]) {
+        self.book = book
+        self.recipes = recipes
+    }
+}
+
+/// A recipe the user can make with what they have, and what is missing.
+public struct CanMakeResult: Codable, Sendable, Equatable {
+    public var recipe: RecipeSummary
+    /// The foods still needed (normalized names), in recipe order.
+    public var missing: [String]
+    /// How many of the recipe's foods the user has (staples count as had when ignored).
+    public var matched: Int
+    /// How many distinct foods the recipe needs.
+    public var total: Int
+    public init(recipe: RecipeSummary, missing: [String], matched: Int, total: Int) {
+        self.recipe = recipe
+        self.missing = missing
+        self.matched = matched
+        self.total = total
+    }
+}
+
+/// A recipe with what is derived from it: cook history and, on request, scaled quantities.
+public struct RecipeDetail: Codable, Sendable, Equatable {
+    public var recipe: Recipe
+    public var timesCooked: Int
+    public var lastCookedAt: Date?
+    /// The serving count the quantities were scaled to, when asked.
+    public var scaledServings: Double?
+    /// The ingredient lines scaled to `scaledServings` (never stored).
+    public var scaledIngredients: [IngredientLine]?
+    public init(recipe: Recipe, timesCooked: Int, lastCookedAt: Date?, scaledServings: Double? = nil, scaledIngredients: [IngredientLine]? = nil) {
+        self.recipe = recipe
+        self.timesCooked = timesCooked
+        self.lastCookedAt = lastCookedAt
+        self.scaledServings = scaledServings
+        self.scaledIngredients = scaledIngredients
+    }
+}
+
+/// What the samples load did.
+public struct SampleLoadResult: Codable, Sendable, Equatable {
+    /// `false` when the samples were already there (they are never loaded twice).
+    public var loaded: Bool
+    public var books: Int
+    public var recipes: Int
+    public var ingredients: Int
+    public init(loaded: Bool, books: Int, recipes: Int, ingredients: Int) {
+        self.loaded = loaded
+        self.books = books
+        self.recipes = recipes
+        self.ingredients = ingredients
+    }
+}
+
+/// Counts for monitoring.
+public struct StorageStats: Codable, Sendable, Equatable {
+    public var recipes: Int
+    public var starters: Int
+    public var favorites: Int
+    public var books: Int
+    public var ingredients: Int
+    public var cookLogEntries: Int
+    public var photos: Int
+    public var photoBytes: Int
+    public var databaseBytes: Int
+    public var schemaVersion: String
+    public init(recipes: Int, starters: Int, favorites: Int, books: Int, ingredients: Int, cookLogEntries: Int,
+                photos: Int, photoBytes: Int, databaseBytes: Int, schemaVersion: String) {
+        self.recipes = recipes
+        self.starters = starters
+        self.favorites = favorites
+        self.books = books
+        self.ingredients = ingredients
+        self.cookLogEntries = cookLogEntries
+        self.photos = photos
+        self.photoBytes = photoBytes
+        self.databaseBytes = databaseBytes
+        self.schemaVersion = schemaVersion
+    }
+}

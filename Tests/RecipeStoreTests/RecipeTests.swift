@@ -1,0 +1,150 @@
+import Foundation
+import RecipeModel
+import RecipeProtocol
+import Testing
+@testable import RecipeStore
+
+@Suite("Recipes in the store")
+struct RecipeTests {
+    let draft = RecipeDraft(
+        name: "Weeknight Dal", description: "Red lentils with spices.",
+        ingredients: [.init(text: "1 cup red lentils"), .init(text: "2 cloves garlic, minced"), .init(text: "½ tsp turmeric")],
+        instructions: [.init(text: "Rinse the lentils."), .init(text: "Simmer with the spices.", section: "Cooking")],
+        recipeYield: "4 bowls", servings: 4, prepTime: "PT10M", cookTime: "PT30M", recipeCategory: "Dinner",
+        recipeCuisine: "Indian", keywords: ["lentils", "vegan"], notes: "Add spinach at the end.")
+
+    @Test("create then get gives back every field, with the ingredient lines parsed")
+    func createAndGet() async throws {
+        try await withStore { store async throws in
+            let id = UUID()
+            let (created, isNew) = try await store.createRecipe(id: id, draft)
+            #expect(isNew)
+            let fetched = try await store.recipe(id)
+            #expect(fetched == created)
+            #expect(fetched.name == "Weeknight Dal" && fetched.recipeCuisine == "Indian" && fetched.keywords == ["lentils", "vegan"])
+            #expect(fetched.ingredients.map(\.food) == ["red lentil", "garlic", "turmeric"])
+            #expect(fetched.ingredients[1].quantity == 2 && fetched.ingredients[1].unit == "clove" && fetched.ingredients[1].note == "minced")
+            #expect(fetched.instructions[1].section == "Cooking")
+            #expect(fetched.totalMinutes == 40)
+            #expect(fetched.version == 1 && fetched.origin == .custom)
+        }
+    }
+
+    @Test("creating the same id again returns the stored recipe and adds nothing")
+    func createIsIdempotent() async throws {
+        try await withStore { store async throws in
+            let id = UUID()
+            let first = try await store.createRecipe(id: id, draft).recipe
+            var other = draft
+            other.name = "Something else"
+            let (again, isNew) = try await store.createRecipe(id: id, other)
+            #expect(!isNew)
+            #expect(again == first)
+            #expect(try await store.listRecipes(RecipeListQuery()).recipes.count == 1)
+        }
+    }
+
+    @Test("an update with the version last seen applies; a stale one is a conflict and changes nothing")
+    func versions() async throws {
+        try await withStore { store async throws in
+            let id = UUID()
+            let created = try await store.createRecipe(id: id, draft).recipe
+            var edit = RecipeDraft(created)
+            edit.notes = "Better with lime."
+            let updated = try await store.updateRecipe(id: id, expectedVersion: 1, edit)
+            #expect(updated.version == 2 && updated.notes == "Better with lime.")
+            #expect(updated.ingredients.map(\.id) == created.ingredients.map(\.id), "lines keep their ids across edits")
+
+            var stale = RecipeDraft(created)
+            stale.name = "Overwrite"
+            let error = await #expect(throws: ServiceError.self) { _ = try await store.updateRecipe(id: id, expectedVersion: 1, stale) }
+            #expect(error?.code == .conflict)
+            #expect(error?.message.contains("version 2") == true)
+            #expect(try await store.recipe(id).name == "Weeknight Dal")
+        }
+    }
+
+    @Test("bad drafts are refused with what is wrong and what is allowed, and nothing is written")
+    func validation() async throws {
+        try await withStore { store async throws in
+            let cases: [(RecipeDraft, String)] = [
+                (RecipeDraft(name: "  "), "name is empty"),
+                (RecipeDraft(name: "x", prepTime: "15 minutes"), "not an ISO 8601 duration"),
+                (RecipeDraft(name: "x", rating: 7), "rating is 7; it must be 0 (unrated) to 5"),
+                (RecipeDraft(name: "x", servings: 0), "servings is 0.0"),
+                (RecipeDraft(name: "x", website: "ftp://x"), "not an http or https address"),
+                (RecipeDraft(name: "x", origin: .starter), "origin starter cannot be set"),
+                (RecipeDraft(name: "x", bookID: UUID()), "no book has id"),
+            ]
+            for (bad, expected) in cases {
+                let error = await #expect(throws: ServiceError.self) { _ = try await store.createRecipe(id: UUID(), bad) }
+                #expect(error?.message.contains(expected) == true, "\(error?.message ?? "no error")")
+            }
+            #expect(try await store.listRecipes(RecipeListQuery()).recipes.isEmpty)
+        }
+    }
+
+    @Test("starters cannot be edited, deleted, favourited or rated; a duplicate is a custom copy")
+    func starters() async throws {
+        try await withStore { store async throws in
+            _ = try await store.loadSamples()
+            let starter = try await store.recipe(SampleData.recipeID(1))
+            #expect(starter.origin == .starter)
+            for attempt in [
+                { _ = try await store.updateRecipe(id: starter.id, expectedVersion: 1, RecipeDraft(starter)) },
+                { _ = try await store.deleteRecipe(id: starter.id) },
+                { _ = try await store.setFavorite(id: starter.id, true) },
+                { _ = try await store.rate(id: starter.id, 5) },
+            ] as [() async throws -> Void] {
+                let error = await #expect(throws: ServiceError.self) { try await attempt() }
+                #expect(error?.code == .starterReadOnly)
+                #expect(error?.message.contains("duplicate it") == true)
+            }
+            let copyID = UUID()
+            let copy = try await store.duplicateRecipe(id: starter.id, newID: copyID, name: nil)
+            #expect(copy.origin == .custom && copy.name == starter.name && copy.id == copyID)
+            #expect(copy.ingredients.map(\.text) == starter.ingredients.map(\.text))
+            #expect(Set(copy.ingredients.map(\.id)).isDisjoint(with: starter.ingredients.map(\.id)))
+            let edited = try await store.setFavorite(id: copyID, true)
+            #expect(edited.isFavorite && edited.version == 2)
+            #expect(try await store.duplicateRecipe(id: starter.id, newID: copyID, name: nil).id == copyID, "a retried duplicate adds nothing")
+        }
+    }
+
+    @Test("deleting a recipe removes it and its lines; the cook log keeps its entry with the name")
+    func deleteKeepsLog() async throws {
+        try await withStore { store async throws in
+            let id = UUID()
+            _ = try await store.createRecipe(id: id, draft)
+            let entry = try await store.addCookLogEntry(id: UUID(), recipeID: id, cookedAt: nil, rating: 4, note: "Good", servings: 2)
+            #expect(entry.recipeName == "Weeknight Dal")
+            #expect(try await store.deleteRecipe(id: id))
+            #expect(try await store.deleteRecipe(id: id) == false, "deleting again is not an error")
+            let error = await #expect(throws: ServiceError.self) { _ = try await store.recipe(id) }
+            #expect(error?.code == .notFound)
+            let log = try await store.cookLog(recipeID: nil, limit: 10)
+            #expect(log.count == 1 && log[0].recipeID == nil && log[0].recipeName == "Weeknight Dal" && log[0].rating == 4)
+            let orphans = try await store.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM recipe_ingredients") }
+            #expect(orphans == 0)
+        }
+    }
+
+    @Test("recipe detail: cook history and scaled quantities, computed not stored")
+    func detail() async throws {
+        try await withStore { store async throws in
+            let id = UUID()
+            _ = try await store.createRecipe(id: id, draft)
+            _ = try await store.addCookLogEntry(id: UUID(), recipeID: id, cookedAt: Date(timeIntervalSince1970: 1_700_000_000), rating: nil, note: nil, servings: nil)
+            _ = try await store.addCookLogEntry(id: UUID(), recipeID: id, cookedAt: Date(timeIntervalSince1970: 1_800_000_000), rating: 5, note: nil, servings: nil)
+            let detail = try await store.recipeDetail(id, servings: 8)
+            #expect(detail.timesCooked == 2)
+            #expect(detail.lastCookedAt == Date(timeIntervalSince1970: 1_800_000_000))
+            #expect(detail.scaledIngredients?.map(\.quantity) == [2, 4, 1])
+            #expect(try await store.recipe(id).ingredients.map(\.quantity) == [1, 2, 0.5], "the stored recipe is unchanged")
+            let error = await #expect(throws: ServiceError.self) {
+                _ = try await store.addCookLogEntry(id: UUID(), recipeID: id, cookedAt: nil, rating: 0, note: nil, servings: nil)
+            }
+            #expect(error?.message.contains("1 to 5") == true)
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import GRDB
+import RecipeModel
+import RecipeProtocol
+import Testing
+@testable import RecipeStore
+
+@Suite("Schema, migrations and durability")
+struct SchemaTests {
+    @Test("a file at the first schema version, with data, upgrades with the data intact")
+    func upgradeFromV1() async throws {
+        try await withFolder { folder async throws in
+            let path = folder.appendingPathComponent(RecipeVault.databaseFileName).path
+            do {
+                let old = try DatabaseQueue(path: path)
+                try Migrations.migrator.migrate(old, upTo: "v1 recipes")
+                try await old.write { db in
+                    try db.execute(sql: """
+                        INSERT INTO recipes (id, title, summary, prepTimeMinutes, cookTimeMinutes, servings, createdAt, updatedAt)
+                        VALUES ('11111111-1111-4111-8111-111111111111', 'Old Soup', 'From before', 10, 35, 4,
+                                '2023-05-01 10:00:00.000', '2023-05-01 10:00:00.000');
+                        INSERT INTO recipe_ingredients (id, recipeId, position, text) VALUES
+                            ('22222222-2222-4222-8222-222222222221', '11111111-1111-4111-8111-111111111111', 0, '2 cups diced tomatoes'),
+                            ('22222222-2222-4222-8222-222222222222', '11111111-1111-4111-8111-111111111111', 1, '1 onion');
+                        INSERT INTO recipe_instructions (id, recipeId, position, text) VALUES
+                            ('33333333-3333-4333-8333-333333333331', '11111111-1111-4111-8111-111111111111', 0, 'Simmer everything.');
+                        """)
+                }
+                try old.close()
+            }
+            let store = try RecipeStore(folder: folder)
+            defer { try? store.close() }
+            #expect(try store.appliedMigrations() == Migrations.migrator.migrations)
+            let recipe = try await store.recipe(UUID(uuidString: "11111111-1111-4111-8111-111111111111")!)
+            #expect(recipe.name == "Old Soup")
+            #expect(recipe.description == "From before")
+            #expect(recipe.prepTime == "PT10M" && recipe.cookTime == "PT35M" && recipe.totalMinutes == 45)
+            #expect(recipe.servings == 4)
+            #expect(recipe.ingredients.map(\.text) == ["2 cups diced tomatoes", "1 onion"])
+            #expect(recipe.ingredients.map(\.food) == ["tomato", "onion"])
+            #expect(recipe.instructions.map(\.text) == ["Simmer everything."])
+            #expect(recipe.origin == .custom && recipe.sourceType == .manual && recipe.version == 1)
+            let hits = try await store.searchRecipes("tomato", limit: 10)
+            #expect(hits.map(\.recipe.name) == ["Old Soup"], "older recipes are indexed for search on upgrade")
+            #expect(try store.integrityCheck() == "ok")
+        }
+    }
+
+    @Test("writes are durable: WAL with synchronous=FULL actually in force")
+    func durability() async throws {
+        try await withStore { store async throws in
+            let settings = try store.durabilitySettings()
+            #expect(settings.journalMode == "wal")
+            #expect(settings.synchronous == 2, "2 is FULL; GRDB's default after WAL setup would be 1 (NORMAL)")
+        }
+    }
+
+    @Test("the schema has the tables and constraints the design names")
+    func tables() async throws {
+        try await withStore { store async throws in
+            let tables = try await store.pool.read { db in
+                try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'recipes_fts_%'")
+            }
+            for table in ["recipes", "recipe_ingredients", "recipe_instructions", "recipe_photos", "books", "ingredients", "cook_log", "recipes_fts"] {
+                #expect(tables.contains(table), "\(table)")
+            }
+            let recipe = try await store.createRecipe(id: UUID(), RecipeDraft(name: "X", ingredients: [.init(text: "1 egg")])).recipe
+            // (recipeId, position) is unique in the child tables.
+            await #expect(throws: DatabaseError.self) {
+                try await store.pool.write { db in
+                    try db.execute(sql: "INSERT INTO recipe_ingredients (id, recipeId, position, text) VALUES (?, ?, 0, 'dup')",
+                                   arguments: [UUID().uuidString, recipe.id.uuidString])
+                }
+            }
+            // Foreign keys are enforced.
+            await #expect(throws: DatabaseError.self) {
+                try await store.pool.write { db in
+                    try db.execute(sql: "INSERT INTO recipe_ingredients (id, recipeId, position, text) VALUES (?, 'no-such-recipe', 0, 'x')",
+                                   arguments: [UUID().uuidString])
+                }
+            }
+        }
+    }
+}
