@@ -68,9 +68,23 @@ let package = Package(
             path: "Services/RecipeStore",
             swiftSettings: strict
         ),
+        .target(
+            name: "StorageService",
+            dependencies: [
+                "RecipeStore",
+                "Messaging",
+                "RecipeModel",
+                "RecipeProtocol",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/StorageService",
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "RecipeStorage",
             dependencies: [
+                "StorageService",
                 "Messaging",
                 "RecipeProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -129,8 +143,19 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "StorageServiceTests",
+            dependencies: [
+                "StorageService",
+                "Messaging",
+                "RecipeModel",
+                "RecipeProtocol",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "EndToEndTests",
-            dependencies: ["Messaging", "RecipeProtocol"],
+            dependencies: ["Messaging", "RecipeProtocol", "RecipeModel", "RecipeStore"],
             swiftSettings: strict
         ),
     ]

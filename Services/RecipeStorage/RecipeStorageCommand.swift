@@ -3,6 +3,8 @@ import Logging
 import Messaging
 import RecipeProtocol
 import ServiceLifecycle
+import StorageService
+import Foundation
 
 /// `recipe-storage`: the RecipeVault process that owns the recipe data and answers requests over ZeroMQ.
 @main
@@ -15,6 +17,12 @@ struct RecipeStorageCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("Endpoint to answer requests on (environment: RECIPES_STORAGE_BIND).", valueName: "endpoint"))
     var bind: String?
+
+    @Option(name: .long, help: ArgumentHelp("Data folder for Recipes.sqlite and photos (environment: RECIPES_DATA; default ./data).", valueName: "folder"))
+    var data: String?
+
+    @Flag(name: .long, help: "Load the sample books and starter recipes when the database is empty.")
+    var seedSamples = false
 
     @Option(name: .long, help: ArgumentHelp("Largest frame a client may send, in bytes; larger ones drop the client.", valueName: "bytes"))
     var maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes
@@ -32,6 +40,8 @@ struct RecipeStorageCommand: AsyncParsableCommand {
         var configuration = StorageConfiguration()
         configuration.bindEndpoint = bind ?? Environment.value("RECIPES_STORAGE_BIND") ?? RecipeVault.defaultStorageEndpoint
         configuration.maxFrameBytes = maxFrameBytes
+        configuration.dataFolder = URL(fileURLWithPath: data ?? Environment.value("RECIPES_DATA") ?? RecipeVault.defaultDataFolder)
+        configuration.seedSamples = seedSamples
 
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardOutput(label: label)
@@ -40,15 +50,15 @@ struct RecipeStorageCommand: AsyncParsableCommand {
         }
         let logger = Logger(label: "recipe-storage")
 
-        var routes = Routes()
-        routes.addSystemOperations(service: "recipe-storage")
-        let server = try MessageServer(configuration: configuration.server, routes: routes, logger: logger)
+        let service = try await StorageService(configuration: configuration, logger: logger)
         let group = ServiceGroup(
-            services: [server],
+            services: [service.server],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         )
         try await group.run()
+        try service.store.close()
+        logger.info("database closed")
     }
 }
 

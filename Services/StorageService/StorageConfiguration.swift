@@ -1,0 +1,24 @@
+import Foundation
+import Messaging
+import RecipeProtocol
+
+/// Everything `recipe-storage` is told at start-up.
+public struct StorageConfiguration: Sendable {
+    /// Where requests are answered.
+    public var bindEndpoint = RecipeVault.defaultStorageEndpoint
+    /// The data folder holding `Recipes.sqlite` and `photos/`.
+    public var dataFolder = URL(fileURLWithPath: RecipeVault.defaultDataFolder)
+    /// The largest frame a client may send.
+    public var maxFrameBytes = WireProtocol.defaultMaxFrameBytes
+    /// Load the sample collection when the database is empty.
+    public var seedSamples = false
+
+    public init() {}
+
+    /// The server loop's configuration.
+    public var server: MessageServer.Configuration {
+        var configuration = MessageServer.Configuration(endpoint: bindEndpoint, serviceName: "recipe-storage")
+        configuration.maxFrameBytes = maxFrameBytes
+        return configuration
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Messaging
+import RecipeModel
+import RecipeProtocol
+import RecipeStore
+
+extension Routes {
+    /// Every `recipe-storage` operation, answered from `store`.
+    public mutating func addStorageOperations(store: RecipeStore) {
+        handle(RecipeOps.Create.self) { request, _ in
+            let (recipe, created) = try await store.createRecipe(id: request.id ?? UUID(), request.recipe)
+            return .init(recipe: recipe, created: created)
+        }
+        handle(RecipeOps.Get.self) { request, _ in try await store.recipeDetail(request.id, servings: request.servings) }
+        handle(RecipeOps.Update.self) { request, _ in
+            try await store.updateRecipe(id: request.id, expectedVersion: request.expectedVersion, request.recipe)
+        }
+        handle(RecipeOps.Delete.self) { request, _ in Deleted(deleted: try await store.deleteRecipe(id: request.id)) }
+        handle(RecipeOps.List.self) { request, _ in try await store.listRecipes(request) }
+        handle(RecipeOps.Search.self) { request, _ in
+            .init(hits: try await store.searchRecipes(request.text, limit: request.limit ?? 20))
+        }
+        handle(RecipeOps.Duplicate.self) { request, _ in
+            try await store.duplicateRecipe(id: request.id, newID: request.newID ?? UUID(), name: request.name)
+        }
+        handle(RecipeOps.Favorite.self) { request, _ in try await store.setFavorite(id: request.id, request.isFavorite) }
+        handle(RecipeOps.Rate.self) { request, _ in try await store.rate(id: request.id, request.rating) }
+        handle(RecipeOps.CanMake.self) { request, _ in
+            .init(results: try await store.canMake(
+                have: request.have, maxMissing: request.maxMissing ?? 0, ignoreStaples: request.ignoreStaples ?? true))
+        }
+
+        handle(BookOps.Create.self) { request, _ in
+            try await store.createBook(id: request.id ?? UUID(), title: request.title, author: request.author)
+        }
+        handle(BookOps.List.self) { _, _ in .init(books: try await store.listBooks()) }
+        handle(BookOps.Get.self) { request, _ in try await store.book(request.id) }
+        handle(BookOps.Update.self) { request, _ in
+            guard let id = request.id else { throw ServiceError(.invalidBody, "body.id is missing; book.update needs the book's id") }
+            return try await store.updateBook(id: id, title: request.title, author: request.author)
+        }
+        handle(BookOps.Delete.self) { request, _ in Deleted(deleted: try await store.deleteBook(id: request.id)) }
+
+        handle(IngredientOps.List.self) { request, _ in .init(ingredients: try await store.listIngredients(category: request.category)) }
+        handle(IngredientOps.Find.self) { request, _ in try await store.findIngredient(request.name) }
+        handle(IngredientOps.Upsert.self) { request, _ in
+            try await store.upsertIngredient(id: request.id ?? UUID(), name: request.name, category: request.category,
+                                             aliases: request.aliases ?? [])
+        }
+
+        handle(CookLogOps.Add.self) { request, _ in
+            try await store.addCookLogEntry(id: request.id ?? UUID(), recipeID: request.recipeID, cookedAt: request.cookedAt,
+                                            rating: request.rating, note: request.note, servings: request.servings)
+        }
+        handle(CookLogOps.List.self) { request, _ in
+            .init(entries: try await store.cookLog(recipeID: request.recipeID, limit: request.limit ?? 50))
+        }
+        handle(CookLogOps.Delete.self) { request, _ in Deleted(deleted: try await store.deleteCookLogEntry(id: request.id)) }
+
+        handle(StorageOps.LoadSamples.self) { _, _ in try await store.loadSamples() }
+        handle(StorageOps.Stats.self) { _, _ in try await store.stats() }
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import Logging
+import Messaging
+import RecipeProtocol
+import RecipeStore
+import ServiceLifecycle
+
+/// The storage service: the store, opened and migrated, behind the message server.
+public struct StorageService: Sendable {
+    public let store: RecipeStore
+    public let server: MessageServer
+
+    /// Opens the store in the configured data folder, loads the samples when asked
+    /// and the database is empty, and prepares the server (nothing is bound yet).
+    public init(configuration: StorageConfiguration, logger: Logger) async throws {
+        store = try RecipeStore(folder: configuration.dataFolder)
+        let settings = try store.durabilitySettings()
+        logger.info("database open", metadata: [
+            "path": "\(configuration.dataFolder.appendingPathComponent(RecipeVault.databaseFileName).path)",
+            "journal": "\(settings.journalMode)", "synchronous": "\(settings.synchronous == 2 ? "full" : String(settings.synchronous))",
+        ])
+        if configuration.seedSamples {
+            if try await store.isEmpty() {
+                let result = try await store.loadSamples()
+                logger.info("sample recipes loaded", metadata: ["recipes": "\(result.recipes)", "books": "\(result.books)"])
+            } else {
+                logger.info("sample recipes not loaded: the database already holds data")
+            }
+        }
+        var routes = Routes()
+        routes.addSystemOperations(service: "recipe-storage")
+        routes.addStorageOperations(store: store)
+        server = try MessageServer(configuration: configuration.server, routes: routes, logger: logger)
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Messaging
+import RecipeModel
+import RecipeProtocol
+import RecipeStore
+import Synchronization
+import Testing
+
+/// Ids and versions the service acknowledged.
+final class Acknowledged: Sendable {
+    private let state = Mutex<[UUID: Int]>([:])
+    func record(_ id: UUID, version: Int) { state.withLock { $0[id] = version } }
+    var all: [UUID: Int] { state.withLock { $0 } }
+}
+
+@Suite("recipe-storage durability")
+struct DurabilityTests {
+    @Test("every acknowledged write survives kill -9 mid-stream; the file passes integrity_check")
+    func killNine() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-kill-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let acknowledged = Acknowledged()
+
+        let first = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--data", folder.path, "--seed-samples"])
+        let endpoint = try await first.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+)"#)
+        var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: "storage")
+        configuration.timeout = .seconds(2)
+        configuration.attempts = 1
+        let client = try MessageClient(configuration: configuration)
+
+        // Writes and updates until the service dies under them.
+        let writer = Task {
+            for index in 0..<10_000 {
+                let id = UUID()
+                do {
+                    let draft = RecipeDraft(name: "Recipe \(index)", ingredients: [.init(text: "\(index) g flour")], notes: "written \(index)")
+                    let created = try await client.call(RecipeOps.Create.self, .init(id: id, recipe: draft)).recipe
+                    acknowledged.record(id, version: created.version)
+                    if index % 3 == 0 {
+                        var edit = draft
+                        edit.notes = "edited \(index)"
+                        let updated = try await client.call(RecipeOps.Update.self, .init(id: id, expectedVersion: created.version, recipe: edit))
+                        acknowledged.record(id, version: updated.version)
+                    }
+                } catch {
+                    return
+                }
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while acknowledged.all.count < 40 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(try await first.stop(signal: SIGKILL) == 128 + SIGKILL)
+        await writer.value
+        let written = acknowledged.all
+        #expect(written.count >= 40, "the service took writes before it was killed")
+
+        let second = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--data", folder.path, "--seed-samples"])
+        configuration.endpoint = try await second.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+)"#)
+        configuration.attempts = 3
+        let again = try MessageClient(configuration: configuration)
+        for (id, version) in written {
+            let recipe = try await again.call(RecipeOps.Get.self, .init(id: id)).recipe
+            #expect(recipe.version >= version, "\(recipe.name) is at version \(recipe.version), acknowledged \(version)")
+            #expect(recipe.ingredients.count == 1)
+        }
+        let stats = try await again.call(StorageOps.Stats.self, Empty())
+        #expect(stats.starters == 8, "samples were not loaded a second time")
+        #expect(try await second.stop() == 0)
+
+        let store = try RecipeStore(folder: folder)
+        #expect(try store.integrityCheck() == "ok")
+        try store.close()
+    }
+}

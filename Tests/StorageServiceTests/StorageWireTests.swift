@@ -1,0 +1,139 @@
+import Foundation
+import Logging
+import Messaging
+import RecipeModel
+import RecipeProtocol
+import StorageService
+import Testing
+
+/// Runs the storage service on an ephemeral port over a temporary data folder.
+func withStorage<T: Sendable>(seedSamples: Bool = true, _ body: (MessageClient) async throws -> T) async throws -> T {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-wire-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    var configuration = StorageConfiguration()
+    configuration.bindEndpoint = "tcp://127.0.0.1:*"
+    configuration.dataFolder = folder
+    configuration.seedSamples = seedSamples
+    let service = try await StorageService(configuration: configuration, logger: Logger(label: "test"))
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await service.server.run() }
+        defer { service.server.stop() }
+        var clientConfiguration = MessageClient.Configuration(endpoint: try await service.server.boundEndpoint, serviceName: "storage")
+        clientConfiguration.timeout = .seconds(10)
+        let result = try await body(try MessageClient(configuration: clientConfiguration))
+        service.server.stop()
+        try await group.waitForAll()
+        try service.store.close()
+        return result
+    }
+}
+
+@Suite("recipe-storage operations through real sockets")
+struct StorageWireTests {
+    @Test("create, get, list, search, update, delete round-trip over the wire")
+    func recipeLifecycle() async throws {
+        try await withStorage { client async throws in
+            let id = UUID()
+            let draft = RecipeDraft(name: "Tomato Soup", ingredients: [.init(text: "1 kg tomatoes"), .init(text: "1 onion, diced")],
+                                    instructions: [.init(text: "Simmer and blend.")], servings: 4, prepTime: "PT10M", cookTime: "PT30M",
+                                    recipeCuisine: "Italian")
+            let created = try await client.call(RecipeOps.Create.self, .init(id: id, recipe: draft))
+            #expect(created.created && created.recipe.id == id)
+            #expect(created.recipe.ingredients.map(\.food) == ["tomato", "onion"])
+
+            let detail = try await client.call(RecipeOps.Get.self, .init(id: id, servings: 2))
+            #expect(detail.recipe == created.recipe)
+            #expect(detail.scaledIngredients?.first?.quantity == 0.5)
+
+            let italian = try await client.call(RecipeOps.List.self, RecipeListQuery(cuisine: "italian"))
+            #expect(Set(italian.recipes.map(\.name)) == ["Tomato Soup", "Classic Tomato Pasta"])
+            let hits = try await client.call(RecipeOps.Search.self, .init(text: "soup tom"))
+            #expect(hits.hits.first?.recipe.id == id)
+
+            var edit = RecipeDraft(created.recipe)
+            edit.notes = "Add basil."
+            let updated = try await client.call(RecipeOps.Update.self, .init(id: id, expectedVersion: 1, recipe: edit))
+            #expect(updated.version == 2)
+            let conflict = await #expect(throws: ServiceError.self) {
+                _ = try await client.call(RecipeOps.Update.self, .init(id: id, expectedVersion: 1, recipe: edit))
+            }
+            #expect(conflict?.code == .conflict)
+
+            #expect(try await client.call(RecipeOps.Delete.self, ByID(id: id)).deleted)
+            let gone = await #expect(throws: ServiceError.self) { _ = try await client.call(RecipeOps.Get.self, .init(id: id)) }
+            #expect(gone?.code == .notFound)
+        }
+    }
+
+    @Test("starters, samples, books, catalogue, cook log, can-make and stats over the wire")
+    func everythingElse() async throws {
+        try await withStorage { client async throws in
+            let stats = try await client.call(StorageOps.Stats.self, Empty())
+            #expect(stats.recipes == 8 && stats.books == 3 && stats.ingredients == 43 && stats.starters == 8)
+            #expect(try await client.call(StorageOps.LoadSamples.self, Empty()).loaded == false, "never twice")
+
+            let pasta = try await client.call(RecipeOps.List.self, RecipeListQuery(cuisine: "Italian")).recipes[0]
+            let readOnly = await #expect(throws: ServiceError.self) { _ = try await client.call(RecipeOps.Delete.self, ByID(id: pasta.id)) }
+            #expect(readOnly?.code == .starterReadOnly)
+            let copy = try await client.call(RecipeOps.Duplicate.self, .init(id: pasta.id, name: "My Tomato Pasta"))
+            #expect(copy.origin == .custom && copy.name == "My Tomato Pasta")
+            #expect(try await client.call(RecipeOps.Favorite.self, .init(id: copy.id, isFavorite: true)).isFavorite)
+            #expect(try await client.call(RecipeOps.Rate.self, .init(id: copy.id, rating: 4)).rating == 4)
+            let badRating = await #expect(throws: ServiceError.self) { _ = try await client.call(RecipeOps.Rate.self, .init(id: copy.id, rating: 9)) }
+            #expect(badRating?.code == .invalidArgument)
+
+            let books = try await client.call(BookOps.List.self, Empty()).books
+            #expect(books.map(\.book.title) == ["Ottolenghi Simple", "Salt, Fat, Acid, Heat", "The Wok"])
+            let wok = try #require(books.first { $0.book.title == "The Wok" })
+            #expect(try await client.call(BookOps.Get.self, ByID(id: wok.book.id)).recipes.map(\.name) == ["Egg Fried Rice", "Chicken Stir-Fry"])
+            let newBook = try await client.call(BookOps.Create.self, .init(title: "Ferment", author: nil))
+            #expect(try await client.call(BookOps.Update.self, .init(id: newBook.id, title: "Fermentation")).title == "Fermentation")
+            #expect(try await client.call(BookOps.Delete.self, ByID(id: newBook.id)).deleted)
+
+            #expect(try await client.call(IngredientOps.Find.self, .init(name: "green onions")).name == "spring onion")
+            let upserted = try await client.call(IngredientOps.Upsert.self, .init(name: "Leeks", category: .vegetable, aliases: ["leek"]))
+            #expect(upserted.name == "leek" && upserted.aliases.isEmpty, "an alias equal to the name is dropped")
+            #expect(try await client.call(IngredientOps.List.self, .init(category: .fruit)).ingredients.map(\.name) == ["cherry", "lemon", "lime"])
+
+            let cooked = try await client.call(CookLogOps.Add.self, .init(recipeID: copy.id, rating: 5, note: "Perfect"))
+            #expect(cooked.recipeName == "My Tomato Pasta")
+            #expect(try await client.call(CookLogOps.List.self, .init(recipeID: copy.id)).entries == [cooked])
+            #expect(try await client.call(RecipeOps.Get.self, .init(id: copy.id)).timesCooked == 1)
+            #expect(try await client.call(CookLogOps.Delete.self, ByID(id: cooked.id)).deleted)
+
+            let canMake = try await client.call(RecipeOps.CanMake.self, .init(have: ["chickpeas", "tahini", "lemon", "garlic", "cumin"], maxMissing: 1))
+            #expect(canMake.results.map(\.recipe.name) == ["Hummus from Scratch"])
+            #expect(canMake.results.first?.missing == ["paprika"])
+        }
+    }
+
+    @Test("bad bodies get invalid_body naming the field; the service keeps serving")
+    func badBodies() async throws {
+        try await withStorage(seedSamples: false) { client async throws in
+            let missingName = await #expect(throws: ServiceError.self) {
+                _ = try await client.call(UntypedCreate.self, .init(recipe: ["description": "no name"]))
+            }
+            #expect(missingName?.code == .invalidBody)
+            #expect(missingName?.message == "body.recipe.name is missing")
+            let notUUID = await #expect(throws: ServiceError.self) { _ = try await client.call(UntypedGet.self, .init(id: "seven")) }
+            #expect(notUUID?.code == .invalidBody)
+            #expect(try await client.call(StorageOps.Stats.self, Empty()).recipes == 0)
+        }
+    }
+}
+
+/// `recipe.create` with a free-form recipe object, to send what a typed client cannot.
+enum UntypedCreate: WireOperation {
+    static let name = "recipe.create"
+    static let isWrite = true
+    struct Request: Codable, Sendable { var recipe: [String: String] }
+    typealias Response = RecipeOps.Create.Response
+}
+
+/// `recipe.get` with any id text.
+enum UntypedGet: WireOperation {
+    static let name = "recipe.get"
+    static let isWrite = false
+    struct Request: Codable, Sendable { var id: String }
+    typealias Response = RecipeDetail
+}
