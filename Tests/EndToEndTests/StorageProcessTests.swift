@@ -7,7 +7,7 @@ import Testing
 struct StorageProcessTests {
     @Test("starts on an ephemeral port, answers health, and exits cleanly on SIGTERM and SIGINT", arguments: [SIGTERM, SIGINT])
     func startServeStop(signal: Int32) async throws {
-        let service = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*"])
+        let service = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--data", temporaryDataFolder()])
         let endpoint = try await service.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+)"#)
         var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: "storage")
         configuration.timeout = .seconds(5)
@@ -19,19 +19,27 @@ struct StorageProcessTests {
         #expect(service.printed.contains("stopping"))
     }
 
-    @Test("the RECIPES_STORAGE_BIND environment variable sets the endpoint")
+    @Test("RECIPES_STORAGE_BIND and RECIPES_DATA set the endpoint and the data folder")
     func bindFromEnvironment() async throws {
-        let service = try ServiceProcess("recipe-storage", [], environment: ["RECIPES_STORAGE_BIND": "tcp://127.0.0.1:*"])
+        let service = try ServiceProcess("recipe-storage", [], environment: [
+            "RECIPES_STORAGE_BIND": "tcp://127.0.0.1:*", "RECIPES_DATA": temporaryDataFolder(),
+        ])
         let endpoint = try await service.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+)"#)
         #expect(endpoint != RecipeVault.defaultStorageEndpoint)
+        #expect(service.printed.contains("rv-data-"), "the database opened in the folder RECIPES_DATA names")
         #expect(try await service.stop() == 0)
     }
 
     @Test("an endpoint it cannot bind is a clear error and a non-zero exit")
     func badEndpoint() async throws {
-        let service = try ServiceProcess("recipe-storage", ["--bind", "tcp://no-such-interface-xyz:1"])
+        let service = try ServiceProcess("recipe-storage", ["--bind", "tcp://no-such-interface-xyz:1", "--data", temporaryDataFolder()])
         _ = try await service.waitForOutput("cannot listen on tcp://no-such-interface-xyz:1")
         let status = try await service.waitForExit()
         #expect(status != nil && status != 0)
     }
+}
+
+/// A fresh data folder path in the temporary folder (the service creates it).
+func temporaryDataFolder() -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("rv-data-\(UUID().uuidString)").path
 }
