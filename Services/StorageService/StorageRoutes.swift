@@ -57,6 +57,21 @@ extension Routes {
         }
         handle(CookLogOps.Delete.self) { request, _ in Deleted(deleted: try await store.deleteCookLogEntry(id: request.id)) }
 
+        handle(PhotoOps.Add.self) { request, context in
+            .init(photos: try await store.addPhoto(recipeID: request.recipeID, bytes: try context.frame(request.photo), position: request.position))
+        }
+        handle(PhotoOps.ListPhotos.self) { request, _ in .init(photos: try await store.photoList(recipeID: request.recipeID)) }
+        handleWithFrames(PhotoOps.Get.self) { request, _ in
+            let (photo, bytes) = try await store.photo(recipeID: request.recipeID, position: request.position)
+            return Reply(.init(photo: photo, bytes: FrameReference(frame: 1)), frames: [bytes])
+        }
+        handle(PhotoOps.Move.self) { request, _ in
+            .init(photos: try await store.movePhoto(recipeID: request.recipeID, photoID: request.photoID, to: request.position))
+        }
+        handle(PhotoOps.Remove.self) { request, _ in
+            .init(photos: try await store.removePhoto(recipeID: request.recipeID, photoID: request.photoID))
+        }
+
         handle(StorageOps.LoadSamples.self) { _, _ in try await store.loadSamples() }
         handle(StorageOps.Stats.self) { _, _ in try await store.stats() }
     }

@@ -20,6 +20,12 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case conflict = "conflict"
     /// The recipe is a starter (a read-only sample); duplicate it to change it.
     case starterReadOnly = "starter_read_only"
+    /// A photo is larger than 2 MB.
+    case photoTooLarge = "photo_too_large"
+    /// The recipe already has the most photos allowed (10).
+    case tooManyPhotos = "too_many_photos"
+    /// The bytes are not a JPEG, PNG, WebP or HEIC image.
+    case unsupportedImage = "unsupported_image"
     /// The service is shutting down and takes no new requests.
     case shuttingDown = "shutting_down"
     /// The service failed in a way the request could not cause; the message says what failed.

@@ -137,3 +137,34 @@ enum UntypedGet: WireOperation {
     struct Request: Codable, Sendable { var id: String }
     typealias Response = RecipeDetail
 }
+
+@Suite("Photos through real sockets")
+struct PhotoWireTests {
+    @Test("add a 1.9 MB photo in a binary frame and get it back byte-exact; limits answer with their codes")
+    func photoRoundTrip() async throws {
+        try await withStorage(seedSamples: false) { client async throws in
+            let id = try await client.call(RecipeOps.Create.self, .init(recipe: RecipeDraft(name: "Bread"))).recipe.id
+            var bytes = Data([0xFF, 0xD8, 0xFF, 0xE1])
+            bytes.append(contentsOf: (4..<1_900_000).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) })
+            let added = try await client.send(PhotoOps.Add.self, .init(recipeID: id), frames: [bytes]).body
+            #expect(added.photos.count == 1 && added.photos[0].mediaType == "image/jpeg")
+            let got = try await client.send(PhotoOps.Get.self, .init(recipeID: id, position: 0))
+            #expect(got.frames == [bytes])
+            #expect(got.body.photo.byteCount == 1_900_000)
+
+            let tooLarge = await #expect(throws: ServiceError.self) {
+                _ = try await client.send(PhotoOps.Add.self, .init(recipeID: id), frames: [Data([0xFF, 0xD8, 0xFF]) + Data(count: 2_100_000)])
+            }
+            #expect(tooLarge?.code == .photoTooLarge)
+            let notImage = await #expect(throws: ServiceError.self) {
+                _ = try await client.send(PhotoOps.Add.self, .init(recipeID: id), frames: [Data("hello".utf8)])
+            }
+            #expect(notImage?.code == .unsupportedImage)
+            let noFrame = await #expect(throws: ServiceError.self) { _ = try await client.send(PhotoOps.Add.self, .init(recipeID: id)) }
+            #expect(noFrame?.code == .invalidBody)
+            let removed = try await client.call(PhotoOps.Remove.self, .init(recipeID: id, photoID: added.photos[0].id))
+            #expect(removed.photos.isEmpty)
+            #expect(try await client.call(PhotoOps.ListPhotos.self, .init(recipeID: id)).photos.isEmpty)
+        }
+    }
+}
