@@ -73,6 +73,7 @@ let package = Package(
             dependencies: [
                 "RecipeStore",
                 "Messaging",
+                "ZeroMQ",
                 "RecipeModel",
                 "RecipeProtocol",
                 .product(name: "Logging", package: "swift-log"),
@@ -147,6 +148,7 @@ let package = Package(
             dependencies: [
                 "StorageService",
                 "Messaging",
+                "ZeroMQ",
                 "RecipeModel",
                 "RecipeProtocol",
                 .product(name: "Logging", package: "swift-log"),

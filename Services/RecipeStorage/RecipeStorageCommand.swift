@@ -18,6 +18,9 @@ struct RecipeStorageCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Endpoint to answer requests on (environment: RECIPES_STORAGE_BIND).", valueName: "endpoint"))
     var bind: String?
 
+    @Option(name: .long, help: ArgumentHelp("Endpoint to publish change notices on (environment: RECIPES_STORAGE_PUBLISH).", valueName: "endpoint"))
+    var publish: String?
+
     @Option(name: .long, help: ArgumentHelp("Data folder for Recipes.sqlite and photos (environment: RECIPES_DATA; default ./data).", valueName: "folder"))
     var data: String?
 
@@ -42,6 +45,7 @@ struct RecipeStorageCommand: AsyncParsableCommand {
         configuration.maxFrameBytes = maxFrameBytes
         configuration.dataFolder = URL(fileURLWithPath: data ?? Environment.value("RECIPES_DATA") ?? RecipeVault.defaultDataFolder)
         configuration.seedSamples = seedSamples
+        configuration.publishEndpoint = publish ?? Environment.value("RECIPES_STORAGE_PUBLISH") ?? RecipeVault.defaultStoragePublishEndpoint
 
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardOutput(label: label)
@@ -57,6 +61,7 @@ struct RecipeStorageCommand: AsyncParsableCommand {
             logger: logger
         )
         try await group.run()
+        await service.publisher.close()
         try service.store.close()
         logger.info("database closed")
     }

@@ -6,6 +6,8 @@ import RecipeProtocol
 public struct StorageConfiguration: Sendable {
     /// Where requests are answered.
     public var bindEndpoint = RecipeVault.defaultStorageEndpoint
+    /// Where change notices are published.
+    public var publishEndpoint = RecipeVault.defaultStoragePublishEndpoint
     /// The data folder holding `Recipes.sqlite` and `photos/`.
     public var dataFolder = URL(fileURLWithPath: RecipeVault.defaultDataFolder)
     /// The largest frame a client may send.

@@ -9,6 +9,7 @@ import ServiceLifecycle
 public struct StorageService: Sendable {
     public let store: RecipeStore
     public let server: MessageServer
+    public let publisher: ChangePublisher
 
     /// Opens the store in the configured data folder, loads the samples when asked
     /// and the database is empty, and prepares the server (nothing is bound yet).
@@ -27,7 +28,11 @@ public struct StorageService: Sendable {
                 logger.info("sample recipes not loaded: the database already holds data")
             }
         }
+        let publisher = try ChangePublisher(endpoint: configuration.publishEndpoint)
+        self.publisher = publisher
+        logger.info("publishing change notices", metadata: ["endpoint": "\(publisher.endpoint)"])
         var routes = Routes()
+        routes.observeWrites { op in publisher.announce(op) }
         routes.addSystemOperations(service: "recipe-storage")
         routes.addStorageOperations(store: store)
         server = try MessageServer(configuration: configuration.server, routes: routes, logger: logger)

@@ -11,6 +11,13 @@ public struct Routes: Sendable {
     }
 
     private(set) var table: [String: Route] = [:]
+    private var writeObserver: (@Sendable (_ op: String) -> Void)?
+
+    /// Calls `observer` after every write operation that succeeded (its change is
+    /// committed), with the operation's name. Set it before adding the routes.
+    public mutating func observeWrites(_ observer: @escaping @Sendable (_ op: String) -> Void) {
+        writeObserver = observer
+    }
 
     /// No operations yet.
     public init() {}
@@ -27,11 +34,14 @@ public struct Routes: Sendable {
         // Made once: Foundation's coders are safe to share, and costly to make per request.
         let encoder = WireCodec.makeEncoder()
         let decoder = WireCodec.makeDecoder()
+        let observer = Op.isWrite ? writeObserver : nil
         table[Op.name] = Route(isWrite: Op.isWrite) { frame, context in
             do {
                 let body = try WireCodec.decodeRequestBody(Op.Request.self, from: frame, using: decoder)
                 let reply = try await handler(body, context)
-                return [try WireCodec.encodeReply(id: context.requestID, body: reply.body, using: encoder)] + reply.frames
+                let frames = [try WireCodec.encodeReply(id: context.requestID, body: reply.body, using: encoder)] + reply.frames
+                observer?(Op.name)
+                return frames
             } catch let error as ServiceError {
                 return [WireCodec.encodeError(id: context.requestID, error: error, using: encoder)]
             } catch {

@@ -167,5 +167,11 @@ public struct ServerStartError: Error, CustomStringConvertible {
     /// Why it failed.
     public let underlying: any Error
 
+    /// An error for `endpoint`, failed because of `underlying`.
+    public init(endpoint: String, underlying: any Error) {
+        self.endpoint = endpoint
+        self.underlying = underlying
+    }
+
     public var description: String { "cannot listen on \(endpoint): \(underlying)" }
 }

@@ -21,8 +21,8 @@ struct DurabilityTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let acknowledged = Acknowledged()
 
-        let first = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--data", folder.path, "--seed-samples"])
-        let endpoint = try await first.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+)"#)
+        let first = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder.path, "--seed-samples"])
+        let endpoint = try await first.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
         var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: "storage")
         configuration.timeout = .seconds(2)
         configuration.attempts = 1
@@ -54,8 +54,8 @@ struct DurabilityTests {
         let written = acknowledged.all
         #expect(written.count >= 40, "the service took writes before it was killed")
 
-        let second = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--data", folder.path, "--seed-samples"])
-        configuration.endpoint = try await second.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+)"#)
+        let second = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder.path, "--seed-samples"])
+        configuration.endpoint = try await second.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
         configuration.attempts = 3
         let again = try MessageClient(configuration: configuration)
         for (id, version) in written {

@@ -5,13 +5,22 @@ import RecipeModel
 import RecipeProtocol
 import StorageService
 import Testing
+import ZeroMQ
 
 /// Runs the storage service on an ephemeral port over a temporary data folder.
 func withStorage<T: Sendable>(seedSamples: Bool = true, _ body: (MessageClient) async throws -> T) async throws -> T {
+    try await withStorageService(seedSamples: seedSamples) { client, _ in try await body(client) }
+}
+
+/// Like `withStorage`, also handing over the service (for its publisher).
+func withStorageService<T: Sendable>(
+    seedSamples: Bool = true, _ body: (MessageClient, StorageService) async throws -> T
+) async throws -> T {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-wire-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: folder) }
     var configuration = StorageConfiguration()
     configuration.bindEndpoint = "tcp://127.0.0.1:*"
+    configuration.publishEndpoint = "tcp://127.0.0.1:*"
     configuration.dataFolder = folder
     configuration.seedSamples = seedSamples
     let service = try await StorageService(configuration: configuration, logger: Logger(label: "test"))
@@ -20,9 +29,10 @@ func withStorage<T: Sendable>(seedSamples: Bool = true, _ body: (MessageClient) 
         defer { service.server.stop() }
         var clientConfiguration = MessageClient.Configuration(endpoint: try await service.server.boundEndpoint, serviceName: "storage")
         clientConfiguration.timeout = .seconds(10)
-        let result = try await body(try MessageClient(configuration: clientConfiguration))
+        let result = try await body(try MessageClient(configuration: clientConfiguration), service)
         service.server.stop()
         try await group.waitForAll()
+        await service.publisher.close()
         try service.store.close()
         return result
     }
@@ -136,6 +146,59 @@ enum UntypedGet: WireOperation {
     static let isWrite = false
     struct Request: Codable, Sendable { var id: String }
     typealias Response = RecipeDetail
+}
+
+@Suite("Change notices")
+struct ChangeNoticeTests {
+    @Test("each committed write is announced on the PUB socket; reads and failed writes are not")
+    func notices() async throws {
+        try await withStorageService(seedSamples: false) { client, service async throws in
+            let subscriber = try Subscriber(service.publisher.endpoint)
+            // A subscription takes a moment to reach the publisher: write until a notice arrives.
+            var notice: ChangeNotice?
+            let deadline = ContinuousClock.now + .seconds(10)
+            while notice == nil && ContinuousClock.now < deadline {
+                _ = try await client.call(BookOps.Create.self, .init(title: "Notes"))
+                notice = try await subscriber.next(timeout: .milliseconds(100))
+            }
+            #expect(notice?.op == "book.create")
+            while try await subscriber.next(timeout: .milliseconds(100)) != nil {}
+
+            _ = try await client.call(BookOps.List.self, Empty())
+            _ = try? await client.call(RecipeOps.Rate.self, .init(id: UUID(), rating: 3))
+            #expect(try await subscriber.next(timeout: .milliseconds(300)) == nil, "no notice for a read or a failed write")
+            let recipe = try await client.call(RecipeOps.Create.self, .init(recipe: RecipeDraft(name: "Soup"))).recipe
+            let created = try await subscriber.next(timeout: .seconds(5))
+            #expect(created?.op == "recipe.create")
+            _ = try await client.call(RecipeOps.Delete.self, ByID(id: recipe.id))
+            let deleted = try await subscriber.next(timeout: .seconds(5))
+            #expect(deleted?.op == "recipe.delete")
+            #expect((deleted?.seq ?? 0) > (created?.seq ?? 0))
+        }
+    }
+}
+
+/// A SUB socket on its own thread.
+actor Subscriber {
+    private let executor = ThreadExecutor(name: "test subscriber")
+    private let context: Context
+    private let socket: Socket
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    init(_ endpoint: String) throws {
+        context = try Context()
+        socket = try Socket(context, .subscribe)
+        try socket.subscribe(Array(ChangePublisher.topic.utf8))
+        try socket.connect(endpoint)
+    }
+
+    deinit { executor.shutdown() }
+
+    func next(timeout: Duration) throws -> ChangeNotice? {
+        try socket.setReceiveTimeout(timeout)
+        guard let message = try socket.receive(), message.frames.count == 2 else { return nil }
+        return try WireCodec.makeDecoder().decode(ChangeNotice.self, from: message.frames[1])
+    }
 }
 
 @Suite("Photos through real sockets")
