@@ -100,6 +100,7 @@ let package = Package(
             dependencies: [
                 // The baseline talks to libzmq directly, so it carries no wrapper cost.
                 "CZeroMQ",
+                "ZeroMQ",
                 "Messaging",
                 "RecipeProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

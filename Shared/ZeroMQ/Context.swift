@@ -8,14 +8,22 @@ import CZeroMQ
 public final class Context: Sendable {
     nonisolated(unsafe) let handle: UnsafeMutableRawPointer
 
-    /// Creates a context with `ioThreads` background I/O threads.
-    public init(ioThreads: Int = 1) throws {
+    /// Creates a context with `ioThreads` background I/O threads and room for
+    /// `maxSockets` sockets at once (libzmq's default is 1023; closed sockets count
+    /// until libzmq's reaper thread has finished them).
+    public init(ioThreads: Int = 1, maxSockets: Int? = nil) throws {
         guard let handle = zmq_ctx_new() else {
             throw ZMQError(errno: zmq_errno(), operation: "zmq_ctx_new")
         }
         self.handle = handle
         try zmqCheck("zmq_ctx_set(ZMQ_IO_THREADS)") { zmq_ctx_set(handle, ZMQ_IO_THREADS, Int32(ioThreads)) }
+        if let maxSockets {
+            try zmqCheck("zmq_ctx_set(ZMQ_MAX_SOCKETS)") { zmq_ctx_set(handle, ZMQ_MAX_SOCKETS, Int32(clamping: maxSockets)) }
+        }
     }
+
+    /// How many sockets this context allows at once.
+    public var maxSockets: Int { Int(zmq_ctx_get(handle, ZMQ_MAX_SOCKETS)) }
 
     /// Makes every blocking call on this context's sockets return with `ETERM`,
     /// so threads parked in `receive` or `poll` wake up and can close their sockets.

@@ -119,8 +119,9 @@ struct LimitsAndFailureTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.run() }
             let endpoint = try await server.boundEndpoint
-            let slow = try makeClient(endpoint, timeout: .seconds(5), attempts: 1)
-            async let running = slow.call(Increment.self, Increment.Request(delayMilliseconds: 400))
+            let slow = try makeClient(endpoint, timeout: .seconds(10), attempts: 1)
+            // Long enough that the server is surely still draining when the late request comes.
+            async let running = slow.call(Increment.self, Increment.Request(delayMilliseconds: 3_000))
             // Wait until the write is running, then stop.
             let deadline = ContinuousClock.now + .seconds(5)
             while counter.current == 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
