@@ -148,6 +148,7 @@ let package = Package(
             name: "StorageServiceTests",
             dependencies: [
                 "StorageService",
+                "RecipeStore",
                 "Messaging",
                 "ZeroMQ",
                 "RecipeModel",

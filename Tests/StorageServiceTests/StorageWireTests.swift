@@ -4,6 +4,7 @@ import Messaging
 import RecipeModel
 import RecipeProtocol
 import StorageService
+import RecipeStore
 import Testing
 import ZeroMQ
 
@@ -228,6 +229,27 @@ struct PhotoWireTests {
             let removed = try await client.call(PhotoOps.Remove.self, .init(recipeID: id, photoID: added.photos[0].id))
             #expect(removed.photos.isEmpty)
             #expect(try await client.call(PhotoOps.ListPhotos.self, .init(recipeID: id)).photos.isEmpty)
+        }
+    }
+}
+
+@Suite("Protocol reference")
+struct ProtocolReferenceTests {
+    @Test("every operation recipe-storage answers is documented in docs/PROTOCOL.md")
+    func documented() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-doc-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try RecipeStore(folder: folder)
+        defer { try? store.close() }
+        var routes = Routes()
+        routes.addSystemOperations(service: "recipe-storage")
+        routes.addStorageOperations(store: store)
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/PROTOCOL.md")
+        let text = try String(contentsOf: docs, encoding: .utf8)
+        #expect(routes.operations.count >= 28)
+        for op in routes.operations {
+            #expect(text.contains("`\(op)`"), "docs/PROTOCOL.md does not document \(op)")
         }
     }
 }
