@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "recipe-storage", targets: ["RecipeStorage"]),
         .executable(name: "messaging-bench", targets: ["MessagingBenchmark"]),
+        .executable(name: "storage-bench", targets: ["StorageBenchmark"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -95,18 +96,39 @@ let package = Package(
             path: "Services/RecipeStorage",
             swiftSettings: strict
         ),
-        .executableTarget(
-            name: "MessagingBenchmark",
+        .target(
+            name: "BenchmarkSupport",
             dependencies: [
                 // The baseline talks to libzmq directly, so it carries no wrapper cost.
                 "CZeroMQ",
                 "ZeroMQ",
+            ],
+            path: "Benchmarks/BenchmarkSupport",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "MessagingBenchmark",
+            dependencies: [
+                "BenchmarkSupport",
                 "Messaging",
                 "RecipeProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/MessagingBenchmark",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "StorageBenchmark",
+            dependencies: [
+                "BenchmarkSupport",
+                "Messaging",
+                "RecipeModel",
+                "RecipeProtocol",
+                "RecipeStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks/StorageBenchmark",
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BenchmarkSupport
 import Foundation
 import Logging
 import Messaging
@@ -138,34 +139,5 @@ struct MessagingBenchmark: AsyncParsableCommand {
         }
     }
 
-    private func row(_ label: String, _ columns: String...) -> String {
-        label.padding(toLength: 22, withPad: " ", startingAt: 0)
-            + columns.map { String(repeating: " ", count: max(0, 14 - $0.count)) + $0 }.joined()
-    }
-
-    private func ratio(_ value: Double) -> String { String(format: "%.2f×", value) }
 }
 
-/// Percentiles and rates of a set of round-trip times.
-struct Stats {
-    let p50: Duration
-    let p99: Duration
-    let mean: Duration
-    let requestsPerSecond: Double
-
-    init(_ samples: [Duration]) {
-        let sorted = samples.sorted()
-        p50 = sorted[sorted.count / 2]
-        p99 = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
-        let total = sorted.reduce(Duration.zero, +)
-        mean = total / sorted.count
-        requestsPerSecond = Double(sorted.count) / total.seconds
-    }
-
-    var throughput: String { String(format: "%.0f req/s", requestsPerSecond) }
-}
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-    var micros: String { String(format: "%.1f µs", seconds * 1e6) }
-}

@@ -249,3 +249,25 @@ extension RecipeStore {
         Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1_000).rounded(.down) / 1_000)
     }
 }
+
+extension RecipeStore {
+    /// Creates many recipes in one transaction (ids that exist are skipped);
+    /// returns how many were created. For bulk loads: one commit instead of one per recipe.
+    public func importRecipes(_ items: [(id: UUID, draft: RecipeDraft)]) async throws -> Int {
+        for item in items { try item.draft.validate() }
+        return try await pool.write { db in
+            var created = 0
+            let now = Self.now()
+            for (id, draft) in items {
+                if try Row.fetchOne(db, sql: "SELECT 1 FROM recipes WHERE id = ?", arguments: [id.databaseText]) != nil { continue }
+                try Self.checkBook(draft.bookID, in: db)
+                try db.execute(
+                    sql: "INSERT INTO recipes (id, title, createdAt, updatedAt, version, origin) VALUES (?, ?, ?, ?, 1, ?)",
+                    arguments: [id.databaseText, draft.name, now, now, draft.origin.rawValue])
+                try Self.writeFields(of: draft, to: id, in: db)
+                created += 1
+            }
+            return created
+        }
+    }
+}

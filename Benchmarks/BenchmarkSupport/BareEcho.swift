@@ -3,12 +3,12 @@ import Foundation
 
 /// The baseline: a REQ/REP echo written straight against libzmq's C API, with
 /// no wrapper, no JSON and no task hops — the floor our protocol is compared to.
-enum BareEcho {
+public enum BareEcho {
     /// Round-trip times of `count` echoes of `payload` after `warmup` untimed ones.
     ///
     /// Each side has its own context (its own libzmq I/O thread), as the client and
     /// the service do in separate processes, and as the envelope measurement does.
-    static func measure(endpoint: String, payload: Data, count: Int, warmup: Int) throws -> [Duration] {
+    public static func measure(endpoint: String, payload: Data, count: Int, warmup: Int) throws -> [Duration] {
         guard let serverContext = zmq_ctx_new(), let clientContext = zmq_ctx_new() else { throw BenchmarkError("zmq_ctx_new failed") }
         defer {
             zmq_ctx_term(clientContext)
@@ -59,7 +59,8 @@ enum BareEcho {
     }
 }
 
-struct BenchmarkError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+/// A benchmark could not run.
+public struct BenchmarkError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }

@@ -4,8 +4,8 @@ import ZeroMQ
 /// The envelope's socket pattern without the envelope: a DEALER client and a
 /// polling ROUTER echo through our wrapper, with no JSON and no tasks. It shows
 /// how much of the difference to the bare REQ/REP echo is the pattern itself.
-enum WrapperEcho {
-    static func measure(endpoint: String, payload: Data, count: Int, warmup: Int) async throws -> [Duration] {
+public enum WrapperEcho {
+    public static func measure(endpoint: String, payload: Data, count: Int, warmup: Int) async throws -> [Duration] {
         let serverContext = try Context()
         let bound = Mailbox<String>()
         let total = warmup + count
@@ -58,19 +58,21 @@ enum WrapperEcho {
 }
 
 /// Hands one value from one thread to another.
-final class Mailbox<Value: Sendable>: @unchecked Sendable {
+public final class Mailbox<Value: Sendable>: @unchecked Sendable {
     // @unchecked: `value` is only touched with `condition` locked.
     private let condition = NSCondition()
     private var value: Value?
 
-    func put(_ newValue: Value) {
+    public init() {}
+
+    public func put(_ newValue: Value) {
         condition.lock()
         value = newValue
         condition.signal()
         condition.unlock()
     }
 
-    func take(timeout: TimeInterval = 10) throws -> Value {
+    public func take(timeout: TimeInterval = 10) throws -> Value {
         condition.lock()
         defer { condition.unlock() }
         let deadline = Date(timeIntervalSinceNow: timeout)
@@ -82,8 +84,59 @@ final class Mailbox<Value: Sendable>: @unchecked Sendable {
 }
 
 /// Runs blocking `body` on a thread of its own.
-func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+public func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
+extension WrapperEcho {
+    /// Round trips per second of `clients` DEALER clients, each on its own thread,
+    /// against one polling ROUTER echo: the bare ceiling for a service serving them.
+    public static func throughput(endpoint: String, payload: Data, clients: Int, perClient: Int) async throws -> Double {
+        let serverContext = try Context()
+        let bound = Mailbox<String>()
+        let total = clients * perClient
+        let server = Thread {
+            do {
+                let router = try Socket(serverContext, .router)
+                bound.put(try router.bind(endpoint))
+                let poller = Poller()
+                try poller.add(router)
+                var served = 0
+                while served < total {
+                    guard try poller.poll(timeout: .seconds(5)) > 0 else { break }
+                    while let message = try router.receive(dontWait: true) {
+                        try router.send(message, dontWait: true)
+                        served += 1
+                    }
+                }
+            } catch {
+                bound.put("failed: \(error)")
+            }
+        }
+        server.start()
+        let endpoint = try bound.take()
+        let start = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<clients {
+                group.addTask {
+                    try await onThread {
+                        let context = try Context()
+                        let dealer = try Socket(context, .dealer)
+                        try dealer.setReceiveTimeout(.seconds(5))
+                        try dealer.connect(endpoint)
+                        let message = Message([Data(), payload])
+                        for _ in 0..<perClient {
+                            try dealer.send(message)
+                            guard try dealer.receive() != nil else { throw BenchmarkError("the echo server stopped answering") }
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let elapsed = ContinuousClock.now - start
+        return Double(total) / elapsed.seconds
     }
 }

@@ -1,0 +1,53 @@
+import Foundation
+import RecipeProtocol
+
+/// Recipes of realistic size, made from a fixed seed: 6–16 ingredient lines,
+/// 4–12 steps, a description, keywords and notes.
+struct RecipeGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    private mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func pick<T>(_ items: [T]) -> T { items[Int(next() % UInt64(items.count))] }
+    mutating func number(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
+
+    static let foods = ["tomatoes", "onion", "garlic", "olive oil", "butter", "flour", "sugar", "eggs", "milk", "rice",
+                        "chicken breast", "beef mince", "carrots", "celery", "potatoes", "spinach", "lemon", "lime", "basil",
+                        "parsley", "cumin", "paprika", "soy sauce", "ginger", "chickpeas", "lentils", "coconut milk",
+                        "mushrooms", "parmesan", "cream", "salt", "black pepper", "honey", "mustard", "thyme", "rosemary",
+                        "bell pepper", "zucchini", "aubergine", "feta", "yoghurt", "oats", "almonds", "cinnamon", "vanilla"]
+    static let units = ["g", "cups", "tbsp", "tsp", "ml", "cloves", "", "pinch"]
+    static let words = ["simmer", "stir", "roast", "crisp", "golden", "gently", "season", "whisk", "fold", "toast",
+                        "slowly", "bright", "smoky", "rich", "fresh", "tender", "quick", "weeknight", "family", "spicy"]
+    static let cuisines = ["Italian", "Asian", "Mediterranean", "French", "American", "Indian", "Mexican", "Soup"]
+    static let categories = ["Dinner", "Lunch", "Breakfast", "Dessert", "Side", "Snack"]
+
+    mutating func sentence(_ words: Int) -> String {
+        (0..<words).map { _ in pick(Self.words) }.joined(separator: " ").capitalized + "."
+    }
+
+    mutating func draft(_ index: Int) -> RecipeDraft {
+        let main = pick(Self.foods)
+        let ingredients = (0..<number(6...16)).map { _ -> RecipeDraft.Line in
+            let unit = pick(Self.units)
+            return RecipeDraft.Line(text: "\(number(1...500)) \(unit)\(unit.isEmpty ? "" : " ")\(pick(Self.foods)), \(pick(Self.words))")
+        }
+        let steps = (0..<number(4...12)).map { _ in RecipeDraft.Step(text: sentence(number(8...30))) }
+        return RecipeDraft(
+            name: "\(pick(Self.words).capitalized) \(main) \(pick(["bake", "stew", "salad", "pasta", "curry", "soup", "tart"])) \(index)",
+            description: sentence(number(10...40)), ingredients: [RecipeDraft.Line(text: "\(number(100...900)) g \(main)")] + ingredients,
+            instructions: steps, recipeYield: "\(number(1...8)) servings", servings: Double(number(1...8)),
+            prepTime: "PT\(number(5...45))M", cookTime: "PT\(number(10...180))M",
+            recipeCategory: pick(Self.categories), recipeCuisine: pick(Self.cuisines),
+            keywords: (0..<number(1...5)).map { _ in pick(Self.words) }, notes: number(0...3) == 0 ? sentence(number(5...20)) : nil,
+            isFavorite: number(0...9) == 0, rating: number(0...5))
+    }
+}

@@ -1,0 +1,184 @@
+import ArgumentParser
+import BenchmarkSupport
+import Foundation
+import Messaging
+import RecipeModel
+import RecipeProtocol
+import RecipeStore
+
+/// `storage-bench`: recipe-storage under a realistic collection, beside the
+/// baselines measured in the same run — the bare ZeroMQ echo of the same reply
+/// size, and the same query through GRDB in-process.
+@main
+struct StorageBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "storage-bench",
+        abstract: "Measure recipe-storage (get, list, search, create) against a bare echo and in-process GRDB."
+    )
+
+    @Option(help: "Recipes in the collection.")
+    var recipes = 100_000
+
+    @Option(help: "Timed requests per measurement.")
+    var requests = 2_000
+
+    @Option(help: "Creates per client in the create-throughput runs.")
+    var creates = 200
+
+    @Option(help: "Reuse (or keep) the generated collection in this folder instead of a temporary one.")
+    var data: String?
+
+    func validate() throws {
+        guard recipes >= 100 else { throw ValidationError("--recipes must be at least 100") }
+        guard requests >= 100 else { throw ValidationError("--requests must be at least 100") }
+        guard creates >= 10 else { throw ValidationError("--creates must be at least 10") }
+    }
+
+    func run() async throws {
+        let folder = data.map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("rv-storage-bench-\(getpid())")
+        defer { if data == nil { try? FileManager.default.removeItem(at: folder) } }
+
+        let ids = try await generate(in: folder)
+        print("RecipeVault storage benchmark: \(ids.count) recipes, \(requests) timed requests per row, tcp loopback")
+        print("")
+
+        // In-process GRDB baselines, on the same file (the service is not running yet).
+        let store = try RecipeStore(folder: folder)
+        var generator = RecipeGenerator(seed: 7)
+        let getIDs = (0..<requests).map { _ in generator.pick(ids) }
+        let terms = (0..<requests).map { _ in generator.pick(RecipeGenerator.words) + " " + String(generator.pick(RecipeGenerator.foods).prefix(4)) }
+        let localGet = try await time(getIDs) { _ = try await store.recipeDetail($0, servings: nil) }
+        let localList = try await time(Array(RecipeGenerator.cuisines.prefix(4).flatMap { Array(repeating: $0, count: requests / 4) })) {
+            _ = try await store.listRecipes(RecipeListQuery(cuisine: $0, sort: .updatedAt, descending: true, limit: 50))
+        }
+        let localSearch = try await time(terms) { _ = try await store.searchRecipes($0, limit: 20) }
+        let sampleReply = try WireCodec.encodeReply(id: UUID().uuidString, body: try await store.recipeDetail(getIDs[0], servings: nil),
+                                                    using: WireCodec.makeEncoder())
+        try store.close()
+
+        let service = try ServiceUnderTest(folder: folder)
+        defer { service.stop() }
+        let client = try MessageClient(configuration: .init(endpoint: service.endpoint, serviceName: "storage"))
+        let (wireGet, wireList, wireSearch) = try await withTaskExecutorPreference(client.thread) {
+            let get = try await time(getIDs) { _ = try await client.call(RecipeOps.Get.self, .init(id: $0)) }
+            let list = try await time(Array(RecipeGenerator.cuisines.prefix(4).flatMap { Array(repeating: $0, count: requests / 4) })) {
+                _ = try await client.call(RecipeOps.List.self, RecipeListQuery(cuisine: $0, sort: .updatedAt, descending: true, limit: 50))
+            }
+            let search = try await time(terms) { _ = try await client.call(RecipeOps.Search.self, .init(text: $0)) }
+            return (get, list, search)
+        }
+        let bare = try BareEcho.measure(endpoint: "tcp://127.0.0.1:*", payload: sampleReply, count: requests, warmup: requests / 10)
+
+        let createOne = try await createThroughput(endpoint: service.endpoint, clients: 1)
+        let createEight = try await createThroughput(endpoint: service.endpoint, clients: 8)
+        let getEight = try await getThroughput(endpoint: service.endpoint, ids: ids, clients: 8)
+        let bareEight = try await WrapperEcho.throughput(endpoint: "tcp://127.0.0.1:*", payload: sampleReply, clients: 8, perClient: requests / 8)
+        let rss = service.peakResidentBytes
+
+        let bareStats = Stats(bare)
+        print(row("", "p50", "p99", "in-process p50", "bare echo p50", labelWidth: 26, columnWidth: 16))
+        for (label, wire, local) in [("recipe.get", wireGet, localGet), ("recipe.list (50)", wireList, localList),
+                                     ("recipe.search", wireSearch, localSearch)] {
+            let stats = Stats(wire)
+            print(row(label, stats.p50.micros, stats.p99.micros, Stats(local).p50.micros, bareStats.p50.micros,
+                      labelWidth: 26, columnWidth: 16))
+        }
+        print("")
+        print(row("throughput", "req/s", "bare echo req/s", "ratio", labelWidth: 26, columnWidth: 16))
+        print(row("recipe.get, 8 clients", String(format: "%.0f", getEight), String(format: "%.0f", bareEight), ratio(getEight / bareEight),
+                  labelWidth: 26, columnWidth: 16))
+        print(row("recipe.create, 1 client", String(format: "%.0f", createOne), "", "", labelWidth: 26, columnWidth: 16))
+        print(row("recipe.create, 8 clients", String(format: "%.0f", createEight), String(format: "%.0f", bareEight), ratio(createEight / bareEight),
+                  labelWidth: 26, columnWidth: 16))
+        print("")
+        print("peak RSS of recipe-storage: \(rss / 1_048_576) MiB")
+        print("")
+        let getRatio = Stats(wireGet).p50 / bareStats.p50
+        let searchP50 = Stats(wireSearch).p50
+        func verdict(_ met: Bool) -> String { met ? "met" : "NOT met" }
+        print("goals:")
+        print("  recipe.get p50 within 2× the bare echo: \(ratio(getRatio)) — \(verdict(getRatio <= 2))")
+        print("  8 clients get at least half the bare echo throughput: \(ratio(getEight / bareEight)) — \(verdict(getEight / bareEight >= 0.5))")
+        print("  8 clients create at least half the bare echo throughput: \(ratio(createEight / bareEight)) — \(verdict(createEight / bareEight >= 0.5))")
+        print("  recipe.search p50 under 5 ms at \(ids.count) recipes: \(searchP50.millis) — \(verdict(searchP50 < .milliseconds(5)))")
+        print("  peak RSS under 150 MB: \(rss / 1_000_000) MB — \(verdict(rss < 150_000_000))")
+    }
+
+    /// Fills `folder` with `recipes` generated recipes (keeping what is there); returns every id.
+    private func generate(in folder: URL) async throws -> [UUID] {
+        let store = try RecipeStore(folder: folder)
+        defer { try? store.close() }
+        var generator = RecipeGenerator(seed: 42)
+        let existing = try await store.stats().recipes
+        let start = ContinuousClock.now
+        var index = existing
+        while index < recipes {
+            let batch = (index..<min(recipes, index + 1_000)).map { (id: UUID(), draft: generator.draft($0)) }
+            _ = try await store.importRecipes(batch)
+            index += batch.count
+        }
+        if index > existing {
+            print("generated \(index - existing) recipes in \((ContinuousClock.now - start).millis)")
+        }
+        var ids: [UUID] = []
+        var query = RecipeListQuery(sort: .createdAt, limit: RecipeListQuery.maxLimit)
+        while true {
+            let page = try await store.listRecipes(query)
+            ids += page.recipes.map(\.id)
+            guard let next = page.nextCursor else { break }
+            query.cursor = next
+        }
+        return ids
+    }
+
+    private func time<T: Sendable>(_ inputs: [T], _ body: (T) async throws -> Void) async throws -> [Duration] {
+        for input in inputs.prefix(inputs.count / 10) { try await body(input) } // warm-up
+        var samples: [Duration] = []
+        samples.reserveCapacity(inputs.count)
+        for input in inputs {
+            let start = ContinuousClock.now
+            try await body(input)
+            samples.append(ContinuousClock.now - start)
+        }
+        return samples
+    }
+
+    private func createThroughput(endpoint: String, clients: Int) async throws -> Double {
+        let creates = self.creates
+        let start = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for clientIndex in 0..<clients {
+                group.addTask {
+                    let client = try MessageClient(configuration: .init(endpoint: endpoint, serviceName: "storage"))
+                    var generator = RecipeGenerator(seed: UInt64(1_000 + clientIndex))
+                    try await withTaskExecutorPreference(client.thread) {
+                        for index in 0..<creates {
+                            _ = try await client.call(RecipeOps.Create.self, .init(id: UUID(), recipe: generator.draft(index)))
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        return Double(clients * creates) / (ContinuousClock.now - start).seconds
+    }
+
+    private func getThroughput(endpoint: String, ids: [UUID], clients: Int) async throws -> Double {
+        let perClient = requests / clients
+        let start = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for clientIndex in 0..<clients {
+                group.addTask {
+                    let client = try MessageClient(configuration: .init(endpoint: endpoint, serviceName: "storage"))
+                    var generator = RecipeGenerator(seed: UInt64(2_000 + clientIndex))
+                    try await withTaskExecutorPreference(client.thread) {
+                        for _ in 0..<perClient { _ = try await client.call(RecipeOps.Get.self, .init(id: generator.pick(ids))) }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        return Double(clients * perClient) / (ContinuousClock.now - start).seconds
+    }
+}
