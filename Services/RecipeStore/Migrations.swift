@@ -125,10 +125,16 @@ enum Migrations {
                 """)
         }
         migrator.registerMigration("v7 full-text search") { db in
+            // FTS rows are found through an indexed key table: deleting by an
+            // UNINDEXED FTS column would scan the whole index on every write.
             try db.execute(sql: """
                 CREATE VIRTUAL TABLE recipes_fts USING fts5(
-                    recipeId UNINDEXED, name, description, ingredients, keywords, notes,
+                    name, description, ingredients, keywords, notes,
                     tokenize = 'unicode61 remove_diacritics 2'
+                );
+                CREATE TABLE recipe_search_keys (
+                    recipeId TEXT PRIMARY KEY NOT NULL REFERENCES recipes(id) ON DELETE CASCADE,
+                    ftsRowid INTEGER NOT NULL UNIQUE
                 );
                 """)
             // Index what an older file already holds.
@@ -141,18 +147,27 @@ enum Migrations {
 
 /// Keeps `recipes_fts` in step with a recipe, inside the writing transaction.
 enum SearchIndex {
+    /// Re-indexes a recipe (or removes it from the index when it no longer exists).
     static func refresh(recipeID: String, in db: Database) throws {
-        try db.execute(sql: "DELETE FROM recipes_fts WHERE recipeId = ?", arguments: [recipeID])
-        guard let row = try Row.fetchOne(db, sql: "SELECT title, summary, notes FROM recipes WHERE id = ?", arguments: [recipeID]) else {
-            return
-        }
+        try remove(recipeID: recipeID, in: db)
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT title, summary, notes FROM recipes WHERE id = ?"),
+                                         arguments: [recipeID]) else { return }
         let ingredients = try String.fetchAll(
-            db, sql: "SELECT text FROM recipe_ingredients WHERE recipeId = ? ORDER BY position", arguments: [recipeID])
+            db.cachedStatement(sql: "SELECT text FROM recipe_ingredients WHERE recipeId = ? ORDER BY position"), arguments: [recipeID])
         let keywords = try String.fetchAll(
-            db, sql: "SELECT keyword FROM recipe_keywords WHERE recipeId = ? ORDER BY position", arguments: [recipeID])
-        try db.execute(
-            sql: "INSERT INTO recipes_fts (recipeId, name, description, ingredients, keywords, notes) VALUES (?, ?, ?, ?, ?, ?)",
-            arguments: [recipeID, row["title"] as String?, row["summary"] as String?,
-                        ingredients.joined(separator: "\n"), keywords.joined(separator: "\n"), row["notes"] as String?])
+            db.cachedStatement(sql: "SELECT keyword FROM recipe_keywords WHERE recipeId = ? ORDER BY position"), arguments: [recipeID])
+        try db.cachedStatement(sql: "INSERT INTO recipes_fts (name, description, ingredients, keywords, notes) VALUES (?, ?, ?, ?, ?)")
+            .execute(arguments: [row["title"] as String?, row["summary"] as String?, ingredients.joined(separator: "\n"),
+                                 keywords.joined(separator: "\n"), row["notes"] as String?])
+        try db.cachedStatement(sql: "INSERT INTO recipe_search_keys (recipeId, ftsRowid) VALUES (?, ?)")
+            .execute(arguments: [recipeID, db.lastInsertedRowID])
+    }
+
+    /// Takes a recipe out of the index.
+    static func remove(recipeID: String, in db: Database) throws {
+        guard let rowid = try Int64.fetchOne(db.cachedStatement(sql: "SELECT ftsRowid FROM recipe_search_keys WHERE recipeId = ?"),
+                                             arguments: [recipeID]) else { return }
+        try db.cachedStatement(sql: "DELETE FROM recipes_fts WHERE rowid = ?").execute(arguments: [rowid])
+        try db.cachedStatement(sql: "DELETE FROM recipe_search_keys WHERE recipeId = ?").execute(arguments: [recipeID])
     }
 }

@@ -95,8 +95,10 @@ extension RecipeStore {
         let match = words.map { "\"\($0.replacingOccurrences(of: "\"", with: "\"\""))\"*" }.joined(separator: " AND ")
         return try await pool.read { db in
             let rows = try Row.fetchAll(db, sql: """
-                SELECT \(Self.summaryColumns), bm25(recipes_fts, 0.0, 10.0, 2.0, 5.0, 4.0, 1.0) AS rank
-                FROM recipes_fts JOIN recipes r ON r.id = recipes_fts.recipeId
+                SELECT \(Self.summaryColumns), bm25(recipes_fts, 10.0, 2.0, 5.0, 4.0, 1.0) AS rank
+                FROM recipes_fts
+                JOIN recipe_search_keys k ON k.ftsRowid = recipes_fts.rowid
+                JOIN recipes r ON r.id = k.recipeId
                 WHERE recipes_fts MATCH ?
                 ORDER BY rank, lower(r.title) LIMIT ?
                 """, arguments: [match, limit])

@@ -108,8 +108,8 @@ extension RecipeStore {
                 return false
             }
             try Self.checkWritable(try Self.assemble(row, in: db))
+            try SearchIndex.remove(recipeID: id.databaseText, in: db)
             try db.execute(sql: "DELETE FROM recipes WHERE id = ?", arguments: [id.databaseText])
-            try db.execute(sql: "DELETE FROM recipes_fts WHERE recipeId = ?", arguments: [id.databaseText])
             return true
         }
         if deleted { try await collectUnusedPhotos() }
@@ -213,26 +213,22 @@ extension RecipeStore {
         for (position, line) in draft.ingredients.enumerated() {
             let lineID = try freeID(line.id, table: "recipe_ingredients", in: db)
             let parsed = IngredientLine(id: lineID, text: line.text.trimmingCharacters(in: .whitespacesAndNewlines))
-            try db.execute(
-                sql: """
-                    INSERT INTO recipe_ingredients (id, recipeId, position, text, quantity, quantityMax, unit, food, note)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [parsed.id.databaseText, key, position, parsed.text, parsed.quantity, parsed.quantityMax,
-                            parsed.unit, parsed.food, parsed.note])
+            try db.cachedStatement(sql: """
+                INSERT INTO recipe_ingredients (id, recipeId, position, text, quantity, quantityMax, unit, food, note)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """).execute(arguments: [parsed.id.databaseText, key, position, parsed.text, parsed.quantity, parsed.quantityMax,
+                                         parsed.unit, parsed.food, parsed.note])
         }
         try db.execute(sql: "DELETE FROM recipe_instructions WHERE recipeId = ?", arguments: [key])
         for (position, step) in draft.instructions.enumerated() {
-            try db.execute(
-                sql: "INSERT INTO recipe_instructions (id, recipeId, position, text, section) VALUES (?, ?, ?, ?, ?)",
-                arguments: [try freeID(step.id, table: "recipe_instructions", in: db).databaseText, key, position,
-                            step.text.trimmingCharacters(in: .whitespacesAndNewlines), step.section])
+            try db.cachedStatement(sql: "INSERT INTO recipe_instructions (id, recipeId, position, text, section) VALUES (?, ?, ?, ?, ?)")
+                .execute(arguments: [try freeID(step.id, table: "recipe_instructions", in: db).databaseText, key, position,
+                                     step.text.trimmingCharacters(in: .whitespacesAndNewlines), step.section])
         }
         try db.execute(sql: "DELETE FROM recipe_keywords WHERE recipeId = ?", arguments: [key])
         for (position, keyword) in draft.keywords.enumerated() {
-            try db.execute(
-                sql: "INSERT INTO recipe_keywords (recipeId, position, keyword) VALUES (?, ?, ?)",
-                arguments: [key, position, keyword.trimmingCharacters(in: .whitespaces)])
+            try db.cachedStatement(sql: "INSERT INTO recipe_keywords (recipeId, position, keyword) VALUES (?, ?, ?)")
+                .execute(arguments: [key, position, keyword.trimmingCharacters(in: .whitespaces)])
         }
         try SearchIndex.refresh(recipeID: key, in: db)
     }
@@ -240,7 +236,7 @@ extension RecipeStore {
     /// `id` when no other recipe's line uses it (ids are global), else a new one.
     private static func freeID(_ id: UUID?, table: String, in db: Database) throws -> UUID {
         guard let id else { return UUID() }
-        let taken = try Row.fetchOne(db, sql: "SELECT 1 FROM \(table) WHERE id = ?", arguments: [id.databaseText]) != nil
+        let taken = try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(table) WHERE id = ?"), arguments: [id.databaseText]) != nil
         return taken ? UUID() : id
     }
 
