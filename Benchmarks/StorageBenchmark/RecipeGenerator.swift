@@ -30,8 +30,30 @@ struct RecipeGenerator {
     static let cuisines = ["Italian", "Asian", "Mediterranean", "French", "American", "Indian", "Mexican", "Soup"]
     static let categories = ["Dinner", "Lunch", "Breakfast", "Dessert", "Side", "Snack"]
 
+    /// A word of a long-tailed vocabulary (as real text has): a few words are
+    /// everywhere, most are rare. Rank r is drawn with probability ~ 1/r.
+    mutating func vocabularyWord() -> String {
+        let rank = Int(pow(Double(Self.vocabulary.count), Double(next() % 10_000) / 10_000))
+        return Self.vocabulary[min(rank, Self.vocabulary.count) - 1]
+    }
+
+    /// 4,000 pronounceable made-up words, most common first, behind the real ones.
+    static let vocabulary: [String] = {
+        let onsets = ["b", "c", "d", "f", "g", "l", "m", "n", "p", "r", "s", "t", "v", "br", "cr", "gr", "pl", "st", "tr", "ch"]
+        let vowels = ["a", "e", "i", "o", "u", "ai", "ea", "oo", "ou", "ie"]
+        let codas = ["", "n", "r", "l", "s", "t", "m", "nd", "rk", "sh"]
+        var words = Self.words
+        var generator = RecipeGenerator(seed: 99)
+        while words.count < 4_000 {
+            let syllables = 2 + Int(generator.next() % 2)
+            let word = (0..<syllables).map { _ in generator.pick(onsets) + generator.pick(vowels) + generator.pick(codas) }.joined()
+            if !words.contains(word) { words.append(word) }
+        }
+        return words
+    }()
+
     mutating func sentence(_ words: Int) -> String {
-        (0..<words).map { _ in pick(Self.words) }.joined(separator: " ").capitalized + "."
+        (0..<words).map { _ in vocabularyWord() }.joined(separator: " ").capitalized + "."
     }
 
     mutating func draft(_ index: Int) -> RecipeDraft {
@@ -42,12 +64,12 @@ struct RecipeGenerator {
         }
         let steps = (0..<number(4...12)).map { _ in RecipeDraft.Step(text: sentence(number(8...30))) }
         return RecipeDraft(
-            name: "\(pick(Self.words).capitalized) \(main) \(pick(["bake", "stew", "salad", "pasta", "curry", "soup", "tart"])) \(index)",
+            name: "\(vocabularyWord().capitalized) \(main) \(pick(["bake", "stew", "salad", "pasta", "curry", "soup", "tart"])) \(index)",
             description: sentence(number(10...40)), ingredients: [RecipeDraft.Line(text: "\(number(100...900)) g \(main)")] + ingredients,
             instructions: steps, recipeYield: "\(number(1...8)) servings", servings: Double(number(1...8)),
             prepTime: "PT\(number(5...45))M", cookTime: "PT\(number(10...180))M",
             recipeCategory: pick(Self.categories), recipeCuisine: pick(Self.cuisines),
-            keywords: (0..<number(1...5)).map { _ in pick(Self.words) }, notes: number(0...3) == 0 ? sentence(number(5...20)) : nil,
+            keywords: (0..<number(1...5)).map { _ in vocabularyWord() }, notes: number(0...3) == 0 ? sentence(number(5...20)) : nil,
             isFavorite: number(0...9) == 0, rating: number(0...5))
     }
 }

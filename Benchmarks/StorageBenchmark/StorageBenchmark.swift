@@ -47,12 +47,19 @@ struct StorageBenchmark: AsyncParsableCommand {
         let store = try RecipeStore(folder: folder)
         var generator = RecipeGenerator(seed: 7)
         let getIDs = (0..<requests).map { _ in generator.pick(ids) }
-        let terms = (0..<requests).map { _ in generator.pick(RecipeGenerator.words) + " " + String(generator.pick(RecipeGenerator.foods).prefix(4)) }
+        // What people type: a word or two, often a prefix; drawn from the collection's own vocabulary.
+        let terms = (0..<requests).map { index -> String in
+            let word = generator.vocabularyWord()
+            return index % 2 == 0 ? word : String(word.prefix(max(3, word.count - 2))) + " " + String(generator.pick(RecipeGenerator.foods).prefix(4))
+        }
+        // The worst case: the two most common words of the collection.
+        let commonTerms = Array(repeating: "\(RecipeGenerator.vocabulary[0]) \(RecipeGenerator.vocabulary[1])", count: max(100, requests / 10))
         let localGet = try await time(getIDs) { _ = try await store.recipeDetail($0, servings: nil) }
         let localList = try await time(Array(RecipeGenerator.cuisines.prefix(4).flatMap { Array(repeating: $0, count: requests / 4) })) {
             _ = try await store.listRecipes(RecipeListQuery(cuisine: $0, sort: .updatedAt, descending: true, limit: 50))
         }
         let localSearch = try await time(terms) { _ = try await store.searchRecipes($0, limit: 20) }
+        let localCommon = try await time(commonTerms) { _ = try await store.searchRecipes($0, limit: 20) }
         let sampleReply = try WireCodec.encodeReply(id: UUID().uuidString, body: try await store.recipeDetail(getIDs[0], servings: nil),
                                                     using: WireCodec.makeEncoder())
         try store.close()
@@ -60,13 +67,14 @@ struct StorageBenchmark: AsyncParsableCommand {
         let service = try ServiceUnderTest(folder: folder)
         defer { service.stop() }
         let client = try MessageClient(configuration: .init(endpoint: service.endpoint, serviceName: "storage"))
-        let (wireGet, wireList, wireSearch) = try await withTaskExecutorPreference(client.thread) {
+        let (wireGet, wireList, wireSearch, wireCommon) = try await withTaskExecutorPreference(client.thread) {
             let get = try await time(getIDs) { _ = try await client.call(RecipeOps.Get.self, .init(id: $0)) }
             let list = try await time(Array(RecipeGenerator.cuisines.prefix(4).flatMap { Array(repeating: $0, count: requests / 4) })) {
                 _ = try await client.call(RecipeOps.List.self, RecipeListQuery(cuisine: $0, sort: .updatedAt, descending: true, limit: 50))
             }
             let search = try await time(terms) { _ = try await client.call(RecipeOps.Search.self, .init(text: $0)) }
-            return (get, list, search)
+            let common = try await time(commonTerms) { _ = try await client.call(RecipeOps.Search.self, .init(text: $0)) }
+            return (get, list, search, common)
         }
         let bare = try BareEcho.measure(endpoint: "tcp://127.0.0.1:*", payload: sampleReply, count: requests, warmup: requests / 10)
 
@@ -79,7 +87,8 @@ struct StorageBenchmark: AsyncParsableCommand {
         let bareStats = Stats(bare)
         print(row("", "p50", "p99", "in-process p50", "bare echo p50", labelWidth: 26, columnWidth: 16))
         for (label, wire, local) in [("recipe.get", wireGet, localGet), ("recipe.list (50)", wireList, localList),
-                                     ("recipe.search", wireSearch, localSearch)] {
+                                     ("recipe.search", wireSearch, localSearch),
+                                     ("  two most common words", wireCommon, localCommon)] {
             let stats = Stats(wire)
             print(row(label, stats.p50.micros, stats.p99.micros, Stats(local).p50.micros, bareStats.p50.micros,
                       labelWidth: 26, columnWidth: 16))

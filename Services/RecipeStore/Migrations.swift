@@ -141,6 +141,20 @@ enum Migrations {
             let ids = try String.fetchAll(db, sql: "SELECT id FROM recipes")
             for id in ids { try SearchIndex.refresh(recipeID: id, in: db) }
         }
+        migrator.registerMigration("v8 list indexes") { db in
+            // Filters compare without case; the sort keys walk an index instead of sorting the table.
+            try db.execute(sql: """
+                CREATE INDEX recipes_cuisine_nocase ON recipes(recipeCuisine COLLATE NOCASE);
+                CREATE INDEX recipes_category_nocase ON recipes(recipeCategory COLLATE NOCASE);
+                CREATE INDEX recipes_by_name ON recipes(lower(title), id);
+                CREATE INDEX recipes_by_created ON recipes(createdAt, id);
+                CREATE INDEX recipes_by_updated ON recipes(updatedAt, id);
+                CREATE INDEX recipes_by_rating ON recipes(rating, id);
+                CREATE INDEX recipes_by_total_time ON recipes(COALESCE(totalTimeMinutes, 999999999), id);
+                CREATE INDEX recipes_favorite ON recipes(isFavorite);
+                CREATE INDEX recipes_origin ON recipes(origin);
+                """)
+        }
         return migrator
     }
 }

@@ -26,6 +26,7 @@ public final class RecipeStore: Sendable {
         // acknowledged write must survive power loss, so FULL it is.
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         try Migrations.migrator.migrate(pool)
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA optimize=0x10002") }
         photos = try PhotoBlobs(folder: folder.appendingPathComponent(RecipeVault.photoFolderName))
     }
 
@@ -46,8 +47,9 @@ public final class RecipeStore: Sendable {
         try pool.read { db in try Migrations.migrator.appliedMigrations(db) }
     }
 
-    /// Closes the database; later calls fail.
+    /// Closes the database (letting SQLite refresh its query-planner statistics first); later calls fail.
     public func close() throws {
+        try? pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA optimize") }
         try pool.close()
     }
 }
