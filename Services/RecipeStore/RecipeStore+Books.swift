@@ -19,10 +19,10 @@ extension RecipeStore {
     /// Every book with its recipe count, by title.
     public func listBooks() async throws -> [BookSummary] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: """
+            try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT b.*, (SELECT COUNT(*) FROM recipes r WHERE r.bookId = b.id) AS recipeCount
                 FROM books b ORDER BY lower(b.title), b.id
-                """).map { BookSummary(book: Self.book($0), recipeCount: $0["recipeCount"]) }
+                """)).map { BookSummary(book: Self.book($0), recipeCount: $0["recipeCount"]) }
         }
     }
 
@@ -30,12 +30,12 @@ extension RecipeStore {
     public func book(_ id: UUID) async throws -> BookDetail {
         try await pool.read { db in
             let book = try Self.fetchBook(id, in: db)
-            let recipes = try Row.fetchAll(db, sql: """
+            let recipes = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT r.id, r.title, r.recipeCategory, r.recipeCuisine, r.bookId, r.isFavorite, r.rating, r.origin,
                     r.totalTimeMinutes, r.createdAt, r.updatedAt, r.version,
                     (SELECT COUNT(*) FROM recipe_photos p WHERE p.recipeId = r.id) AS photoCount
                 FROM recipes r WHERE r.bookId = ? ORDER BY COALESCE(r.sourcePageNumber, 999999), lower(r.title)
-                """, arguments: [id.databaseText]).map(Self.summary)
+                """), arguments: [id.databaseText]).map(Self.summary)
             return BookDetail(book: book, recipes: recipes)
         }
     }
@@ -68,7 +68,7 @@ extension RecipeStore {
     }
 
     static func fetchBookIfAny(_ id: UUID, in db: Database) throws -> Book? {
-        try Row.fetchOne(db, sql: "SELECT * FROM books WHERE id = ?", arguments: [id.databaseText]).map(book)
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM books WHERE id = ?"), arguments: [id.databaseText]).map(book)
     }
 
     static func fetchBook(_ id: UUID, in db: Database) throws -> Book {

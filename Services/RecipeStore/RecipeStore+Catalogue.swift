@@ -9,9 +9,9 @@ extension RecipeStore {
         try await pool.read { db in
             let rows: [Row]
             if let category {
-                rows = try Row.fetchAll(db, sql: "SELECT * FROM ingredients WHERE category = ? ORDER BY name", arguments: [category.rawValue])
+                rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM ingredients WHERE category = ? ORDER BY name"), arguments: [category.rawValue])
             } else {
-                rows = try Row.fetchAll(db, sql: "SELECT * FROM ingredients ORDER BY name")
+                rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM ingredients ORDER BY name"))
             }
             return try rows.map { try Self.catalogueEntry($0, in: db) }
         }
@@ -42,13 +42,13 @@ extension RecipeStore {
 
     static func upsert(_ entry: CatalogueEntry, aliases: [String], in db: Database) throws -> CatalogueEntry {
         let now = now()
-        let existingID = try String.fetchOne(db, sql: "SELECT id FROM ingredients WHERE name = ?", arguments: [entry.name])
+        let existingID = try String.fetchOne(db.cachedStatement(sql: "SELECT id FROM ingredients WHERE name = ?"), arguments: [entry.name])
         let key = existingID ?? entry.id.databaseText
         for alias in aliases {
-            let owner = try String.fetchOne(db, sql: """
+            let owner = try String.fetchOne(db.cachedStatement(sql: """
                 SELECT id FROM ingredients WHERE name = ? AND id != ?
                 UNION SELECT ingredientId FROM ingredient_aliases WHERE alias = ? AND ingredientId != ?
-                """, arguments: [alias, key, alias, key])
+                """), arguments: [alias, key, alias, key])
             if owner != nil {
                 throw ServiceError(.invalidArgument, "\"\(alias)\" already names another ingredient; an alias can belong to one ingredient only")
             }
@@ -64,23 +64,23 @@ extension RecipeStore {
         for alias in aliases {
             try db.execute(sql: "INSERT INTO ingredient_aliases (ingredientId, alias) VALUES (?, ?)", arguments: [key, alias])
         }
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM ingredients WHERE id = ?", arguments: [key]) else {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM ingredients WHERE id = ?"), arguments: [key]) else {
             throw ServiceError(.internalError, "the ingredient just written could not be read back")
         }
         return try catalogueEntry(row, in: db)
     }
 
     static func catalogueEntry(named name: String, in db: Database) throws -> CatalogueEntry? {
-        let row = try Row.fetchOne(db, sql: """
+        let row = try Row.fetchOne(db.cachedStatement(sql: """
             SELECT * FROM ingredients WHERE name = ?
             UNION SELECT i.* FROM ingredients i JOIN ingredient_aliases a ON a.ingredientId = i.id WHERE a.alias = ?
             LIMIT 1
-            """, arguments: [name, name])
+            """), arguments: [name, name])
         return try row.map { try catalogueEntry($0, in: db) }
     }
 
     static func catalogueEntry(_ row: Row, in db: Database) throws -> CatalogueEntry {
-        let aliases = try String.fetchAll(db, sql: "SELECT alias FROM ingredient_aliases WHERE ingredientId = ? ORDER BY alias",
+        let aliases = try String.fetchAll(db.cachedStatement(sql: "SELECT alias FROM ingredient_aliases WHERE ingredientId = ? ORDER BY alias"),
                                           arguments: [row["id"] as String])
         var entry = CatalogueEntry(
             id: row.uuid("id") ?? UUID(), name: row["name"], category: (row["category"] as String?).flatMap(IngredientCategory.init),
@@ -106,14 +106,14 @@ extension RecipeStore {
         return try await pool.read { db in
             // alias → canonical name, for both sides of the match.
             var canonical: [String: String] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT a.alias, i.name FROM ingredient_aliases a JOIN ingredients i ON i.id = a.ingredientId") {
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT a.alias, i.name FROM ingredient_aliases a JOIN ingredients i ON i.id = a.ingredientId")) {
                 canonical[row["alias"]] = row["name"]
             }
             func resolve(_ food: String) -> String { canonical[food] ?? food }
             let owned = Set(have.map { resolve(IngredientParser.normalizeFood($0)) }.filter { !$0.isEmpty })
 
             var foodsByRecipe: [String: [String]] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT recipeId, food FROM recipe_ingredients WHERE food IS NOT NULL AND food != '' ORDER BY recipeId, position") {
+            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT recipeId, food FROM recipe_ingredients WHERE food IS NOT NULL AND food != '' ORDER BY recipeId, position")) {
                 let food = resolve(row["food"])
                 if !(foodsByRecipe[row["recipeId"], default: []].contains(food)) {
                     foodsByRecipe[row["recipeId"], default: []].append(food)
@@ -124,12 +124,12 @@ extension RecipeStore {
                 let needed = ignoreStaples ? foods.filter { !Self.pantryStaples.contains($0) } : foods
                 let missing = needed.filter { !owned.contains($0) }
                 guard missing.count <= maxMissing else { continue }
-                guard let row = try Row.fetchOne(db, sql: """
+                guard let row = try Row.fetchOne(db.cachedStatement(sql: """
                     SELECT r.id, r.title, r.recipeCategory, r.recipeCuisine, r.bookId, r.isFavorite, r.rating, r.origin,
                         r.totalTimeMinutes, r.createdAt, r.updatedAt, r.version,
                         (SELECT COUNT(*) FROM recipe_photos p WHERE p.recipeId = r.id) AS photoCount
                     FROM recipes r WHERE r.id = ?
-                    """, arguments: [recipeID]) else { continue }
+                    """), arguments: [recipeID]) else { continue }
                 results.append(CanMakeResult(recipe: Self.summary(row), missing: missing,
                                              matched: foods.count - missing.count, total: foods.count))
             }

@@ -18,7 +18,7 @@ extension RecipeStore {
             throw ServiceError(.invalidArgument, "note is \(note.count) characters; the most allowed is \(RecipeDraft.Limits.textLength)")
         }
         return try await pool.write { db in
-            if let existing = try Row.fetchOne(db, sql: "SELECT * FROM cook_log WHERE id = ?", arguments: [id.databaseText]) {
+            if let existing = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM cook_log WHERE id = ?"), arguments: [id.databaseText]) {
                 return Self.cookLogEntry(existing)
             }
             let recipe = try Self.fetchRecipe(recipeID, in: db)
@@ -27,7 +27,7 @@ extension RecipeStore {
                 INSERT INTO cook_log (id, recipeId, recipeName, cookedAt, rating, note, servings, createdAt)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [id.databaseText, recipeID.databaseText, recipe.name, cookedAt ?? now, rating, note?.nilIfBlank, servings, now])
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM cook_log WHERE id = ?", arguments: [id.databaseText]) else {
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM cook_log WHERE id = ?"), arguments: [id.databaseText]) else {
                 throw ServiceError(.internalError, "the cook-log entry just written could not be read back")
             }
             return Self.cookLogEntry(row)
@@ -39,10 +39,10 @@ extension RecipeStore {
         guard (1...1_000).contains(limit) else { throw ServiceError(.invalidArgument, "limit is \(limit); it must be 1 to 1000") }
         return try await pool.read { db in
             if let recipeID {
-                return try Row.fetchAll(db, sql: "SELECT * FROM cook_log WHERE recipeId = ? ORDER BY cookedAt DESC, id LIMIT ?",
+                return try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM cook_log WHERE recipeId = ? ORDER BY cookedAt DESC, id LIMIT ?"),
                                         arguments: [recipeID.databaseText, limit]).map(Self.cookLogEntry)
             }
-            return try Row.fetchAll(db, sql: "SELECT * FROM cook_log ORDER BY cookedAt DESC, id LIMIT ?", arguments: [limit]).map(Self.cookLogEntry)
+            return try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM cook_log ORDER BY cookedAt DESC, id LIMIT ?"), arguments: [limit]).map(Self.cookLogEntry)
         }
     }
 
@@ -62,7 +62,7 @@ extension RecipeStore {
         }
         return try await pool.read { db in
             let recipe = try Self.fetchRecipe(id, in: db)
-            let row = try Row.fetchOne(db, sql: "SELECT COUNT(*) AS n, MAX(cookedAt) AS last FROM cook_log WHERE recipeId = ?",
+            let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) AS n, MAX(cookedAt) AS last FROM cook_log WHERE recipeId = ?"),
                                        arguments: [id.databaseText])
             var detail = RecipeDetail(recipe: recipe, timesCooked: row?["n"] ?? 0, lastCookedAt: row?["last"])
             if let servings {

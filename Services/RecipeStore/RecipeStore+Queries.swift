@@ -28,12 +28,14 @@ extension RecipeStore {
         return try await pool.read { db in
             var conditions: [String] = []
             var arguments: StatementArguments = []
+            // Broad filters (unary + keeps SQLite off their index) let the sort index
+            // find a page after a few hundred rows; a book is narrow and uses its index.
             if let cuisine = query.cuisine {
-                conditions.append("r.recipeCuisine = ? COLLATE NOCASE")
+                conditions.append("+r.recipeCuisine = ? COLLATE NOCASE")
                 arguments += [cuisine]
             }
             if let category = query.category {
-                conditions.append("r.recipeCategory = ? COLLATE NOCASE")
+                conditions.append("+r.recipeCategory = ? COLLATE NOCASE")
                 arguments += [category]
             }
             if let bookID = query.bookID {
@@ -41,11 +43,11 @@ extension RecipeStore {
                 arguments += [bookID.databaseText]
             }
             if let favorite = query.favorite {
-                conditions.append("r.isFavorite = ?")
+                conditions.append("+r.isFavorite = ?")
                 arguments += [favorite]
             }
             if let origin = query.origin {
-                conditions.append("r.origin = ?")
+                conditions.append("+r.origin = ?")
                 arguments += [origin.rawValue]
             }
             let key = Self.sortExpression(query.sort)
@@ -61,7 +63,7 @@ extension RecipeStore {
                 ORDER BY \(key) \(direction), r.id \(direction) LIMIT ?
                 """
             arguments += [query.limit + 1]
-            let rows = try Row.fetchAll(db, sql: sql, arguments: arguments)
+            let rows = try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
             let page = rows.prefix(query.limit)
             var next: String?
             if rows.count > query.limit, let last = page.last {
@@ -96,14 +98,14 @@ extension RecipeStore {
         return try await pool.read { db in
             // Rank inside FTS5 and join only the best rows: joining every match first
             // costs as much again as ranking for a common word.
-            let rows = try Row.fetchAll(db, sql: """
+            let rows = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT \(Self.summaryColumns), m.rank AS rank
                 FROM (SELECT rowid, bm25(recipes_fts, 10.0, 2.0, 5.0, 4.0, 1.0) AS rank
                       FROM recipes_fts WHERE recipes_fts MATCH ? ORDER BY rank LIMIT ?) m
                 JOIN recipe_search_keys k ON k.ftsRowid = m.rowid
                 JOIN recipes r ON r.id = k.recipeId
                 ORDER BY m.rank, lower(r.title)
-                """, arguments: [match, limit])
+                """), arguments: [match, limit])
             return rows.map { SearchHit(recipe: Self.summary($0), score: -($0["rank"] as Double)) }
         }
     }

@@ -12,7 +12,7 @@ extension RecipeStore {
     }
 
     static func fetchRecipe(_ id: UUID, in db: Database) throws -> Recipe {
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM recipes WHERE id = ?", arguments: [id.databaseText]) else {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM recipes WHERE id = ?"), arguments: [id.databaseText]) else {
             throw ServiceError(.notFound, "no recipe has id \(id.uuidString)")
         }
         return try assemble(row, in: db)
@@ -21,8 +21,7 @@ extension RecipeStore {
     /// A recipe from its row and its child tables (never from split text).
     static func assemble(_ row: Row, in db: Database) throws -> Recipe {
         let id: String = row["id"]
-        let ingredients = try Row.fetchAll(
-            db, sql: "SELECT * FROM recipe_ingredients WHERE recipeId = ? ORDER BY position", arguments: [id]
+        let ingredients = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM recipe_ingredients WHERE recipeId = ? ORDER BY position"), arguments: [id]
         ).map { line in
             var ingredient = IngredientLine(id: line.uuid("id") ?? UUID(), text: line["text"])
             // The stored parse wins over a fresh one: it is what matching used.
@@ -35,13 +34,10 @@ extension RecipeStore {
             }
             return ingredient
         }
-        let instructions = try Row.fetchAll(
-            db, sql: "SELECT * FROM recipe_instructions WHERE recipeId = ? ORDER BY position", arguments: [id]
+        let instructions = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM recipe_instructions WHERE recipeId = ? ORDER BY position"), arguments: [id]
         ).map { Instruction(id: $0.uuid("id") ?? UUID(), text: $0["text"], section: $0["section"]) }
-        let keywords = try String.fetchAll(
-            db, sql: "SELECT keyword FROM recipe_keywords WHERE recipeId = ? ORDER BY position", arguments: [id])
-        let photos = try Row.fetchAll(
-            db, sql: "SELECT * FROM recipe_photos WHERE recipeId = ? ORDER BY position", arguments: [id]
+        let keywords = try String.fetchAll(db.cachedStatement(sql: "SELECT keyword FROM recipe_keywords WHERE recipeId = ? ORDER BY position"), arguments: [id])
+        let photos = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM recipe_photos WHERE recipeId = ? ORDER BY position"), arguments: [id]
         ).map { PhotoInfo(id: $0.uuid("id") ?? UUID(), position: $0["position"], sha256: $0["sha256"],
                           byteCount: $0["byteCount"], mediaType: $0["mediaType"]) }
         return Recipe(
@@ -67,7 +63,7 @@ extension RecipeStore {
     public func createRecipe(id: UUID, _ draft: RecipeDraft) async throws -> (recipe: Recipe, created: Bool) {
         try draft.validate()
         return try await pool.write { db in
-            if let existing = try Row.fetchOne(db, sql: "SELECT * FROM recipes WHERE id = ?", arguments: [id.databaseText]) {
+            if let existing = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM recipes WHERE id = ?"), arguments: [id.databaseText]) {
                 return (try Self.assemble(existing, in: db), false)
             }
             let now = Self.now()
@@ -104,7 +100,7 @@ extension RecipeStore {
     @discardableResult
     public func deleteRecipe(id: UUID) async throws -> Bool {
         let deleted = try await pool.write { db -> Bool in
-            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM recipes WHERE id = ?", arguments: [id.databaseText]) else {
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM recipes WHERE id = ?"), arguments: [id.databaseText]) else {
                 return false
             }
             try Self.checkWritable(try Self.assemble(row, in: db))
@@ -119,7 +115,7 @@ extension RecipeStore {
     /// A `custom` copy of any recipe (starters included), with its photos; `newID` is the client's.
     public func duplicateRecipe(id: UUID, newID: UUID, name: String?) async throws -> Recipe {
         try await pool.write { db in
-            if (try Row.fetchOne(db, sql: "SELECT id FROM recipes WHERE id = ?", arguments: [newID.databaseText])) != nil {
+            if (try Row.fetchOne(db.cachedStatement(sql: "SELECT id FROM recipes WHERE id = ?"), arguments: [newID.databaseText])) != nil {
                 return try Self.fetchRecipe(newID, in: db) // a retried duplicate
             }
             let source = try Self.fetchRecipe(id, in: db)
@@ -178,7 +174,7 @@ extension RecipeStore {
 
     static func checkBook(_ bookID: UUID?, in db: Database) throws {
         guard let bookID else { return }
-        guard try Row.fetchOne(db, sql: "SELECT id FROM books WHERE id = ?", arguments: [bookID.databaseText]) != nil else {
+        guard try Row.fetchOne(db.cachedStatement(sql: "SELECT id FROM books WHERE id = ?"), arguments: [bookID.databaseText]) != nil else {
             throw ServiceError(.notFound, "no book has id \(bookID.uuidString); create the book first or leave bookID out")
         }
     }
@@ -255,7 +251,7 @@ extension RecipeStore {
             var created = 0
             let now = Self.now()
             for (id, draft) in items {
-                if try Row.fetchOne(db, sql: "SELECT 1 FROM recipes WHERE id = ?", arguments: [id.databaseText]) != nil { continue }
+                if try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM recipes WHERE id = ?"), arguments: [id.databaseText]) != nil { continue }
                 try Self.checkBook(draft.bookID, in: db)
                 try db.execute(
                     sql: "INSERT INTO recipes (id, title, createdAt, updatedAt, version, origin) VALUES (?, ?, ?, ?, 1, ?)",
