@@ -23,16 +23,10 @@ extension RecipeStore {
         let id: String = row["id"]
         let ingredients = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM recipe_ingredients WHERE recipeId = ? ORDER BY position"), arguments: [id]
         ).map { line in
-            var ingredient = IngredientLine(id: line.uuid("id") ?? UUID(), text: line["text"])
-            // The stored parse wins over a fresh one: it is what matching used.
-            if let food: String = line["food"] {
-                ingredient.food = food
-                ingredient.quantity = line["quantity"]
-                ingredient.quantityMax = line["quantityMax"]
-                ingredient.unit = line["unit"]
-                ingredient.note = line["note"]
-            }
-            return ingredient
+            // The stored parse is what matching used; only lines from before the parse existed are parsed now.
+            guard let food: String = line["food"] else { return IngredientLine(id: line.uuid("id") ?? UUID(), text: line["text"]) }
+            return IngredientLine(id: line.uuid("id") ?? UUID(), text: line["text"], quantity: line["quantity"],
+                                  quantityMax: line["quantityMax"], unit: line["unit"], food: food, note: line["note"])
         }
         let instructions = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM recipe_instructions WHERE recipeId = ? ORDER BY position"), arguments: [id]
         ).map { Instruction(id: $0.uuid("id") ?? UUID(), text: $0["text"], section: $0["section"]) }

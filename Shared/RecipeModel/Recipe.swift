@@ -17,6 +17,17 @@ public struct IngredientLine: Codable, Sendable, Equatable, Identifiable {
     /// Preparation and remarks: "diced".
     public var note: String?
 
+    /// A line with its parse as stored.
+    public init(id: UUID, text: String, quantity: Double?, quantityMax: Double?, unit: String?, food: String, note: String?) {
+        self.id = id
+        self.text = text
+        self.quantity = quantity
+        self.quantityMax = quantityMax
+        self.unit = unit
+        self.food = food
+        self.note = note
+    }
+
     /// A line with `text`, parsed now.
     public init(id: UUID = UUID(), text: String) {
         let parsed = IngredientParser.parse(text)
