@@ -31,10 +31,7 @@ extension RecipeStore {
         try await pool.read { db in
             let book = try Self.fetchBook(id, in: db)
             let recipes = try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT r.id, r.title, r.recipeCategory, r.recipeCuisine, r.bookId, r.isFavorite, r.rating, r.origin,
-                    r.totalTimeMinutes, r.createdAt, r.updatedAt, r.version,
-                    (SELECT COUNT(*) FROM recipe_photos p WHERE p.recipeId = r.id) AS photoCount
-                FROM recipes r WHERE r.bookId = ? ORDER BY COALESCE(r.sourcePageNumber, 999999), lower(r.title)
+                SELECT \(Self.summaryColumns) FROM recipes r WHERE r.bookId = ? ORDER BY COALESCE(r.sourcePageNumber, 999999), lower(r.title)
                 """), arguments: [id.databaseText]).map(Self.summary)
             return BookDetail(book: book, recipes: recipes)
         }

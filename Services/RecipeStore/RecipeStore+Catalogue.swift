@@ -124,12 +124,9 @@ extension RecipeStore {
                 let needed = ignoreStaples ? foods.filter { !Self.pantryStaples.contains($0) } : foods
                 let missing = needed.filter { !owned.contains($0) }
                 guard missing.count <= maxMissing else { continue }
-                guard let row = try Row.fetchOne(db.cachedStatement(sql: """
-                    SELECT r.id, r.title, r.recipeCategory, r.recipeCuisine, r.bookId, r.isFavorite, r.rating, r.origin,
-                        r.totalTimeMinutes, r.createdAt, r.updatedAt, r.version,
-                        (SELECT COUNT(*) FROM recipe_photos p WHERE p.recipeId = r.id) AS photoCount
-                    FROM recipes r WHERE r.id = ?
-                    """), arguments: [recipeID]) else { continue }
+                guard let row = try Row.fetchOne(
+                    db.cachedStatement(sql: "SELECT \(Self.summaryColumns) FROM recipes r WHERE r.id = ?"), arguments: [recipeID]
+                ) else { continue }
                 results.append(CanMakeResult(recipe: Self.summary(row), missing: missing,
                                              matched: foods.count - missing.count, total: foods.count))
             }

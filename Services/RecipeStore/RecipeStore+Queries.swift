@@ -4,7 +4,8 @@ import RecipeModel
 import RecipeProtocol
 
 extension RecipeStore {
-    private static let summaryColumns = """
+    /// The columns `summary(_:)` reads, for any query over `recipes r`.
+    static let summaryColumns = """
         r.id, r.title, r.recipeCategory, r.recipeCuisine, r.bookId, r.isFavorite, r.rating, r.origin,
         r.totalTimeMinutes, r.createdAt, r.updatedAt, r.version,
         (SELECT COUNT(*) FROM recipe_photos p WHERE p.recipeId = r.id) AS photoCount
