@@ -26,6 +26,13 @@ extension RecipeStore {
             throw ServiceError(.invalidArgument, "limit is \(query.limit); it must be 1 to \(RecipeListQuery.maxLimit)")
         }
         let after = try query.cursor.map { try ListCursor(decoding: $0, for: query) }
+        let idPrefix = try query.idPrefix.map { prefix -> String in
+            let upper = prefix.uppercased()
+            guard (1...36).contains(upper.count), upper.allSatisfy({ $0.isHexDigit || $0 == "-" }) else {
+                throw ServiceError(.invalidArgument, "idPrefix \"\(prefix)\" must be 1 to 36 hex digits (the start of a recipe id)")
+            }
+            return upper
+        }
         return try await pool.read { db in
             var conditions: [String] = []
             var arguments: StatementArguments = []
@@ -46,6 +53,11 @@ extension RecipeStore {
             if let favorite = query.favorite {
                 conditions.append("+r.isFavorite = ?")
                 arguments += [favorite]
+            }
+            if let idPrefix {
+                // A range on the primary key: ids are stored upper-case.
+                conditions.append("r.id >= ? AND r.id < ?")
+                arguments += [idPrefix, idPrefix + "\u{FFFF}"]
             }
             if let origin = query.origin {
                 conditions.append("+r.origin = ?")

@@ -53,6 +53,8 @@ public struct RecipeListQuery: Codable, Sendable, Equatable {
     /// `true`: favourites only; `false`: non-favourites only.
     public var favorite: Bool?
     public var origin: RecipeOrigin?
+    /// Recipes whose id starts with these hex digits (any case): the short ids tables show.
+    public var idPrefix: String?
     public var sort: RecipeSort
     public var descending: Bool
     /// 1 to 200; 50 when left out.
@@ -64,13 +66,15 @@ public struct RecipeListQuery: Codable, Sendable, Equatable {
 
     public init(
         cuisine: String? = nil, category: String? = nil, bookID: UUID? = nil, favorite: Bool? = nil,
-        origin: RecipeOrigin? = nil, sort: RecipeSort = .name, descending: Bool = false, limit: Int = 50, cursor: String? = nil
+        origin: RecipeOrigin? = nil, idPrefix: String? = nil, sort: RecipeSort = .name, descending: Bool = false,
+        limit: Int = 50, cursor: String? = nil
     ) {
         self.cuisine = cuisine
         self.category = category
         self.bookID = bookID
         self.favorite = favorite
         self.origin = origin
+        self.idPrefix = idPrefix
         self.sort = sort
         self.descending = descending
         self.limit = limit
@@ -78,7 +82,7 @@ public struct RecipeListQuery: Codable, Sendable, Equatable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case cuisine, category, bookID, favorite, origin, sort, descending, limit, cursor
+        case cuisine, category, bookID, favorite, origin, idPrefix, sort, descending, limit, cursor
     }
 
     public init(from decoder: any Decoder) throws {
@@ -89,6 +93,7 @@ public struct RecipeListQuery: Codable, Sendable, Equatable {
             bookID: try c.decodeIfPresent(UUID.self, forKey: .bookID),
             favorite: try c.decodeIfPresent(Bool.self, forKey: .favorite),
             origin: try c.decodeIfPresent(RecipeOrigin.self, forKey: .origin),
+            idPrefix: try c.decodeIfPresent(String.self, forKey: .idPrefix),
             sort: try c.decodeIfPresent(RecipeSort.self, forKey: .sort) ?? .name,
             descending: try c.decodeIfPresent(Bool.self, forKey: .descending) ?? false,
             limit: try c.decodeIfPresent(Int.self, forKey: .limit) ?? 50,
