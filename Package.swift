@@ -12,6 +12,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "recipe-storage", targets: ["RecipeStorage"]),
+        .executable(name: "recipes", targets: ["RecipesCLI"]),
         .executable(name: "messaging-bench", targets: ["MessagingBenchmark"]),
         .executable(name: "storage-bench", targets: ["StorageBenchmark"]),
     ],
@@ -96,6 +97,17 @@ let package = Package(
             path: "Services/RecipeStorage",
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "RecipesCLI",
+            dependencies: [
+                "Messaging",
+                "RecipeModel",
+                "RecipeProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Services/RecipesCLI",
+            swiftSettings: strict
+        ),
         .target(
             name: "BenchmarkSupport",
             dependencies: [
@@ -177,6 +189,11 @@ let package = Package(
                 "RecipeProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "RecipesCLITests",
+            dependencies: ["RecipesCLI", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
         .testTarget(

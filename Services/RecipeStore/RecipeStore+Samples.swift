@@ -19,7 +19,7 @@ extension RecipeStore {
                                arguments: [book.id.databaseText, book.title, book.author, date, date])
             }
             for (index, item) in SampleData.catalogue.enumerated() {
-                let entry = CatalogueEntry(id: SampleData.id("5A3F0000", index + 1), name: item.name, category: item.category,
+                let entry = CatalogueEntry(id: SampleData.id("5A3F", index + 1), name: item.name, category: item.category,
                                            aliases: item.aliases, createdAt: date, updatedAt: date)
                 if try Self.catalogueEntry(named: entry.name, in: db) == nil {
                     _ = try Self.upsert(entry, aliases: entry.aliases, in: db)
@@ -33,7 +33,7 @@ extension RecipeStore {
                 try Self.writeFields(of: sample.draft, to: id, in: db)
             }
             // Catalogue rows written above carry today's date; samples are dated alike everywhere.
-            try db.execute(sql: "UPDATE ingredients SET createdAt = ?, updatedAt = ? WHERE id LIKE '5A3F0000-%'", arguments: [date, date])
+            try db.execute(sql: "UPDATE ingredients SET createdAt = ?, updatedAt = ? WHERE id LIKE '5A3F%'", arguments: [date, date])
             return SampleLoadResult(loaded: true, books: counts.books, recipes: counts.recipes, ingredients: counts.ingredients)
         }
     }

@@ -15,13 +15,15 @@ enum SampleData {
 
     static let createdAt = Date(timeIntervalSince1970: 1_704_067_200) // 2024-01-01T00:00:00Z
 
-    static func id(_ group: String, _ number: Int) -> UUID {
-        UUID(uuidString: String(format: "%@-0000-4000-8000-%012X", group, number))!
+    /// A fixed id: `kind` (4 hex digits) and `number` both in the first group, so
+    /// the short ids tables show (the first 8 digits) tell the samples apart.
+    static func id(_ kind: String, _ number: Int, line: Int = 0) -> UUID {
+        UUID(uuidString: String(format: "%@%04X-0000-4000-8000-%012X", kind, number, line))!
     }
 
-    static let saltFatAcidHeat = id("5A3B0000", 1)
-    static let theWok = id("5A3B0000", 2)
-    static let ottolenghiSimple = id("5A3B0000", 3)
+    static let saltFatAcidHeat = id("5A3B", 1)
+    static let theWok = id("5A3B", 2)
+    static let ottolenghiSimple = id("5A3B", 3)
 
     static let books: [Book] = [
         Book(id: saltFatAcidHeat, title: "Salt, Fat, Acid, Heat", author: "Samin Nosrat", createdAt: createdAt, updatedAt: createdAt),
@@ -29,14 +31,14 @@ enum SampleData {
         Book(id: ottolenghiSimple, title: "Ottolenghi Simple", author: "Yotam Ottolenghi", createdAt: createdAt, updatedAt: createdAt),
     ]
 
-    static func recipeID(_ number: Int) -> UUID { id("5A3C0000", number) }
+    static func recipeID(_ number: Int) -> UUID { id("5A3C", number) }
 
     private static func lines(_ number: Int, _ texts: [String]) -> [RecipeDraft.Line] {
-        texts.enumerated().map { RecipeDraft.Line(id: id(String(format: "5A3D%04X", number), $0.offset + 1), text: $0.element) }
+        texts.enumerated().map { RecipeDraft.Line(id: id("5A3D", number, line: $0.offset + 1), text: $0.element) }
     }
 
     private static func steps(_ number: Int, _ texts: [String]) -> [RecipeDraft.Step] {
-        texts.enumerated().map { RecipeDraft.Step(id: id(String(format: "5A3E%04X", number), $0.offset + 1), text: $0.element) }
+        texts.enumerated().map { RecipeDraft.Step(id: id("5A3E", number, line: $0.offset + 1), text: $0.element) }
     }
 
     static let recipes: [SampleRecipe] = [

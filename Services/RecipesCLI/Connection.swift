@@ -1,0 +1,119 @@
+import ArgumentParser
+import Foundation
+import Messaging
+import RecipeProtocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The options every command shares: where the services are, how long to wait, how to print.
+struct ConnectionOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("recipe-storage endpoint (environment: RECIPES_STORAGE; default \(RecipeVault.defaultStorageEndpoint)).", valueName: "endpoint"))
+    var storage: String?
+
+    @Option(help: ArgumentHelp("recipe-worker endpoint (environment: RECIPES_WORKER; default \(RecipeVault.defaultWorkerEndpoint)).", valueName: "endpoint"))
+    var worker: String?
+
+    @Option(help: ArgumentHelp("Seconds to wait for a service before giving up (over 3 tries).", valueName: "seconds"))
+    var timeout: Double = 6
+
+    @Flag(help: "Print machine-readable JSON (the reply body, as docs/PROTOCOL.md describes it) and nothing else.")
+    var json = false
+
+    func validate() throws {
+        guard timeout > 0 && timeout <= 600 else { throw ValidationError("--timeout must be more than 0 and at most 600 seconds; got \(timeout)") }
+        for endpoint in [storage, worker].compactMap({ $0 }) where !(endpoint.hasPrefix("tcp://") || endpoint.hasPrefix("ipc://")) {
+            throw ValidationError("\(endpoint) is not an endpoint; write it like tcp://127.0.0.1:5555 or ipc:///path")
+        }
+    }
+
+    var storageEndpoint: String { storage ?? environment("RECIPES_STORAGE") ?? RecipeVault.defaultStorageEndpoint }
+    var workerEndpoint: String { worker ?? environment("RECIPES_WORKER") ?? RecipeVault.defaultWorkerEndpoint }
+
+    /// A client for recipe-storage, with the hint a user needs when it is not reachable.
+    func storageClient() throws -> MessageClient {
+        try client(endpoint: storageEndpoint, service: "recipe-storage", variable: "RECIPES_STORAGE", option: "--storage")
+    }
+
+    func workerClient() throws -> MessageClient {
+        try client(endpoint: workerEndpoint, service: "recipe-worker", variable: "RECIPES_WORKER", option: "--worker")
+    }
+
+    private func client(endpoint: String, service: String, variable: String, option: String) throws -> MessageClient {
+        var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: service)
+        configuration.attempts = 3
+        configuration.timeout = .milliseconds(Int(timeout * 1_000 / 3))
+        configuration.hint = "is \(service) running? set \(variable) or \(option) to point elsewhere"
+        return try MessageClient(configuration: configuration)
+    }
+}
+
+func environment(_ name: String) -> String? {
+    guard let raw = getenv(name) else { return nil }
+    let value = String(cString: raw)
+    return value.isEmpty ? nil : value
+}
+
+/// Exit codes (README, "Exit codes"), after sysexits.h.
+enum ExitStatus {
+    static let refused: Int32 = 65 // the service refused the data
+    static let notFound: Int32 = 66
+    static let unavailable: Int32 = 69 // a service is not reachable or shutting down
+    static let internalFailure: Int32 = 70
+    static let conflict: Int32 = 75 // changed meanwhile; try again
+    static let readOnly: Int32 = 77 // starter recipe
+
+    static func of(_ code: ErrorCode) -> Int32 {
+        switch code {
+        case .notFound: notFound
+        case .conflict: conflict
+        case .starterReadOnly: readOnly
+        case .shuttingDown: unavailable
+        case .internalError, .malformedJSON, .nestingTooDeep, .invalidEnvelope, .unsupportedVersion, .unknownOp: internalFailure
+        case .invalidBody, .invalidArgument, .photoTooLarge, .tooManyPhotos, .unsupportedImage: refused
+        }
+    }
+}
+
+/// Runs a command body and turns every failure into one plain line on standard
+/// error and a documented exit code — never a stack trace.
+func reportingFailures(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as ServiceError {
+        fail(sentence(for: error), status: ExitStatus.of(error.code))
+    } catch let error as MessageClientError {
+        switch error {
+        case .unreachable: fail(error.description, status: ExitStatus.unavailable)
+        case .frameTooLarge: fail(error.description, status: ExitStatus.refused)
+        case .invalidReply, .closed: fail(error.description, status: ExitStatus.internalFailure)
+        }
+    } catch let error as CLIError {
+        fail(error.message, status: error.status)
+    }
+}
+
+/// The plain sentence for a service error (its message already says what and why).
+func sentence(for error: ServiceError) -> String {
+    switch error.code {
+    case .conflict: "\(error.message). Nothing was changed."
+    case .starterReadOnly: error.message + "."
+    default: error.message
+    }
+}
+
+func fail(_ message: String, status: Int32) -> Never {
+    FileHandle.standardError.write(Data("recipes: \(message)\n".utf8))
+    exit(status)
+}
+
+/// A failure the CLI itself finds (an ambiguous name, an unreadable file).
+struct CLIError: Error {
+    let message: String
+    let status: Int32
+    init(_ message: String, status: Int32 = ExitStatus.refused) {
+        self.message = message
+        self.status = status
+    }
+}

@@ -1,0 +1,133 @@
+import ArgumentParser
+import Foundation
+import Messaging
+import RecipeModel
+import RecipeProtocol
+
+struct PhotoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "photo", abstract: "Add, list, get, move and remove a recipe's photos (10 per recipe, 2 MB each).",
+        subcommands: [AddPhotos.self, ListPhotos.self, GetPhoto.self, MovePhoto.self, RemovePhoto.self])
+}
+
+struct AddPhotos: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "add", abstract: "Add photos (JPEG, PNG, WebP or HEIC) to a recipe.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "Recipe id, short id or name.") var recipe: String
+    @Argument(help: "Image files.") var files: [String]
+
+    func validate() throws {
+        guard !files.isEmpty else { throw ValidationError("name at least one image file") }
+        guard files.count <= RecipeVault.maxPhotosPerRecipe else {
+            throw ValidationError("\(files.count) files; a recipe holds at most \(RecipeVault.maxPhotosPerRecipe) photos")
+        }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            // Every file is checked here first, so nothing is sent when one would be refused.
+            var images: [(String, Data)] = []
+            for file in files {
+                let bytes = try readFile(file)
+                do { _ = try PhotoRules.check(bytes) } catch let error as ServiceError { throw CLIError("\(file): \(error.message)") }
+                images.append((file, bytes))
+            }
+            let client = try connection.storageClient()
+            let id = try await RecipeReference.resolve(recipe, using: client)
+            let existing = try await client.call(PhotoOps.ListPhotos.self, .init(recipeID: id)).photos.count
+            guard existing + images.count <= RecipeVault.maxPhotosPerRecipe else {
+                throw CLIError("the recipe has \(existing) photos; adding \(images.count) would pass the limit of \(RecipeVault.maxPhotosPerRecipe)")
+            }
+            var photos: [PhotoInfo] = []
+            for (_, bytes) in images {
+                photos = try await client.send(PhotoOps.Add.self, .init(recipeID: id), frames: [bytes]).body.photos
+            }
+            if connection.json { return try Output.json(PhotoOps.List(photos: photos)) }
+            print("The recipe has \(photos.count) photo\(photos.count == 1 ? "" : "s") now.")
+        }
+    }
+}
+
+struct ListPhotos: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List a recipe's photos, numbered from 1.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "Recipe id, short id or name.") var recipe: String
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try connection.storageClient()
+            let id = try await RecipeReference.resolve(recipe, using: client)
+            let photos = try await client.call(PhotoOps.ListPhotos.self, .init(recipeID: id))
+            if connection.json { return try Output.json(photos) }
+            if photos.photos.isEmpty { return print("No photos.") }
+            Output.table(["N", "TYPE", "SIZE", "SHA-256"], photos.photos.map {
+                ["\($0.position + 1)", $0.mediaType, ImageKind.formatBytes($0.byteCount), String($0.sha256.prefix(16))]
+            })
+        }
+    }
+}
+
+struct GetPhoto: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "get", abstract: "Save photo N of a recipe to a file.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "Recipe id, short id or name.") var recipe: String
+    @Argument(help: "Photo number, from 1.") var number: Int
+    @Option(name: .shortAndLong, help: "The file to write.") var output: String
+
+    func validate() throws {
+        guard (1...RecipeVault.maxPhotosPerRecipe).contains(number) else { throw ValidationError("photo numbers are 1 to 10; got \(number)") }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try connection.storageClient()
+            let id = try await RecipeReference.resolve(recipe, using: client)
+            let reply = try await client.send(PhotoOps.Get.self, .init(recipeID: id, position: number - 1))
+            guard let bytes = reply.frames.first else { throw CLIError("the photo came without its bytes", status: ExitStatus.internalFailure) }
+            do { try bytes.write(to: URL(fileURLWithPath: output), options: .atomic) } catch {
+                throw CLIError("cannot write \(output): \((error as NSError).localizedDescription)", status: ExitStatus.internalFailure)
+            }
+            if connection.json { return try Output.json(reply.body) }
+            print("Saved photo \(number) (\(reply.body.photo.mediaType), \(ImageKind.formatBytes(bytes.count))) to \(output).")
+        }
+    }
+}
+
+struct MovePhoto: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "move", abstract: "Move photo N to place M.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "Recipe id, short id or name.") var recipe: String
+    @Argument(help: "Photo number, from 1.") var number: Int
+    @Argument(help: "Its new place, from 1.") var place: Int
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try connection.storageClient()
+            let id = try await RecipeReference.resolve(recipe, using: client)
+            let photos = try await client.call(PhotoOps.ListPhotos.self, .init(recipeID: id)).photos
+            guard photos.indices.contains(number - 1) else { throw CLIError("the recipe has \(photos.count) photos; there is no photo \(number)", status: ExitStatus.notFound) }
+            let moved = try await client.call(PhotoOps.Move.self, .init(recipeID: id, photoID: photos[number - 1].id, position: place - 1))
+            if connection.json { return try Output.json(moved) }
+            print("Moved photo \(number) to place \(place).")
+        }
+    }
+}
+
+struct RemovePhoto: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove photo N.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "Recipe id, short id or name.") var recipe: String
+    @Argument(help: "Photo number, from 1.") var number: Int
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try connection.storageClient()
+            let id = try await RecipeReference.resolve(recipe, using: client)
+            let photos = try await client.call(PhotoOps.ListPhotos.self, .init(recipeID: id)).photos
+            guard photos.indices.contains(number - 1) else { throw CLIError("the recipe has \(photos.count) photos; there is no photo \(number)", status: ExitStatus.notFound) }
+            let left = try await client.call(PhotoOps.Remove.self, .init(recipeID: id, photoID: photos[number - 1].id))
+            if connection.json { return try Output.json(left) }
+            print("Removed photo \(number); \(left.photos.count) left.")
+        }
+    }
+}

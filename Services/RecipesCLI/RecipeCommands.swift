@@ -1,0 +1,258 @@
+import ArgumentParser
+import Foundation
+import Messaging
+import RecipeModel
+import RecipeProtocol
+
+struct ListRecipes: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List recipes, a page at a time.")
+    @OptionGroup var connection: ConnectionOptions
+    @Option(help: "Only this cuisine.") var cuisine: String?
+    @Option(help: "Only this category.") var category: String?
+    @Option(help: ArgumentHelp("Only recipes from this book (its id).", valueName: "book-id")) var book: String?
+    @Flag(help: "Only favourites.") var favorites = false
+    @Option(help: "Only this origin: starter, custom, imported, conflictedCopy.") var origin: RecipeOrigin?
+    @Option(help: "Sort by name, createdAt, updatedAt, rating or totalTime.") var sort: RecipeSort = .name
+    @Flag(help: "Largest first.") var descending = false
+    @Option(help: "Recipes per page (1-200).") var limit = 50
+    @Option(help: "Continue from the cursor a previous page printed.") var cursor: String?
+    @Flag(help: "Every page, not just the first.") var all = false
+
+    func validate() throws {
+        guard (1...RecipeListQuery.maxLimit).contains(limit) else { throw ValidationError("--limit must be 1 to 200; got \(limit)") }
+        if let book, UUID(uuidString: book) == nil { throw ValidationError("--book must be a book id (a UUID); got \(book)") }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try connection.storageClient()
+            var query = RecipeListQuery(cuisine: cuisine, category: category, bookID: book.flatMap(UUID.init(uuidString:)),
+                                        favorite: favorites ? true : nil, origin: origin, sort: sort, descending: descending,
+                                        limit: limit, cursor: cursor)
+            var recipes: [RecipeSummary] = []
+            var next: String?
+            repeat {
+                let page = try await client.call(RecipeOps.List.self, query)
+                recipes += page.recipes
+                next = page.nextCursor
+                query.cursor = next
+            } while all && next != nil
+            if connection.json { return try Output.json(RecipePage(recipes: recipes, nextCursor: next)) }
+            if recipes.isEmpty { return print("No recipes.") }
+            Output.table(["ID", "NAME", "CUISINE", "CATEGORY", "TIME", "RATING", ""], recipes.map {
+                [Output.shortID($0.id), $0.name, $0.recipeCuisine ?? "", $0.recipeCategory ?? "", Output.minutes($0.totalMinutes),
+                 Output.stars($0.rating), ($0.isFavorite ? "♥" : "") + ($0.origin == .starter ? " starter" : "")]
+            })
+            if let next { print(Output.dim("More: recipes list --cursor \(next)")) }
+        }
+    }
+}
+
+struct ShowRecipe: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "Show a recipe: ingredients, steps, photos, cook history.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "Recipe id, short id or name.") var recipe: String
+    @Option(help: "Show quantities for this many servings.") var servings: Double?
+
+    func validate() throws {
+        if let servings, !(servings > 0 && servings <= 10_000) { throw ValidationError("--servings must be more than 0 and at most 10000") }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try connection.storageClient()
+            let id = try await RecipeReference.resolve(recipe, using: client)
+            let detail = try await client.call(RecipeOps.Get.self, .init(id: id, servings: servings))
+            if connection.json { return try Output.json(detail) }
+            let r = detail.recipe
+            print(Output.bold(r.name) + (r.isFavorite ? "  ♥" : "") + (r.rating > 0 ? "  " + Output.stars(r.rating) : ""))
+            let facts = [r.recipeCuisine, r.recipeCategory, r.recipeYield,
+                         r.prepMinutes.map { "prep " + Output.minutes($0) }, r.cookMinutes.map { "cook " + Output.minutes($0) },
+                         r.totalMinutes.map { "total " + Output.minutes($0) }].compactMap { $0 }
+            if !facts.isEmpty { print(facts.joined(separator: " · ")) }
+            if let bookID = r.bookID, let book = try? await client.call(BookOps.Get.self, ByID(id: bookID)).book {
+                print("From \"\(book.title)\"" + (r.sourcePageNumber.map { ", p. \($0)" } ?? ""))
+            }
+            if let website = r.website { print("From \(website)") }
+            if let description = r.description { print("\n\(description)") }
+            print("\n" + Output.bold("Ingredients") + (detail.scaledServings.map { " (for \(Scaling.format($0)) servings)" } ?? ""))
+            let lines = detail.scaledIngredients.map { $0.map(Output.scaled) } ?? r.ingredients.map(\.text)
+            for (index, line) in lines.enumerated() { print(String(format: "%3d. ", index + 1) + line) }
+            print("\n" + Output.bold("Steps"))
+            var section: String?
+            for (index, step) in r.instructions.enumerated() {
+                if let name = step.section, name != section { print("  " + Output.bold(name)); section = name }
+                print(String(format: "%3d. ", index + 1) + step.text)
+            }
+            if let notes = r.notes { print("\n" + Output.bold("Notes") + "\n" + notes) }
+            if !r.photos.isEmpty {
+                let bytes = r.photos.reduce(0) { $0 + $1.byteCount }
+                print("\nPhotos: \(r.photos.count) (\(ImageKind.formatBytes(bytes))) — recipes photo get \(Output.shortID(r.id)) N -o FILE")
+            }
+            print("\n" + (detail.timesCooked == 0 ? "Not cooked yet."
+                : "Cooked \(detail.timesCooked) time\(detail.timesCooked == 1 ? "" : "s"), last on \(detail.lastCookedAt.map(Output.date) ?? "?")."))
+            print(Output.dim("id \(r.id.uuidString.lowercased()) · version \(r.version) · \(r.origin.rawValue)"))
+        }
+    }
+}
+
+struct SearchRecipes: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "search", abstract: "Search names, descriptions, ingredients, keywords and notes.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "Words to look for; each matches as a prefix.") var text: [String]
+    @Option(help: "At most this many results (1-200).") var limit = 20
+
+    func validate() throws {
+        guard !text.joined().trimmingCharacters(in: .whitespaces).isEmpty else { throw ValidationError("give some words to search for") }
+        guard (1...200).contains(limit) else { throw ValidationError("--limit must be 1 to 200; got \(limit)") }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let result = try await connection.storageClient().call(RecipeOps.Search.self, .init(text: text.joined(separator: " "), limit: limit))
+            if connection.json { return try Output.json(result) }
+            if result.hits.isEmpty { return print("No recipe matches \"\(text.joined(separator: " "))\".") }
+            Output.table(["ID", "NAME", "CUISINE", "TIME"], result.hits.map {
+                [Output.shortID($0.recipe.id), $0.recipe.name, $0.recipe.recipeCuisine ?? "", Output.minutes($0.recipe.totalMinutes)]
+            })
+        }
+    }
+}
+
+struct AddRecipe: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add", abstract: "Add a recipe from flags, or from a JSON file (- for standard input).",
+        discussion: "The file holds a recipe draft as docs/PROTOCOL.md describes it, or a schema.org Recipe in JSON-LD.")
+    @OptionGroup var connection: ConnectionOptions
+    @Option(help: ArgumentHelp("A JSON or JSON-LD file; - reads standard input.", valueName: "file")) var file: String?
+    @Option(help: "The name.") var name: String?
+    @Option(help: "A short description.") var description: String?
+    @Option(name: .customLong("ingredient"), help: "An ingredient line as written; repeat for each.") var ingredients: [String] = []
+    @Option(name: .customLong("step"), help: "A step; repeat for each, in order.") var steps: [String] = []
+    @Option(help: "Servings it makes.") var servings: Double?
+    @Option(help: ArgumentHelp("Preparation time: 15m, 1h30m, 90 or PT15M.", valueName: "duration")) var prep: String?
+    @Option(help: ArgumentHelp("Cooking time.", valueName: "duration")) var cook: String?
+    @Option(help: "Cuisine, such as Italian.") var cuisine: String?
+    @Option(help: "Category, such as Dinner.") var category: String?
+    @Option(name: .customLong("keyword"), help: "A keyword; repeat for each.") var keywords: [String] = []
+    @Option(help: "Your notes.") var notes: String?
+    @Option(help: "The page it came from.") var website: String?
+    @Flag(help: "Mark it a favourite.") var favorite = false
+
+    func validate() throws {
+        guard (file == nil) != (name == nil) else { throw ValidationError("give either --file or --name (with --ingredient and --step flags)") }
+    }
+
+    func draft() throws -> RecipeDraft {
+        var draft: RecipeDraft
+        if let file {
+            let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try readFile(file)
+            draft = try DraftFile.decode(data, source: file == "-" ? "standard input" : file)
+        } else {
+            draft = RecipeDraft(name: name ?? "", description: description, ingredients: ingredients.map { .init(text: $0) },
+                                instructions: steps.map { .init(text: $0) }, servings: servings, recipeCuisine: cuisine, keywords: keywords,
+                                notes: notes, website: website, sourceType: website == nil ? .manual : .url, isFavorite: favorite)
+            draft.recipeCategory = category
+            draft.prepTime = try prep.map(isoDuration)
+            draft.cookTime = try cook.map(isoDuration)
+        }
+        try draft.validate()
+        return draft
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let draft = try draft()
+            let created = try await connection.storageClient().call(RecipeOps.Create.self, .init(id: UUID(), recipe: draft))
+            if connection.json { return try Output.json(created) }
+            print("Added \"\(created.recipe.name)\" (\(Output.shortID(created.recipe.id))) with \(created.recipe.ingredients.count) ingredients and \(created.recipe.instructions.count) steps.")
+        }
+    }
+}
+
+func readFile(_ path: String) throws -> Data {
+    do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+        throw CLIError("cannot read \(path): \((error as NSError).localizedDescription)", status: ExitStatus.notFound)
+    }
+}
+
+struct DeleteRecipe: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete a recipe (its cook log stays).")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "Recipe id, short id or name.") var recipe: String
+    @Flag(help: "Do not ask.") var yes = false
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try connection.storageClient()
+            let id = try await RecipeReference.resolve(recipe, using: client)
+            let name = try await client.call(RecipeOps.Get.self, .init(id: id)).recipe.name
+            if !yes {
+                guard isatty(STDIN_FILENO) == 1 else { throw CLIError("not deleting \"\(name)\" without --yes (no terminal to ask on)") }
+                print("Delete \"\(name)\"? [y/N] ", terminator: "")
+                guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else { return print("Kept.") }
+            }
+            let result = try await client.call(RecipeOps.Delete.self, ByID(id: id))
+            if connection.json { return try Output.json(result) }
+            print(result.deleted ? "Deleted \"\(name)\"." : "\"\(name)\" was already gone.")
+        }
+    }
+}
+
+struct DuplicateRecipe: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "duplicate", abstract: "Make your own copy of a recipe (the way to change a starter).")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "Recipe id, short id or name.") var recipe: String
+    @Option(help: "The copy's name.") var name: String?
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try connection.storageClient()
+            let id = try await RecipeReference.resolve(recipe, using: client)
+            let copy = try await client.call(RecipeOps.Duplicate.self, .init(id: id, newID: UUID(), name: name))
+            if connection.json { return try Output.json(copy) }
+            print("Copied as \"\(copy.name)\" (\(Output.shortID(copy.id))).")
+        }
+    }
+}
+
+struct FavoriteRecipe: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "favorite", abstract: "Mark a recipe as a favourite (--off to unmark).")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "Recipe id, short id or name.") var recipe: String
+    @Flag(help: "Unmark it.") var off = false
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try connection.storageClient()
+            let id = try await RecipeReference.resolve(recipe, using: client)
+            let updated = try await client.call(RecipeOps.Favorite.self, .init(id: id, isFavorite: !off))
+            if connection.json { return try Output.json(updated) }
+            print(updated.isFavorite ? "♥ \"\(updated.name)\" is a favourite." : "\"\(updated.name)\" is no longer a favourite.")
+        }
+    }
+}
+
+struct RateRecipe: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "rate", abstract: "Rate a recipe 1 to 5 (0 clears the rating).")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "Recipe id, short id or name.") var recipe: String
+    @Argument(help: "0 to 5.") var rating: Int
+
+    func validate() throws {
+        guard (0...5).contains(rating) else { throw ValidationError("the rating must be 0 (none) to 5; got \(rating)") }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try connection.storageClient()
+            let id = try await RecipeReference.resolve(recipe, using: client)
+            let updated = try await client.call(RecipeOps.Rate.self, .init(id: id, rating: rating))
+            if connection.json { return try Output.json(updated) }
+            print(rating == 0 ? "\"\(updated.name)\" is unrated." : "\"\(updated.name)\" rated \(Output.stars(rating)).")
+        }
+    }
+}
+
+extension RecipeOrigin: ExpressibleByArgument {}
+extension RecipeSort: ExpressibleByArgument {}

@@ -1,0 +1,18 @@
+import ArgumentParser
+import RecipeProtocol
+
+/// `recipes`: the RecipeVault command line.
+@main
+struct Recipes: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "recipes",
+        abstract: "Your RecipeVault recipes from the command line.",
+        discussion: "Talks to recipe-storage (RECIPES_STORAGE, default \(RecipeVault.defaultStorageEndpoint)).",
+        version: RecipeVault.version,
+        subcommands: [
+            ListRecipes.self, ShowRecipe.self, SearchRecipes.self, AddRecipe.self, DeleteRecipe.self, DuplicateRecipe.self,
+            FavoriteRecipe.self, RateRecipe.self, PhotoCommand.self, BooksCommand.self, IngredientsCommand.self,
+            CanMake.self, Cooked.self, CookLog.self, Status.self, Samples.self,
+        ]
+    )
+}

@@ -1,0 +1,141 @@
+import Foundation
+import RecipeModel
+import RecipeProtocol
+import Testing
+
+/// Runs the built `recipes` binary against `endpoint`; returns its exit status and what it printed.
+func recipes(_ arguments: [String], storage endpoint: String, stdin: String? = nil) async throws -> (status: Int32, output: String) {
+    let process = try ServiceProcess("recipes", arguments, environment: ["RECIPES_STORAGE": endpoint, "NO_COLOR": "1"])
+    guard let status = try await process.waitForExit(timeout: .seconds(60)) else {
+        throw ProcessTestError("recipes \(arguments.joined(separator: " ")) did not finish; printed:\n\(process.printed)")
+    }
+    return (status, process.printed)
+}
+
+/// A recipe-storage process with the samples, on ephemeral ports and a temporary data folder.
+func withStorageProcess<T>(_ body: (String) async throws -> T) async throws -> T {
+    let service = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*",
+                                                         "--data", temporaryDataFolder(), "--seed-samples"])
+    let endpoint = try await service.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+    let result = try await body(endpoint)
+    _ = try await service.stop()
+    return result
+}
+
+@Suite("The recipes CLI against a real recipe-storage")
+struct CLITests {
+    @Test("list, show (scaled), search, add from flags and from a JSON-LD file")
+    func everyday() async throws {
+        try await withStorageProcess { storage async throws in
+            let list = try await recipes(["list", "--json"], storage: storage)
+            #expect(list.status == 0)
+            let page = try WireCodec.makeDecoder().decode(RecipePage.self, from: Data(list.output.utf8))
+            #expect(page.recipes.count == 8 && page.recipes.allSatisfy { $0.origin == .starter })
+
+            let shown = try await recipes(["show", "egg fried rice"], storage: storage)
+            #expect(shown.status == 0)
+            #expect(shown.output.contains("Egg Fried Rice") && shown.output.contains("From \"The Wok\", p. 89"))
+            #expect(shown.output.contains("  1. 3 cups cooked rice, cold") && shown.output.contains("prep 10 min"))
+            let shortID = String(SampleData_recipe5.prefix(8))
+            let scaled = try await recipes(["show", shortID, "--servings", "4"], storage: storage)
+            #expect(scaled.output.contains("(for 4 servings)") && scaled.output.contains("6 eggs, beaten"))
+
+            let search = try await recipes(["search", "tahini"], storage: storage)
+            #expect(search.output.contains("Hummus from Scratch") && search.output.contains("Roasted Cauliflower with Tahini"))
+
+            let added = try await recipes(["add", "--name", "Toast", "--ingredient", "2 slices bread", "--step", "Toast it.", "--prep", "2m"],
+                                          storage: storage)
+            #expect(added.status == 0 && added.output.contains("Added \"Toast\""))
+
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("rv-\(UUID().uuidString).json")
+            defer { try? FileManager.default.removeItem(at: file) }
+            try Data("""
+                {"@context": "https://schema.org", "@graph": [{"@type": "WebPage"}, {"@type": ["Recipe"], "name": "Porridge",
+                 "recipeIngredient": ["1 cup oats", "2 cups milk"], "recipeInstructions": [{"@type": "HowToStep", "text": "Simmer 5 minutes."}],
+                 "prepTime": "PT1M", "cookTime": "PT5M", "recipeYield": "2 servings", "keywords": "breakfast, quick"}]}
+                """.utf8).write(to: file)
+            let fromFile = try await recipes(["add", "--file", file.path, "--json"], storage: storage)
+            #expect(fromFile.status == 0)
+            let created = try WireCodec.makeDecoder().decode(RecipeOps.Create.Response.self, from: Data(fromFile.output.utf8))
+            #expect(created.recipe.name == "Porridge" && created.recipe.ingredients.map(\.food) == ["oats", "milk"])
+            #expect(created.recipe.keywords == ["breakfast", "quick"] && created.recipe.servings == 2)
+        }
+    }
+
+    @Test("photo add and get are byte-exact; an oversized photo is refused before anything is sent")
+    func photos() async throws {
+        try await withStorageProcess { storage async throws in
+            _ = try await recipes(["add", "--name", "Bread", "--ingredient", "500 g flour"], storage: storage)
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-photos-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            var bytes = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+            bytes.append(contentsOf: (0..<1_500_000).map { UInt8(truncatingIfNeeded: $0 &* 7_919 >> 3) })
+            let photo = folder.appendingPathComponent("loaf.png")
+            try bytes.write(to: photo)
+            let added = try await recipes(["photo", "add", "Bread", photo.path], storage: storage)
+            #expect(added.status == 0 && added.output.contains("1 photo now"))
+            let out = folder.appendingPathComponent("back.png")
+            let got = try await recipes(["photo", "get", "Bread", "1", "-o", out.path], storage: storage)
+            #expect(got.status == 0)
+            #expect(try Data(contentsOf: out) == bytes)
+
+            let huge = folder.appendingPathComponent("huge.jpg")
+            try (Data([0xFF, 0xD8, 0xFF, 0xE0]) + Data(count: 2_500_000)).write(to: huge)
+            let refused = try await recipes(["photo", "add", "Bread", huge.path], storage: storage)
+            #expect(refused.status == 65)
+            #expect(refused.output.contains("huge.jpg: photo is 2.5 MB") && refused.output.contains("the limit is 2 MB"))
+            let list = try await recipes(["photo", "list", "Bread", "--json"], storage: storage)
+            #expect(try WireCodec.makeDecoder().decode(PhotoOps.List.self, from: Data(list.output.utf8)).photos.count == 1)
+        }
+    }
+
+    @Test("a starter cannot be deleted: a plain sentence and exit code 77")
+    func starterRefused() async throws {
+        try await withStorageProcess { storage async throws in
+            let result = try await recipes(["delete", "Caesar Salad", "--yes"], storage: storage)
+            #expect(result.status == 77)
+            #expect(result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+                    == "recipes: \"Caesar Salad\" is a starter recipe and cannot be changed or deleted; duplicate it to get your own copy.")
+        }
+    }
+
+    @Test("with the service down: one line naming the endpoint and the variable, exit 69, within the timeout")
+    func serviceDown() async throws {
+        let port = try HeldPort()
+        let start = ContinuousClock.now
+        let result = try await recipes(["list", "--timeout", "1.5"], storage: port.endpoint)
+        let elapsed = ContinuousClock.now - start
+        #expect(result.status == 69)
+        let lines = result.output.split(separator: "\n")
+        #expect(lines.count == 1, "\(result.output)")
+        #expect(result.output.contains("recipe-storage not reachable at \(port.endpoint)") && result.output.contains("RECIPES_STORAGE"))
+        #expect(elapsed < .seconds(15), "it gave up within the timeout")
+        withExtendedLifetime(port) {}
+    }
+}
+
+/// The id of sample recipe 5 (Egg Fried Rice), as its fixed id reads.
+let SampleData_recipe5 = "5A3C0005-0000-4000-8000-000000000000"
+
+/// A held, non-listening TCP port on 127.0.0.1: connections are refused.
+final class HeldPort {
+    let endpoint: String
+    private let descriptor: Int32
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.descriptor = descriptor
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+        }
+        guard descriptor >= 0, bound else { throw ProcessTestError("cannot hold a port") }
+        endpoint = "tcp://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
+    }
+
+    deinit { close(descriptor) }
+}

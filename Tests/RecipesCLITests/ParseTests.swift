@@ -1,0 +1,66 @@
+import ArgumentParser
+import Testing
+@testable import RecipesCLI
+
+@Suite("recipes: every command parses, and bad arguments are caught before anything is sent")
+struct ParseTests {
+    @Test("each command parses its arguments", arguments: [
+        ["list", "--cuisine", "Italian", "--favorites", "--sort", "rating", "--descending", "--limit", "10"],
+        ["show", "Egg Fried Rice", "--servings", "4"],
+        ["search", "tomato", "basil"],
+        ["add", "--name", "Toast", "--ingredient", "2 slices bread", "--step", "Toast it.", "--prep", "2m"],
+        ["add", "--file", "recipe.json"],
+        ["delete", "toast", "--yes"],
+        ["duplicate", "5a3c0001", "--name", "Mine"],
+        ["favorite", "toast", "--off"],
+        ["rate", "toast", "4"],
+        ["photo", "add", "toast", "a.jpg", "b.png"],
+        ["photo", "list", "toast"],
+        ["photo", "get", "toast", "1", "-o", "out.jpg"],
+        ["photo", "move", "toast", "2", "1"],
+        ["photo", "remove", "toast", "1"],
+        ["books"], ["books", "add", "The Wok", "--author", "Kenji"], ["books", "show", "The Wok"], ["books", "delete", "The Wok"],
+        ["ingredients"], ["ingredients", "find", "scallions"], ["ingredients", "list", "--category", "herb"],
+        ["can-make", "--have", "eggs, rice, soy sauce", "--missing", "2"],
+        ["cooked", "toast", "--rating", "5", "--note", "Crisp"],
+        ["log"], ["log", "toast", "--limit", "5"],
+        ["status", "--json", "--storage", "tcp://127.0.0.1:5555", "--timeout", "2"],
+        ["samples"],
+    ])
+    func parses(arguments: [String]) throws {
+        _ = try Recipes.parseAsRoot(arguments)
+    }
+
+    @Test("bad arguments are refused with what is allowed", arguments: [
+        (["rate", "toast", "9"], "0 (none) to 5"),
+        (["list", "--limit", "0"], "1 to 200"),
+        (["list", "--book", "not-a-uuid"], "a book id"),
+        (["add"], "either --file or --name"),
+        (["add", "--name", "x", "--file", "y"], "either --file or --name"),
+        (["cooked", "toast", "--rating", "0"], "1 to 5"),
+        (["can-make", "--have", " , "], "at least one food"),
+        (["photo", "get", "toast", "11", "-o", "x"], "1 to 10"),
+        (["show", "x", "--servings", "0"], "more than 0"),
+        (["list", "--storage", "localhost:5555"], "tcp://127.0.0.1:5555"),
+        (["list", "--timeout", "0"], "more than 0"),
+        (["list", "--sort", "colour"], "colour"),
+    ])
+    func refuses(arguments: [String], expected: String) {
+        do {
+            _ = try Recipes.parseAsRoot(arguments)
+            Issue.record("\(arguments) parsed")
+        } catch {
+            let message = Recipes.message(for: error)
+            #expect(message.contains(expected), "\(message)")
+        }
+    }
+
+    @Test("durations read as people write them")
+    func durations() throws {
+        #expect(try isoDuration("15m") == "PT15M")
+        #expect(try isoDuration("1h30m") == "PT1H30M")
+        #expect(try isoDuration("90") == "PT1H30M")
+        #expect(try isoDuration("pt45m") == "PT45M")
+        #expect(throws: CLIError.self) { try isoDuration("soon") }
+    }
+}
