@@ -10,7 +10,7 @@ struct Recipes: AsyncParsableCommand {
         discussion: "Talks to recipe-storage (RECIPES_STORAGE, default \(RecipeVault.defaultStorageEndpoint)).",
         version: RecipeVault.version,
         subcommands: [
-            ListRecipes.self, ShowRecipe.self, SearchRecipes.self, AddRecipe.self, DeleteRecipe.self, DuplicateRecipe.self,
+            ListRecipes.self, ShowRecipe.self, SearchRecipes.self, AddRecipe.self, EditRecipe.self, DeleteRecipe.self, DuplicateRecipe.self,
             FavoriteRecipe.self, RateRecipe.self, PhotoCommand.self, BooksCommand.self, IngredientsCommand.self,
             CanMake.self, Cooked.self, CookLog.self, Status.self, Samples.self,
         ]

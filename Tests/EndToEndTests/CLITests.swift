@@ -4,8 +4,8 @@ import RecipeProtocol
 import Testing
 
 /// Runs the built `recipes` binary against `endpoint`; returns its exit status and what it printed.
-func recipes(_ arguments: [String], storage endpoint: String, stdin: String? = nil) async throws -> (status: Int32, output: String) {
-    let process = try ServiceProcess("recipes", arguments, environment: ["RECIPES_STORAGE": endpoint, "NO_COLOR": "1"])
+func recipes(_ arguments: [String], storage endpoint: String, environment: [String: String] = [:]) async throws -> (status: Int32, output: String) {
+    let process = try ServiceProcess("recipes", arguments, environment: ["RECIPES_STORAGE": endpoint, "NO_COLOR": "1"].merging(environment) { $1 })
     guard let status = try await process.waitForExit(timeout: .seconds(60)) else {
         throw ProcessTestError("recipes \(arguments.joined(separator: " ")) did not finish; printed:\n\(process.printed)")
     }
@@ -87,6 +87,44 @@ struct CLITests {
             #expect(refused.output.contains("huge.jpg: photo is 2.5 MB") && refused.output.contains("the limit is 2 MB"))
             let list = try await recipes(["photo", "list", "Bread", "--json"], storage: storage)
             #expect(try WireCodec.makeDecoder().decode(PhotoOps.List.self, from: Data(list.output.utf8)).photos.count == 1)
+        }
+    }
+
+    @Test("edit with flags; edit in $EDITOR; a change made meanwhile is a conflict, shown plainly, and nothing is overwritten")
+    func edit() async throws {
+        try await withStorageProcess { storage async throws in
+            _ = try await recipes(["add", "--name", "Soup", "--ingredient", "1 onion"], storage: storage)
+            let flags = try await recipes(["edit", "Soup", "--add-ingredient", "2 carrots", "--cook", "30m"], storage: storage)
+            #expect(flags.status == 0 && flags.output.contains("version 2"))
+
+            // An editor that renames the recipe in the file.
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-edit-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let editor = folder.appendingPathComponent("editor.sh")
+            try Data(#"""
+                #!/bin/sh
+                sed -i 's/"name" : "Soup"/"name" : "Winter Soup"/' "$1"
+                """#.utf8).write(to: editor)
+            chmod(editor.path, 0o755)
+            let edited = try await recipes(["edit", "Soup"], storage: storage, environment: ["EDITOR": editor.path])
+            #expect(edited.status == 0 && edited.output.contains("Saved \"Winter Soup\" (version 3)"), "\(edited.output)")
+
+            // An editor during which someone else changes the recipe: the edit must not overwrite it.
+            let recipesBinary = try ServiceProcess.executable("recipes")
+            let racing = folder.appendingPathComponent("racing.sh")
+            try Data("""
+                #!/bin/sh
+                RECIPES_STORAGE=\(storage) \(recipesBinary) favorite "Winter Soup" > /dev/null
+                sed -i 's/Winter Soup/Summer Soup/' "$1"
+                """.utf8).write(to: racing)
+            chmod(racing.path, 0o755)
+            let conflict = try await recipes(["edit", "Winter Soup"], storage: storage, environment: ["EDITOR": racing.path])
+            #expect(conflict.status == 75)
+            #expect(conflict.output.contains("changed since version 3 (it is at version 4 now)") && conflict.output.contains("Nothing was changed."))
+            let after = try await recipes(["show", "Winter Soup", "--json"], storage: storage)
+            let detail = try WireCodec.makeDecoder().decode(RecipeDetail.self, from: Data(after.output.utf8))
+            #expect(detail.recipe.name == "Winter Soup" && detail.recipe.isFavorite && detail.recipe.version == 4)
         }
     }
 

@@ -11,6 +11,7 @@ struct ParseTests {
         ["add", "--name", "Toast", "--ingredient", "2 slices bread", "--step", "Toast it.", "--prep", "2m"],
         ["add", "--file", "recipe.json"],
         ["delete", "toast", "--yes"],
+        ["edit", "toast"], ["edit", "toast", "--name", "Better Toast", "--add-ingredient", "butter", "--cook", "3m"],
         ["duplicate", "5a3c0001", "--name", "Mine"],
         ["favorite", "toast", "--off"],
         ["rate", "toast", "4"],

@@ -1,0 +1,106 @@
+import ArgumentParser
+import Foundation
+import Messaging
+import RecipeModel
+import RecipeProtocol
+
+/// What `recipes edit` opens in the editor: the recipe as a draft, and the version it was at.
+struct EditDocument: Codable {
+    /// Leave as it is: it tells the service which version your edit is based on.
+    var version: Int
+    var recipe: RecipeDraft
+}
+
+struct EditRecipe: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "edit", abstract: "Change a recipe with flags, or in $EDITOR as JSON.",
+        discussion: """
+            With field flags, only those fields change. With none, the recipe opens in $VISUAL or $EDITOR as JSON; \
+            save and quit to send it back. If someone changed the recipe meanwhile, nothing is overwritten: \
+            the edit is refused as a conflict (exit code 75) and you can run edit again.
+            """)
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "Recipe id, short id or name.") var recipe: String
+    @Option(help: "A new name.") var name: String?
+    @Option(help: "A new description.") var description: String?
+    @Option(name: .customLong("ingredient"), help: "Replace the ingredients; repeat for each line.") var ingredients: [String] = []
+    @Option(name: .customLong("add-ingredient"), help: "Add an ingredient line at the end; repeatable.") var addIngredients: [String] = []
+    @Option(name: .customLong("step"), help: "Replace the steps; repeat for each.") var steps: [String] = []
+    @Option(help: "Servings it makes.") var servings: Double?
+    @Option(help: ArgumentHelp("Preparation time: 15m, 1h30m, 90 or PT15M.", valueName: "duration")) var prep: String?
+    @Option(help: ArgumentHelp("Cooking time.", valueName: "duration")) var cook: String?
+    @Option(help: "Cuisine.") var cuisine: String?
+    @Option(help: "Category.") var category: String?
+    @Option(name: .customLong("keyword"), help: "Replace the keywords; repeat for each.") var keywords: [String] = []
+    @Option(help: "Your notes.") var notes: String?
+    @Option(help: "The page it came from.") var website: String?
+
+    var hasFieldFlags: Bool {
+        name != nil || description != nil || !ingredients.isEmpty || !addIngredients.isEmpty || !steps.isEmpty || servings != nil
+            || prep != nil || cook != nil || cuisine != nil || category != nil || !keywords.isEmpty || notes != nil || website != nil
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try connection.storageClient()
+            let id = try await RecipeReference.resolve(recipe, using: client)
+            let current = try await client.call(RecipeOps.Get.self, .init(id: id)).recipe
+            var document = EditDocument(version: current.version, recipe: RecipeDraft(current))
+            if hasFieldFlags {
+                try apply(to: &document.recipe)
+            } else {
+                guard let edited = try openInEditor(document) else { return print("No changes.") }
+                document = edited
+            }
+            try document.recipe.validate()
+            let updated = try await client.call(RecipeOps.Update.self, .init(id: id, expectedVersion: document.version, recipe: document.recipe))
+            if connection.json { return try Output.json(updated) }
+            print("Saved \"\(updated.name)\" (version \(updated.version)).")
+        }
+    }
+
+    private func apply(to draft: inout RecipeDraft) throws {
+        if let name { draft.name = name }
+        if let description { draft.description = description.isEmpty ? nil : description }
+        if !ingredients.isEmpty { draft.ingredients = ingredients.map { .init(text: $0) } }
+        draft.ingredients += addIngredients.map { .init(text: $0) }
+        if !steps.isEmpty { draft.instructions = steps.map { .init(text: $0) } }
+        if let servings { draft.servings = servings }
+        if let prep { draft.prepTime = try isoDuration(prep) }
+        if let cook { draft.cookTime = try isoDuration(cook) }
+        if let cuisine { draft.recipeCuisine = cuisine.isEmpty ? nil : cuisine }
+        if let category { draft.recipeCategory = category.isEmpty ? nil : category }
+        if !keywords.isEmpty { draft.keywords = keywords }
+        if let notes { draft.notes = notes.isEmpty ? nil : notes }
+        if let website { draft.website = website.isEmpty ? nil : website }
+    }
+
+    /// Writes the document to a temporary file, runs the editor on it, and reads it back;
+    /// `nil` when nothing changed.
+    private func openInEditor(_ document: EditDocument) throws -> EditDocument? {
+        guard let editor = environment("VISUAL") ?? environment("EDITOR") else {
+            throw CLIError("no editor: set VISUAL or EDITOR, or change fields with flags such as --name (see recipes edit --help)", status: 64)
+        }
+        let encoder = WireCodec.makeEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let original = try encoder.encode(document)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("recipe-\(UUID().uuidString.prefix(8)).json")
+        try original.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "\(editor) \"$1\"", "sh", file.path]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw CLIError("the editor (\(editor)) exited with status \(process.terminationStatus); nothing was changed", status: 1)
+        }
+        let edited = try Data(contentsOf: file)
+        if edited == original { return nil }
+        do {
+            return try WireCodec.makeDecoder().decode(EditDocument.self, from: edited)
+        } catch {
+            throw CLIError("the edited file is not a recipe any more (\(error)); nothing was changed")
+        }
+    }
+}
