@@ -128,6 +128,56 @@ struct CLITests {
         }
     }
 
+    @Test("export, then import into an empty storage, gives back the same recipes with byte-identical photos; importing twice adds nothing")
+    func exportImportRoundTrip() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-export-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let photo = folder.appendingPathExtension("jpg")
+        defer { try? FileManager.default.removeItem(at: photo) }
+        var bytes = Data([0xFF, 0xD8, 0xFF, 0xE0])
+        bytes.append(contentsOf: (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try bytes.write(to: photo)
+
+        let original: [RecipeDetail] = try await withStorageProcess { storage async throws in
+            _ = try await recipes(["books", "add", "Home Book", "--author", "Me"], storage: storage)
+            let file = folder.appendingPathExtension("json")
+            defer { try? FileManager.default.removeItem(at: file) }
+            try Data(#"""
+                {"name": "Sunday Roast", "description": "The whole thing.", "ingredients": ["1.5 kg chicken", "1 kg potatoes, halved"],
+                 "instructions": [{"text": "Season the bird.", "section": "Chicken"}, {"text": "Par-boil.", "section": "Potatoes"}],
+                 "recipeYield": "4 plates", "prepTime": "PT20M", "cookTime": "PT1H30M", "recipeCategory": "Dinner", "recipeCuisine": "British",
+                 "keywords": ["roast", "sunday"], "author": "Gran", "nutrition": "600 kcal per plate", "notes": "Rest 15 minutes.",
+                 "website": "https://example.com/roast", "sourceType": "url", "isFavorite": true, "rating": 5}
+                """#.utf8).write(to: file)
+            _ = try await recipes(["add", "--file", file.path], storage: storage)
+            _ = try await recipes(["add", "--name", "Gravy", "--ingredient", "2 tbsp flour", "--servings", "4"], storage: storage)
+            #expect(try await recipes(["photo", "add", "Sunday Roast", photo.path], storage: storage).status == 0)
+            let exported = try await recipes(["export", folder.path], storage: storage)
+            #expect(exported.status == 0 && exported.output.contains("Exported 2 recipes and 1 photos"))
+            return try await [details("Sunday Roast", storage), details("Gravy", storage)]
+        }
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("Sunday Roast (\(Output_short(original[0].recipe.id)))/full.jpg").path))
+
+        try await withStorageProcess { storage async throws in
+            let first = try await recipes(["import-dir", folder.path], storage: storage)
+            #expect(first.status == 0 && first.output.contains("Imported 2 new recipes (0 were already there) and 1 photos"), "\(first.output)")
+            let again = try await recipes(["import-dir", folder.path], storage: storage)
+            #expect(again.output.contains("Imported 0 new recipes (2 were already there) and 0 photos"), "\(again.output)")
+            for before in original {
+                let after = try await details(before.recipe.name, storage)
+                #expect(after.recipe.id == before.recipe.id)
+                #expect(RecipeDraft(after.recipe).withoutLineIDs == RecipeDraft(before.recipe).withoutLineIDs)
+                #expect(after.recipe.photos.map(\.sha256) == before.recipe.photos.map(\.sha256))
+            }
+            let out = folder.appendingPathExtension("back.jpg")
+            defer { try? FileManager.default.removeItem(at: out) }
+            _ = try await recipes(["photo", "get", "Sunday Roast", "1", "-o", out.path], storage: storage)
+            #expect(try Data(contentsOf: out) == bytes)
+            let books = try await recipes(["books", "--json"], storage: storage)
+            #expect(books.output.contains("Home Book") == false, "only books that recipes use travel")
+        }
+    }
+
     @Test("a starter cannot be deleted: a plain sentence and exit code 77")
     func starterRefused() async throws {
         try await withStorageProcess { storage async throws in
@@ -176,4 +226,22 @@ final class HeldPort {
     }
 
     deinit { close(descriptor) }
+}
+
+func details(_ name: String, _ storage: String) async throws -> RecipeDetail {
+    let shown = try await recipes(["show", name, "--json"], storage: storage)
+    return try WireCodec.makeDecoder().decode(RecipeDetail.self, from: Data(shown.output.utf8))
+}
+
+func Output_short(_ id: UUID) -> String { String(id.uuidString.prefix(8)).lowercased() }
+
+extension RecipeDraft {
+    /// The draft with line ids left out (a round trip gives lines new ids).
+    var withoutLineIDs: RecipeDraft {
+        var copy = self
+        copy.ingredients = copy.ingredients.map { .init(text: $0.text) }
+        copy.instructions = copy.instructions.map { .init(text: $0.text, section: $0.section) }
+        copy.bookID = nil
+        return copy
+    }
 }

@@ -26,7 +26,7 @@ struct ParseTests {
         ["cooked", "toast", "--rating", "5", "--note", "Crisp"],
         ["log"], ["log", "toast", "--limit", "5"],
         ["status", "--json", "--storage", "tcp://127.0.0.1:5555", "--timeout", "2"],
-        ["samples"],
+        ["samples"], ["export", "/tmp/out", "--include-starters"], ["import-dir", "/tmp/out"],
     ])
     func parses(arguments: [String]) throws {
         _ = try Recipes.parseAsRoot(arguments)
