@@ -59,10 +59,21 @@ struct CookLog: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "Recipe id, short id or name (all recipes when left out).") var recipe: String?
     @Option(help: "At most this many entries (1-1000).") var limit = 50
+    @Option(help: ArgumentHelp("Delete this log entry instead (its id, from --json).", valueName: "entry-id")) var delete: String?
+
+    func validate() throws {
+        guard (1...1_000).contains(limit) else { throw ValidationError("--limit must be 1 to 1000; got \(limit)") }
+        if let delete, UUID(uuidString: delete) == nil { throw ValidationError("--delete needs a log entry id (a UUID); got \(delete)") }
+    }
 
     func run() async throws {
         try await reportingFailures {
             let client = try connection.storageClient()
+            if let entry = delete.flatMap(UUID.init(uuidString:)) {
+                let result = try await client.call(CookLogOps.Delete.self, ByID(id: entry))
+                if connection.json { return try Output.json(result) }
+                return print(result.deleted ? "Deleted the log entry." : "That log entry was already gone.")
+            }
             let id = try await recipe.asyncMap { try await RecipeReference.resolve($0, using: client) }
             let log = try await client.call(CookLogOps.List.self, .init(recipeID: id, limit: limit))
             if connection.json { return try Output.json(log) }
@@ -76,7 +87,7 @@ struct CookLog: AsyncParsableCommand {
 
 struct BooksCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "books", abstract: "Your cookbooks.",
-                                                    subcommands: [ListBooks.self, AddBook.self, ShowBook.self, DeleteBook.self],
+                                                    subcommands: [ListBooks.self, AddBook.self, ShowBook.self, RenameBook.self, DeleteBook.self],
                                                     defaultSubcommand: ListBooks.self)
 }
 
@@ -128,6 +139,25 @@ struct ShowBook: AsyncParsableCommand {
     }
 }
 
+struct RenameBook: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "rename", abstract: "Change a book's title (and author).")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "Book id or title.") var book: String
+    @Argument(help: "The new title.") var title: String
+    @Option(help: "The author (kept when left out).") var author: String?
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try connection.storageClient()
+            let id = try await resolveBook(book, client)
+            let current = try await client.call(BookOps.Get.self, ByID(id: id)).book
+            let renamed = try await client.call(BookOps.Update.self, .init(id: id, title: title, author: author ?? current.author))
+            if connection.json { return try Output.json(renamed) }
+            print("Renamed to \"\(renamed.title)\".")
+        }
+    }
+}
+
 struct DeleteBook: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete a book; its recipes stay.")
     @OptionGroup var connection: ConnectionOptions
@@ -157,7 +187,8 @@ func resolveBook(_ reference: String, _ client: MessageClient) async throws -> U
 
 struct IngredientsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "ingredients", abstract: "The ingredient catalogue.",
-                                                    subcommands: [ListIngredients.self, FindIngredient.self], defaultSubcommand: ListIngredients.self)
+                                                    subcommands: [ListIngredients.self, FindIngredient.self, AddIngredient.self],
+                                                    defaultSubcommand: ListIngredients.self)
 }
 
 struct ListIngredients: AsyncParsableCommand {
@@ -185,6 +216,23 @@ struct FindIngredient: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let entry = try await connection.storageClient().call(IngredientOps.Find.self, .init(name: name))
+            if connection.json { return try Output.json(entry) }
+            print("\(entry.name)" + (entry.category.map { " (\($0.rawValue))" } ?? "") + (entry.aliases.isEmpty ? "" : " — also called " + entry.aliases.joined(separator: ", ")))
+        }
+    }
+}
+
+struct AddIngredient: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a food to the catalogue, or update the one with that name.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "Its name, such as \"aubergine\".") var name: String
+    @Option(help: "protein, vegetable, fruit, dairy, grain, pantryStaple, herb, spice, condiment or other.") var category: IngredientCategory?
+    @Option(name: .customLong("alias"), help: "Another name for it, such as \"eggplant\"; repeatable (replaces the aliases).") var aliases: [String] = []
+
+    func run() async throws {
+        try await reportingFailures {
+            let entry = try await connection.storageClient().call(
+                IngredientOps.Upsert.self, .init(id: UUID(), name: name, category: category, aliases: aliases))
             if connection.json { return try Output.json(entry) }
             print("\(entry.name)" + (entry.category.map { " (\($0.rawValue))" } ?? "") + (entry.aliases.isEmpty ? "" : " — also called " + entry.aliases.joined(separator: ", ")))
         }
