@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "recipes", targets: ["RecipesCLI"]),
         .executable(name: "messaging-bench", targets: ["MessagingBenchmark"]),
         .executable(name: "storage-bench", targets: ["StorageBenchmark"]),
+        .executable(name: "import-predict", targets: ["ImportScore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -97,6 +98,12 @@ let package = Package(
             path: "Services/RecipeStorage",
             swiftSettings: strict
         ),
+        .target(
+            name: "RecipeImport",
+            dependencies: ["RecipeModel", "RecipeProtocol"],
+            path: "Services/RecipeImport",
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "RecipesCLI",
             dependencies: [
@@ -141,6 +148,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks/StorageBenchmark",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "ImportScore",
+            dependencies: ["RecipeImport"],
+            path: "Benchmarks/ImportScore",
             swiftSettings: strict
         ),
         .testTarget(
@@ -189,6 +202,11 @@ let package = Package(
                 "RecipeProtocol",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "RecipeImportTests",
+            dependencies: ["RecipeImport", "RecipeModel", "RecipeProtocol"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,0 +1,67 @@
+import Foundation
+
+/// Text out of HTML fragments: entities decoded, tags removed, white space collapsed.
+enum HTMLText {
+    /// "Mac &amp; <b>cheese</b>\n  bake" → "Mac & cheese bake".
+    static func clean(_ text: String) -> String {
+        collapse(decodeEntities(stripTags(text)))
+    }
+
+    static func collapse(_ text: String) -> String {
+        text.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+    }
+
+    static func stripTags(_ text: String) -> String {
+        guard text.contains("<") else { return text }
+        var result = ""
+        var inTag = false
+        for character in text {
+            if character == "<" { inTag = true; continue }
+            if character == ">" && inTag { inTag = false; result.append(" "); continue }
+            if !inTag { result.append(character) }
+        }
+        return result
+    }
+
+    private static let named: [String: String] = [
+        "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": " ", "ndash": "–", "mdash": "—",
+        "hellip": "…", "rsquo": "’", "lsquo": "‘", "rdquo": "”", "ldquo": "“", "deg": "°", "frac12": "½", "frac14": "¼",
+        "frac34": "¾", "frac13": "⅓", "frac23": "⅔", "eacute": "é", "egrave": "è", "agrave": "à", "aacute": "á", "ccedil": "ç",
+        "ouml": "ö", "uuml": "ü", "auml": "ä", "szlig": "ß", "ntilde": "ñ", "iacute": "í", "oacute": "ó", "uacute": "ú",
+        "times": "×", "reg": "®", "copy": "©", "trade": "™", "euro": "€", "pound": "£", "ecirc": "ê", "acirc": "â", "ocirc": "ô",
+    ]
+
+    /// `&amp;`, `&#39;`, `&#x27;` and the common named entities (twice, for double-escaped text).
+    static func decodeEntities(_ text: String) -> String {
+        var current = text
+        for _ in 0..<2 where current.contains("&") {
+            var result = ""
+            var index = current.startIndex
+            while index < current.endIndex {
+                let character = current[index]
+                if character == "&", let semicolon = current[index...].prefix(12).firstIndex(of: ";") {
+                    let name = current[current.index(after: index)..<semicolon]
+                    if let replacement = entity(String(name)) {
+                        result += replacement
+                        index = current.index(after: semicolon)
+                        continue
+                    }
+                }
+                result.append(character)
+                index = current.index(after: index)
+            }
+            current = result
+        }
+        return current
+    }
+
+    private static func entity(_ name: String) -> String? {
+        if name.hasPrefix("#x") || name.hasPrefix("#X"), let value = UInt32(name.dropFirst(2), radix: 16), let scalar = Unicode.Scalar(value) {
+            return String(Character(scalar))
+        }
+        if name.hasPrefix("#"), let value = UInt32(name.dropFirst()), let scalar = Unicode.Scalar(value) {
+            return String(Character(scalar))
+        }
+        return named[name] ?? named[name.lowercased()]
+    }
+}

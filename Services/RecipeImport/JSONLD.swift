@@ -1,0 +1,153 @@
+import Foundation
+
+/// Every `application/ld+json` block of a page, read as tolerantly as real sites need.
+enum JSONLD {
+    /// The JSON values of the page's JSON-LD blocks (blocks that cannot be read even after repair are skipped).
+    static func blocks(in html: String) -> [Any] {
+        var values: [Any] = []
+        var rest = html[...]
+        while let open = rest.range(of: "<script", options: .caseInsensitive) {
+            guard let tagEnd = rest[open.upperBound...].firstIndex(of: ">") else { break }
+            let attributes = rest[open.upperBound..<tagEnd].lowercased()
+            guard let close = rest[tagEnd...].range(of: "</script", options: .caseInsensitive) else { break }
+            if attributes.contains("ld+json") {
+                let body = String(rest[rest.index(after: tagEnd)..<close.lowerBound])
+                if let value = parse(body) { values.append(value) }
+            }
+            rest = rest[close.upperBound...]
+        }
+        return values
+    }
+
+    /// Parses a block, repairing what sites get wrong: CDATA and comment wrappers, raw
+    /// control characters inside strings, trailing commas, and HTML entities around it.
+    static func parse(_ text: String) -> Any? {
+        var body = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        for (prefix, suffix) in [("<![CDATA[", "]]>"), ("/*<![CDATA[*/", "/*]]>*/"), ("<!--", "-->"), ("//<![CDATA[", "//]]>")] {
+            if body.hasPrefix(prefix) { body.removeFirst(prefix.count) }
+            if body.hasSuffix(suffix) { body.removeLast(suffix.count) }
+            body = body.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        if let value = try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed]) { return value }
+        let repaired = removeTrailingCommas(escapeControlCharacters(body))
+        if let value = try? JSONSerialization.jsonObject(with: Data(repaired.utf8), options: [.fragmentsAllowed]) { return value }
+        // Several values one after another (or junk after the first): read each balanced value.
+        let values = topLevelValues(repaired).compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }
+        return values.isEmpty ? nil : values
+    }
+
+    /// The balanced `{…}` / `[…]` values at the top level of `text`, in order.
+    static func topLevelValues(_ text: String) -> [String] {
+        var values: [String] = []
+        var depth = 0
+        var start: String.Index?
+        var inString = false
+        var escaped = false
+        for index in text.indices {
+            let character = text[index]
+            if inString {
+                if escaped { escaped = false } else if character == "\\" { escaped = true } else if character == "\"" { inString = false }
+                continue
+            }
+            switch character {
+            case "\"": inString = true
+            case "{", "[":
+                if depth == 0 { start = index }
+                depth += 1
+            case "}", "]":
+                guard depth > 0 else { continue }
+                depth -= 1
+                if depth == 0, let first = start { values.append(String(text[first...index])) }
+            default: break
+            }
+        }
+        return values
+    }
+
+    /// Raw newlines and tabs inside strings become escapes.
+    static func escapeControlCharacters(_ text: String) -> String {
+        var result = ""
+        var inString = false
+        var escaped = false
+        for scalar in text.unicodeScalars {
+            if inString {
+                if escaped { escaped = false } else if scalar == "\\" { escaped = true } else if scalar == "\"" { inString = false }
+                if scalar.value < 0x20 {
+                    switch scalar {
+                    case "\n": result += "\\n"
+                    case "\r": result += "\\r"
+                    case "\t": result += "\\t"
+                    default: result += String(format: "\\u%04x", scalar.value)
+                    }
+                    continue
+                }
+            } else if scalar == "\"" {
+                inString = true
+            }
+            result.unicodeScalars.append(scalar)
+        }
+        return result
+    }
+
+    /// `[1, 2,]` → `[1, 2]`, `{"a": 1,}` → `{"a": 1}` (outside strings).
+    static func removeTrailingCommas(_ text: String) -> String {
+        var result: [Character] = []
+        var inString = false
+        var escaped = false
+        for character in text {
+            if inString {
+                if escaped { escaped = false } else if character == "\\" { escaped = true } else if character == "\"" { inString = false }
+                result.append(character)
+                continue
+            }
+            if character == "\"" { inString = true }
+            if character == "}" || character == "]" {
+                var index = result.count - 1
+                while index >= 0, result[index].isWhitespace { index -= 1 }
+                if index >= 0, result[index] == "," { result.remove(at: index) }
+            }
+            result.append(character)
+        }
+        return String(result)
+    }
+
+    /// The first schema.org Recipe among `values`: at the top, in lists, in `@graph`, or as
+    /// `mainEntity`; failing that, a HowTo with steps (some sites mark recipes up as one).
+    static func recipe(in values: [Any]) -> [String: Any]? {
+        for value in values {
+            if let found = findRecipe(value, depth: 0, type: "Recipe") { return found }
+        }
+        for value in values {
+            if let howTo = findRecipe(value, depth: 0, type: "HowTo"), howTo["step"] != nil || howTo["recipeInstructions"] != nil {
+                var recipe = howTo
+                recipe["recipeInstructions"] = howTo["recipeInstructions"] ?? howTo["step"]
+                recipe["recipeIngredient"] = howTo["recipeIngredient"] ?? howTo["supply"]
+                return recipe
+            }
+        }
+        return nil
+    }
+
+    private static func findRecipe(_ value: Any, depth: Int, type: String) -> [String: Any]? {
+        guard depth < 8 else { return nil }
+        if let list = value as? [Any] {
+            for item in list { if let found = findRecipe(item, depth: depth + 1, type: type) { return found } }
+            return nil
+        }
+        guard let object = value as? [String: Any] else { return nil }
+        if isType(object, type) { return object }
+        for key in ["@graph", "mainEntity", "mainEntityOfPage", "itemListElement", "item"] {
+            if let inner = object[key], let found = findRecipe(inner, depth: depth + 1, type: type) { return found }
+        }
+        return nil
+    }
+
+    /// `@type` is `type`, a list holding it, or it with a schema.org prefix ("schema:Recipe", "http://schema.org/Recipe").
+    static func isType(_ object: [String: Any], _ wanted: String) -> Bool {
+        let types = (object["@type"] as? [Any])?.compactMap { $0 as? String } ?? [(object["@type"] as? String) ?? ""]
+        return types.contains { type in
+            let bare = type.split(separator: "/").last.map(String.init)?.split(separator: ":").last.map(String.init) ?? type
+            return bare.caseInsensitiveCompare(wanted) == .orderedSame
+        }
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+import RecipeModel
+import RecipeProtocol
+
+/// A recipe read off a web page, ready to store.
+public struct ImportedRecipe: Sendable, Equatable {
+    /// The recipe as a draft (`website` is the page, `sourceType` url, `origin` imported).
+    public var draft: RecipeDraft
+    /// Image addresses, best first.
+    public var images: [String]
+    /// schema.org NutritionInformation fields as text ("calories": "580 kcal").
+    public var nutrition: [String: String]
+}
+
+/// Reads schema.org/Recipe from a page's HTML (JSON-LD; microdata when there is no JSON-LD recipe).
+public enum RecipeExtractor {
+    /// The recipe on the page at `url`, or `nil` when the page has none.
+    public static func extract(html: String, url: String) -> ImportedRecipe? {
+        guard let object = JSONLD.recipe(in: JSONLD.blocks(in: html)) else { return nil }
+        return normalize(object, url: url)
+    }
+
+    static func normalize(_ r: [String: Any], url: String) -> ImportedRecipe? {
+        guard let name = text(r["name"]) ?? text(r["headline"]), !name.isEmpty else { return nil }
+        let ingredients = list(r["recipeIngredient"] ?? r["ingredients"]).map(HTMLText.clean).filter { !$0.isEmpty }
+        var steps: [RecipeDraft.Step] = []
+        collectSteps(r["recipeInstructions"], section: nil, into: &steps)
+        let yields = yieldCandidates(r["recipeYield"] ?? r["yield"])
+        let prep = duration(r["prepTime"]), cook = duration(r["cookTime"])
+        var total = duration(r["totalTime"])
+        if total == nil, let prepMinutes = prep.flatMap(ISODuration.minutes), let cookMinutes = cook.flatMap(ISODuration.minutes) {
+            total = ISODuration.text(minutes: prepMinutes + cookMinutes)
+        }
+        let nutrition = nutritionFields(r["nutrition"])
+        var draft = RecipeDraft(
+            name: String(name.prefix(RecipeDraft.Limits.nameLength)),
+            description: text(r["description"]).map { String($0.prefix(RecipeDraft.Limits.textLength)) },
+            ingredients: ingredients.prefix(RecipeDraft.Limits.lines).map { .init(text: String($0.prefix(RecipeDraft.Limits.lineLength))) },
+            instructions: Array(steps.prefix(RecipeDraft.Limits.lines)),
+            recipeYield: yields.first, servings: yields.lazy.compactMap(leadingNumber).first,
+            prepTime: prep, cookTime: cook, totalTime: total,
+            recipeCategory: joined(r["recipeCategory"]), recipeCuisine: joined(r["recipeCuisine"]),
+            keywords: keywords(r["keywords"]), author: author(r["author"]), datePublished: text(r["datePublished"]),
+            nutrition: nutritionText(nutrition), website: url, sourceType: .url, origin: .imported)
+        if let servings = draft.servings, !(servings > 0 && servings <= 10_000) { draft.servings = nil }
+        return ImportedRecipe(draft: draft, images: images(r["image"]), nutrition: nutrition)
+    }
+
+    // MARK: Fields
+
+    static func text(_ value: Any?) -> String? {
+        switch value {
+        case let string as String: let cleaned = HTMLText.clean(string); return cleaned.isEmpty ? nil : cleaned
+        case let number as NSNumber: return number.stringValue
+        case let list as [Any]: return list.lazy.compactMap { text($0) }.first
+        case let object as [String: Any]: return text(object["name"] ?? object["text"] ?? object["@value"])
+        default: return nil
+        }
+    }
+
+    static func list(_ value: Any?) -> [String] {
+        switch value {
+        case let string as String: return string.split(whereSeparator: \.isNewline).map(String.init)
+        case let list as [Any]: return list.compactMap { item in (item as? String) ?? text(item) }
+        default: return []
+        }
+    }
+
+    private static func collectSteps(_ value: Any?, section: String?, into steps: inout [RecipeDraft.Step]) {
+        switch value {
+        case let string as String:
+            // One string: its lines (or HTML paragraphs) are the steps.
+            let separated = string.replacingOccurrences(of: "</p>", with: "\n").replacingOccurrences(of: "<br", with: "\n<br")
+            for line in separated.split(whereSeparator: \.isNewline) {
+                let cleaned = HTMLText.clean(String(line))
+                if !cleaned.isEmpty { steps.append(.init(text: String(cleaned.prefix(RecipeDraft.Limits.stepLength)), section: section)) }
+            }
+        case let list as [Any]:
+            for item in list { collectSteps(item, section: section, into: &steps) }
+        case let object as [String: Any]:
+            let type = (object["@type"] as? String) ?? ((object["@type"] as? [Any])?.first as? String) ?? ""
+            if type.hasSuffix("HowToSection") || (object["itemListElement"] != nil && object["text"] == nil) {
+                collectSteps(object["itemListElement"], section: text(object["name"]) ?? section, into: &steps)
+            } else if let stepText = text(object["text"]) ?? text(object["name"]) ?? text(object["description"]) {
+                steps.append(.init(text: String(stepText.prefix(RecipeDraft.Limits.stepLength)), section: section))
+            }
+        default:
+            break
+        }
+    }
+
+    private static func yieldCandidates(_ value: Any?) -> [String] {
+        switch value {
+        case let string as String: return [HTMLText.clean(string)].filter { !$0.isEmpty }
+        case let number as NSNumber: return ["\(number)"]
+        case let list as [Any]:
+            // The one with words ("4 servings") reads better than a bare number.
+            let all = list.flatMap { yieldCandidates($0) }
+            return all.sorted { ($0.contains { $0.isLetter } ? 0 : 1) < ($1.contains { $0.isLetter } ? 0 : 1) }
+        default: return []
+        }
+    }
+
+    private static func leadingNumber(_ text: String) -> Double? {
+        let digits = text.drop { !$0.isNumber }.prefix { $0.isNumber || $0 == "." }
+        return Double(digits)
+    }
+
+    private static func duration(_ value: Any?) -> String? {
+        guard let raw = text(value)?.replacingOccurrences(of: " ", with: "") else { return nil }
+        guard let minutes = ISODuration.minutes(raw), minutes > 0 else { return nil }
+        return ISODuration.text(minutes: minutes)
+    }
+
+    private static func joined(_ value: Any?) -> String? {
+        let items = list(value).flatMap { $0.split(separator: ",").map { HTMLText.clean(String($0)) } }.filter { !$0.isEmpty }
+        var seen = Set<String>()
+        let unique = items.filter { seen.insert($0.lowercased()).inserted }
+        return unique.isEmpty ? nil : unique.joined(separator: ", ")
+    }
+
+    private static func keywords(_ value: Any?) -> [String] {
+        let items = list(value).flatMap { $0.split(separator: ",").map { HTMLText.clean(String($0)) } }
+            .filter { !$0.isEmpty && $0.count <= RecipeDraft.Limits.keywordLength }
+        var seen = Set<String>()
+        return Array(items.filter { seen.insert($0.lowercased()).inserted }.prefix(RecipeDraft.Limits.keywords))
+    }
+
+    private static func author(_ value: Any?) -> String? {
+        switch value {
+        case let list as [Any]:
+            let names = list.compactMap { author($0) }
+            return names.isEmpty ? nil : names.joined(separator: ", ")
+        default: return text(value)
+        }
+    }
+
+    private static func images(_ value: Any?) -> [String] {
+        switch value {
+        case let string as String: return string.isEmpty ? [] : [string]
+        case let list as [Any]:
+            // Prefer the widest ImageObject when sizes are given; otherwise keep the page's order.
+            let candidates = list.flatMap { item in images(item).map { url in (url, width(of: item)) } }
+            let sorted = candidates.enumerated().sorted { ($0.element.1 ?? 0, -$0.offset) > ($1.element.1 ?? 0, -$1.offset) }
+            return sorted.map(\.element.0)
+        case let object as [String: Any]:
+            return images(object["url"] ?? object["contentUrl"] ?? object["@id"])
+        default: return []
+        }
+    }
+
+    private static func width(of value: Any) -> Int? {
+        guard let object = value as? [String: Any] else { return nil }
+        return (object["width"] as? Int) ?? (object["width"] as? String).flatMap { Int($0) }
+            ?? ((object["width"] as? [String: Any])?["value"] as? Int)
+    }
+
+    private static func nutritionFields(_ value: Any?) -> [String: String] {
+        guard let object = value as? [String: Any] else { return [:] }
+        var fields: [String: String] = [:]
+        for (key, raw) in object where !key.hasPrefix("@") {
+            if let value = text(raw) { fields[key] = value }
+        }
+        return fields
+    }
+
+    /// "Calories: 580 kcal · Fat: 28 g · …" in a fixed, readable order.
+    static func nutritionText(_ fields: [String: String]) -> String? {
+        guard !fields.isEmpty else { return nil }
+        let order = ["servingSize", "calories", "fatContent", "saturatedFatContent", "unsaturatedFatContent", "transFatContent",
+                     "carbohydrateContent", "sugarContent", "fiberContent", "proteinContent", "cholesterolContent", "sodiumContent"]
+        let keys = order.filter { fields[$0] != nil } + fields.keys.filter { !order.contains($0) }.sorted()
+        return keys.map { key in
+            let label = key.replacingOccurrences(of: "Content", with: "")
+                .replacingOccurrences(of: "([a-z])([A-Z])", with: "$1 $2", options: .regularExpression)
+            return label.prefix(1).uppercased() + label.dropFirst().lowercased() + ": " + fields[key]!
+        }.joined(separator: " · ")
+    }
+}

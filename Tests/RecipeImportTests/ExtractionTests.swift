@@ -1,0 +1,109 @@
+import Foundation
+import RecipeModel
+import RecipeProtocol
+import Testing
+@testable import RecipeImport
+
+@Suite("Reading recipes from JSON-LD")
+struct ExtractionTests {
+    func page(_ json: String) -> String {
+        "<html><head><script type=\"application/ld+json\">\(json)</script></head><body>x</body></html>"
+    }
+
+    @Test("a plain Recipe: every field normalized, the page kept as website")
+    func plain() throws {
+        let html = page(#"""
+            {"@context":"https://schema.org","@type":"Recipe","name":"Mac &amp; Cheese","description":"<p>Creamy   and <b>rich</b></p>",
+             "recipeIngredient":["2 cups macaroni","1 &frac12; cups cheddar"],"recipeInstructions":[{"@type":"HowToStep","text":"Boil."},{"@type":"HowToStep","text":"Stir in cheese."}],
+             "recipeYield":["4","4 servings"],"prepTime":"PT10M","cookTime":"PT20M","author":[{"@type":"Person","name":"Ann"},{"@type":"Person","name":"Bo"}],
+             "keywords":"comfort, pasta","recipeCategory":["Dinner","Main"],"recipeCuisine":"American","image":[{"@type":"ImageObject","url":"https://x/s.jpg","width":300},{"@type":"ImageObject","url":"https://x/l.jpg","width":1200}],
+             "nutrition":{"@type":"NutritionInformation","calories":"500 kcal","fatContent":"20 g"}}
+            """#)
+        let recipe = try #require(RecipeExtractor.extract(html: html, url: "https://example.com/mac"))
+        let d = recipe.draft
+        #expect(d.name == "Mac & Cheese" && d.description == "Creamy and rich")
+        #expect(d.ingredients.map(\.text) == ["2 cups macaroni", "1 ½ cups cheddar"])
+        #expect(d.instructions.map(\.text) == ["Boil.", "Stir in cheese."])
+        #expect(d.recipeYield == "4 servings" && d.servings == 4)
+        #expect(d.prepTime == "PT10M" && d.cookTime == "PT20M" && d.totalTime == "PT30M", "total from prep + cook")
+        #expect(d.author == "Ann, Bo" && d.keywords == ["comfort", "pasta"] && d.recipeCategory == "Dinner, Main")
+        #expect(recipe.images.first == "https://x/l.jpg", "the widest image first")
+        #expect(d.nutrition == "Calories: 500 kcal · Fat: 20 g")
+        #expect(d.website == "https://example.com/mac" && d.sourceType == .url && d.origin == .imported)
+        #expect(throws: Never.self) { try d.validate() }
+    }
+
+    @Test("@graph, mainEntity, @type lists and prefixed types are found")
+    func shapes() throws {
+        for json in [
+            #"{"@graph":[{"@type":"WebPage"},{"@type":["Recipe","NewsArticle"],"name":"A"}]}"#,
+            #"{"@type":"WebPage","mainEntity":{"@type":"schema:Recipe","name":"A"}}"#,
+            #"[{"@type":"BreadcrumbList"},{"@type":"http://schema.org/Recipe","name":"A"}]"#,
+        ] {
+            #expect(RecipeExtractor.extract(html: page(json), url: "https://e/")?.draft.name == "A", "\(json)")
+        }
+    }
+
+    @Test("broken JSON real sites ship is repaired: CDATA, raw control characters, trailing commas, two values in one block")
+    func repairs() {
+        let cases = [
+            "<![CDATA[{\"@type\":\"Recipe\",\"name\":\"A\"}]]>",
+            "{\"@type\":\"Recipe\",\"name\":\"A\",\"description\":\"line one\nline\ttwo\"}",
+            "{\"@type\":\"Recipe\",\"name\":\"A\",\"recipeIngredient\":[\"1 egg\",],}",
+            "{\"@type\":\"WebSite\"}\n{\"@type\":\"Recipe\",\"name\":\"A\"}",
+        ]
+        for json in cases {
+            #expect(RecipeExtractor.extract(html: page(json), url: "https://e/")?.draft.name == "A", "\(json)")
+        }
+    }
+
+    @Test("sections become step sections; a single instruction string splits into its lines")
+    func sections() throws {
+        let sectioned = try #require(RecipeExtractor.extract(html: page(#"""
+            {"@type":"Recipe","name":"Pie","recipeInstructions":[{"@type":"HowToSection","name":"Crust","itemListElement":[{"@type":"HowToStep","text":"Rub in butter."}]},
+             {"@type":"HowToSection","name":"Filling","itemListElement":[{"@type":"HowToStep","text":"Slice apples."},{"@type":"HowToStep","name":"Bake."}]}]}
+            """#), url: "https://e/"))
+        #expect(sectioned.draft.instructions.map(\.text) == ["Rub in butter.", "Slice apples.", "Bake."])
+        #expect(sectioned.draft.instructions.map(\.section) == ["Crust", "Filling", "Filling"])
+        let flat = try #require(RecipeExtractor.extract(html: page(#"{"@type":"Recipe","name":"X","recipeInstructions":"Mix.\nBake.\n"}"#), url: "https://e/"))
+        #expect(flat.draft.instructions.map(\.text) == ["Mix.", "Bake."])
+    }
+
+    @Test("a page without a recipe gives nothing")
+    func noRecipe() {
+        #expect(RecipeExtractor.extract(html: page(#"{"@type":"WebSite","name":"Blog"}"#), url: "https://e/") == nil)
+        #expect(RecipeExtractor.extract(html: "<html><body>Just words</body></html>", url: "https://e/") == nil)
+    }
+}
+
+@Suite("The saved recipe pages in shared/fixtures")
+struct FixtureTests {
+    static let gold = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/fixtures/recipe-pages")
+
+    @Test("recipes are read from the saved pages with the reference names and ingredient lines")
+    func fixtures() throws {
+        let hosts = try FileManager.default.contentsOfDirectory(atPath: Self.gold.path).filter { !$0.hasPrefix("LICENSE") }
+        var pages = 0, read = 0, sameName = 0, sameIngredients = 0
+        for host in hosts {
+            let folder = Self.gold.appendingPathComponent(host)
+            for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) where file.hasSuffix(".html") {
+                pages += 1
+                let html = String(decoding: try Data(contentsOf: folder.appendingPathComponent(file)), as: UTF8.self)
+                guard let recipe = RecipeExtractor.extract(html: html, url: "https://\(host)/") else { continue }
+                read += 1
+                let expected = try JSONSerialization.jsonObject(
+                    with: Data(contentsOf: folder.appendingPathComponent(file.replacingOccurrences(of: ".html", with: ".expected.json")))) as? [String: Any] ?? [:]
+                if (expected["name"] as? String).map(HTMLText.collapse) == recipe.draft.name { sameName += 1 }
+                let lines = (expected["recipeIngredient"] as? [String])?.map(HTMLText.collapse).filter { !$0.isEmpty }
+                if lines == recipe.draft.ingredients.map(\.text) { sameIngredients += 1 }
+                #expect(throws: Never.self, "\(host)/\(file)") { try recipe.draft.validate() }
+            }
+        }
+        print("fixtures: \(read) of \(pages) read, \(sameName) names and \(sameIngredients) ingredient lists exactly as the reference")
+        #expect(pages == 52)
+        #expect(read >= 41)
+        #expect(sameName >= 39)
+        #expect(sameIngredients >= 32)
+    }
+}
