@@ -16,8 +16,8 @@ public struct ImportedRecipe: Sendable, Equatable {
 public enum RecipeExtractor {
     /// The recipe on the page at `url`, or `nil` when the page has none.
     public static func extract(html: String, url: String) -> ImportedRecipe? {
-        guard let object = JSONLD.recipe(in: JSONLD.blocks(in: html)) else { return nil }
-        return normalize(object, url: url)
+        if let object = JSONLD.recipe(in: JSONLD.blocks(in: html)), let recipe = normalize(object, url: url) { return recipe }
+        return Microdata.recipe(in: html).flatMap { normalize($0, url: url) }
     }
 
     static func normalize(_ r: [String: Any], url: String) -> ImportedRecipe? {
