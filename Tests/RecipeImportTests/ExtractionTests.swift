@@ -108,6 +108,8 @@ struct FixtureTests {
 
     @Test("recipes are read from the saved pages with the reference names and ingredient lines")
     func fixtures() throws {
+        try #require(FileManager.default.fileExists(atPath: Self.gold.path),
+                     "the saved pages belong in shared/fixtures/recipe-pages beside the project folder (\(Self.gold.path))")
         let hosts = try FileManager.default.contentsOfDirectory(atPath: Self.gold.path).filter { !$0.hasPrefix("LICENSE") }
         var pages = 0, read = 0, sameName = 0, sameIngredients = 0
         for host in hosts {
