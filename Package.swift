@@ -108,6 +108,7 @@ let package = Package(
             name: "RecipesCLI",
             dependencies: [
                 "Messaging",
+                "RecipeImport",
                 "RecipeModel",
                 "RecipeProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

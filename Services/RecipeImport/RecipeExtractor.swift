@@ -20,7 +20,14 @@ public enum RecipeExtractor {
         return Microdata.recipe(in: html).flatMap { normalize($0, url: url) }
     }
 
-    static func normalize(_ r: [String: Any], url: String) -> ImportedRecipe? {
+    /// The recipe in an already-parsed JSON-LD value (a file's contents). `url` is
+    /// where it came from when known; otherwise the recipe's own `url`, if it has one.
+    public static func extract(json: Any, url: String?) -> ImportedRecipe? {
+        JSONLD.recipe(in: [json]).flatMap { normalize($0, url: url) }
+    }
+
+    static func normalize(_ r: [String: Any], url pageURL: String?) -> ImportedRecipe? {
+        let url = pageURL ?? text(r["url"]).flatMap { $0.hasPrefix("http://") || $0.hasPrefix("https://") ? $0 : nil }
         guard let name = text(r["name"]) ?? text(r["headline"]), !name.isEmpty else { return nil }
         let ingredients = list(r["recipeIngredient"] ?? r["ingredients"]).map(HTMLText.clean).filter { !$0.isEmpty }
         var steps: [RecipeDraft.Step] = []
@@ -41,7 +48,7 @@ public enum RecipeExtractor {
             prepTime: prep, cookTime: cook, totalTime: total,
             recipeCategory: joined(r["recipeCategory"]), recipeCuisine: joined(r["recipeCuisine"]),
             keywords: keywords(r["keywords"]), author: author(r["author"]), datePublished: text(r["datePublished"]),
-            nutrition: nutritionText(nutrition), website: url, sourceType: .url, origin: .imported)
+            nutrition: nutritionText(nutrition), website: url, sourceType: url == nil ? .manual : .url, origin: .imported)
         if let servings = draft.servings, !(servings > 0 && servings <= 10_000) { draft.servings = nil }
         return ImportedRecipe(draft: draft, images: images(r["image"]), nutrition: nutrition)
     }

@@ -66,7 +66,11 @@ enum CookbookFolder {
         draft.notes = vault["notes"] as? String
         draft.isFavorite = vault["isFavorite"] as? Bool ?? false
         draft.rating = vault["rating"] as? Int ?? 0
-        if !vault.isEmpty { draft.servings = vault["servings"] as? Double } // ours: exact, not guessed from the yield
+        if !vault.isEmpty {
+            // Written by export: take these as they are, not guessed (servings from the yield) or derived (total from prep + cook).
+            draft.servings = vault["servings"] as? Double
+            draft.totalTime = object["totalTime"] as? String
+        }
         if let type = (vault["sourceType"] as? String).flatMap(SourceType.init(rawValue:)) { draft.sourceType = type }
         draft.sourcePageNumber = vault["sourcePageNumber"] as? Int
         draft.origin = vault["origin"] as? String == "imported" ? .imported : .custom

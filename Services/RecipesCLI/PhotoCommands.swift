@@ -104,9 +104,8 @@ struct MovePhoto: AsyncParsableCommand {
         try await reportingFailures {
             let client = try connection.storageClient()
             let id = try await RecipeReference.resolve(recipe, using: client)
-            let photos = try await client.call(PhotoOps.ListPhotos.self, .init(recipeID: id)).photos
-            guard photos.indices.contains(number - 1) else { throw CLIError("the recipe has \(photos.count) photos; there is no photo \(number)", status: ExitStatus.notFound) }
-            let moved = try await client.call(PhotoOps.Move.self, .init(recipeID: id, photoID: photos[number - 1].id, position: place - 1))
+            let photoID = try await photoID(number, of: id, using: client)
+            let moved = try await client.call(PhotoOps.Move.self, .init(recipeID: id, photoID: photoID, position: place - 1))
             if connection.json { return try Output.json(moved) }
             print("Moved photo \(number) to place \(place).")
         }
@@ -123,11 +122,19 @@ struct RemovePhoto: AsyncParsableCommand {
         try await reportingFailures {
             let client = try connection.storageClient()
             let id = try await RecipeReference.resolve(recipe, using: client)
-            let photos = try await client.call(PhotoOps.ListPhotos.self, .init(recipeID: id)).photos
-            guard photos.indices.contains(number - 1) else { throw CLIError("the recipe has \(photos.count) photos; there is no photo \(number)", status: ExitStatus.notFound) }
-            let left = try await client.call(PhotoOps.Remove.self, .init(recipeID: id, photoID: photos[number - 1].id))
+            let left = try await client.call(PhotoOps.Remove.self, .init(recipeID: id, photoID: try await photoID(number, of: id, using: client)))
             if connection.json { return try Output.json(left) }
             print("Removed photo \(number); \(left.photos.count) left.")
         }
     }
+}
+
+/// The id of photo `number` (counted from 1) of a recipe, or the error saying which numbers exist.
+func photoID(_ number: Int, of recipeID: UUID, using client: MessageClient) async throws -> UUID {
+    let photos = try await client.call(PhotoOps.ListPhotos.self, .init(recipeID: recipeID)).photos
+    guard photos.indices.contains(number - 1) else {
+        throw CLIError(photos.isEmpty ? "the recipe has no photos" : "the recipe has photos 1 to \(photos.count); there is no photo \(number)",
+                       status: ExitStatus.notFound)
+    }
+    return photos[number - 1].id
 }
