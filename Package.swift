@@ -16,6 +16,8 @@ let package = Package(
         .executable(name: "messaging-bench", targets: ["MessagingBenchmark"]),
         .executable(name: "storage-bench", targets: ["StorageBenchmark"]),
         .executable(name: "import-predict", targets: ["ImportScore"]),
+        .executable(name: "recipe-worker", targets: ["RecipeWorker"]),
+        .executable(name: "import-bench", targets: ["ImportBenchmark"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -23,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // C library → ZeroMQ wrapper → protocol (pure values) → messaging → services → executables.
@@ -104,6 +108,49 @@ let package = Package(
             path: "Services/RecipeImport",
             swiftSettings: strict
         ),
+        .target(
+            // The worker's one way out to the web: every page, image and redirect goes through it.
+            name: "WebFetch",
+            dependencies: [
+                "RecipeProtocol",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Services/WebFetch",
+            swiftSettings: strict
+        ),
+        .target(
+            name: "WorkerService",
+            dependencies: [
+                "WebFetch",
+                "RecipeImport",
+                "Messaging",
+                "RecipeModel",
+                "RecipeProtocol",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/WorkerService",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "RecipeWorker",
+            dependencies: [
+                "WorkerService",
+                "WebFetch",
+                "Messaging",
+                "RecipeProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/RecipeWorker",
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "RecipesCLI",
             dependencies: [
@@ -155,6 +202,28 @@ let package = Package(
             name: "ImportScore",
             dependencies: ["RecipeImport"],
             path: "Benchmarks/ImportScore",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "ImportBenchmark",
+            dependencies: ["RecipeImport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Benchmarks/ImportBenchmark",
+            swiftSettings: strict
+        ),
+        .target(
+            // A small HTTP server for tests: saved pages, slow and huge bodies, redirects, bot walls.
+            name: "TestHTTPServer",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/Support/TestHTTPServer",
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WebFetchTests",
+            dependencies: ["WebFetch", "TestHTTPServer", "RecipeProtocol"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -217,7 +286,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["Messaging", "RecipeProtocol", "RecipeModel", "RecipeStore"],
+            dependencies: ["Messaging", "RecipeProtocol", "RecipeModel", "RecipeStore", "TestHTTPServer"],
             swiftSettings: strict
         ),
     ]

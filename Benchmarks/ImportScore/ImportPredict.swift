@@ -2,7 +2,8 @@ import Foundation
 import RecipeImport
 
 /// `import-predict GOLD OUT`: runs the importer over saved pages (`GOLD/<host>/<name>.html`)
-/// and writes what it read as `OUT/<host>/<name>.json`, the input of shared/tools/import-score.py.
+/// and writes what a dry-run import returns (schema.org JSON) as `OUT/<host>/<name>.json`,
+/// the input of shared/tools/import-score.py.
 @main
 enum ImportPredict {
     static func main() throws {
@@ -12,6 +13,8 @@ enum ImportPredict {
             exit(64)
         }
         let gold = URL(fileURLWithPath: arguments[1]), output = URL(fileURLWithPath: arguments[2])
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         var pages = 0, found = 0
         for host in try FileManager.default.contentsOfDirectory(atPath: gold.path).sorted() {
             let folder = gold.appendingPathComponent(host)
@@ -21,19 +24,9 @@ enum ImportPredict {
                 let html = String(decoding: try Data(contentsOf: folder.appendingPathComponent(file)), as: UTF8.self)
                 guard let recipe = RecipeExtractor.extract(html: html, url: "https://\(host)/") else { continue }
                 found += 1
-                let d = recipe.draft
-                var json: [String: Any] = [
-                    "name": d.name, "recipeIngredient": d.ingredients.map(\.text), "recipeInstructions": d.instructions.map(\.text),
-                    "image": recipe.images, "nutrition": recipe.nutrition,
-                ]
-                for (key, value) in [("recipeYield", d.recipeYield), ("totalTime", d.totalTime), ("prepTime", d.prepTime),
-                                     ("cookTime", d.cookTime), ("author", d.author), ("description", d.description),
-                                     ("recipeCategory", d.recipeCategory), ("recipeCuisine", d.recipeCuisine)] {
-                    if let value { json[key] = value }
-                }
                 let destination = output.appendingPathComponent(host)
                 try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
-                try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys])
+                try encoder.encode(recipe.schemaOrg)
                     .write(to: destination.appendingPathComponent(file.replacingOccurrences(of: ".html", with: ".json")))
             }
         }

@@ -155,6 +155,33 @@ enum Migrations {
                 CREATE INDEX recipes_origin ON recipes(origin);
                 """)
         }
+        migrator.registerMigration("v9 import jobs") { db in
+            // Re-importing a page finds its recipe by address; batch imports live here so the worker keeps no state.
+            try db.execute(sql: """
+                CREATE INDEX recipes_website ON recipes(website);
+                CREATE TABLE import_jobs (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    createdAt DATETIME NOT NULL,
+                    updatedAt DATETIME NOT NULL
+                );
+                CREATE TABLE import_job_items (
+                    jobId TEXT NOT NULL REFERENCES import_jobs(id) ON DELETE CASCADE,
+                    position INTEGER NOT NULL,
+                    url TEXT NOT NULL,
+                    state TEXT NOT NULL DEFAULT 'pending',
+                    outcome TEXT,
+                    recipeId TEXT,
+                    recipeName TEXT,
+                    errorCode TEXT,
+                    errorMessage TEXT,
+                    photoNote TEXT,
+                    finishedAt DATETIME,
+                    PRIMARY KEY (jobId, position)
+                );
+                CREATE INDEX import_job_items_pending ON import_job_items(jobId) WHERE state = 'pending';
+                CREATE INDEX import_jobs_by_created ON import_jobs(createdAt);
+                """)
+        }
         return migrator
     }
 }

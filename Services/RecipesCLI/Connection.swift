@@ -72,6 +72,8 @@ enum ExitStatus {
         case .shuttingDown: unavailable
         case .internalError, .malformedJSON, .nestingTooDeep, .invalidEnvelope, .unsupportedVersion, .unknownOp: internalFailure
         case .invalidBody, .invalidArgument, .photoTooLarge, .tooManyPhotos, .unsupportedImage: refused
+        case .unsupportedURL, .blockedAddress, .noRecipeFound, .pageTooLarge, .tooManyRedirects: refused
+        case .blockedBySite, .fetchTimeout, .fetchFailed: unavailable
         }
     }
 }

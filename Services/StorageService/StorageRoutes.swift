@@ -72,6 +72,19 @@ extension Routes {
             .init(photos: try await store.removePhoto(recipeID: request.recipeID, photoID: request.photoID))
         }
 
+        handle(RecipeOps.SaveImported.self) { request, _ in
+            let (recipe, outcome) = try await store.saveImported(id: request.id ?? UUID(), request.recipe, sameAs: request.sameAs)
+            return .init(recipe: recipe, outcome: outcome)
+        }
+        handle(JobOps.Create.self) { request, _ in try await store.createJob(id: request.id ?? UUID(), urls: request.urls) }
+        handle(JobOps.Get.self) { request, _ in try await store.job(request.id) }
+        handle(JobOps.List.self) { request, _ in
+            .init(jobs: try await store.jobs(unfinished: request.unfinished ?? false, limit: request.limit ?? 50))
+        }
+        handle(JobOps.Record.self) { request, _ in
+            try await store.recordJobItem(jobID: request.jobID, position: request.position, result: request.result)
+        }
+
         handle(StorageOps.LoadSamples.self) { _, _ in try await store.loadSamples() }
         handle(StorageOps.Stats.self) { _, _ in try await store.stats() }
     }

@@ -26,6 +26,22 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case tooManyPhotos = "too_many_photos"
     /// The bytes are not a JPEG, PNG, WebP or HEIC image.
     case unsupportedImage = "unsupported_image"
+    /// The web address is not an http:// or https:// address the worker may fetch.
+    case unsupportedURL = "unsupported_url"
+    /// The address resolves to a place that is not on the public internet (loopback, private, link-local…).
+    case blockedAddress = "blocked_address"
+    /// The site turned the request away (HTTP 403/429, a bot check or challenge page).
+    case blockedBySite = "blocked_by_site"
+    /// The page redirected more times than the worker follows (5).
+    case tooManyRedirects = "too_many_redirects"
+    /// The page is larger than the worker reads (10 MB by default).
+    case pageTooLarge = "page_too_large"
+    /// The site did not answer, or not fast enough, within the worker's time limits.
+    case fetchTimeout = "fetch_timeout"
+    /// The page could not be fetched: unknown host, refused connection, an HTTP error status.
+    case fetchFailed = "fetch_failed"
+    /// The page was read but holds no schema.org recipe.
+    case noRecipeFound = "no_recipe_found"
     /// The service is shutting down and takes no new requests.
     case shuttingDown = "shutting_down"
     /// The service failed in a way the request could not cause; the message says what failed.

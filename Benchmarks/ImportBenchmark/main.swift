@@ -1,0 +1,2 @@
+import Foundation
+print("import-bench: not yet")

@@ -1,0 +1,173 @@
+import Foundation
+import GRDB
+import RecipeModel
+import RecipeProtocol
+
+// MARK: Recipes read from web pages
+
+extension RecipeStore {
+    /// Stores a recipe read from a web page. A recipe already imported from the
+    /// same page (its `website` is one of `sameAs`) is updated instead of
+    /// duplicated, keeping what the user added: notes, rating, favourite, book,
+    /// page number and photos. Re-importing an unchanged page changes nothing.
+    public func saveImported(id: UUID, _ draft: RecipeDraft, sameAs: [String]) async throws -> (recipe: Recipe, outcome: ImportOutcome) {
+        try draft.validate()
+        let addresses = Array(Set((sameAs + [draft.website].compactMap { $0 }).filter { !$0.isEmpty }))
+        guard !addresses.isEmpty else {
+            throw ServiceError(.invalidBody, "an imported recipe needs the page it came from: set recipe.website or sameAs")
+        }
+        return try await pool.write { db in
+            if let existing = try Row.fetchOne(db.cachedStatement(sql: "SELECT id FROM recipes WHERE id = ?"), arguments: [id.databaseText]) {
+                // The same request again (its reply was lost): answer as before, change nothing.
+                let stored = try Self.fetchRecipe(existing["id"], in: db)
+                return (stored, .unchanged)
+            }
+            let marks = databaseQuestionMarks(count: addresses.count)
+            let found = try String.fetchOne(db, sql: """
+                SELECT id FROM recipes WHERE website IN (\(marks)) AND origin NOT IN ('starter', 'conflictedCopy')
+                ORDER BY createdAt, id LIMIT 1
+                """, arguments: StatementArguments(addresses))
+            guard let found, let foundID = UUID(uuidString: found) else {
+                let now = Self.now()
+                var fresh = draft
+                fresh.origin = .imported
+                try Self.checkBook(fresh.bookID, in: db)
+                try db.execute(
+                    sql: "INSERT INTO recipes (id, title, createdAt, updatedAt, version, origin) VALUES (?, ?, ?, ?, 1, ?)",
+                    arguments: [id.databaseText, fresh.name, now, now, fresh.origin.rawValue])
+                try Self.writeFields(of: fresh, to: id, in: db)
+                return (try Self.fetchRecipe(id, in: db), .created)
+            }
+            let current = try Self.fetchRecipe(foundID, in: db)
+            var merged = draft
+            merged.notes = current.notes
+            merged.rating = current.rating
+            merged.isFavorite = current.isFavorite
+            merged.bookID = current.bookID
+            merged.sourcePageNumber = current.sourcePageNumber
+            merged.origin = current.origin
+            if Self.sameContent(RecipeDraft(current), merged) { return (current, .unchanged) }
+            try Self.writeFields(of: merged, to: foundID, in: db)
+            try db.execute(sql: "UPDATE recipes SET version = version + 1, updatedAt = ? WHERE id = ?",
+                           arguments: [Self.now(), foundID.databaseText])
+            return (try Self.fetchRecipe(foundID, in: db), .updated)
+        }
+    }
+
+    /// Whether two drafts say the same, line ids aside.
+    private static func sameContent(_ a: RecipeDraft, _ b: RecipeDraft) -> Bool {
+        func plain(_ draft: RecipeDraft) -> RecipeDraft {
+            var copy = draft
+            copy.ingredients = draft.ingredients.map { .init(text: $0.text.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            copy.instructions = draft.instructions.map { .init(text: $0.text.trimmingCharacters(in: .whitespacesAndNewlines), section: $0.section) }
+            copy.name = draft.name.trimmingCharacters(in: .whitespacesAndNewlines)
+            copy.keywords = draft.keywords.map { $0.trimmingCharacters(in: .whitespaces) }
+            copy.origin = .imported
+            return copy
+        }
+        return plain(a) == plain(b)
+    }
+}
+
+// MARK: Import jobs
+
+extension RecipeStore {
+    /// Creates a job for `urls` (trimmed; blank lines and repeats dropped), every URL pending.
+    /// Creating an id that exists returns that job unchanged.
+    public func createJob(id: UUID, urls: [String]) async throws -> ImportJob {
+        var seen = Set<String>()
+        let cleaned = urls.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty && seen.insert($0).inserted }
+        guard !cleaned.isEmpty else { throw ServiceError(.invalidArgument, "the job has no URLs; give at least one web address") }
+        guard cleaned.count <= JobOps.maxURLs else {
+            throw ServiceError(.invalidArgument, "the job has \(cleaned.count) URLs; one job takes at most \(JobOps.maxURLs), so split the list")
+        }
+        if let long = cleaned.firstIndex(where: { $0.count > JobOps.maxURLLength }) {
+            throw ServiceError(.invalidArgument,
+                "URL \(long + 1) is \(cleaned[long].count) characters long; the most allowed is \(JobOps.maxURLLength)")
+        }
+        return try await pool.write { db in
+            if try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM import_jobs WHERE id = ?"), arguments: [id.databaseText]) == nil {
+                let now = Self.now()
+                try db.execute(sql: "INSERT INTO import_jobs (id, createdAt, updatedAt) VALUES (?, ?, ?)",
+                               arguments: [id.databaseText, now, now])
+                for (position, url) in cleaned.enumerated() {
+                    try db.cachedStatement(sql: "INSERT INTO import_job_items (jobId, position, url) VALUES (?, ?, ?)")
+                        .execute(arguments: [id.databaseText, position, url])
+                }
+            }
+            return try Self.fetchJob(id, items: true, in: db)
+        }
+    }
+
+    /// A job with every URL's result.
+    public func job(_ id: UUID) async throws -> ImportJob {
+        try await pool.read { db in try Self.fetchJob(id, items: true, in: db) }
+    }
+
+    /// Jobs, newest first, without their items; only those with pending URLs when `unfinished`.
+    public func jobs(unfinished: Bool, limit: Int) async throws -> [ImportJob] {
+        guard (1...1_000).contains(limit) else { throw ServiceError(.invalidArgument, "limit is \(limit); it must be 1 to 1000") }
+        return try await pool.read { db in
+            let filter = unfinished
+                ? "WHERE EXISTS (SELECT 1 FROM import_job_items i WHERE i.jobId = import_jobs.id AND i.state = 'pending')" : ""
+            let ids = try String.fetchAll(db, sql: "SELECT id FROM import_jobs \(filter) ORDER BY createdAt DESC, id LIMIT ?",
+                                          arguments: [limit])
+            return try ids.compactMap(UUID.init(uuidString:)).map { try Self.fetchJob($0, items: false, in: db) }
+        }
+    }
+
+    /// Records one URL's result. A URL that already has a result keeps it, so a
+    /// worker that restarts and imports it again cannot count it twice.
+    public func recordJobItem(jobID: UUID, position: Int, result: ImportJob.Item) async throws -> ImportJob {
+        guard result.state != .pending else {
+            throw ServiceError(.invalidArgument, "result.state is pending; record imported or failed")
+        }
+        return try await pool.write { db in
+            guard let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT state FROM import_job_items WHERE jobId = ? AND position = ?"),
+                arguments: [jobID.databaseText, position]) else {
+                _ = try Self.fetchJob(jobID, items: false, in: db)
+                throw ServiceError(.notFound, "job \(jobID.uuidString) has no URL at position \(position)")
+            }
+            if row["state"] as String == "pending" {
+                let now = Self.now()
+                try db.execute(sql: """
+                    UPDATE import_job_items SET state = ?, outcome = ?, recipeId = ?, recipeName = ?, errorCode = ?, errorMessage = ?,
+                        photoNote = ?, finishedAt = ? WHERE jobId = ? AND position = ?
+                    """, arguments: [result.state.rawValue, result.outcome?.rawValue, result.recipeID?.databaseText, result.recipeName,
+                                     result.error?.code.rawValue, result.error?.message, result.photoNote, now,
+                                     jobID.databaseText, position])
+                try db.execute(sql: "UPDATE import_jobs SET updatedAt = ? WHERE id = ?", arguments: [now, jobID.databaseText])
+            }
+            return try Self.fetchJob(jobID, items: false, in: db)
+        }
+    }
+
+    static func fetchJob(_ id: UUID, items: Bool, in db: Database) throws -> ImportJob {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: """
+            SELECT j.createdAt, j.updatedAt, COUNT(i.position) AS total,
+                   SUM(i.state = 'imported') AS imported, SUM(i.state = 'failed') AS failed
+            FROM import_jobs j LEFT JOIN import_job_items i ON i.jobId = j.id WHERE j.id = ? GROUP BY j.id
+            """), arguments: [id.databaseText]) else {
+            throw ServiceError(.notFound, "no import job has id \(id.uuidString); `recipes jobs` lists them")
+        }
+        let total: Int = row["total"], imported: Int = row["imported"] ?? 0, failed: Int = row["failed"] ?? 0
+        let state: ImportJob.State = imported + failed == total ? .done : imported + failed == 0 ? .queued : .running
+        var list: [ImportJob.Item]?
+        if items {
+            list = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM import_job_items WHERE jobId = ? ORDER BY position"),
+                                    arguments: [id.databaseText]).map { item in
+                let code = (item["errorCode"] as String?).map { ErrorCode(rawValue: $0) ?? .internalError }
+                return ImportJob.Item(
+                    position: item["position"], url: item["url"],
+                    state: ImportJob.Item.State(rawValue: item["state"]) ?? .pending,
+                    outcome: (item["outcome"] as String?).flatMap(ImportOutcome.init(rawValue:)),
+                    recipeID: item.uuid("recipeId"), recipeName: item["recipeName"],
+                    error: code.map { ServiceError($0, item["errorMessage"] ?? "") }, photoNote: item["photoNote"],
+                    finishedAt: item["finishedAt"])
+            }
+        }
+        return ImportJob(id: id, createdAt: row["createdAt"], updatedAt: row["updatedAt"], state: state, total: total,
+                         imported: imported, failed: failed, items: list)
+    }
+}

@@ -1,0 +1,108 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Messaging
+import RecipeProtocol
+import ServiceLifecycle
+import WebFetch
+import WorkerService
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `recipe-worker`: imports recipes from the web and runs batch imports for RecipeVault.
+@main
+struct RecipeWorkerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "recipe-worker",
+        abstract: "Import recipes from web pages into RecipeVault and run batch imports.",
+        discussion: """
+            Only pages on the public internet are fetched: loopback, private, link-local and other \
+            non-public addresses are refused unless allowed with --allow-host.
+            """,
+        version: RecipeVault.version
+    )
+
+    @Option(name: .long, help: ArgumentHelp("Endpoint to answer requests on (environment: RECIPES_WORKER_BIND; default \(RecipeVault.defaultWorkerEndpoint)).", valueName: "endpoint"))
+    var bind: String?
+
+    @Option(name: .long, help: ArgumentHelp("recipe-storage endpoint (environment: RECIPES_STORAGE; default \(RecipeVault.defaultStorageEndpoint)).", valueName: "endpoint"))
+    var storage: String?
+
+    @Option(name: .customLong("allow-host"), help: ArgumentHelp(
+        "A host name, address or network the worker may fetch from although it is not public (a NAS: nas.local, 192.168.1.0/24). Repeatable; environment: RECIPES_WORKER_ALLOW_HOSTS, comma-separated.",
+        valueName: "host"))
+    var allowHosts: [String] = []
+
+    @Option(name: .long, help: "URLs of a batch imported at the same time (1 to 32).")
+    var concurrency: Int = 4
+
+    @Option(name: .long, help: ArgumentHelp("Largest page read, in bytes.", valueName: "bytes"))
+    var maxPageBytes: Int = 10_000_000
+
+    @Option(name: .long, help: ArgumentHelp("Seconds one fetch may take, redirects and body included.", valueName: "seconds"))
+    var fetchTimeout: Double = 30
+
+    @Option(name: .long, help: ArgumentHelp("Seconds to wait for a connection to a web server.", valueName: "seconds"))
+    var connectTimeout: Double = 10
+
+    @Option(name: .long, help: ArgumentHelp("Seconds a web server may stay silent while sending.", valueName: "seconds"))
+    var readTimeout: Double = 15
+
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    func validate() throws {
+        guard (1...32).contains(concurrency) else { throw ValidationError("--concurrency must be 1 to 32; got \(concurrency)") }
+        guard (10_000...100_000_000).contains(maxPageBytes) else {
+            throw ValidationError("--max-page-bytes must be 10000 to 100000000; got \(maxPageBytes)")
+        }
+        for (name, value) in [("--fetch-timeout", fetchTimeout), ("--connect-timeout", connectTimeout), ("--read-timeout", readTimeout)]
+        where !(value > 0 && value <= 600) {
+            throw ValidationError("\(name) must be more than 0 and at most 600 seconds; got \(value)")
+        }
+        do { _ = try AllowList(allowHostEntries) } catch { throw ValidationError(error.description) }
+    }
+
+    var allowHostEntries: [String] {
+        allowHosts + (environment("RECIPES_WORKER_ALLOW_HOSTS").map { [$0] } ?? [])
+    }
+
+    func run() async throws {
+        var configuration = WorkerConfiguration()
+        configuration.bindEndpoint = bind ?? environment("RECIPES_WORKER_BIND") ?? RecipeVault.defaultWorkerEndpoint
+        configuration.storageEndpoint = storage ?? environment("RECIPES_STORAGE") ?? RecipeVault.defaultStorageEndpoint
+        configuration.concurrency = concurrency
+        configuration.fetchPolicy = FetchPolicy(
+            allowList: try AllowList(allowHostEntries), maxPageBytes: maxPageBytes, connectTimeout: connectTimeout,
+            readTimeout: readTimeout, overallTimeout: fetchTimeout)
+
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardOutput(label: label)
+            handler.logLevel = logLevel
+            return handler
+        }
+        let logger = Logger(label: "recipe-worker")
+        let service = try WorkerService(configuration: configuration, logger: logger)
+        logger.info("recipe-worker ready", metadata: [
+            "storage": "\(configuration.storageEndpoint)", "allowed": "\(configuration.fetchPolicy.allowList)",
+            "concurrency": "\(configuration.concurrency)",
+        ])
+        let group = ServiceGroup(
+            services: [service.server, JobWatcher(runner: service.runner)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        )
+        try await group.run()
+        await service.storage.close()
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+func environment(_ name: String) -> String? {
+    guard let raw = getenv(name) else { return nil }
+    let value = String(cString: raw)
+    return value.isEmpty ? nil : value
+}

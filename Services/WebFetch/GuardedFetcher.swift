@@ -1,0 +1,286 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import RecipeProtocol
+
+/// A web address the fetcher checked: where it points and the one address the
+/// connection will be pinned to.
+public struct CheckedTarget: Sendable, Equatable {
+    /// The address as it will be requested (scheme, host, port, path, query; no fragment).
+    public let url: URL
+    /// The host name as written in the address (no brackets).
+    public let host: String
+    /// Every address the host resolved to, each one checked.
+    public let addresses: [IPAddress]
+    /// The address the connection goes to.
+    public var pinned: IPAddress { addresses.first { $0.isIPv4 } ?? addresses[0] }
+}
+
+/// What a fetch brought back.
+public struct FetchedResource: Sendable {
+    /// The address the body came from, after redirects.
+    public let url: URL
+    /// The HTTP status of the final response (2xx).
+    public let status: Int
+    /// The `Content-Type` header, if the server sent one.
+    public let contentType: String?
+    /// The body, decompressed.
+    public let body: [UInt8]
+    /// The addresses visited, the first one first (one more per redirect).
+    public let hops: [URL]
+
+    /// The body as text, in the charset the server named (UTF-8 otherwise).
+    public var text: String {
+        let charset = contentType?.lowercased().split(separator: ";").lazy
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .first { $0.hasPrefix("charset=") }?
+            .dropFirst("charset=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\"' "))
+        switch charset {
+        case "iso-8859-1", "latin1", "latin-1":
+            return String(data: Data(body), encoding: .isoLatin1) ?? String(decoding: body, as: UTF8.self)
+        case "windows-1252", "cp1252":
+            return String(data: Data(body), encoding: .windowsCP1252) ?? String(decoding: body, as: UTF8.self)
+        default:
+            return String(decoding: body, as: UTF8.self)
+        }
+    }
+}
+
+/// The worker's only way out to the web. Every page, image and redirect goes
+/// through `fetch`: http/https only; the host resolved once and every address
+/// checked against non-public ranges (unless the user allow-listed it); the
+/// connection pinned to the checked address; redirects followed by hand, each
+/// hop checked again; bytes and time capped.
+public struct GuardedFetcher: Sendable {
+    /// What a fetch is for: it decides the byte cap and what the server is asked for.
+    public enum Purpose: Sendable {
+        case page
+        case image
+
+        var accept: String {
+            switch self {
+            case .page: "text/html,application/xhtml+xml,application/xml;q=0.9,application/ld+json;q=0.8,*/*;q=0.5"
+            case .image: "image/avif,image/webp,image/png,image/jpeg,image/*;q=0.8,*/*;q=0.5"
+            }
+        }
+    }
+
+    public let policy: FetchPolicy
+    private let eventLoopGroup: any EventLoopGroup
+    private let logger: Logger
+
+    public init(policy: FetchPolicy, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+                logger: Logger = Logger(label: "recipe-worker.fetch")) {
+        self.policy = policy
+        self.eventLoopGroup = eventLoopGroup
+        self.logger = logger
+    }
+
+    // MARK: Checking an address
+
+    /// Reads `text` as a web address the worker may fetch, or says why not.
+    public static func parse(_ text: String) throws -> (url: URL, host: String) {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let shown = trimmed.count > 200 ? String(trimmed.prefix(200)) + "…" : trimmed
+        guard let components = URLComponents(string: trimmed), let scheme = components.scheme?.lowercased() else {
+            throw ServiceError(.unsupportedURL, "\(shown) is not a web address; write it like https://example.com/recipe")
+        }
+        guard scheme == "http" || scheme == "https" else {
+            throw ServiceError(.unsupportedURL,
+                "\(shown) is a \(scheme): address; only http:// and https:// pages can be imported (for a saved page use --html FILE --url URL)")
+        }
+        guard components.user == nil && components.password == nil else {
+            throw ServiceError(.unsupportedURL,
+                "\(shown) carries a user name or password before the host; recipe pages are public, so write the address without it")
+        }
+        guard var host = components.host, !host.isEmpty else {
+            throw ServiceError(.unsupportedURL, "\(shown) has no host; write it like https://example.com/recipe")
+        }
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        var clean = components
+        clean.fragment = nil
+        clean.scheme = scheme
+        guard let url = clean.url else {
+            throw ServiceError(.unsupportedURL, "\(shown) is not a web address; write it like https://example.com/recipe")
+        }
+        return (url, host.lowercased())
+    }
+
+    /// Parses, resolves and checks `text` without connecting: the address the
+    /// connection would be pinned to, or the reason it is refused.
+    public func check(_ text: String) async throws -> CheckedTarget {
+        let (url, host) = try Self.parse(text)
+        let addresses = try await Resolver.addresses(of: host)
+        for address in addresses where !policy.allowList.allows(host: host, address: address) {
+            guard let reason = address.nonPublicReason else { continue }
+            let shownHost = host == address.description ? host : "\(host) (\(address))"
+            throw ServiceError(.blockedAddress,
+                "\(shownHost) is \(reason); the worker only fetches pages on the public internet. To import from your own network, start recipe-worker with --allow-host \(host), or save the page and use --html")
+        }
+        return CheckedTarget(url: url, host: host, addresses: addresses)
+    }
+
+    // MARK: Fetching
+
+    /// Fetches `text`, following at most `policy.maxRedirects` redirects, each checked again.
+    public func fetch(_ text: String, for purpose: Purpose = .page) async throws -> FetchedResource {
+        let cap = purpose == .page ? policy.maxPageBytes : policy.maxImageBytes
+        let deadline = NIODeadline.now() + .milliseconds(Int64(policy.overallTimeout * 1_000))
+        var hops: [URL] = []
+        var next = text
+        while true {
+            let target = try await check(next)
+            hops.append(target.url)
+            let response = try await request(target, purpose: purpose, cap: cap, deadline: deadline)
+            switch response {
+            case .body(let status, let contentType, let body):
+                return FetchedResource(url: target.url, status: status, contentType: contentType, body: body, hops: hops)
+            case .redirect(let location):
+                guard let resolved = URL(string: location, relativeTo: target.url)?.absoluteURL else {
+                    throw ServiceError(.fetchFailed, "\(target.url.absoluteString) redirected to \(location), which is not a web address")
+                }
+                guard hops.count <= policy.maxRedirects else {
+                    throw ServiceError(.tooManyRedirects,
+                        "\(hops[0].absoluteString) redirected more than \(policy.maxRedirects) times (the limit; the last hop pointed to \(resolved.absoluteString)); open it in a browser, save the page and import it with --html")
+                }
+                next = resolved.absoluteString
+            }
+        }
+    }
+
+    private enum HopResult {
+        case body(status: Int, contentType: String?, body: [UInt8])
+        case redirect(String)
+    }
+
+    /// One request to a checked target, on a client whose only route to the host
+    /// is the checked address.
+    private func request(_ target: CheckedTarget, purpose: Purpose, cap: Int, deadline: NIODeadline) async throws -> HopResult {
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .milliseconds(Int64(policy.connectTimeout * 1_000)),
+                           read: .milliseconds(Int64(policy.readTimeout * 1_000))),
+            proxy: nil,
+            decompression: .enabled(limit: .size(cap + 1)))
+        let pinned = target.pinned.description
+        configuration.dnsOverride = [target.host: pinned, "[\(target.host)]": pinned]
+        configuration.connectionPool = .init(idleTimeout: .seconds(1))
+        let client = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
+        do {
+            let result = try await perform(client, target: target, purpose: purpose, cap: cap, deadline: deadline)
+            try? await client.shutdown()
+            return result
+        } catch {
+            try? await client.shutdown()
+            throw translate(error, target: target, cap: cap)
+        }
+    }
+
+    private func perform(_ client: HTTPClient, target: CheckedTarget, purpose: Purpose, cap: Int,
+                         deadline: NIODeadline) async throws -> HopResult {
+        var request = HTTPClientRequest(url: target.url.absoluteString)
+        request.method = .GET
+        request.headers.add(name: "User-Agent", value: policy.userAgent)
+        request.headers.add(name: "Accept", value: purpose.accept)
+        request.headers.add(name: "Accept-Language", value: "en-US,en;q=0.9")
+        logger.debug("fetching", metadata: ["url": "\(target.url.absoluteString)", "address": "\(target.pinned)"])
+        let response = try await client.execute(request, deadline: deadline, logger: logger)
+        let status = Int(response.status.code)
+        if (300..<400).contains(status), status != 304 {
+            guard let location = response.headers.first(name: "location"), !location.isEmpty else {
+                throw ServiceError(.fetchFailed, "\(target.url.absoluteString) answered HTTP \(status) without saying where to go")
+            }
+            return .redirect(location)
+        }
+        let contentType = response.headers.first(name: "content-type")
+        if let declared = response.headers.first(name: "content-length").flatMap(Int.init), declared > cap {
+            throw tooLarge(target, cap: cap, seen: declared)
+        }
+        var body: [UInt8] = []
+        for try await chunk in response.body {
+            guard body.count + chunk.readableBytes <= cap else { throw tooLarge(target, cap: cap, seen: nil) }
+            body.append(contentsOf: chunk.readableBytesView)
+            if NIODeadline.now() > deadline { throw timedOut(target) }
+        }
+        guard (200..<300).contains(status) else { throw refusal(status: status, target: target, body: body) }
+        return .body(status: status, contentType: contentType, body: body)
+    }
+
+    // MARK: Errors a person can act on
+
+    private func tooLarge(_ target: CheckedTarget, cap: Int, seen: Int?) -> ServiceError {
+        let size = seen.map { "is \(megabytes($0))" } ?? "is larger than \(megabytes(cap))"
+        return ServiceError(.pageTooLarge,
+            "\(target.url.absoluteString) \(size); the worker reads at most \(megabytes(cap)), so save the page and import it with --html")
+    }
+
+    private func timedOut(_ target: CheckedTarget) -> ServiceError {
+        ServiceError(.fetchTimeout,
+            "\(target.host) did not finish sending \(target.url.absoluteString) within \(seconds(policy.overallTimeout)) (the limit for one fetch); try again later, or save the page and import it with --html")
+    }
+
+    private func refusal(status: Int, target: CheckedTarget, body: [UInt8]) -> ServiceError {
+        let challenge = Self.looksLikeChallenge(body)
+        let turnedAway = [401, 403, 429].contains(status) || (status == 503 && challenge)
+        switch status {
+        case _ where turnedAway:
+            return ServiceError(.blockedBySite,
+                "\(target.host) turned the request away (HTTP \(status)\(challenge ? ", a bot check" : "")); open the page in a browser, save it and import it with --html FILE --url URL")
+        case 404, 410:
+            return ServiceError(.fetchFailed, "\(target.url.absoluteString) does not exist (HTTP \(status)); check the address")
+        default:
+            return ServiceError(.fetchFailed, "\(target.host) answered HTTP \(status) for \(target.url.absoluteString); try again later, or save the page and import it with --html")
+        }
+    }
+
+    /// Whether a body is a bot check rather than content (Cloudflare, captchas).
+    public static func looksLikeChallenge(_ body: [UInt8]) -> Bool {
+        let head = String(decoding: body.prefix(64 * 1024), as: UTF8.self).lowercased()
+        return ["cf-challenge", "challenge-platform", "cf_chl_", "just a moment...", "attention required!", "captcha",
+                "are you a robot", "verify you are human", "access denied"].contains { head.contains($0) }
+    }
+
+    private func translate(_ error: any Error, target: CheckedTarget, cap: Int) -> any Error {
+        if error is ServiceError { return error }
+        if let client = error as? HTTPClientError {
+            switch client {
+            case .deadlineExceeded:
+                return timedOut(target)
+            case .readTimeout:
+                return ServiceError(.fetchTimeout,
+                    "\(target.host) sent nothing for \(seconds(policy.readTimeout)) while sending \(target.url.absoluteString); try again later, or save the page and import it with --html")
+            case .connectTimeout, .socksHandshakeTimeout, .tlsHandshakeTimeout:
+                return ServiceError(.fetchTimeout,
+                    "could not connect to \(target.host) (\(target.pinned)) within \(seconds(policy.connectTimeout)); check the address or try again later")
+            case .cancelled:
+                return ServiceError(.fetchTimeout, "fetching \(target.url.absoluteString) was stopped before it finished")
+            default:
+                break
+            }
+        }
+        if String(describing: error).contains("decompressionLimit") || String(describing: error).contains("limit") {
+            return tooLarge(target, cap: cap, seen: nil)
+        }
+        return ServiceError(.fetchFailed, "could not fetch \(target.url.absoluteString) from \(target.pinned): \(describe(error))")
+    }
+
+    private func describe(_ error: any Error) -> String {
+        if let io = error as? IOError { return io.description }
+        let text = String(describing: error)
+        if text.contains("connectionRefused") || text.contains("Connection refused") { return "the connection was refused" }
+        if text.contains("remoteConnectionClosed") { return "the server closed the connection" }
+        return text
+    }
+
+    private func megabytes(_ bytes: Int) -> String {
+        let value = Double(bytes) / 1_000_000
+        return value >= 10 || value == value.rounded() ? "\(Int(value.rounded())) MB" : String(format: "%.1f MB", value)
+    }
+
+    private func seconds(_ value: Double) -> String {
+        value == value.rounded() ? "\(Int(value)) s" : String(format: "%.1f s", value)
+    }
+}

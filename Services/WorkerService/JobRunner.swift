@@ -1,0 +1,114 @@
+import Foundation
+import Logging
+import Messaging
+import RecipeProtocol
+
+/// Runs batch imports. Jobs and every URL's result live in recipe-storage, so
+/// the runner holds nothing that a restart would lose: on start (and every few
+/// seconds after) it asks storage for unfinished jobs and carries on with their
+/// pending URLs. One URL's failure is recorded and the batch goes on.
+public actor JobRunner {
+    let importer: PageImporter
+    let storage: MessageClient
+    let concurrency: Int
+    let rescanInterval: Duration
+    let logger: Logger
+    private var running: Set<UUID> = []
+
+    public init(importer: PageImporter, storage: MessageClient, concurrency: Int, rescanInterval: Duration = .seconds(5), logger: Logger) {
+        self.importer = importer
+        self.storage = storage
+        self.concurrency = max(1, concurrency)
+        self.rescanInterval = rescanInterval
+        self.logger = logger
+    }
+
+    /// Creates a job in storage and starts it; replies with the stored job.
+    public func submit(_ request: JobOps.Create.Request) async throws -> ImportJob {
+        let job = try await storage.call(JobOps.Create.self, request)
+        logger.info("import job created", metadata: ["job": "\(job.id)", "urls": "\(job.total)"])
+        start(job.id)
+        return job
+    }
+
+    /// Picks up unfinished jobs now and every `rescanInterval` until cancelled.
+    public func watch() async {
+        while !Task.isCancelled {
+            do {
+                let unfinished = try await storage.call(JobOps.List.self, .init(unfinished: true, limit: 100)).jobs
+                for job in unfinished.reversed() where !running.contains(job.id) {
+                    logger.info("resuming import job", metadata: ["job": "\(job.id)", "pending": "\(job.pending)"])
+                    start(job.id)
+                }
+            } catch {
+                logger.warning("could not ask recipe-storage for unfinished jobs; will try again", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: rescanInterval)
+        }
+    }
+
+    private func start(_ id: UUID) {
+        guard running.insert(id).inserted else { return }
+        Task {
+            await self.run(id)
+            self.finished(id)
+        }
+    }
+
+    private func finished(_ id: UUID) { running.remove(id) }
+
+    /// Imports a job's pending URLs, at most `concurrency` at a time.
+    private func run(_ id: UUID) async {
+        let job: ImportJob
+        do {
+            job = try await storage.call(JobOps.Get.self, ByID(id: id))
+        } catch {
+            logger.warning("could not read import job; will try again", metadata: ["job": "\(id)", "error": "\(error)"])
+            return
+        }
+        let pending = (job.items ?? []).filter { $0.state == .pending }
+        let importer = importer, storage = storage, logger = logger
+        await withTaskGroup(of: Void.self) { group in
+            var queue = pending.makeIterator()
+            func next() -> Bool {
+                guard let item = queue.next() else { return false }
+                group.addTask { await Self.process(item, of: id, importer: importer, storage: storage, logger: logger) }
+                return true
+            }
+            for _ in 0..<concurrency where !next() { break }
+            while await group.next() != nil { _ = next() }
+        }
+        logger.info("import job pass finished", metadata: ["job": "\(id)"])
+    }
+
+    private static func process(_ item: ImportJob.Item, of jobID: UUID, importer: PageImporter, storage: MessageClient,
+                                logger: Logger) async {
+        var result = item
+        do {
+            let imported = try await importer.importURL(item.url, dryRun: false, id: nil)
+            result.state = .imported
+            result.outcome = imported.outcome
+            result.recipeID = imported.recipe?.id
+            result.recipeName = imported.recipe?.name
+            result.photoNote = imported.photo.added ? nil : imported.photo.note
+        } catch let error as ServiceError where error.code == .shuttingDown {
+            logger.warning("recipe-storage is shutting down; the URL stays pending", metadata: ["url": "\(item.url)"])
+            return
+        } catch let error as ServiceError {
+            result.state = .failed
+            result.error = error
+        } catch let error as MessageClientError {
+            // Storage is away: leave the URL pending; the next scan retries it.
+            logger.warning("recipe-storage not reachable; the URL stays pending", metadata: ["url": "\(item.url)", "error": "\(error)"])
+            return
+        } catch {
+            result.state = .failed
+            result.error = ServiceError(.internalError, "importing \(item.url) failed: \(error)")
+        }
+        do {
+            _ = try await storage.call(JobOps.Record.self, .init(jobID: jobID, position: item.position, result: result))
+        } catch {
+            logger.warning("could not record a URL's result; it stays pending", metadata: ["url": "\(item.url)", "error": "\(error)"])
+        }
+    }
+}

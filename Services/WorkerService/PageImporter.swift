@@ -1,0 +1,145 @@
+import Crypto
+import Foundation
+import Logging
+import Messaging
+import RecipeImport
+import RecipeModel
+import RecipeProtocol
+import WebFetch
+
+/// Turns a web page into a stored recipe: fetch (guarded), extract, store
+/// through recipe-storage (same page → same recipe), then take the page's main
+/// image in as the first photo when it passes the photo rules.
+public struct PageImporter: Sendable {
+    let fetcher: GuardedFetcher
+    let storage: MessageClient
+    let logger: Logger
+
+    public init(fetcher: GuardedFetcher, storage: MessageClient, logger: Logger) {
+        self.fetcher = fetcher
+        self.storage = storage
+        self.logger = logger
+    }
+
+    /// Fetches `address` and imports the recipe on it.
+    public func importURL(_ address: String, dryRun: Bool, id: UUID?) async throws -> ImportResult {
+        let requested = try GuardedFetcher.parse(address).url
+        let page = try await fetcher.fetch(address, for: .page)
+        return try await importPage(body: page.text, contentType: page.contentType, pageURL: page.url,
+                                    sameAs: [requested], dryRun: dryRun, id: id)
+    }
+
+    /// Imports a page the user saved; `address` is where it came from (it is not fetched).
+    public func importHTML(_ html: String, address: String, dryRun: Bool, id: UUID?) async throws -> ImportResult {
+        let pageURL = try GuardedFetcher.parse(address).url
+        return try await importPage(body: html, contentType: nil, pageURL: pageURL, sameAs: [], dryRun: dryRun, id: id)
+    }
+
+    private func importPage(body: String, contentType: String?, pageURL: URL, sameAs: [URL], dryRun: Bool,
+                            id: UUID?) async throws -> ImportResult {
+        let website = Self.canonical(pageURL)
+        guard var imported = Self.extract(body, contentType: contentType, website: website) else {
+            throw Self.noRecipe(body, contentType: contentType, address: pageURL.absoluteString)
+        }
+        imported.images = imported.images.compactMap { URL(string: $0, relativeTo: pageURL)?.absoluteURL.absoluteString }
+        imported.draft.website = website
+        imported.draft.sourceType = .url
+        imported.draft.origin = .imported
+        if dryRun {
+            return ImportResult(outcome: .dryRun, recipe: nil, schemaOrg: imported.schemaOrg, source: website,
+                                photo: PhotoIntake(added: false, source: imported.images.first, note: "a dry run stores nothing"))
+        }
+        let saved = try await storage.call(RecipeOps.SaveImported.self, .init(
+            id: id ?? UUID(), recipe: imported.draft,
+            sameAs: Array(Set([website, pageURL.absoluteString] + sameAs.flatMap { [Self.canonical($0), $0.absoluteString] }))))
+        logger.info("recipe imported", metadata: [
+            "recipe": "\(saved.recipe.id)", "outcome": "\(saved.outcome.rawValue)", "source": "\(website)",
+        ])
+        let photo = await intake(imported.images, into: saved.recipe)
+        let recipe = photo.added ? try await storage.call(RecipeOps.Get.self, .init(id: saved.recipe.id)).recipe : saved.recipe
+        return ImportResult(outcome: saved.outcome, recipe: recipe, schemaOrg: nil, source: website, photo: photo)
+    }
+
+    // MARK: Reading the page
+
+    static func extract(_ body: String, contentType: String?, website: String) -> ImportedRecipe? {
+        if let contentType, contentType.lowercased().contains("json"),
+           let json = try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed]) {
+            return RecipeExtractor.extract(json: json, url: website)
+        }
+        return RecipeExtractor.extract(html: body, url: website)
+    }
+
+    /// The error for a page without a recipe: a bot check, a file that is not a page, or a page without schema.org data.
+    static func noRecipe(_ body: String, contentType: String?, address: String) -> ServiceError {
+        if GuardedFetcher.looksLikeChallenge(Array(body.utf8.prefix(64 * 1024))) {
+            return ServiceError(.blockedBySite,
+                "\(address) answered with a bot check instead of the page; open it in a browser, save the page and import it with --html FILE --url URL")
+        }
+        if let contentType, let kind = contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased(),
+           !(kind.contains("html") || kind.contains("xml") || kind.contains("json") || kind.hasPrefix("text/")) {
+            return ServiceError(.noRecipeFound, "\(address) is \(kind), not a web page; give the address of the recipe's page")
+        }
+        return ServiceError(.noRecipeFound,
+            "no recipe found on \(address): the page has no schema.org Recipe (JSON-LD or microdata) to read. If it shows a recipe in a browser, the site may build it with scripts: save the page and try --html, or add the recipe with `recipes add`")
+    }
+
+    /// The address a recipe keeps as its `website`: no fragment, no tracking
+    /// parameters, host in lower case — so the same page is always the same recipe.
+    public static func canonical(_ url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
+        components.fragment = nil
+        components.scheme = components.scheme?.lowercased()
+        components.host = components.host?.lowercased()
+        let tracking: Set<String> = ["fbclid", "gclid", "mc_cid", "mc_eid", "igshid", "ref", "ref_src"]
+        let kept = components.queryItems?.filter { !$0.name.lowercased().hasPrefix("utm_") && !tracking.contains($0.name.lowercased()) }
+        components.queryItems = kept?.isEmpty == true ? nil : kept
+        return components.url?.absoluteString ?? url.absoluteString
+    }
+
+    // MARK: Photo intake
+
+    /// Adds the page's main image as the recipe's first photo when it is a real
+    /// image within the photo rules and the recipe has room; otherwise says why not.
+    func intake(_ candidates: [String], into recipe: Recipe) async -> PhotoIntake {
+        guard let first = candidates.first else { return PhotoIntake(added: false, note: "the page names no image") }
+        guard recipe.photos.count < RecipeVault.maxPhotosPerRecipe else {
+            return PhotoIntake(added: false, source: first,
+                note: "the recipe already has \(recipe.photos.count) photos, the most allowed (\(RecipeVault.maxPhotosPerRecipe)), so the page's image was not added")
+        }
+        var notes: [String] = []
+        for candidate in candidates.prefix(3) {
+            let bytes: Data
+            do {
+                bytes = Data(try await fetcher.fetch(candidate, for: .image).body)
+            } catch let error as ServiceError {
+                notes.append(error.code == .pageTooLarge
+                    ? "the image at \(candidate) is larger than \(ImageKind.formatBytes(RecipeVault.maxPhotoBytes)), the photo limit"
+                    : "the image at \(candidate) could not be fetched (\(error.message))")
+                continue
+            } catch {
+                notes.append("the image at \(candidate) could not be fetched (\(error))")
+                continue
+            }
+            do {
+                _ = try PhotoRules.check(bytes)
+            } catch {
+                notes.append("the image at \(candidate) was skipped: \(error.message)")
+                continue
+            }
+            let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+            if recipe.photos.contains(where: { $0.sha256 == digest }) {
+                return PhotoIntake(added: false, source: candidate, note: "the page's image is already one of the recipe's photos")
+            }
+            do {
+                _ = try await storage.send(PhotoOps.Add.self, .init(recipeID: recipe.id, position: 0), frames: [bytes])
+                return PhotoIntake(added: true, source: candidate)
+            } catch let error as ServiceError {
+                notes.append("recipe-storage did not keep the image at \(candidate): \(error.message)")
+            } catch {
+                notes.append("the image at \(candidate) could not be stored (\(error))")
+            }
+        }
+        return PhotoIntake(added: false, source: first, note: notes.joined(separator: "; ") + "; the recipe was imported without it")
+    }
+}

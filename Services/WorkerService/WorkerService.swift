@@ -1,0 +1,76 @@
+import Foundation
+import Logging
+import Messaging
+import RecipeProtocol
+import ServiceLifecycle
+import WebFetch
+
+/// Everything `recipe-worker` is told at start-up.
+public struct WorkerConfiguration: Sendable {
+    /// Where requests are answered.
+    public var bindEndpoint = RecipeVault.defaultWorkerEndpoint
+    /// The recipe-storage the worker imports into and keeps its jobs in.
+    public var storageEndpoint = RecipeVault.defaultStorageEndpoint
+    /// What may be fetched and how much.
+    public var fetchPolicy = FetchPolicy()
+    /// URLs of a batch imported at the same time.
+    public var concurrency = 4
+    /// How often unfinished jobs are looked for (a restarted worker finds its jobs at once).
+    public var rescanInterval: Duration = .seconds(5)
+    /// The largest frame a client may send (saved pages travel in JSON).
+    public var maxFrameBytes = WireProtocol.defaultMaxFrameBytes
+
+    public init() {}
+}
+
+/// The worker: imports on request, runs batch jobs, and keeps no state of its own.
+public struct WorkerService: Sendable {
+    public let server: MessageServer
+    public let runner: JobRunner
+    public let storage: MessageClient
+
+    public init(configuration: WorkerConfiguration, logger: Logger) throws {
+        var client = MessageClient.Configuration(endpoint: configuration.storageEndpoint, serviceName: "recipe-storage")
+        client.timeout = .seconds(10)
+        client.attempts = 3
+        client.hint = "is recipe-storage running? start recipe-worker with --storage to point elsewhere"
+        let storage = try MessageClient(configuration: client, logger: logger)
+        self.storage = storage
+        let fetcher = GuardedFetcher(policy: configuration.fetchPolicy, logger: logger)
+        let importer = PageImporter(fetcher: fetcher, storage: storage, logger: logger)
+        let runner = JobRunner(importer: importer, storage: storage, concurrency: configuration.concurrency,
+                               rescanInterval: configuration.rescanInterval, logger: logger)
+        self.runner = runner
+        var routes = Routes()
+        routes.addSystemOperations(service: "recipe-worker")
+        routes.handle(ImportOps.FromURL.self) { request, _ in
+            try await importer.importURL(request.url, dryRun: request.dryRun ?? false, id: request.id)
+        }
+        routes.handle(ImportOps.FromHTML.self) { request, _ in
+            try await importer.importHTML(request.html, address: request.url, dryRun: request.dryRun ?? false, id: request.id)
+        }
+        routes.handle(ImportOps.Batch.self) { request, _ in try await runner.submit(request) }
+        routes.handle(PhotoOps.Add.self) { request, context in
+            // The same rules as storage, checked here first so a bad photo never travels on.
+            let bytes = try context.frame(request.photo)
+            _ = try PhotoRules.check(bytes)
+            return try await storage.send(PhotoOps.Add.self, .init(recipeID: request.recipeID, position: request.position),
+                                          frames: [bytes]).body
+        }
+        var server = MessageServer.Configuration(endpoint: configuration.bindEndpoint, serviceName: "recipe-worker")
+        server.maxFrameBytes = configuration.maxFrameBytes
+        self.server = try MessageServer(configuration: server, routes: routes, logger: logger)
+    }
+}
+
+/// Looks for unfinished jobs for as long as the worker runs (a service of the worker's group).
+public struct JobWatcher: Service {
+    let runner: JobRunner
+
+    public init(runner: JobRunner) { self.runner = runner }
+
+    public func run() async throws {
+        // `watch` loops until its task is cancelled, which a shutdown signal does.
+        await cancelWhenGracefulShutdown { await runner.watch() }
+    }
+}

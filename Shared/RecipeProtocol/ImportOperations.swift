@@ -1,0 +1,269 @@
+import Foundation
+import RecipeModel
+
+// MARK: Storage: imported recipes and import jobs
+
+extension RecipeOps {
+    /// `recipe.saveImported`: stores a recipe read from a web page. When a recipe
+    /// from the same page exists (its `website` is one of `sameAs`), that recipe is
+    /// updated instead — keeping the user's notes, rating, favourite, book and photos.
+    public enum SaveImported: WireOperation {
+        public static let name = "recipe.saveImported"
+        public static let isWrite = true
+        public struct Request: Codable, Sendable, Equatable {
+            /// The id for a new recipe (chosen by the client, so a retry lands once).
+            public var id: UUID?
+            public var recipe: RecipeDraft
+            /// The addresses that name the same page (as asked, after redirects, canonical).
+            public var sameAs: [String]
+            public init(id: UUID? = nil, recipe: RecipeDraft, sameAs: [String]) {
+                self.id = id
+                self.recipe = recipe
+                self.sameAs = sameAs
+            }
+        }
+        public struct Response: Codable, Sendable, Equatable {
+            public var recipe: Recipe
+            public var outcome: ImportOutcome
+            public init(recipe: Recipe, outcome: ImportOutcome) {
+                self.recipe = recipe
+                self.outcome = outcome
+            }
+        }
+    }
+}
+
+/// What importing a page did to the collection.
+public enum ImportOutcome: String, Codable, Sendable, Equatable {
+    /// A new recipe.
+    case created
+    /// The recipe from the same page was brought up to date.
+    case updated
+    /// The recipe from the same page already said the same.
+    case unchanged
+    /// Nothing was stored (a dry run).
+    case dryRun
+}
+
+/// A batch import: URLs the worker imports one by one, with each one's result.
+public struct ImportJob: Codable, Sendable, Equatable {
+    /// Where a job stands.
+    public enum State: String, Codable, Sendable {
+        /// No URL finished yet.
+        case queued
+        /// Some URLs finished, some wait.
+        case running
+        /// Every URL finished (imported or failed).
+        case done
+    }
+
+    /// One URL of a job.
+    public struct Item: Codable, Sendable, Equatable {
+        /// Where one URL stands.
+        public enum State: String, Codable, Sendable {
+            case pending, imported, failed
+        }
+        /// 0-based, in the order given.
+        public var position: Int
+        public var url: String
+        public var state: State
+        /// What the import did (imported items).
+        public var outcome: ImportOutcome?
+        public var recipeID: UUID?
+        public var recipeName: String?
+        /// Why it failed (failed items).
+        public var error: ServiceError?
+        /// What happened to the page's photo, when it was not added.
+        public var photoNote: String?
+        public var finishedAt: Date?
+
+        public init(position: Int, url: String, state: State = .pending, outcome: ImportOutcome? = nil, recipeID: UUID? = nil,
+                    recipeName: String? = nil, error: ServiceError? = nil, photoNote: String? = nil, finishedAt: Date? = nil) {
+            self.position = position
+            self.url = url
+            self.state = state
+            self.outcome = outcome
+            self.recipeID = recipeID
+            self.recipeName = recipeName
+            self.error = error
+            self.photoNote = photoNote
+            self.finishedAt = finishedAt
+        }
+    }
+
+    public var id: UUID
+    public var createdAt: Date
+    public var updatedAt: Date
+    public var state: State
+    public var total: Int
+    public var imported: Int
+    public var failed: Int
+    /// The URLs (in `job.get`; left out of `job.list`).
+    public var items: [Item]?
+
+    public var pending: Int { total - imported - failed }
+
+    public init(id: UUID, createdAt: Date, updatedAt: Date, state: State, total: Int, imported: Int, failed: Int, items: [Item]?) {
+        self.id = id
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.state = state
+        self.total = total
+        self.imported = imported
+        self.failed = failed
+        self.items = items
+    }
+}
+
+/// Import-job operations of `recipe-storage` (the worker runs the jobs; storage remembers them).
+public enum JobOps {
+    /// The most URLs one job may hold.
+    public static let maxURLs = 1_000
+    /// The longest URL accepted.
+    public static let maxURLLength = 2_048
+
+    /// `job.create`: a job for `urls` (blank lines and repeats dropped), every URL pending.
+    public enum Create: WireOperation {
+        public static let name = "job.create"
+        public static let isWrite = true
+        public struct Request: Codable, Sendable, Equatable {
+            public var id: UUID?
+            public var urls: [String]
+            public init(id: UUID? = nil, urls: [String]) {
+                self.id = id
+                self.urls = urls
+            }
+        }
+        public typealias Response = ImportJob
+    }
+
+    /// `job.get`: a job with every URL's result.
+    public enum Get: WireOperation {
+        public static let name = "job.get"
+        public static let isWrite = false
+        public typealias Request = ByID
+        public typealias Response = ImportJob
+    }
+
+    /// `job.list`: jobs, newest first, without their items.
+    public enum List: WireOperation {
+        public static let name = "job.list"
+        public static let isWrite = false
+        public struct Request: Codable, Sendable, Equatable {
+            /// Only jobs with URLs still pending.
+            public var unfinished: Bool?
+            public var limit: Int?
+            public init(unfinished: Bool? = nil, limit: Int? = nil) {
+                self.unfinished = unfinished
+                self.limit = limit
+            }
+        }
+        public struct Response: Codable, Sendable, Equatable {
+            public var jobs: [ImportJob]
+            public init(jobs: [ImportJob]) { self.jobs = jobs }
+        }
+    }
+
+    /// `job.record`: the result of one URL. A URL that already has a result keeps it.
+    public enum Record: WireOperation {
+        public static let name = "job.record"
+        public static let isWrite = true
+        public struct Request: Codable, Sendable, Equatable {
+            public var jobID: UUID
+            public var position: Int
+            /// `imported` or `failed`, with what goes with it.
+            public var result: ImportJob.Item
+            public init(jobID: UUID, position: Int, result: ImportJob.Item) {
+                self.jobID = jobID
+                self.position = position
+                self.result = result
+            }
+        }
+        /// The job, without items.
+        public typealias Response = ImportJob
+    }
+}
+
+// MARK: Worker: importing pages
+
+/// What happened to a page's main image during an import.
+public struct PhotoIntake: Codable, Sendable, Equatable {
+    /// Whether the image became the recipe's first photo.
+    public var added: Bool
+    /// The image's address, when the page named one.
+    public var source: String?
+    /// Why it was not added (too large, not an image, the recipe is full, already there…).
+    public var note: String?
+    public init(added: Bool, source: String? = nil, note: String? = nil) {
+        self.added = added
+        self.source = source
+        self.note = note
+    }
+}
+
+/// The reply to an import: the stored recipe (or, for a dry run, the recipe as schema.org JSON).
+public struct ImportResult: Codable, Sendable, Equatable {
+    public var outcome: ImportOutcome
+    /// The stored recipe (not on a dry run).
+    public var recipe: Recipe?
+    /// What the page said, as a schema.org Recipe (always on a dry run).
+    public var schemaOrg: SchemaOrgRecipe?
+    /// The page's address after redirects.
+    public var source: String
+    public var photo: PhotoIntake
+    public init(outcome: ImportOutcome, recipe: Recipe?, schemaOrg: SchemaOrgRecipe?, source: String, photo: PhotoIntake) {
+        self.outcome = outcome
+        self.recipe = recipe
+        self.schemaOrg = schemaOrg
+        self.source = source
+        self.photo = photo
+    }
+}
+
+/// Operations of `recipe-worker`.
+public enum ImportOps {
+    /// `import.url`: fetches a page and stores the recipe on it (or, with `dryRun`, only reads it).
+    public enum FromURL: WireOperation {
+        public static let name = "import.url"
+        public static let isWrite = true
+        public struct Request: Codable, Sendable, Equatable {
+            public var url: String
+            public var dryRun: Bool?
+            /// The id for a new recipe (a retry lands once).
+            public var id: UUID?
+            public init(url: String, dryRun: Bool? = nil, id: UUID? = nil) {
+                self.url = url
+                self.dryRun = dryRun
+                self.id = id
+            }
+        }
+        public typealias Response = ImportResult
+    }
+
+    /// `import.html`: reads a page the user saved (for sites that turn the worker away); `url` is where it came from.
+    public enum FromHTML: WireOperation {
+        public static let name = "import.html"
+        public static let isWrite = true
+        public struct Request: Codable, Sendable, Equatable {
+            public var html: String
+            public var url: String
+            public var dryRun: Bool?
+            public var id: UUID?
+            public init(html: String, url: String, dryRun: Bool? = nil, id: UUID? = nil) {
+                self.html = html
+                self.url = url
+                self.dryRun = dryRun
+                self.id = id
+            }
+        }
+        public typealias Response = ImportResult
+    }
+
+    /// `import.batch`: a job for many URLs, stored in recipe-storage and run by the worker; replies at once.
+    public enum Batch: WireOperation {
+        public static let name = "import.batch"
+        public static let isWrite = true
+        public typealias Request = JobOps.Create.Request
+        public typealias Response = ImportJob
+    }
+}
