@@ -40,10 +40,20 @@ struct ConnectionOptions: ParsableArguments {
         try client(endpoint: workerEndpoint, service: "recipe-worker", variable: "RECIPES_WORKER", option: "--worker")
     }
 
-    private func client(endpoint: String, service: String, variable: String, option: String) throws -> MessageClient {
+    /// A client for a worker request that may take as long as fetching a slow page:
+    /// the worker is asked whether it is up first (so a stopped worker is reported
+    /// within --timeout), then given `seconds` for the answer, without a retry.
+    func patientWorkerClient(seconds: Double) async throws -> MessageClient {
+        _ = try await workerClient().call(System.Health.self, Empty())
+        return try client(endpoint: workerEndpoint, service: "recipe-worker", variable: "RECIPES_WORKER", option: "--worker",
+                          attempts: 1, seconds: max(seconds, timeout))
+    }
+
+    private func client(endpoint: String, service: String, variable: String, option: String,
+                        attempts: Int = 3, seconds: Double? = nil) throws -> MessageClient {
         var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: service)
-        configuration.attempts = 3
-        configuration.timeout = .milliseconds(Int(timeout * 1_000 / 3))
+        configuration.attempts = attempts
+        configuration.timeout = .milliseconds(Int((seconds ?? timeout) * 1_000 / Double(attempts)))
         configuration.hint = "is \(service) running? set \(variable) or \(option) to point elsewhere"
         return try MessageClient(configuration: configuration)
     }

@@ -113,14 +113,34 @@ public struct GuardedFetcher: Sendable {
     /// connection would be pinned to, or the reason it is refused.
     public func check(_ text: String) async throws -> CheckedTarget {
         let (url, host) = try Self.parse(text)
-        let addresses = try await Resolver.addresses(of: host)
+        let addresses = try await resolve(host)
         for address in addresses where !policy.allowList.allows(host: host, address: address) {
             guard let reason = address.nonPublicReason else { continue }
             let shownHost = host == address.description ? host : "\(host) (\(address))"
-            throw ServiceError(.blockedAddress,
-                "\(shownHost) is \(reason); the worker only fetches pages on the public internet. To import from your own network, start recipe-worker with --allow-host \(host), or save the page and use --html")
+            // Only a home network is worth allowing; metadata, multicast and reserved ranges never are.
+            let lan = ["private", "loopback", "unique-local", "carrier-grade"].contains { reason.contains($0) }
+            let advice = lan ? "To import from your own network, start recipe-worker with --allow-host \(host), or save the page and use --html"
+                             : "Save the page in a browser and use --html instead"
+            throw ServiceError(.blockedAddress, "\(shownHost) is \(reason); the worker only fetches pages on the public internet. \(advice)")
         }
         return CheckedTarget(url: url, host: host, addresses: addresses)
+    }
+
+    /// The host's addresses, within the connect time limit (a resolver that hangs is a site that does not answer).
+    private func resolve(_ host: String) async throws -> [IPAddress] {
+        let limit = policy.connectTimeout
+        return try await withThrowingTaskGroup(of: [IPAddress]?.self) { group in
+            group.addTask { try await Resolver.addresses(of: host) }
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(Int(limit * 1_000)))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let addresses = first else {
+                throw ServiceError(.fetchTimeout, "looking up \(host) took longer than \(seconds(limit)); check the address or try again later")
+            }
+            return addresses
+        }
     }
 
     // MARK: Fetching
@@ -239,8 +259,10 @@ public struct GuardedFetcher: Sendable {
     /// Whether a body is a bot check rather than content (Cloudflare, captchas).
     public static func looksLikeChallenge(_ body: [UInt8]) -> Bool {
         let head = String(decoding: body.prefix(64 * 1024), as: UTF8.self).lowercased()
-        return ["cf-challenge", "challenge-platform", "cf_chl_", "just a moment...", "attention required!", "captcha",
-                "are you a robot", "verify you are human", "access denied"].contains { head.contains($0) }
+        // Strong signs only: plenty of real recipe pages load a captcha for their comment form.
+        return ["cf-challenge", "challenge-platform", "cf_chl_", "<title>just a moment", "<title>attention required",
+                "are you a robot", "verify you are human", "<title>access denied", "px-captcha", "g-recaptcha-response\" required",
+                "captcha-delivery.com"].contains { head.contains($0) }
     }
 
     private func translate(_ error: any Error, target: CheckedTarget, cap: Int) -> any Error {

@@ -108,11 +108,16 @@ public struct PageImporter: Sendable {
                 note: "the recipe already has \(recipe.photos.count) photos, the most allowed (\(RecipeVault.maxPhotosPerRecipe)), so the page's image was not added")
         }
         var notes: [String] = []
+        var unreachableHosts = Set<String>()
         for candidate in candidates.prefix(3) {
+            // Other sizes of the same image live on the same host: one failed lookup or connection is enough.
+            let host = URL(string: candidate)?.host ?? candidate
+            if unreachableHosts.contains(host) { continue }
             let bytes: Data
             do {
                 bytes = Data(try await fetcher.fetch(candidate, for: .image).body)
             } catch let error as ServiceError {
+                if [.fetchFailed, .fetchTimeout, .blockedAddress, .blockedBySite].contains(error.code) { unreachableHosts.insert(host) }
                 notes.append(error.code == .pageTooLarge
                     ? "the image at \(candidate) is larger than \(ImageKind.formatBytes(RecipeVault.maxPhotoBytes)), the photo limit"
                     : "the image at \(candidate) could not be fetched (\(error.message))")

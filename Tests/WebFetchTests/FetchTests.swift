@@ -59,7 +59,7 @@ struct FetchTests {
         #expect(server.connectionCount == 0, "a refused address was connected to")
     }
 
-    @Test("the refusal says what the address is and how to allow a LAN host")
+    @Test("the refusal says what the address is, and how to allow a LAN host (never cloud metadata)")
     func refusalMessage() async throws {
         let fetcher = GuardedFetcher(policy: FetchPolicy())
         do {
@@ -68,7 +68,15 @@ struct FetchTests {
         } catch let error as ServiceError {
             #expect(error.code == .blockedAddress)
             #expect(error.message.contains("link-local"))
-            #expect(error.message.contains("--allow-host"))
+            #expect(!error.message.contains("--allow-host"), "allowing cloud metadata is never the advice")
+            #expect(error.message.contains("--html"))
+        }
+        do {
+            _ = try await fetcher.check("http://10.0.0.1/recipes/1")
+            Issue.record("a private address was allowed")
+        } catch let error as ServiceError {
+            #expect(error.code == .blockedAddress)
+            #expect(error.message.contains("private") && error.message.contains("--allow-host 10.0.0.1"))
         }
     }
 

@@ -1,0 +1,118 @@
+import Foundation
+import Messaging
+import RecipeModel
+import RecipeProtocol
+import TestHTTPServer
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("recipe-worker: batch import jobs", .serialized)
+struct BatchJobTests {
+    /// Waits (bounded) until `condition` holds for the job.
+    static func waitForJob(_ id: UUID, storage: MessageClient, timeout: Duration = .seconds(60),
+                           until condition: (ImportJob) -> Bool) async throws -> ImportJob {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let job = try await storage.call(JobOps.Get.self, ByID(id: id))
+            if condition(job) { return job }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw ProcessTestError("job \(id) did not get there within \(timeout)")
+    }
+
+    /// How many stored recipes came from each address.
+    static func recipesPerWebsite(_ storage: MessageClient) async throws -> [String: Int] {
+        let page = try await storage.call(RecipeOps.List.self, RecipeListQuery(limit: 200))
+        var counts: [String: Int] = [:]
+        for summary in page.recipes {
+            let recipe = try await storage.call(RecipeOps.Get.self, .init(id: summary.id)).recipe
+            counts[recipe.website ?? "", default: 0] += 1
+        }
+        return counts
+    }
+
+    @Test("a job survives the worker being killed mid-job: it completes with each URL imported once")
+    func killAndResume() async throws {
+        let server = try await TestHTTPServer()
+        let services = try await Services()
+        let storage = try services.client(services.storageEndpoint)
+        var urls: [String] = []
+        for index in 1...12 {
+            let path = "/slow/recipe-\(index)"
+            server.route(path, .delayed(.milliseconds(300), .html(recipePage(name: "Batch Recipe \(index)", ingredients: ["\(index) eggs"], image: nil))))
+            urls.append(server.baseURL + path)
+        }
+        urls.insert("\(server.baseURL)/missing-page", at: 5)
+        urls.insert("not a web address", at: 9)
+
+        let (first, endpoint) = try await services.startWorker(extra: ["--concurrency", "2"])
+        let started = try await recipes(["import", "--no-wait", "--json"] + urls, storage: services.storageEndpoint,
+                                        environment: ["RECIPES_WORKER": endpoint])
+        #expect(started.status == 0, "\(started.output)")
+        let job = try WireCodec.makeDecoder().decode(ImportJob.self, from: Data(started.output.utf8))
+        #expect(job.total == 14 && job.state == .queued)
+
+        _ = try await Self.waitForJob(job.id, storage: storage) { $0.imported + $0.failed >= 3 }
+        kill(first.pid, SIGKILL)
+        _ = try await first.waitForExit()
+        let midway = try await storage.call(JobOps.Get.self, ByID(id: job.id))
+        #expect(midway.state == .running && midway.pending > 0, "the job finished before the worker was killed; it must be cut short")
+
+        let (second, _) = try await services.startWorker(extra: ["--concurrency", "2"])
+        let done = try await Self.waitForJob(job.id, storage: storage) { $0.state == .done }
+        #expect(done.imported == 12 && done.failed == 2)
+        let items = try #require(done.items)
+        #expect(items[5].state == .failed && items[5].error?.code == .fetchFailed)
+        #expect(items[9].state == .failed && items[9].error?.code == .unsupportedURL)
+        #expect(items.filter { $0.state == .imported }.allSatisfy { $0.recipeID != nil && $0.recipeName?.hasPrefix("Batch Recipe") == true })
+
+        let perWebsite = try await Self.recipesPerWebsite(storage)
+        for url in urls where url.contains("/slow/") { #expect(perWebsite[url] == 1, "\(url) stored \(perWebsite[url] ?? 0) times") }
+        #expect(perWebsite.values.reduce(0, +) == 12)
+        #expect(second.printed.contains("resuming import job"))
+        _ = try await second.stop()
+        await services.stop()
+        await server.shutdown()
+    }
+
+    @Test("recipes import --file waits with progress; recipes jobs lists jobs and shows each URL's result")
+    func fileAndJobs() async throws {
+        let server = try await TestHTTPServer()
+        let services = try await Services()
+        let (worker, endpoint) = try await services.startWorker()
+        let env = ["RECIPES_WORKER": endpoint]
+        server.route("/a", .html(recipePage(name: "Apple Crumble", ingredients: ["4 apples"], image: nil)))
+        server.route("/b", .html(recipePage(name: "Banana Bread", ingredients: ["3 bananas"], image: nil)))
+        server.route("/blog", .html("<html><body>No recipe here.</body></html>"))
+        let list = FileManager.default.temporaryDirectory.appendingPathComponent("rv-urls-\(UUID().uuidString).txt")
+        defer { try? FileManager.default.removeItem(at: list) }
+        try Data("""
+            # weekend baking
+            \(server.baseURL)/a
+            \(server.baseURL)/b   # from the newsletter
+
+            \(server.baseURL)/blog
+            \(server.baseURL)/a
+            """.utf8).write(to: list)
+
+        let waited = try await recipes(["import", "--file", list.path], storage: services.storageEndpoint, environment: env)
+        #expect(waited.status == 0, "\(waited.output)")
+        #expect(waited.output.contains("✓ Apple Crumble") && waited.output.contains("✓ Banana Bread"), "\(waited.output)")
+        #expect(waited.output.contains("✗ \(server.baseURL)/blog: no recipe found"), "\(waited.output)")
+        #expect(waited.output.contains("done: 2 imported, 1 failed, of 3"), "\(waited.output)")
+
+        let jobs = try await recipes(["jobs"], storage: services.storageEndpoint)
+        #expect(jobs.status == 0 && jobs.output.contains("done") && jobs.output.contains("3/3"), "\(jobs.output)")
+        let id = try #require(jobs.output.split(separator: "\n").dropFirst().first?.split(separator: " ").first.map(String.init))
+        let shown = try await recipes(["jobs", id], storage: services.storageEndpoint)
+        #expect(shown.output.contains("Apple Crumble") && shown.output.contains("no_recipe_found"), "\(shown.output)")
+        let missing = try await recipes(["jobs", "ffffffff"], storage: services.storageEndpoint)
+        #expect(missing.status == 66)
+        _ = try await worker.stop()
+        await services.stop()
+        await server.shutdown()
+    }
+}
