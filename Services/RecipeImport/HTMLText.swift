@@ -12,7 +12,7 @@ enum HTMLText {
     }
 
     static func stripTags(_ text: String) -> String {
-        guard text.contains("<") else { return text }
+        guard text.utf8.contains(UInt8(ascii: "<")) else { return text }
         var result = ""
         var inTag = false
         for character in text {
@@ -34,7 +34,7 @@ enum HTMLText {
     /// `&amp;`, `&#39;`, `&#x27;` and the common named entities (twice, for double-escaped text).
     static func decodeEntities(_ text: String) -> String {
         var current = text
-        for _ in 0..<2 where current.contains("&") {
+        for _ in 0..<2 where current.utf8.contains(UInt8(ascii: "&")) {
             var result = ""
             var index = current.startIndex
             while index < current.endIndex {
@@ -63,5 +63,28 @@ enum HTMLText {
             return String(Character(scalar))
         }
         return named[name] ?? named[name.lowercased()]
+    }
+
+    /// The `content` of the first `<meta name="KEY">` or `<meta property="KEY">` in the page, cleaned.
+    static func meta(_ key: String, in html: String) -> String? {
+        var html = html
+        let tags: [[String: String]] = html.withUTF8 { page in
+            let window = UnsafeBufferPointer(rebasing: page[0..<min(page.count, 300_000)])
+            var found: [[String: String]] = []
+            var index = 0
+            while let open = ByteScan.find("<meta", in: window, from: index) {
+                guard let close = ByteScan.find(byte: UInt8(ascii: ">"), in: window, from: open + 5) else { break }
+                let text = String(decoding: UnsafeBufferPointer(rebasing: window[(open + 1)..<close]), as: UTF8.self)
+                found.append(ByteScan.attributes(of: Substring(text).utf8))
+                index = close + 1
+            }
+            return found
+        }
+        for attributes in tags where attributes["name"]?.lowercased() == key || attributes["property"]?.lowercased() == key {
+            guard let content = attributes["content"] else { continue }
+            let value = clean(content)
+            return value.isEmpty || value.count > 2_000 ? nil : value
+        }
+        return nil
     }
 }

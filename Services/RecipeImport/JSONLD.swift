@@ -4,29 +4,31 @@ import Foundation
 enum JSONLD {
     /// The JSON values of the page's JSON-LD blocks (blocks that cannot be read even after repair are skipped).
     static func blocks(in html: String) -> [Any] {
-        var values: [Any] = []
-        var rest = html[...]
-        while let open = rest.range(of: "<script", options: .caseInsensitive) {
-            guard let tagEnd = rest[open.upperBound...].firstIndex(of: ">") else { break }
-            let attributes = rest[open.upperBound..<tagEnd].lowercased()
-            guard let close = rest[tagEnd...].range(of: "</script", options: .caseInsensitive) else { break }
-            if attributes.contains("ld+json") {
-                let body = String(rest[rest.index(after: tagEnd)..<close.lowerBound])
-                if let value = parse(body) { values.append(value) }
+        var html = html
+        let bodies: [String] = html.withUTF8 { page in
+            var found: [String] = []
+            var index = 0
+            while let open = ByteScan.find("<script", in: page, from: index) {
+                guard let tagEnd = ByteScan.find(byte: UInt8(ascii: ">"), in: page, from: open + 7) else { break }
+                guard let close = ByteScan.find("</script", in: page, from: tagEnd + 1) else { break }
+                if ByteScan.find("ld+json", in: page, from: open + 7, to: tagEnd) != nil {
+                    found.append(String(decoding: UnsafeBufferPointer(rebasing: page[(tagEnd + 1)..<close]), as: UTF8.self))
+                }
+                index = close + 8
             }
-            rest = rest[close.upperBound...]
+            return found
         }
-        return values
+        return bodies.compactMap(parse)
     }
 
     /// Parses a block, repairing what sites get wrong: CDATA and comment wrappers, raw
     /// control characters inside strings, trailing commas, and HTML entities around it.
     static func parse(_ text: String) -> Any? {
-        var body = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        var body = trimmed(text)
         for (prefix, suffix) in [("<![CDATA[", "]]>"), ("/*<![CDATA[*/", "/*]]>*/"), ("<!--", "-->"), ("//<![CDATA[", "//]]>")] {
             if body.hasPrefix(prefix) { body.removeFirst(prefix.count) }
             if body.hasSuffix(suffix) { body.removeLast(suffix.count) }
-            body = body.trimmingCharacters(in: .whitespacesAndNewlines)
+            body = trimmed(body)
         }
         if let value = try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed]) { return value }
         let repaired = removeTrailingCommas(escapeControlCharacters(body))
@@ -34,6 +36,15 @@ enum JSONLD {
         // Several values one after another (or junk after the first): read each balanced value.
         let values = topLevelValues(repaired).compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }
         return values.isEmpty ? nil : values
+    }
+
+    /// `text` without ASCII white space at either end (no trip through Foundation: blocks can be large).
+    static func trimmed(_ text: String) -> String {
+        let utf8 = text.utf8
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x0C }
+        guard let first = utf8.firstIndex(where: { !isSpace($0) }), let last = utf8.lastIndex(where: { !isSpace($0) }) else { return "" }
+        if first == utf8.startIndex && utf8.index(after: last) == utf8.endIndex { return text }
+        return String(text[first...last])
     }
 
     /// The balanced `{…}` / `[…]` values at the top level of `text`, in order.
@@ -126,6 +137,38 @@ enum JSONLD {
             }
         }
         return nil
+    }
+
+    /// The node with `@id` `id` anywhere in `values` (Yoast-style graphs name their authors by reference).
+    static func node(withID id: String, in values: [Any]) -> [String: Any]? {
+        func search(_ value: Any, depth: Int) -> [String: Any]? {
+            guard depth < 8 else { return nil }
+            if let list = value as? [Any] {
+                for item in list { if let found = search(item, depth: depth + 1) { return found } }
+                return nil
+            }
+            guard let object = value as? [String: Any] else { return nil }
+            if object["@id"] as? String == id, object.count > 1 { return object }
+            for key in ["@graph", "author", "publisher", "creator"] {
+                if let inner = object[key], let found = search(inner, depth: depth + 1) { return found }
+            }
+            return nil
+        }
+        for value in values { if let found = search(value, depth: 0) { return found } }
+        return nil
+    }
+
+    /// `value` with references (`{"@id": …}` alone) replaced by the nodes they name.
+    static func resolvingReferences(_ value: Any?, in values: [Any]) -> Any? {
+        switch value {
+        case let list as [Any]:
+            return list.map { resolvingReferences($0, in: values) ?? $0 }
+        case let object as [String: Any]:
+            guard object["name"] == nil, let id = object["@id"] as? String else { return object }
+            return node(withID: id, in: values) ?? object
+        default:
+            return value
+        }
     }
 
     private static func findRecipe(_ value: Any, depth: Int, type: String) -> [String: Any]? {

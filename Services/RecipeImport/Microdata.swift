@@ -27,7 +27,7 @@ enum Microdata {
 
     /// The first item of type Recipe on the page.
     static func recipe(in html: String) -> [String: Any]? {
-        guard html.range(of: "schema.org/Recipe", options: .caseInsensitive) != nil else { return nil }
+        guard ByteScan.find("schema.org/recipe", in: html, from: html.startIndex) != nil else { return nil }
         var stack: [Element] = []
         var scopes: [Scope] = []
         var recipeScope: Int?
@@ -47,7 +47,9 @@ enum Microdata {
             }
             let (name, attributes) = parseTag(String(tag))
             if name == "script" || name == "style" {
-                if let end = html[index...].range(of: "</\(name)", options: .caseInsensitive) { index = end.lowerBound }
+                if let end = name == "script" ? ByteScan.find("</script", in: html, from: index) : ByteScan.find("</style", in: html, from: index) {
+                    index = end
+                }
                 continue
             }
             var element = Element(name: name, property: attributes["itemprop"])
@@ -101,31 +103,12 @@ enum Microdata {
 
     /// The tag name and attributes of `<name a="1" b='2' c>`.
     private static func parseTag(_ tag: String) -> (String, [String: String]) {
-        var scalars = Substring(tag.hasSuffix("/") ? String(tag.dropLast()) : tag)
-        let name = scalars.prefix { !$0.isWhitespace }.lowercased()
-        scalars = scalars.drop { !$0.isWhitespace }
-        var attributes: [String: String] = [:]
-        while true {
-            scalars = scalars.drop { $0.isWhitespace }
-            guard !scalars.isEmpty else { break }
-            let key = scalars.prefix { !$0.isWhitespace && $0 != "=" }.lowercased()
-            scalars = scalars.dropFirst(key.count).drop { $0.isWhitespace }
-            guard !key.isEmpty else { scalars = scalars.dropFirst(); continue }
-            if scalars.first == "=" {
-                scalars = scalars.dropFirst().drop { $0.isWhitespace }
-                if let quote = scalars.first, quote == "\"" || quote == "'" {
-                    let value = scalars.dropFirst().prefix { $0 != quote }
-                    attributes[key] = HTMLText.decodeEntities(String(value))
-                    scalars = scalars.dropFirst(value.count + 2)
-                } else {
-                    let value = scalars.prefix { !$0.isWhitespace }
-                    attributes[key] = HTMLText.decodeEntities(String(value))
-                    scalars = scalars.dropFirst(value.count)
-                }
-            } else {
-                attributes[key] = ""
-            }
-        }
+        let utf8 = tag.utf8
+        let nameEnd = utf8.firstIndex { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D || $0 == 0x2F } ?? utf8.endIndex
+        let name = String(tag[..<nameEnd]).lowercased()
+        guard nameEnd != utf8.endIndex else { return (name, [:]) }
+        var attributes = ByteScan.attributes(of: Substring(tag).utf8)
+        for (key, value) in attributes where value.utf8.contains(UInt8(ascii: "&")) { attributes[key] = HTMLText.decodeEntities(value) }
         return (name, attributes)
     }
 }

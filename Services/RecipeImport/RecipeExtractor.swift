@@ -10,20 +10,46 @@ public struct ImportedRecipe: Sendable, Equatable {
     public var images: [String]
     /// schema.org NutritionInformation fields as text ("calories": "580 kcal").
     public var nutrition: [String: String]
+    /// The yield as the page wrote it (each value when it gave several).
+    public var yields: [String] = []
 }
 
 /// Reads schema.org/Recipe from a page's HTML (JSON-LD; microdata when there is no JSON-LD recipe).
 public enum RecipeExtractor {
     /// The recipe on the page at `url`, or `nil` when the page has none.
     public static func extract(html: String, url: String) -> ImportedRecipe? {
-        if let object = JSONLD.recipe(in: JSONLD.blocks(in: html)), let recipe = normalize(object, url: url) { return recipe }
-        return Microdata.recipe(in: html).flatMap { normalize($0, url: url) }
+        let blocks = JSONLD.blocks(in: html)
+        var found = JSONLD.recipe(in: blocks) ?? Microdata.recipe(in: html)
+        if let author = found?["author"] { found?["author"] = JSONLD.resolvingReferences(author, in: blocks) }
+        // A page that names its author only in the document head.
+        if found != nil, found?["author"].flatMap(author) == nil, let meta = HTMLText.meta("author", in: html), meta.count <= 200 {
+            found?["author"] = meta
+        }
+        guard var recipe = found.flatMap({ normalize($0, url: url) }) else { return nil }
+        // The page's sharing image is the one its authors chose to stand for it: the best main photo.
+        if let shared = HTMLText.meta("og:image", in: html) {
+            recipe.images = [shared] + recipe.images.filter { $0 != shared }
+        }
+        recipe.images = resolved(recipe.images, against: url)
+        return recipe
     }
 
     /// The recipe in an already-parsed JSON-LD value (a file's contents). `url` is
     /// where it came from when known; otherwise the recipe's own `url`, if it has one.
     public static func extract(json: Any, url: String?) -> ImportedRecipe? {
         JSONLD.recipe(in: [json]).flatMap { normalize($0, url: url) }
+    }
+
+    /// Image addresses made absolute against the page, without fragments, each once.
+    static func resolved(_ images: [String], against page: String) -> [String] {
+        let base = URL(string: page)
+        var seen = Set<String>()
+        return images.compactMap { image -> String? in
+            guard var components = URLComponents(string: image.trimmingCharacters(in: .whitespaces)) else { return nil }
+            components.fragment = nil
+            guard let absolute = components.url(relativeTo: base)?.absoluteString, seen.insert(absolute).inserted else { return nil }
+            return absolute
+        }
     }
 
     static func normalize(_ r: [String: Any], url pageURL: String?) -> ImportedRecipe? {
@@ -50,7 +76,7 @@ public enum RecipeExtractor {
             keywords: keywords(r["keywords"]), author: author(r["author"]), datePublished: text(r["datePublished"]),
             nutrition: nutritionText(nutrition), website: url, sourceType: url == nil ? .manual : .url, origin: .imported)
         if let servings = draft.servings, !(servings > 0 && servings <= 10_000) { draft.servings = nil }
-        return ImportedRecipe(draft: draft, images: images(r["image"]), nutrition: nutrition)
+        return ImportedRecipe(draft: draft, images: images(r["image"]), nutrition: nutrition, yields: yields)
     }
 
     // MARK: Fields

@@ -101,7 +101,7 @@ struct ImportRecipes: AsyncParsableCommand {
             if connection.json { return try Output.json(recipe) }
             print(Output.bold(recipe.name) + Output.dim("  (dry run: nothing stored)"))
             var facts: [String] = []
-            if let yield = recipe.recipeYield { facts.append("makes \(yield)") }
+            if let yield = recipe.recipeYield?.first { facts.append("makes \(yield)") }
             if let total = recipe.totalTime.flatMap(ISODuration.minutes) { facts.append(Output.minutes(total)) }
             if let author = recipe.author?.name { facts.append("by \(author)") }
             if !facts.isEmpty { print(facts.joined(separator: " · ")) }

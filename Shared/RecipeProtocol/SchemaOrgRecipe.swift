@@ -31,7 +31,8 @@ public struct SchemaOrgRecipe: Codable, Sendable, Equatable {
     public var description: String?
     public var recipeIngredient: [String]
     public var recipeInstructions: [Step]
-    public var recipeYield: String?
+    /// The yield as written, then as a serving count ("4 servings") when it names one.
+    public var recipeYield: [String]?
     public var prepTime: String?
     public var cookTime: String?
     public var totalTime: String?
@@ -49,7 +50,7 @@ public struct SchemaOrgRecipe: Codable, Sendable, Equatable {
     public var url: String?
 
     public init(name: String, description: String? = nil, recipeIngredient: [String] = [], recipeInstructions: [Step] = [],
-                recipeYield: String? = nil, prepTime: String? = nil, cookTime: String? = nil, totalTime: String? = nil,
+                recipeYield: [String]? = nil, prepTime: String? = nil, cookTime: String? = nil, totalTime: String? = nil,
                 recipeCategory: String? = nil, recipeCuisine: String? = nil, keywords: String? = nil, author: Person? = nil,
                 datePublished: String? = nil, image: [String]? = nil, nutrition: [String: String]? = nil, url: String? = nil) {
         self.name = name

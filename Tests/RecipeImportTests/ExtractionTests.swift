@@ -134,3 +134,39 @@ struct FixtureTests {
         #expect(sameIngredients >= 35)
     }
 }
+
+@Suite("What the importer adds around the recipe")
+struct PageContextTests {
+    @Test("an author named by @id reference is found in the graph; else the page's meta author")
+    func authorReference() throws {
+        let page = """
+            <html><head><meta name="author" content="Meta Name"><script type="application/ld+json">
+            {"@context": "https://schema.org", "@graph": [
+              {"@type": "Recipe", "name": "Pie", "recipeIngredient": ["1 crust"], "author": {"@id": "https://e.com/#/person/1"}},
+              {"@type": "Person", "@id": "https://e.com/#/person/1", "name": "Aubrey"}]}
+            </script></head></html>
+            """
+        #expect(RecipeExtractor.extract(html: page, url: "https://e.com/pie")?.draft.author == "Aubrey")
+        let noAuthor = page.replacingOccurrences(of: #", "author": {"@id": "https://e.com/#/person/1"}"#, with: "")
+        #expect(RecipeExtractor.extract(html: noAuthor, url: "https://e.com/pie")?.draft.author == "Meta Name")
+    }
+
+    @Test("the sharing image comes first; relative images are made absolute; fragments dropped")
+    func images() throws {
+        let page = """
+            <html><head><meta property="og:image" content="https://cdn.e.com/share.jpg" />
+            <script type="application/ld+json">{"@type": "Recipe", "name": "Pie", "image": ["/img/a.jpg#main", "https://cdn.e.com/share.jpg"]}</script>
+            </head></html>
+            """
+        let recipe = try #require(RecipeExtractor.extract(html: page, url: "https://e.com/recipes/pie"))
+        #expect(recipe.images == ["https://cdn.e.com/share.jpg", "https://e.com/img/a.jpg"])
+    }
+
+    @Test("the schema.org output gives the yield as written and as servings")
+    func yieldForms() throws {
+        let page = #"<script type="application/ld+json">{"@type": "Recipe", "name": "Soup", "recipeYield": "3 to 4 people"}</script>"#
+        let recipe = try #require(RecipeExtractor.extract(html: page, url: "https://e.com/soup"))
+        #expect(recipe.schemaOrg.recipeYield == ["3 to 4 people", "3 servings", "4 servings"])
+        #expect(recipe.schemaOrg.type == "Recipe" && recipe.schemaOrg.url == "https://e.com/soup")
+    }
+}
