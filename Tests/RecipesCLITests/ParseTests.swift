@@ -29,6 +29,10 @@ struct ParseTests {
         ["log"], ["log", "toast", "--limit", "5"],
         ["status", "--json", "--storage", "tcp://127.0.0.1:5555", "--timeout", "2"],
         ["samples"], ["export", "/tmp/out", "--include-starters"], ["import-dir", "/tmp/out"],
+        ["import", "https://example.com/lasagna"], ["import", "https://example.com/lasagna", "--dry-run", "--json"],
+        ["import", "https://a.example/1", "https://b.example/2", "--no-wait"], ["import", "--file", "urls.txt"],
+        ["import", "--html", "saved.html", "--url", "https://example.com/x"],
+        ["jobs"], ["jobs", "--unfinished"], ["jobs", "3f2a91c0", "--wait"],
     ])
     func parses(arguments: [String]) throws {
         _ = try Recipes.parseAsRoot(arguments)
@@ -36,6 +40,13 @@ struct ParseTests {
 
     @Test("bad arguments are refused with what is allowed", arguments: [
         (["rate", "toast", "9"], "0 (none) to 5"),
+        (["import"], "give a URL, several URLs, --file FILE, or --html FILE --url URL"),
+        (["import", "https://e.com/x", "--file", "urls.txt"], "not more than one of them"),
+        (["import", "--html", "saved.html"], "--html needs --url"),
+        (["import", "https://e.com/x", "--url", "https://e.com/x"], "--url goes with --html"),
+        (["import", "--file", "urls.txt", "--dry-run"], "--dry-run reads one page"),
+        (["import", "https://e.com/x", "--no-wait"], "--no-wait is for batch imports"),
+        (["jobs", "--wait"], "--wait follows one job"),
         (["list", "--limit", "0"], "1 to 200"),
         (["list", "--book", "not-a-uuid"], "a book id"),
         (["add"], "either --file or --name"),
