@@ -107,7 +107,9 @@ struct CLITests {
                 sed -i 's/"name" : "Soup"/"name" : "Winter Soup"/' "$1"
                 """#.utf8).write(to: editor)
             chmod(editor.path, 0o755)
-            let edited = try await recipes(["edit", "Soup"], storage: storage, environment: ["EDITOR": editor.path])
+            // Run through sh rather than exec'd: a test running in parallel may still hold the new file open
+            // for writing (inherited across its fork), and exec of such a file fails with "text file busy".
+            let edited = try await recipes(["edit", "Soup"], storage: storage, environment: ["EDITOR": "sh \(editor.path)"])
             #expect(edited.status == 0 && edited.output.contains("Saved \"Winter Soup\" (version 3)"), "\(edited.output)")
 
             // An editor during which someone else changes the recipe: the edit must not overwrite it.
@@ -119,7 +121,7 @@ struct CLITests {
                 sed -i 's/Winter Soup/Summer Soup/' "$1"
                 """.utf8).write(to: racing)
             chmod(racing.path, 0o755)
-            let conflict = try await recipes(["edit", "Winter Soup"], storage: storage, environment: ["EDITOR": racing.path])
+            let conflict = try await recipes(["edit", "Winter Soup"], storage: storage, environment: ["EDITOR": "sh \(racing.path)"])
             #expect(conflict.status == 75)
             #expect(conflict.output.contains("changed since version 3 (it is at version 4 now)") && conflict.output.contains("Nothing was changed."))
             let after = try await recipes(["show", "Winter Soup", "--json"], storage: storage)
