@@ -41,11 +41,11 @@ struct RecipeStorageCommand: AsyncParsableCommand {
 
     func run() async throws {
         var configuration = StorageConfiguration()
-        configuration.bindEndpoint = bind ?? Environment.value("RECIPES_STORAGE_BIND") ?? RecipeVault.defaultStorageEndpoint
+        configuration.bindEndpoint = bind ?? ProcessEnvironment.value("RECIPES_STORAGE_BIND") ?? RecipeVault.defaultStorageEndpoint
         configuration.maxFrameBytes = maxFrameBytes
-        configuration.dataFolder = URL(fileURLWithPath: data ?? Environment.value("RECIPES_DATA") ?? RecipeVault.defaultDataFolder)
+        configuration.dataFolder = URL(fileURLWithPath: data ?? ProcessEnvironment.value("RECIPES_DATA") ?? RecipeVault.defaultDataFolder)
         configuration.seedSamples = seedSamples
-        configuration.publishEndpoint = publish ?? Environment.value("RECIPES_STORAGE_PUBLISH") ?? RecipeVault.defaultStoragePublishEndpoint
+        configuration.publishEndpoint = publish ?? ProcessEnvironment.value("RECIPES_STORAGE_PUBLISH") ?? RecipeVault.defaultStoragePublishEndpoint
 
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardOutput(label: label)
@@ -69,18 +69,4 @@ struct RecipeStorageCommand: AsyncParsableCommand {
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
-/// Reads the process environment.
-enum Environment {
-    /// The value of `name`, or `nil` when unset or empty.
-    static func value(_ name: String) -> String? {
-        guard let raw = getenv(name) else { return nil }
-        let value = String(cString: raw)
-        return value.isEmpty ? nil : value
-    }
-}
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif

@@ -7,10 +7,6 @@ import ServiceLifecycle
 import WebFetch
 import WorkerService
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// `recipe-worker`: imports recipes from the web and runs batch imports for RecipeVault.
 @main
 struct RecipeWorkerCommand: AsyncParsableCommand {
@@ -66,13 +62,13 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
     }
 
     var allowHostEntries: [String] {
-        allowHosts + (environment("RECIPES_WORKER_ALLOW_HOSTS").map { [$0] } ?? [])
+        allowHosts + (ProcessEnvironment.value("RECIPES_WORKER_ALLOW_HOSTS").map { [$0] } ?? [])
     }
 
     func run() async throws {
         var configuration = WorkerConfiguration()
-        configuration.bindEndpoint = bind ?? environment("RECIPES_WORKER_BIND") ?? RecipeVault.defaultWorkerEndpoint
-        configuration.storageEndpoint = storage ?? environment("RECIPES_STORAGE") ?? RecipeVault.defaultStorageEndpoint
+        configuration.bindEndpoint = bind ?? ProcessEnvironment.value("RECIPES_WORKER_BIND") ?? RecipeVault.defaultWorkerEndpoint
+        configuration.storageEndpoint = storage ?? ProcessEnvironment.value("RECIPES_STORAGE") ?? RecipeVault.defaultStorageEndpoint
         configuration.concurrency = concurrency
         configuration.fetchPolicy = FetchPolicy(
             allowList: try AllowList(allowHostEntries), maxPageBytes: maxPageBytes, connectTimeout: connectTimeout,
@@ -100,9 +96,3 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
-
-func environment(_ name: String) -> String? {
-    guard let raw = getenv(name) else { return nil }
-    let value = String(cString: raw)
-    return value.isEmpty ? nil : value
-}

@@ -59,11 +59,7 @@ struct ConnectionOptions: ParsableArguments {
     }
 }
 
-func environment(_ name: String) -> String? {
-    guard let raw = getenv(name) else { return nil }
-    let value = String(cString: raw)
-    return value.isEmpty ? nil : value
-}
+func environment(_ name: String) -> String? { ProcessEnvironment.value(name) }
 
 /// Exit codes (README, "Exit codes"), after sysexits.h.
 enum ExitStatus {

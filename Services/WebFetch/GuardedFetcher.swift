@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOHTTPCompression
 import NIOPosix
 import RecipeProtocol
 
@@ -283,7 +284,8 @@ public struct GuardedFetcher: Sendable {
                 break
             }
         }
-        if String(describing: error).contains("decompressionLimit") || String(describing: error).contains("limit") {
+        if let decompression = error as? NIOHTTPDecompression.DecompressionError, decompression == .limit {
+            // A compressed body that unpacks beyond the cap.
             return tooLarge(target, cap: cap, seen: nil)
         }
         return ServiceError(.fetchFailed, "could not fetch \(target.url.absoluteString) from \(target.pinned): \(describe(error))")
