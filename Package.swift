@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // C library → ZeroMQ wrapper → protocol (pure values) → messaging → services → executables.
@@ -125,8 +126,17 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            // Replica sync: moving changes and photo blobs between recipe-storage replicas.
+            name: "ReplicaSync",
+            dependencies: ["Messaging", "RecipeProtocol", .product(name: "Logging", package: "swift-log")],
+            path: "Services/ReplicaSync",
+            swiftSettings: strict
+        ),
+        .target(
             name: "WorkerService",
             dependencies: [
+                "ReplicaSync",
+                "ZeroMQ",
                 "WebFetch",
                 "RecipeImport",
                 "Messaging",
@@ -245,6 +255,17 @@ let package = Package(
                 "RecipeModel",
                 "RecipeProtocol",
                 .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ReplicaSyncTests",
+            dependencies: [
+                "ReplicaSync",
+                "RecipeStore",
+                "RecipeModel",
+                "RecipeProtocol",
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict
         ),

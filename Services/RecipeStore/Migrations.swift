@@ -182,6 +182,75 @@ enum Migrations {
                 CREATE INDEX import_jobs_by_created ON import_jobs(createdAt);
                 """)
         }
+        migrator.registerMigration("v10 replica sync") { db in
+            // The change feed and what sync needs to merge: see docs/SYNC.md.
+            try db.execute(sql: """
+                CREATE TABLE sync_state (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
+                INSERT INTO sync_state (key, value) VALUES
+                    ('replica', lower(hex(randomblob(6)))), ('write', '0'), ('wall', '0'), ('counter', '0');
+                CREATE TABLE sync_records (
+                    kind TEXT NOT NULL,
+                    id TEXT NOT NULL,
+                    seq INTEGER NOT NULL UNIQUE,
+                    source TEXT NOT NULL,
+                    live INTEGER NOT NULL,
+                    body TEXT NOT NULL,
+                    PRIMARY KEY (kind, id)
+                ) WITHOUT ROWID;
+                CREATE TABLE sync_pending (kind TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (kind, id)) WITHOUT ROWID;
+                CREATE TABLE sync_cursors (peer TEXT PRIMARY KEY NOT NULL, seq INTEGER NOT NULL, syncedAt DATETIME);
+                CREATE TABLE sync_conflicts (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    kind TEXT NOT NULL,
+                    recordId TEXT NOT NULL,
+                    field TEXT NOT NULL,
+                    lostValue TEXT NOT NULL,
+                    copyId TEXT,
+                    createdAt DATETIME NOT NULL
+                );
+                CREATE TABLE sync_dangling (
+                    kind TEXT NOT NULL,
+                    id TEXT NOT NULL,
+                    target TEXT NOT NULL,
+                    PRIMARY KEY (kind, id)
+                ) WITHOUT ROWID;
+                CREATE INDEX sync_dangling_target ON sync_dangling(target);
+                """)
+            // Every committed change marks its record; the writing transaction turns marks into feed entries.
+            // Not INSERT OR IGNORE: a foreign-key action (a deleted book unlinking recipes) would override its IGNORE.
+            func add(_ kind: String, _ key: String) -> String {
+                "INSERT INTO sync_pending (kind, id) SELECT '\(kind)', k FROM (SELECT \(key) AS k) WHERE k IS NOT NULL "
+                    + "AND NOT EXISTS (SELECT 1 FROM sync_pending WHERE kind = '\(kind)' AND id = k);"
+            }
+            func mark(_ table: String, _ kind: String, new: String, old: String) throws {
+                try db.execute(sql: """
+                    CREATE TRIGGER sync_\(table)_insert AFTER INSERT ON \(table) BEGIN
+                        \(add(kind, new)) END;
+                    CREATE TRIGGER sync_\(table)_update AFTER UPDATE ON \(table) BEGIN
+                        \(add(kind, new))
+                        \(add(kind, old)) END;
+                    CREATE TRIGGER sync_\(table)_delete AFTER DELETE ON \(table) BEGIN
+                        \(add(kind, old)) END;
+                    """)
+            }
+            try mark("recipes", "recipe", new: "NEW.id", old: "OLD.id")
+            for table in ["recipe_ingredients", "recipe_instructions", "recipe_keywords", "recipe_photos"] {
+                try mark(table, "recipe", new: "NEW.recipeId", old: "OLD.recipeId")
+            }
+            try mark("books", "book", new: "NEW.id", old: "OLD.id")
+            try mark("ingredients", "ingredient", new: "NEW.name", old: "OLD.name")
+            try mark("ingredient_aliases", "ingredient",
+                     new: "(SELECT name FROM ingredients WHERE id = NEW.ingredientId)",
+                     old: "(SELECT name FROM ingredients WHERE id = OLD.ingredientId)")
+            try mark("cook_log", "cookLog", new: "NEW.id", old: "OLD.id")
+            // What an older file already holds enters the feed on the first open.
+            try db.execute(sql: """
+                INSERT INTO sync_pending (kind, id) SELECT 'recipe', id FROM recipes;
+                INSERT INTO sync_pending (kind, id) SELECT 'book', id FROM books;
+                INSERT INTO sync_pending (kind, id) SELECT 'ingredient', name FROM ingredients;
+                INSERT INTO sync_pending (kind, id) SELECT 'cookLog', id FROM cook_log;
+                """)
+        }
         return migrator
     }
 }

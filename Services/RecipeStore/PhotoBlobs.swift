@@ -112,9 +112,13 @@ extension RecipeStore {
     /// writes do, so a blob stored for a row about to commit is never taken.
     func collectUnusedPhotos() async throws {
         let photos = self.photos
+        let held = heldPhotos.withLock { held in
+            held = held.filter { $0.value > Date(timeIntervalSinceNow: -3_600) }
+            return Set(held.keys)
+        }
         try await pool.writeWithoutTransaction { db in
             let used = Set(try String.fetchAll(db, sql: "SELECT DISTINCT sha256 FROM recipe_photos"))
-            for hash in try photos.allHashes().subtracting(used) { try photos.remove(hash) }
+            for hash in try photos.allHashes().subtracting(used).subtracting(held) { try photos.remove(hash) }
         }
     }
 }

@@ -7,7 +7,7 @@ extension RecipeStore {
     /// Creates a book with the client's id (an existing id returns the stored book).
     public func createBook(id: UUID, title: String, author: String?) async throws -> Book {
         let title = try Self.validTitle(title)
-        return try await pool.write { db in
+        return try await write { db in
             if let existing = try Self.fetchBookIfAny(id, in: db) { return existing }
             let now = Self.now()
             try db.execute(sql: "INSERT INTO books (id, title, author, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?)",
@@ -40,7 +40,7 @@ extension RecipeStore {
     /// Renames a book or changes its author.
     public func updateBook(id: UUID, title: String, author: String?) async throws -> Book {
         let title = try Self.validTitle(title)
-        return try await pool.write { db in
+        return try await write { db in
             _ = try Self.fetchBook(id, in: db)
             try db.execute(sql: "UPDATE books SET title = ?, author = ?, updatedAt = ? WHERE id = ?",
                            arguments: [title, author?.nilIfBlank, Self.now(), id.databaseText])
@@ -51,7 +51,7 @@ extension RecipeStore {
     /// Deletes a book; its recipes stay, no longer pointing to it. `false` when it was already gone.
     @discardableResult
     public func deleteBook(id: UUID) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             guard try Self.fetchBookIfAny(id, in: db) != nil else { return false }
             try db.execute(sql: "UPDATE recipes SET bookId = NULL, sourcePageNumber = NULL, version = version + 1, updatedAt = ? WHERE bookId = ?",
                            arguments: [Self.now(), id.databaseText])

@@ -35,7 +35,7 @@ extension RecipeStore {
             throw ServiceError(.invalidArgument, "an ingredient name must be 1 to 100 characters; got \"\(name)\"")
         }
         let cleanAliases = Array(Set(entry.aliases.filter { !$0.isEmpty && $0 != entry.name })).sorted()
-        return try await pool.write { db in
+        return try await write { db in
             try Self.upsert(entry, aliases: cleanAliases, in: db)
         }
     }

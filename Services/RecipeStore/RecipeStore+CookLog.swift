@@ -17,7 +17,7 @@ extension RecipeStore {
         if let note, note.count > RecipeDraft.Limits.textLength {
             throw ServiceError(.invalidArgument, "note is \(note.count) characters; the most allowed is \(RecipeDraft.Limits.textLength)")
         }
-        return try await pool.write { db in
+        return try await write { db in
             if let existing = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM cook_log WHERE id = ?"), arguments: [id.databaseText]) {
                 return Self.cookLogEntry(existing)
             }
@@ -49,7 +49,7 @@ extension RecipeStore {
     /// Removes a cook-log entry; `false` when it was already gone.
     @discardableResult
     public func deleteCookLogEntry(id: UUID) async throws -> Bool {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "DELETE FROM cook_log WHERE id = ?", arguments: [id.databaseText])
             return db.changesCount > 0
         }

@@ -16,7 +16,7 @@ extension RecipeStore {
         guard !addresses.isEmpty else {
             throw ServiceError(.invalidBody, "an imported recipe needs the page it came from: set recipe.website or sameAs")
         }
-        return try await pool.write { db in
+        return try await write { db in
             if let existing = try Row.fetchOne(db.cachedStatement(sql: "SELECT id FROM recipes WHERE id = ?"), arguments: [id.databaseText]) {
                 // The same request again (its reply was lost): answer as before, change nothing.
                 let stored = try Self.fetchRecipe(existing["id"], in: db)
@@ -85,7 +85,7 @@ extension RecipeStore {
             throw ServiceError(.invalidArgument,
                 "URL \(long + 1) is \(cleaned[long].count) characters long; the most allowed is \(JobOps.maxURLLength)")
         }
-        return try await pool.write { db in
+        return try await write { db in
             if try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM import_jobs WHERE id = ?"), arguments: [id.databaseText]) == nil {
                 let now = Self.now()
                 try db.execute(sql: "INSERT INTO import_jobs (id, createdAt, updatedAt) VALUES (?, ?, ?)",
@@ -122,7 +122,7 @@ extension RecipeStore {
         guard result.state != .pending else {
             throw ServiceError(.invalidArgument, "result.state is pending; record imported or failed")
         }
-        return try await pool.write { db in
+        return try await write { db in
             guard let row = try Row.fetchOne(
                 db.cachedStatement(sql: "SELECT state FROM import_job_items WHERE jobId = ? AND position = ?"),
                 arguments: [jobID.databaseText, position]) else {

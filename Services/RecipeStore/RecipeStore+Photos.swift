@@ -10,7 +10,7 @@ extension RecipeStore {
     public func addPhoto(recipeID: UUID, bytes: Data, position: Int?) async throws -> [PhotoInfo] {
         let kind = try PhotoRules.check(bytes)
         let photos = self.photos
-        return try await pool.write { db in
+        return try await write { db in
             let recipe = try Self.fetchRecipe(recipeID, in: db)
             try Self.checkWritable(recipe)
             let sha256 = PhotoBlobs.hash(bytes)
@@ -22,7 +22,7 @@ extension RecipeStore {
             }
             try photos.store(bytes)
             var order = recipe.photos.map(\.id)
-            let id = UUID()
+            let id = Self.photoID(recipeID: recipeID, sha256: sha256)
             order.insert(id, at: insertAt)
             try db.execute(sql: """
                 INSERT INTO recipe_photos (id, recipeId, position, sha256, byteCount, mediaType) VALUES (?, ?, ?, ?, ?, ?)
@@ -49,7 +49,7 @@ extension RecipeStore {
 
     /// Moves a photo to `position`, shifting the others.
     public func movePhoto(recipeID: UUID, photoID: UUID, to position: Int) async throws -> [PhotoInfo] {
-        try await pool.write { db in
+        try await write { db in
             let recipe = try Self.fetchRecipe(recipeID, in: db)
             try Self.checkWritable(recipe)
             var order = recipe.photos.map(\.id)
@@ -68,7 +68,7 @@ extension RecipeStore {
 
     /// Removes a photo from a recipe; its file goes when no recipe uses it any more.
     public func removePhoto(recipeID: UUID, photoID: UUID) async throws -> [PhotoInfo] {
-        let remaining = try await pool.write { db in
+        let remaining = try await write { db in
             let recipe = try Self.fetchRecipe(recipeID, in: db)
             try Self.checkWritable(recipe)
             guard recipe.photos.contains(where: { $0.id == photoID }) else {
@@ -80,6 +80,11 @@ extension RecipeStore {
         }
         try await collectUnusedPhotos()
         return remaining
+    }
+
+    /// A photo's id follows from its recipe and bytes, so the same photo added on two replicas is one photo.
+    static func photoID(recipeID: UUID, sha256: String) -> UUID {
+        DerivedID.uuid("photo|\(recipeID.uuidString)|\(sha256)")
     }
 
     /// Gives the photos positions 0… in `order` and bumps the recipe's version.

@@ -56,7 +56,7 @@ extension RecipeStore {
     /// the stored recipe unchanged, so a create retried after a lost reply lands once.
     public func createRecipe(id: UUID, _ draft: RecipeDraft) async throws -> (recipe: Recipe, created: Bool) {
         try draft.validate()
-        return try await pool.write { db in
+        return try await write { db in
             if let existing = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM recipes WHERE id = ?"), arguments: [id.databaseText]) {
                 return (try Self.assemble(existing, in: db), false)
             }
@@ -73,7 +73,7 @@ extension RecipeStore {
     /// Replaces a recipe's content with `draft`, if nobody changed it since `expectedVersion`.
     public func updateRecipe(id: UUID, expectedVersion: Int, _ draft: RecipeDraft) async throws -> Recipe {
         try draft.validate()
-        return try await pool.write { db in
+        return try await write { db in
             let current = try Self.fetchRecipe(id, in: db)
             try Self.checkWritable(current)
             guard current.version == expectedVersion else {
@@ -93,7 +93,7 @@ extension RecipeStore {
     /// Returns `false` when it was already gone.
     @discardableResult
     public func deleteRecipe(id: UUID) async throws -> Bool {
-        let deleted = try await pool.write { db -> Bool in
+        let deleted = try await write { db -> Bool in
             guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM recipes WHERE id = ?"), arguments: [id.databaseText]) else {
                 return false
             }
@@ -108,7 +108,7 @@ extension RecipeStore {
 
     /// A `custom` copy of any recipe (starters included), with its photos; `newID` is the client's.
     public func duplicateRecipe(id: UUID, newID: UUID, name: String?) async throws -> Recipe {
-        try await pool.write { db in
+        try await write { db in
             if (try Row.fetchOne(db.cachedStatement(sql: "SELECT id FROM recipes WHERE id = ?"), arguments: [newID.databaseText])) != nil {
                 return try Self.fetchRecipe(newID, in: db) // a retried duplicate
             }
@@ -127,7 +127,8 @@ extension RecipeStore {
             for photo in source.photos {
                 try db.execute(
                     sql: "INSERT INTO recipe_photos (id, recipeId, position, sha256, byteCount, mediaType) VALUES (?, ?, ?, ?, ?, ?)",
-                    arguments: [UUID().databaseText, newID.databaseText, photo.position, photo.sha256, photo.byteCount, photo.mediaType])
+                    arguments: [Self.photoID(recipeID: newID, sha256: photo.sha256).databaseText, newID.databaseText, photo.position,
+                               photo.sha256, photo.byteCount, photo.mediaType])
             }
             return try Self.fetchRecipe(newID, in: db)
         }
@@ -147,7 +148,7 @@ extension RecipeStore {
     }
 
     private func changeFlag(id: UUID, sql: String, value: some DatabaseValueConvertible & Sendable) async throws -> Recipe {
-        try await pool.write { db in
+        try await write { db in
             try Self.checkWritable(try Self.fetchRecipe(id, in: db))
             try db.execute(
                 sql: "UPDATE recipes SET \(sql), version = version + 1, updatedAt = ? WHERE id = ?",
@@ -241,7 +242,7 @@ extension RecipeStore {
     /// returns how many were created. For bulk loads: one commit instead of one per recipe.
     public func importRecipes(_ items: [(id: UUID, draft: RecipeDraft)]) async throws -> Int {
         for item in items { try item.draft.validate() }
-        return try await pool.write { db in
+        return try await write { db in
             var created = 0
             let now = Self.now()
             for (id, draft) in items {

@@ -7,7 +7,7 @@ extension RecipeStore {
     /// Loads the sample books, starter recipes and catalogue (seed 004), once:
     /// when they are already there nothing changes and `loaded` is `false`.
     public func loadSamples() async throws -> SampleLoadResult {
-        try await pool.write { db in
+        try await write { db in
             let counts = SampleLoadResult(loaded: false, books: SampleData.books.count, recipes: SampleData.recipes.count,
                                           ingredients: SampleData.catalogue.count)
             if try Row.fetchOne(db, sql: "SELECT 1 FROM recipes WHERE id = ?", arguments: [SampleData.recipeID(1).databaseText]) != nil {

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import RecipeModel
 import RecipeProtocol
+import Synchronization
 
 /// The recipe database and photo blobs of one storage service: `Recipes.sqlite`
 /// and the `photos/` folder in a data folder. Every read and write goes through
@@ -11,6 +12,8 @@ public final class RecipeStore: Sendable {
     /// The data folder.
     public let folder: URL
     let photos: PhotoBlobs
+    /// Blobs another replica sent ahead of the records that use them: kept from collection for an hour.
+    let heldPhotos = Mutex<[String: Date]>([:])
 
     /// Opens (creating if needed) the store in `folder` and brings its schema up to date.
     public init(folder: URL) throws {
@@ -26,6 +29,7 @@ public final class RecipeStore: Sendable {
         // acknowledged write must survive power loss, so FULL it is.
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         try Migrations.migrator.migrate(pool)
+        try pool.write { db in try SyncLog.capture(in: db) } // changes left unrecorded by an older version
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA optimize=0x10002") }
         photos = try PhotoBlobs(folder: folder.appendingPathComponent(RecipeVault.photoFolderName))
     }

@@ -26,6 +26,14 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("recipe-storage endpoint (environment: RECIPES_STORAGE; default \(RecipeVault.defaultStorageEndpoint)).", valueName: "endpoint"))
     var storage: String?
 
+    @Option(name: .customLong("replica"), help: ArgumentHelp(
+        "Another recipe-storage to keep in step with --storage (a laptop's copy: tcp://laptop:5555). Repeatable; environment: RECIPES_WORKER_REPLICAS, comma-separated.",
+        valueName: "endpoint"))
+    var replicas: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Seconds between syncs when no change notice arrives (5 to 86400).", valueName: "seconds"))
+    var syncInterval: Double = 60
+
     @Option(name: .customLong("allow-host"), help: ArgumentHelp(
         "A host name, address or network the worker may fetch from although it is not public (a NAS: nas.local, 192.168.1.0/24). Repeatable; environment: RECIPES_WORKER_ALLOW_HOSTS, comma-separated.",
         valueName: "host"))
@@ -59,6 +67,16 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
             throw ValidationError("\(name) must be more than 0 and at most 600 seconds; got \(value)")
         }
         do { _ = try AllowList(allowHostEntries) } catch { throw ValidationError(error.description) }
+        guard (5...86_400).contains(syncInterval) else { throw ValidationError("--sync-interval must be 5 to 86400 seconds; got \(syncInterval)") }
+        for replica in replicaEndpoints where !replica.contains("://") {
+            throw ValidationError("--replica \"\(replica)\" is not an endpoint; give one like tcp://laptop:5555")
+        }
+    }
+
+    var replicaEndpoints: [String] {
+        let fromEnvironment = (ProcessEnvironment.value("RECIPES_WORKER_REPLICAS") ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return replicas.isEmpty ? fromEnvironment : replicas
     }
 
     var allowHostEntries: [String] {
@@ -70,6 +88,8 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
         configuration.bindEndpoint = bind ?? ProcessEnvironment.value("RECIPES_WORKER_BIND") ?? RecipeVault.defaultWorkerEndpoint
         configuration.storageEndpoint = storage ?? ProcessEnvironment.value("RECIPES_STORAGE") ?? RecipeVault.defaultStorageEndpoint
         configuration.concurrency = concurrency
+        configuration.replicaEndpoints = replicaEndpoints
+        configuration.syncInterval = .milliseconds(Int(syncInterval * 1_000))
         configuration.fetchPolicy = FetchPolicy(
             allowList: try AllowList(allowHostEntries), maxPageBytes: maxPageBytes, connectTimeout: connectTimeout,
             readTimeout: readTimeout, overallTimeout: fetchTimeout)
@@ -84,9 +104,10 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
         logger.info("recipe-worker ready", metadata: [
             "storage": "\(configuration.storageEndpoint)", "allowed": "\(configuration.fetchPolicy.allowList)",
             "concurrency": "\(configuration.concurrency)",
+            "replicas": "\(configuration.replicaEndpoints.isEmpty ? "none" : configuration.replicaEndpoints.joined(separator: ","))",
         ])
         let group = ServiceGroup(
-            services: [service.server, JobWatcher(runner: service.runner)],
+            services: [service.server, JobWatcher(runner: service.runner), SyncWatcher(coordinator: service.sync)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         )

@@ -76,6 +76,7 @@ enum ExitStatus {
         case .conflict: conflict
         case .starterReadOnly: readOnly
         case .shuttingDown: unavailable
+        case .missingPhoto, .photoDamaged: internalFailure
         case .internalError, .malformedJSON, .nestingTooDeep, .invalidEnvelope, .unsupportedVersion, .unknownOp: internalFailure
         case .invalidBody, .invalidArgument, .photoTooLarge, .tooManyPhotos, .unsupportedImage: refused
         case .unsupportedURL, .blockedAddress, .noRecipeFound, .pageTooLarge, .tooManyRedirects: refused

@@ -6,7 +6,9 @@ import RecipeStore
 
 extension Routes {
     /// Every `recipe-storage` operation, answered from `store`.
-    public mutating func addStorageOperations(store: RecipeStore) {
+    public mutating func addStorageOperations(store: RecipeStore, publishEndpoint: String? = nil,
+                                              announce: @escaping @Sendable (String) -> Void = { _ in }) {
+        addSyncOperations(store: store, publishEndpoint: publishEndpoint, announce: announce)
         handle(RecipeOps.Create.self) { request, _ in
             let (recipe, created) = try await store.createRecipe(id: request.id ?? UUID(), request.recipe)
             return .init(recipe: recipe, created: created)
@@ -87,5 +89,42 @@ extension Routes {
 
         handle(StorageOps.LoadSamples.self) { _, _ in try await store.loadSamples() }
         handle(StorageOps.Stats.self) { _, _ in try await store.stats() }
+    }
+}
+
+extension Routes {
+    /// The replica-sync operations: the change feed, photo blobs by hash, and applying another replica's changes.
+    /// `announce` is told when an apply changed something (so a third replica hears of it).
+    public mutating func addSyncOperations(store: RecipeStore, publishEndpoint: String?, announce: @escaping @Sendable (String) -> Void) {
+        handle(SyncOps.Info.self) { _, _ in
+            let info = try await store.syncInfo()
+            return .init(replicaID: info.replicaID, publishEndpoint: publishEndpoint, latestSeq: info.latestSeq,
+                         conflictsCreated: info.conflictsCreated)
+        }
+        handle(SyncOps.Changes.self) { request, _ in
+            try await store.syncChanges(since: request.since, exclude: request.exclude, limit: request.limit ?? 200)
+        }
+        handle(SyncOps.Pending.self) { request, _ in
+            .init(count: try await store.syncPendingCount(since: request.since, exclude: request.exclude))
+        }
+        handle(SyncOps.MissingPhotos.self) { request, _ in
+            guard request.sha256.count <= 10_000 else {
+                throw ServiceError(.invalidArgument, "\(request.sha256.count) hashes asked for; at most 10000 at a time")
+            }
+            return .init(missing: try store.missingPhotos(request.sha256))
+        }
+        handleWithFrames(SyncOps.Photo.self) { request, _ in
+            let bytes = try store.photoBlob(sha256: request.sha256)
+            return Reply(.init(sha256: request.sha256, photo: FrameReference(frame: 1)), frames: [bytes])
+        }
+        handle(SyncOps.PutPhoto.self) { request, context in
+            .init(stored: try store.putPhotoBlob(sha256: request.sha256, bytes: try context.frame(request.photo)))
+        }
+        handle(SyncOps.Apply.self) { request, _ in
+            let result = try await store.applySync(from: request.from, records: request.records, cursor: request.cursor)
+            if result.changed > 0 { announce(SyncOps.Apply.name) }
+            return result
+        }
+        handle(SyncOps.Cursor.self) { request, _ in try await store.syncCursor(peer: request.peer) }
     }
 }

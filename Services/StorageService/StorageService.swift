@@ -34,7 +34,7 @@ public struct StorageService: Sendable {
         var routes = Routes()
         routes.observeWrites { op in publisher.announce(op) }
         routes.addSystemOperations(service: "recipe-storage")
-        routes.addStorageOperations(store: store)
+        routes.addStorageOperations(store: store, publishEndpoint: publisher.endpoint, announce: { op in publisher.announce(op) })
         server = try MessageServer(configuration: configuration.server, routes: routes, logger: logger)
     }
 }

@@ -19,15 +19,20 @@ public struct WorkerConfiguration: Sendable {
     public var rescanInterval: Duration = .seconds(5)
     /// The largest frame a client may send (saved pages travel in JSON).
     public var maxFrameBytes = WireProtocol.defaultMaxFrameBytes
+    /// Other recipe-storage replicas kept in step with `storageEndpoint`.
+    public var replicaEndpoints: [String] = []
+    /// How often the pairs are synced when no change notice arrives.
+    public var syncInterval: Duration = .seconds(60)
 
     public init() {}
 }
 
-/// The worker: imports on request, runs batch jobs, and keeps no state of its own.
+/// The worker: imports on request, runs batch jobs, keeps replicas in step, and keeps no state of its own.
 public struct WorkerService: Sendable {
     public let server: MessageServer
     public let runner: JobRunner
     public let storage: MessageClient
+    public let sync: SyncCoordinator
 
     public init(configuration: WorkerConfiguration, logger: Logger) throws {
         var client = MessageClient.Configuration(endpoint: configuration.storageEndpoint, serviceName: "recipe-storage")
@@ -41,8 +46,18 @@ public struct WorkerService: Sendable {
         let runner = JobRunner(importer: importer, storage: storage, concurrency: configuration.concurrency,
                                rescanInterval: configuration.rescanInterval, logger: logger)
         self.runner = runner
+        let sync = try SyncCoordinator(storage: configuration.storageEndpoint, replicas: configuration.replicaEndpoints,
+                                       interval: configuration.syncInterval, logger: logger)
+        self.sync = sync
         var routes = Routes()
         routes.addSystemOperations(service: "recipe-worker")
+        routes.handle(WorkerSyncOps.Run.self) { _, _ in
+            guard sync.isEnabled else {
+                throw ServiceError(.invalidArgument, "this worker keeps no replicas; start recipe-worker with --replica ENDPOINT to sync one")
+            }
+            return .init(pairs: await sync.runNow())
+        }
+        routes.handle(WorkerSyncOps.Status.self) { _, _ in await sync.status() }
         routes.handle(ImportOps.FromURL.self) { request, _ in
             try await importer.importURL(request.url, dryRun: request.dryRun ?? false, id: request.id)
         }

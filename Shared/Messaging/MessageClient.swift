@@ -43,6 +43,9 @@ public actor MessageClient {
     private let decoder = WireCodec.makeDecoder()
     private var connection: Connection?
     private var closed = false
+    /// Bytes of every request frame sent and every reply frame received (for figures: what a sync moved).
+    public private(set) var bytesSent = 0
+    public private(set) var bytesReceived = 0
 
     private struct Connection {
         let socket: Socket
@@ -105,9 +108,11 @@ public actor MessageClient {
             let connection = try connect()
             let deadline = ContinuousClock.now + configuration.timeout
             if try connection.socket.send(request) {
+                bytesSent += request.frames.reduce(0) { $0 + $1.count }
                 while case let remaining = deadline - .now, remaining > .zero {
                     guard try connection.poller.poll(timeout: remaining) > 0,
                           let message = try connection.socket.receive(dontWait: true) else { continue }
+                    bytesReceived += message.frames.reduce(0) { $0 + $1.count }
                     if let reply = try parse(message, expecting: requestID, op: op, as: Body.self) { return reply }
                 }
             }

@@ -42,6 +42,10 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case fetchFailed = "fetch_failed"
     /// The page was read but holds no schema.org recipe.
     case noRecipeFound = "no_recipe_found"
+    /// Replica sync: a record refers to a photo this replica does not hold yet (send the blob first).
+    case missingPhoto = "missing_photo"
+    /// Replica sync: a photo's bytes do not match the SHA-256 they were sent under.
+    case photoDamaged = "photo_damaged"
     /// The service is shutting down and takes no new requests.
     case shuttingDown = "shutting_down"
     /// The service failed in a way the request could not cause; the message says what failed.

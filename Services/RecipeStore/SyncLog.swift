@@ -1,0 +1,363 @@
+import Crypto
+import Foundation
+import GRDB
+import RecipeModel
+import RecipeProtocol
+
+/// This replica's identity and clocks, kept in `sync_state`: its id, the number
+/// of its last write (version vectors count these) and its hybrid logical clock.
+struct SyncState {
+    var replica: String
+    var write: Int64
+    var wall: Int64
+    var counter: Int64
+
+    static func load(_ db: Database) throws -> SyncState {
+        var values: [String: String] = [:]
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT key, value FROM sync_state")) { values[row["key"]] = row["value"] }
+        guard let replica = values["replica"] else { throw ServiceError(.internalError, "the database has no replica id") }
+        return SyncState(replica: replica, write: Int64(values["write"] ?? "") ?? 0,
+                         wall: Int64(values["wall"] ?? "") ?? 0, counter: Int64(values["counter"] ?? "") ?? 0)
+    }
+
+    func save(_ db: Database) throws {
+        for (key, value) in [("write", write), ("wall", wall), ("counter", counter)] {
+            try db.cachedStatement(sql: "UPDATE sync_state SET value = ? WHERE key = ?").execute(arguments: [String(value), key])
+        }
+    }
+
+    /// A new local write: the next write number, and a stamp above every stamp this replica has made or seen.
+    mutating func tick() -> (write: Int64, stamp: String) {
+        let now = Int64((Date().timeIntervalSince1970 * 1_000).rounded(.down))
+        if now > wall {
+            wall = now
+            counter = 0
+        } else {
+            counter += 1
+        }
+        write += 1
+        return (write, Self.stamp(wall: wall, counter: counter, replica: replica))
+    }
+
+    /// A stamp from another replica was seen: later local stamps sort above it.
+    mutating func observe(_ stamp: String) {
+        let parts = stamp.split(separator: ".", maxSplits: 2)
+        guard parts.count == 3, let remoteWall = Int64(parts[0]), let remoteCounter = Int64(parts[1]) else { return }
+        if (remoteWall, remoteCounter) > (wall, counter) {
+            wall = remoteWall
+            counter = remoteCounter
+        }
+    }
+
+    static func stamp(wall: Int64, counter: Int64, replica: String) -> String {
+        String(format: "%016lld.%09lld.%@", wall, counter, replica)
+    }
+}
+
+/// Turning committed table changes into versioned feed entries, and feed entries back into tables.
+enum SyncLog {
+    static let deleted = SyncRecord.deletedField
+
+    // MARK: Capturing local changes
+
+    /// Records every change marked by the triggers in this transaction: changed
+    /// fields get a new version (this replica's next write, a fresh stamp), a
+    /// vanished record becomes a tombstone that has seen every write.
+    static func capture(in db: Database) throws {
+        let pending = try Row.fetchAll(db.cachedStatement(sql: "SELECT kind, id FROM sync_pending"))
+        guard !pending.isEmpty else { return }
+        var state = try SyncState.load(db)
+        var tick: (write: Int64, stamp: String)?
+        var seq = try nextSeq(in: db)
+        func localClock(after previous: SyncClock?) -> SyncClock {
+            if tick == nil { tick = state.tick() }
+            var vv = previous?.vv ?? [:]
+            vv[state.replica] = tick!.write
+            return SyncClock(vv: vv, stamp: tick!.stamp)
+        }
+        for row in pending {
+            guard let kind = SyncKind(rawValue: row["kind"]) else { continue }
+            let id: String = row["id"]
+            let stored = try storedRecord(kind, id, in: db)
+            var states = stored?.states ?? [:]
+            var changed = false
+            if var values = try currentValues(kind, id, in: db) {
+                // A reference kept while its target has not arrived reads NULL in the table; it is not an edit.
+                if let field = try danglingField(kind, id, in: db), values[field] == .null, let kept = states[field] {
+                    values[field] = kept.value
+                }
+                let genesis = stored == nil && SampleIdentity.isSample(kind, id: id, values: values)
+                for (name, value) in values where states[name]?.value != value {
+                    states[name] = SyncField(value: value, clock: genesis ? .genesis : localClock(after: states[name]?.clock))
+                    changed = true
+                }
+                if states[deleted] == nil || !SyncMerge.isLive(states) {
+                    states[deleted] = SyncField(value: .bool(false), clock: genesis ? .genesis : localClock(after: states[deleted]?.clock))
+                    changed = true
+                }
+            } else if stored != nil, SyncMerge.isLive(states) {
+                // Deleted here, having seen every write of every field.
+                var vv: [String: Int64] = [:]
+                for field in states.values { vv = SyncClock.join(vv, field.clock.vv) }
+                let clock = localClock(after: SyncClock(vv: vv, stamp: ""))
+                states[deleted] = SyncField(value: .bool(true), clock: clock)
+                changed = true
+            }
+            if changed {
+                try save(SyncRecord(kind: kind, id: id, seq: seq, states: states), source: state.replica, in: db)
+                seq += 1
+            }
+        }
+        try db.execute(sql: "DELETE FROM sync_pending")
+        if tick != nil { try state.save(db) }
+    }
+
+    static func nextSeq(in db: Database) throws -> Int {
+        (try Int.fetchOne(db.cachedStatement(sql: "SELECT MAX(seq) FROM sync_records")) ?? 0) + 1
+    }
+
+    static func storedRecord(_ kind: SyncKind, _ id: String, in db: Database) throws -> SyncRecord? {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT seq, body FROM sync_records WHERE kind = ? AND id = ?"),
+                                         arguments: [kind.rawValue, id]) else { return nil }
+        return try decode(row["body"], seq: row["seq"])
+    }
+
+    static func decode(_ body: String, seq: Int) throws -> SyncRecord {
+        var record = try JSONDecoder().decode(SyncRecord.self, from: Data(body.utf8))
+        record.seq = seq
+        return record
+    }
+
+    static func save(_ record: SyncRecord, source: String, in db: Database) throws {
+        let body = String(decoding: try JSONEncoder().encode(record), as: UTF8.self)
+        try db.cachedStatement(sql: """
+            INSERT INTO sync_records (kind, id, seq, source, live, body) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (kind, id) DO UPDATE SET seq = excluded.seq, source = excluded.source, live = excluded.live, body = excluded.body
+            """).execute(arguments: [record.kind.rawValue, record.id, record.seq, source, record.isLive, body])
+    }
+
+    static func danglingField(_ kind: SyncKind, _ id: String, in db: Database) throws -> String? {
+        guard try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM sync_dangling WHERE kind = ? AND id = ?"),
+                               arguments: [kind.rawValue, id]) != nil else { return nil }
+        return kind == .recipe ? "bookID" : "recipeID"
+    }
+
+    // MARK: Values as synced
+
+    /// The record's current field values from the tables, or `nil` when it does not exist.
+    static func currentValues(_ kind: SyncKind, _ id: String, in db: Database) throws -> [String: JSONValue]? {
+        switch kind {
+        case .recipe:
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM recipes WHERE id = ?"), arguments: [id]) else { return nil }
+            var values = recipeValues(try RecipeStore.assemble(row, in: db))
+            values["createdAt"] = SyncDates.stored(row, "createdAt")
+            return values
+        case .book:
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM books WHERE id = ?"), arguments: [id]) else { return nil }
+            return ["title": .string(row["title"]), "author": JSONValue(row["author"] as String?),
+                    "createdAt": SyncDates.stored(row, "createdAt")]
+        case .ingredient:
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM ingredients WHERE name = ?"), arguments: [id]) else { return nil }
+            let aliases = try String.fetchAll(db.cachedStatement(sql: "SELECT alias FROM ingredient_aliases WHERE ingredientId = ? ORDER BY alias"),
+                                              arguments: [row["id"] as String])
+            return ["id": .string(row["id"]), "category": JSONValue(row["category"] as String?),
+                    "aliases": .array(aliases.map(JSONValue.string)), "createdAt": SyncDates.stored(row, "createdAt")]
+        case .cookLog:
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM cook_log WHERE id = ?"), arguments: [id]) else { return nil }
+            return ["recipeID": JSONValue(row["recipeId"] as String?), "recipeName": .string(row["recipeName"]),
+                    "cookedAt": SyncDates.stored(row, "cookedAt"), "rating": JSONValue(row["rating"] as Int?),
+                    "note": JSONValue(row["note"] as String?), "servings": JSONValue(row["servings"] as Double?),
+                    "createdAt": SyncDates.stored(row, "createdAt")]
+        }
+    }
+
+    static func recipeValues(_ recipe: Recipe) -> [String: JSONValue] {
+        [
+            "name": .string(recipe.name), "description": JSONValue(recipe.description),
+            "ingredients": .array(recipe.ingredients.map { .object(["id": .string($0.id.uuidString), "text": .string($0.text)]) }),
+            "instructions": .array(recipe.instructions.map {
+                .object(["id": .string($0.id.uuidString), "text": .string($0.text), "section": JSONValue($0.section)])
+            }),
+            "recipeYield": JSONValue(recipe.recipeYield), "servings": JSONValue(recipe.servings),
+            "prepTime": JSONValue(recipe.prepTime), "cookTime": JSONValue(recipe.cookTime), "totalTime": JSONValue(recipe.totalTime),
+            "recipeCategory": JSONValue(recipe.recipeCategory), "recipeCuisine": JSONValue(recipe.recipeCuisine),
+            "keywords": .array(recipe.keywords.map(JSONValue.string)), "author": JSONValue(recipe.author),
+            "datePublished": JSONValue(recipe.datePublished), "nutrition": JSONValue(recipe.nutrition),
+            "notes": JSONValue(recipe.notes), "website": JSONValue(recipe.website), "sourceType": .string(recipe.sourceType.rawValue),
+            "bookID": JSONValue(recipe.bookID?.uuidString), "sourcePageNumber": JSONValue(recipe.sourcePageNumber),
+            "isFavorite": .bool(recipe.isFavorite), "rating": JSONValue(recipe.rating), "origin": .string(recipe.origin.rawValue),
+            "photos": .array(recipe.photos.map {
+                .object(["id": .string($0.id.uuidString), "sha256": .string($0.sha256), "byteCount": JSONValue($0.byteCount),
+                         "mediaType": .string($0.mediaType)])
+            }),
+        ]
+    }
+
+    /// The photo hashes a record's values refer to.
+    static func photoHashes(_ values: [String: JSONValue]) -> [String] {
+        (values["photos"]?.array ?? []).compactMap { $0.object?["sha256"]?.string }
+    }
+
+    // MARK: Writing merged values to the tables
+
+    /// Makes the tables hold `values` (or not hold the record when it is not live).
+    static func writeTables(_ kind: SyncKind, _ id: String, values: [String: JSONValue], live: Bool,
+                            photos: PhotoBlobs, in db: Database) throws {
+        try db.cachedStatement(sql: "DELETE FROM sync_dangling WHERE kind = ? AND id = ?").execute(arguments: [kind.rawValue, id])
+        switch kind {
+        case .recipe: try writeRecipe(id, values: values, live: live, photos: photos, in: db)
+        case .book:
+            guard live else {
+                try db.execute(sql: "DELETE FROM books WHERE id = ?", arguments: [id])
+                return
+            }
+            try db.execute(sql: """
+                INSERT INTO books (id, title, author, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET title = excluded.title, author = excluded.author, createdAt = excluded.createdAt,
+                    updatedAt = excluded.updatedAt
+                """, arguments: [id, values["title"]?.string ?? "Untitled", values["author"]?.string,
+                                 SyncDates.date(values["createdAt"]), RecipeStore.now()])
+            try relink(target: id, table: "recipes", column: "bookId", kind: .recipe, in: db)
+        case .ingredient:
+            let rowID = values["id"]?.string ?? UUID().uuidString
+            try db.execute(sql: "DELETE FROM ingredients WHERE name = ? OR id = ?", arguments: [id, rowID])
+            guard live else { return }
+            try db.execute(sql: "INSERT INTO ingredients (id, name, category, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [rowID, id, values["category"]?.string, SyncDates.date(values["createdAt"]), RecipeStore.now()])
+            for alias in Set((values["aliases"]?.array ?? []).compactMap(\.string)) {
+                try db.execute(sql: "INSERT INTO ingredient_aliases (ingredientId, alias) VALUES (?, ?)", arguments: [rowID, alias])
+            }
+        case .cookLog:
+            guard live else {
+                try db.execute(sql: "DELETE FROM cook_log WHERE id = ?", arguments: [id])
+                return
+            }
+            let recipeID = try reference(values["recipeID"]?.string, table: "recipes", from: .cookLog, id, in: db)
+            try db.execute(sql: """
+                INSERT INTO cook_log (id, recipeId, recipeName, cookedAt, rating, note, servings, createdAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET recipeId = excluded.recipeId, recipeName = excluded.recipeName, cookedAt = excluded.cookedAt,
+                    rating = excluded.rating, note = excluded.note, servings = excluded.servings, createdAt = excluded.createdAt
+                """, arguments: [id, recipeID, values["recipeName"]?.string ?? "", SyncDates.date(values["cookedAt"]),
+                                 values["rating"]?.int, values["note"]?.string, values["servings"]?.number, SyncDates.date(values["createdAt"])])
+        }
+    }
+
+    private static func writeRecipe(_ id: String, values: [String: JSONValue], live: Bool, photos: PhotoBlobs, in db: Database) throws {
+        guard let uuid = UUID(uuidString: id) else { throw ServiceError(.invalidArgument, "recipe id \"\(id)\" is not a UUID") }
+        let exists = try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM recipes WHERE id = ?"), arguments: [id]) != nil
+        guard live else {
+            if exists {
+                try SearchIndex.remove(recipeID: id, in: db)
+                try db.execute(sql: "DELETE FROM recipes WHERE id = ?", arguments: [id])
+            }
+            return
+        }
+        let photoList = (values["photos"]?.array ?? []).compactMap(\.object)
+        for photo in photoList {
+            let hash = photo["sha256"]?.string ?? ""
+            guard photos.contains(hash) else {
+                throw ServiceError(.missingPhoto, "photo \(hash) of recipe \(id) is not stored here; send it with sync.putPhoto before applying the record")
+            }
+        }
+        var draft = RecipeDraft(name: values["name"]?.string ?? "Untitled")
+        draft.description = values["description"]?.string
+        draft.ingredients = (values["ingredients"]?.array ?? []).compactMap(\.object).map {
+            RecipeDraft.Line(id: $0["id"]?.string.flatMap(UUID.init(uuidString:)), text: $0["text"]?.string ?? "")
+        }
+        draft.instructions = (values["instructions"]?.array ?? []).compactMap(\.object).map {
+            RecipeDraft.Step(id: $0["id"]?.string.flatMap(UUID.init(uuidString:)), text: $0["text"]?.string ?? "", section: $0["section"]?.string)
+        }
+        draft.recipeYield = values["recipeYield"]?.string
+        draft.servings = values["servings"]?.number
+        draft.prepTime = values["prepTime"]?.string
+        draft.cookTime = values["cookTime"]?.string
+        draft.totalTime = values["totalTime"]?.string
+        draft.recipeCategory = values["recipeCategory"]?.string
+        draft.recipeCuisine = values["recipeCuisine"]?.string
+        draft.keywords = (values["keywords"]?.array ?? []).compactMap(\.string)
+        draft.author = values["author"]?.string
+        draft.datePublished = values["datePublished"]?.string
+        draft.nutrition = values["nutrition"]?.string
+        draft.notes = values["notes"]?.string
+        draft.website = values["website"]?.string
+        draft.sourceType = values["sourceType"]?.string.flatMap(SourceType.init(rawValue:)) ?? .manual
+        draft.sourcePageNumber = values["sourcePageNumber"]?.int
+        draft.isFavorite = values["isFavorite"]?.bool ?? false
+        draft.rating = values["rating"]?.int ?? 0
+        let origin = values["origin"]?.string.flatMap(RecipeOrigin.init(rawValue:)) ?? .custom
+        let createdAt = SyncDates.date(values["createdAt"])
+        if !exists {
+            try db.execute(sql: "INSERT INTO recipes (id, title, createdAt, updatedAt, version, origin) VALUES (?, ?, ?, ?, 1, ?)",
+                           arguments: [id, draft.name, createdAt, RecipeStore.now(), origin.rawValue])
+        }
+        draft.bookID = try reference(values["bookID"]?.string, table: "books", from: .recipe, id, in: db).flatMap(UUID.init(uuidString:))
+        try RecipeStore.writeFields(of: draft, to: uuid, in: db)
+        try db.execute(sql: "UPDATE recipes SET origin = ?, createdAt = ?, updatedAt = ?, version = version + ? WHERE id = ?",
+                       arguments: [origin.rawValue, createdAt, RecipeStore.now(), exists ? 1 : 0, id])
+        try db.execute(sql: "DELETE FROM recipe_photos WHERE recipeId = ?", arguments: [id])
+        for (position, photo) in photoList.enumerated() {
+            try db.cachedStatement(sql: """
+                INSERT INTO recipe_photos (id, recipeId, position, sha256, byteCount, mediaType) VALUES (?, ?, ?, ?, ?, ?)
+                """).execute(arguments: [photo["id"]?.string ?? UUID().uuidString, id, position, photo["sha256"]?.string ?? "",
+                                         photo["byteCount"]?.int ?? 0, photo["mediaType"]?.string ?? "image/jpeg"])
+        }
+        try relink(target: id, table: "cook_log", column: "recipeId", kind: .cookLog, in: db)
+    }
+
+    /// `target` when the row it names exists here; otherwise `nil`, remembered as dangling until it arrives.
+    private static func reference(_ target: String?, table: String, from kind: SyncKind, _ id: String, in db: Database) throws -> String? {
+        guard let target else { return nil }
+        if try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(table) WHERE id = ?"), arguments: [target]) != nil { return target }
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO sync_dangling (kind, id, target) VALUES (?, ?, ?)")
+            .execute(arguments: [kind.rawValue, id, target])
+        return nil
+    }
+
+    /// Points rows that waited for `target` at it now that it is here.
+    private static func relink(target: String, table: String, column: String, kind: SyncKind, in db: Database) throws {
+        let waiting = try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM sync_dangling WHERE target = ? AND kind = ?"),
+                                          arguments: [target, kind.rawValue])
+        for id in waiting {
+            try db.execute(sql: "UPDATE \(table) SET \(column) = ? WHERE id = ?", arguments: [target, id])
+            try db.execute(sql: "DELETE FROM sync_dangling WHERE kind = ? AND id = ?", arguments: [kind.rawValue, id])
+            try db.execute(sql: "DELETE FROM sync_pending WHERE kind = ? AND id = ?", arguments: [kind.rawValue, id])
+        }
+    }
+}
+
+/// Dates inside synced values travel as the database holds them (`2026-01-31 18:05:00.250`, UTC),
+/// so a date read on one replica and written on another is the same text, not a rounded copy.
+enum SyncDates {
+    static func stored(_ row: Row, _ column: String) -> JSONValue {
+        JSONValue(row[column] as String?)
+    }
+    /// The stored text (falling back to the epoch for a record without the date).
+    static func date(_ value: JSONValue?) -> String {
+        value?.string ?? "1970-01-01 00:00:00.000"
+    }
+}
+
+/// The sample collection carries the same version on every replica, so it never conflicts.
+enum SampleIdentity {
+    static func isSample(_ kind: SyncKind, id: String, values: [String: JSONValue]) -> Bool {
+        let key = kind == .ingredient ? (values["id"]?.string ?? "") : id
+        guard key.count == 36, key.dropFirst(8).hasPrefix("-0000-4000-8000-") else { return false }
+        switch kind {
+        case .recipe: return key.hasPrefix("5A3C") && values["origin"] == .string(RecipeOrigin.starter.rawValue)
+        case .book: return key.hasPrefix("5A3B")
+        case .ingredient: return key.hasPrefix("5A3F")
+        case .cookLog: return false
+        }
+    }
+}
+
+/// Ids made from text: the same conflict gives the same copy on every replica.
+enum DerivedID {
+    static func uuid(_ text: String) -> UUID {
+        var bytes = Array(SHA256.hash(data: Data(text.utf8)).prefix(16))
+        bytes[6] = (bytes[6] & 0x0F) | 0x50 // version 5 layout (name-based)
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+}

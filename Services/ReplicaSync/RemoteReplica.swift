@@ -1,0 +1,56 @@
+import Foundation
+import Logging
+import Messaging
+import RecipeProtocol
+
+/// A `recipe-storage` reached over ZeroMQ.
+public struct RemoteReplica: SyncEndpoint {
+    public let client: MessageClient
+    public var name: String { client.configuration.endpoint }
+
+    public init(client: MessageClient) { self.client = client }
+
+    /// A client for the storage at `endpoint`, patient enough for large pages.
+    public init(endpoint: String, logger: Logger) throws {
+        var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: "recipe-storage")
+        configuration.timeout = .seconds(30)
+        configuration.attempts = 2
+        configuration.hint = "is that recipe-storage running? check the worker's --storage and --replica endpoints"
+        client = try MessageClient(configuration: configuration, logger: logger)
+    }
+
+    public func info() async throws -> SyncOps.Info.Response { try await client.call(SyncOps.Info.self, .init()) }
+
+    public func changes(since: Int, exclude: String?, limit: Int) async throws -> SyncOps.Changes.Response {
+        try await client.call(SyncOps.Changes.self, .init(since: since, exclude: exclude, limit: limit))
+    }
+
+    public func pendingCount(since: Int, exclude: String?) async throws -> Int {
+        try await client.call(SyncOps.Pending.self, .init(since: since, exclude: exclude)).count
+    }
+
+    public func missingPhotos(_ hashes: [String]) async throws -> [String] {
+        try await client.call(SyncOps.MissingPhotos.self, .init(sha256: hashes)).missing
+    }
+
+    public func photo(sha256: String) async throws -> Data {
+        let reply = try await client.send(SyncOps.Photo.self, .init(sha256: sha256))
+        let index = reply.body.photo.frame - 1
+        guard reply.frames.indices.contains(index) else {
+            throw ServiceError(.internalError, "\(name) sent photo \(sha256) without its bytes")
+        }
+        return reply.frames[index]
+    }
+
+    public func putPhoto(sha256: String, bytes: Data) async throws -> Bool {
+        try await client.send(SyncOps.PutPhoto.self, .init(sha256: sha256), frames: [bytes]).body.stored
+    }
+
+    public func apply(from: String, records: [SyncRecord], cursor: Int?) async throws -> SyncOps.Apply.Response {
+        try await client.call(SyncOps.Apply.self, .init(from: from, records: records, cursor: cursor))
+    }
+
+    public func cursor(peer: String) async throws -> SyncOps.Cursor.Response {
+        try await client.call(SyncOps.Cursor.self, .init(peer: peer))
+    }
+}

@@ -1,0 +1,213 @@
+import Foundation
+import Logging
+import RecipeProtocol
+import ReplicaSync
+import ServiceLifecycle
+import Synchronization
+import ZeroMQ
+
+/// Keeps each configured pair (the worker's storage and every replica) in step:
+/// soon after a change notice from either side, every `interval` as a fallback, and
+/// on request. Syncs run one at a time; requests during a run share the next run.
+/// The worker keeps nothing: cursors live in the storages.
+public actor SyncCoordinator {
+    let storage: RemoteReplica
+    let replicas: [RemoteReplica]
+    let interval: Duration
+    let logger: Logger
+    private let listener: ChangeListener
+    private var lastRuns: [String: PairSync] = [:]
+    private var running: Task<[PairSync], Never>?
+
+    public init(storage: String, replicas: [String], interval: Duration, logger: Logger) throws {
+        self.storage = try RemoteReplica(endpoint: storage, logger: logger)
+        self.replicas = try replicas.map { try RemoteReplica(endpoint: $0, logger: logger) }
+        self.interval = interval
+        self.logger = logger
+        listener = ChangeListener(logger: logger)
+    }
+
+    /// Whether any replica is configured (without one there is nothing to sync).
+    public nonisolated var isEnabled: Bool { !replicas.isEmpty }
+
+    /// Syncs every pair now (after the run in progress, if any) and returns what each did.
+    public func runNow() async -> [PairSync] {
+        while let running { _ = await running.value }
+        let task = Task { await self.syncPairs() }
+        running = task
+        let result = await task.value
+        running = nil
+        return result
+    }
+
+    /// Where every pair stands, asked of the storages themselves.
+    public func status() async -> WorkerSyncOps.Status.Response {
+        var pairs: [PairStatus] = []
+        for replica in replicas {
+            var status = PairStatus(storage: storage.name, replica: replica.name, reachable: false,
+                                    lastError: lastRuns[replica.name]?.error)
+            do {
+                let a = try await storage.info()
+                let b = try await replica.info()
+                let cursorAtReplica = try await replica.cursor(peer: a.replicaID)
+                let cursorAtStorage = try await storage.cursor(peer: b.replicaID)
+                status.reachable = true
+                status.lastSyncAt = [cursorAtReplica.syncedAt, cursorAtStorage.syncedAt].compactMap { $0 }.min()
+                status.pendingToReplica = try await storage.pendingCount(since: cursorAtReplica.seq, exclude: b.replicaID)
+                status.pendingToStorage = try await replica.pendingCount(since: cursorAtStorage.seq, exclude: a.replicaID)
+                status.conflictsCreated = a.conflictsCreated + b.conflictsCreated
+            } catch {
+                status.lastError = status.lastError ?? "\(error)"
+            }
+            pairs.append(status)
+        }
+        return .init(pairs: pairs, intervalSeconds: Double(interval.components.seconds))
+    }
+
+    /// Runs until cancelled: a sync at start, after change notices (gathered for a moment), and every `interval`.
+    public func watch() async {
+        guard isEnabled else { return }
+        let notices = listener.start()
+        defer { listener.stop() }
+        var last = ContinuousClock.now
+        _ = await runNow()
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(200))
+            let due = ContinuousClock.now - last >= interval
+            if notices.take() || due {
+                last = .now
+                _ = await runNow()
+            }
+        }
+    }
+
+    private func syncPairs() async -> [PairSync] {
+        var results: [PairSync] = []
+        for replica in replicas {
+            var result = PairSync(storage: storage.name, replica: replica.name)
+            do {
+                try await listen(to: storage)
+                try await listen(to: replica)
+                let (sent, received) = try await SyncEngine.sync(storage, replica)
+                result.toReplica = sent.changed
+                result.toStorage = received.changed
+                result.photos = sent.photos + received.photos
+                result.photoBytes = sent.photoBytes + received.photoBytes
+                result.conflicts = sent.conflicts + received.conflicts
+                if sent.changed + received.changed > 0 {
+                    logger.info("replicas synced", metadata: [
+                        "storage": "\(storage.name)", "replica": "\(replica.name)", "toReplica": "\(sent.changed)",
+                        "toStorage": "\(received.changed)", "photos": "\(result.photos)", "conflicts": "\(result.conflicts)",
+                    ])
+                }
+            } catch {
+                // One replica down does not stop the others; the next run resumes from the saved cursors.
+                result.error = "\(error)"
+                logger.warning("replica sync failed", metadata: ["storage": "\(storage.name)", "replica": "\(replica.name)", "error": "\(error)"])
+            }
+            result.finishedAt = Date()
+            lastRuns[replica.name] = result
+            results.append(result)
+        }
+        return results
+    }
+
+    /// Subscribes to a storage's change notices once its endpoint is known.
+    private func listen(to replica: RemoteReplica) async throws {
+        guard !listener.isListening(to: replica.name) else { return }
+        guard let published = try await replica.info().publishEndpoint else { return }
+        listener.add(ChangeListener.reachable(published, via: replica.name), for: replica.name)
+    }
+}
+
+/// Subscribes to the storages' change notices on a thread of its own (ZeroMQ sockets stay on one thread).
+final class ChangeListener: Sendable {
+    private struct State {
+        var pendingEndpoints: [String] = []
+        var connected: Set<String> = []
+        var stopped = false
+    }
+    private let state = Mutex(State())
+    private let noticed = Notices()
+    private let logger: Logger
+
+    init(logger: Logger) { self.logger = logger }
+
+    /// Set when a notice arrived since the last `take()`.
+    final class Notices: Sendable {
+        private let flag = Mutex(false)
+        func set() { flag.withLock { $0 = true } }
+        func take() -> Bool { flag.withLock { value in defer { value = false }; return value } }
+    }
+
+    func isListening(to name: String) -> Bool { state.withLock { $0.connected.contains(name) } }
+
+    func add(_ endpoint: String, for name: String) {
+        state.withLock {
+            $0.connected.insert(name)
+            $0.pendingEndpoints.append(endpoint)
+        }
+        logger.debug("listening for change notices", metadata: ["endpoint": "\(endpoint)"])
+    }
+
+    func start() -> Notices {
+        let thread = Thread { [self] in self.loop() }
+        thread.name = "recipe-worker notices"
+        thread.start()
+        return noticed
+    }
+
+    func stop() { state.withLock { $0.stopped = true } }
+
+    private func loop() {
+        do {
+            let context = try Context()
+            let socket = try Socket(context, .subscribe)
+            try socket.subscribe(Array("storage.changed".utf8))
+            let poller = Poller()
+            _ = try poller.add(socket)
+            while true {
+                let (endpoints, stopped) = state.withLock { state in
+                    defer { state.pendingEndpoints = [] }
+                    return (state.pendingEndpoints, state.stopped)
+                }
+                if stopped { break }
+                for endpoint in endpoints {
+                    if endpoint.contains("[") { try socket.setIPv6(true) }
+                    try socket.connect(endpoint)
+                }
+                if try poller.poll(timeout: .milliseconds(250)) > 0 {
+                    while try socket.receive(dontWait: true) != nil { noticed.set() }
+                }
+            }
+            socket.close()
+        } catch {
+            logger.warning("change notices unavailable; syncing on the interval only", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// A storage's publish endpoint as the worker can reach it: a wildcard host (`*`, `0.0.0.0`, `[::]`)
+    /// becomes the host the worker reaches the storage on.
+    static func reachable(_ published: String, via requestEndpoint: String) -> String {
+        func split(_ endpoint: String) -> (scheme: String, host: String, port: String)? {
+            guard let schemeEnd = endpoint.range(of: "://"), let colon = endpoint.range(of: ":", options: .backwards),
+                  colon.lowerBound > schemeEnd.upperBound else { return nil }
+            return (String(endpoint[..<schemeEnd.lowerBound]), String(endpoint[schemeEnd.upperBound..<colon.lowerBound]),
+                    String(endpoint[colon.upperBound...]))
+        }
+        guard let publish = split(published), ["*", "0.0.0.0", "[::]", "[*]"].contains(publish.host),
+              let request = split(requestEndpoint) else { return published }
+        return "\(publish.scheme)://\(request.host):\(publish.port)"
+    }
+}
+
+/// Runs the coordinator's watch loop for as long as the worker runs.
+public struct SyncWatcher: Service {
+    let coordinator: SyncCoordinator
+
+    public init(coordinator: SyncCoordinator) { self.coordinator = coordinator }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown { await coordinator.watch() }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import RecipeModel
+import RecipeProtocol
+import RecipeStore
+import ReplicaSync
+import Testing
+
+/// A store in this process, as the sync engine sees a replica (the worker reaches the same operations over ZeroMQ).
+struct LocalReplica: SyncEndpoint {
+    let store: RecipeStore
+    var name: String { store.folder.lastPathComponent }
+
+    func info() async throws -> SyncOps.Info.Response {
+        let info = try await store.syncInfo()
+        return .init(replicaID: info.replicaID, publishEndpoint: nil, latestSeq: info.latestSeq, conflictsCreated: info.conflictsCreated)
+    }
+    func changes(since: Int, exclude: String?, limit: Int) async throws -> SyncOps.Changes.Response {
+        try await store.syncChanges(since: since, exclude: exclude, limit: limit)
+    }
+    func pendingCount(since: Int, exclude: String?) async throws -> Int { try await store.syncPendingCount(since: since, exclude: exclude) }
+    func missingPhotos(_ hashes: [String]) async throws -> [String] { try store.missingPhotos(hashes) }
+    func photo(sha256: String) async throws -> Data { try store.photoBlob(sha256: sha256) }
+    func putPhoto(sha256: String, bytes: Data) async throws -> Bool { try store.putPhotoBlob(sha256: sha256, bytes: bytes) }
+    func apply(from: String, records: [SyncRecord], cursor: Int?) async throws -> SyncOps.Apply.Response {
+        try await store.applySync(from: from, records: records, cursor: cursor)
+    }
+    func cursor(peer: String) async throws -> SyncOps.Cursor.Response { try await store.syncCursor(peer: peer) }
+}
+
+/// `count` stores in fresh temporary folders, removed afterwards.
+func withReplicas<T>(_ count: Int, samples: Bool = false, _ body: ([LocalReplica]) async throws -> T) async throws -> T {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("rv-sync-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: root) }
+    var replicas: [LocalReplica] = []
+    for index in 0..<count {
+        let store = try RecipeStore(folder: root.appendingPathComponent("replica-\(index)"))
+        if samples { _ = try await store.loadSamples() }
+        replicas.append(LocalReplica(store: store))
+    }
+    let result = try await body(replicas)
+    for replica in replicas { try replica.store.close() }
+    return result
+}
+
+/// Syncs every pair until nothing changes (bounded): what the worker does for a set of replicas.
+@discardableResult
+func syncAll(_ replicas: [LocalReplica], pageSize: Int = 200) async throws -> Int {
+    var total = 0
+    for _ in 0..<6 {
+        var changed = 0
+        for i in replicas.indices {
+            for j in replicas.indices where i < j {
+                let (aToB, bToA) = try await SyncEngine.sync(replicas[i], replicas[j], pageSize: pageSize)
+                changed += aToB.changed + bToA.changed
+            }
+        }
+        total += changed
+        if changed == 0 { return total }
+    }
+    throw SyncTestError("replicas still changing after 6 rounds of syncing every pair")
+}
+
+struct SyncTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Bytes that start like a JPEG, `count` long, the same for the same `seed`.
+func jpegBytes(seed: UInt64, count: Int = 3_000) -> Data {
+    var generator = SplitMix(seed: seed)
+    var data = Data([0xFF, 0xD8, 0xFF, 0xE0])
+    data.append(contentsOf: (4..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+    return data
+}
+
+/// A small seeded generator, so a scenario replays from its seed.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+extension RecipeStore {
+    /// The recipes of `origin`, by name.
+    func recipes(origin: RecipeOrigin) async throws -> [Recipe] {
+        var found: [Recipe] = []
+        for summary in try await listRecipes(.init(origin: origin, limit: 200)).recipes {
+            found.append(try await recipe(summary.id))
+        }
+        return found.sorted { $0.name < $1.name }
+    }
+}
+
+/// The first lines where two replicas' dumps differ ("" when they hold the same).
+func difference(_ a: LocalReplica, _ b: LocalReplica) async throws -> String {
+    let left = try await a.store.canonicalDump().split(separator: "\n")
+    let right = try await b.store.canonicalDump().split(separator: "\n")
+    guard left != right else { return "" }
+    let onlyLeft = Set(left).subtracting(right).sorted().prefix(4)
+    let onlyRight = Set(right).subtracting(left).sorted().prefix(4)
+    return "only in \(a.name): \(onlyLeft.joined(separator: " ¶ "))\nonly in \(b.name): \(onlyRight.joined(separator: " ¶ "))"
+}
+
+/// Records an issue naming the differing lines when two replicas do not hold the same content.
+func expectSameContent(_ a: LocalReplica, _ b: LocalReplica, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    let diff = try await difference(a, b)
+    #expect(diff.isEmpty, "\(diff)", sourceLocation: sourceLocation)
+}
