@@ -13,15 +13,20 @@ import ZeroMQ
 public actor SyncCoordinator {
     let storage: RemoteReplica
     let replicas: [RemoteReplica]
+    /// Separate clients for `status`: quick to give up, and never queued behind a sync in progress.
+    let probes: [String: RemoteReplica]
     let interval: Duration
     let logger: Logger
     private let listener: ChangeListener
     private var lastRuns: [String: PairSync] = [:]
-    private var running: Task<[PairSync], Never>?
+    private var tail: Task<[PairSync], Never>?
 
     public init(storage: String, replicas: [String], interval: Duration, logger: Logger) throws {
         self.storage = try RemoteReplica(endpoint: storage, logger: logger)
         self.replicas = try replicas.map { try RemoteReplica(endpoint: $0, logger: logger) }
+        probes = try Dictionary(([storage] + replicas).map {
+            ($0, try RemoteReplica(endpoint: $0, timeout: .seconds(2), attempts: 1, logger: logger))
+        }, uniquingKeysWith: { first, _ in first })
         self.interval = interval
         self.logger = logger
         listener = ChangeListener(logger: logger)
@@ -32,20 +37,20 @@ public actor SyncCoordinator {
 
     /// Syncs every pair now (after the run in progress, if any) and returns what each did.
     public func runNow() async -> [PairSync] {
-        while let running { _ = await running.value }
-        let task = Task { await self.syncPairs() }
-        running = task
-        let result = await task.value
-        running = nil
-        return result
+        // Runs queue up behind each other: one at a time, each starting after the one before.
+        let previous = tail
+        let run = Task { _ = await previous?.value; return await self.syncPairs() }
+        tail = run
+        return await run.value
     }
 
     /// Where every pair stands, asked of the storages themselves.
     public func status() async -> WorkerSyncOps.Status.Response {
         var pairs: [PairStatus] = []
-        for replica in replicas {
-            var status = PairStatus(storage: storage.name, replica: replica.name, reachable: false,
-                                    lastError: lastRuns[replica.name]?.error)
+        for endpoint in replicas {
+            var status = PairStatus(storage: storage.name, replica: endpoint.name, reachable: false,
+                                    lastError: lastRuns[endpoint.name]?.error)
+            guard let storage = probes[self.storage.name], let replica = probes[endpoint.name] else { continue }
             do {
                 let a = try await storage.info()
                 let b = try await replica.info()
@@ -69,6 +74,10 @@ public actor SyncCoordinator {
         guard isEnabled else { return }
         let notices = listener.start()
         defer { listener.stop() }
+        // Subscribe before the first sync, and give the subscriptions a moment to reach the
+        // storages: a change made during that sync is then announced, not missed until the interval.
+        for endpoint in [storage] + replicas { try? await listen(to: endpoint) }
+        try? await Task.sleep(for: .milliseconds(500))
         var last = ContinuousClock.now
         _ = await runNow()
         while !Task.isCancelled {
@@ -208,6 +217,8 @@ public struct SyncWatcher: Service {
     public init(coordinator: SyncCoordinator) { self.coordinator = coordinator }
 
     public func run() async throws {
+        // Without replicas there is nothing to watch, but the service stays up with the group.
+        guard coordinator.isEnabled else { return try await gracefulShutdown() }
         await cancelWhenGracefulShutdown { await coordinator.watch() }
     }
 }

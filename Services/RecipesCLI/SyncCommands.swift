@@ -1,0 +1,65 @@
+import ArgumentParser
+import Foundation
+import RecipeProtocol
+
+/// `recipes sync` and `recipes sync status`: the worker's replica sync.
+struct SyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync", abstract: "Keep the replicas in step: sync now, or see where they stand.",
+        discussion: "recipe-worker syncs its storage with every --replica by itself (after each change, and every --sync-interval); `recipes sync` does it now and waits.",
+        subcommands: [SyncNow.self, SyncStatus.self], defaultSubcommand: SyncNow.self)
+}
+
+struct SyncNow: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "now", abstract: "Sync every replica now and say what moved.")
+    @OptionGroup var connection: ConnectionOptions
+    @Option(help: ArgumentHelp("Seconds to wait for the sync to finish.", valueName: "seconds")) var syncTimeout: Double = 600
+
+    func run() async throws {
+        try await reportingFailures {
+            let worker = try await connection.patientWorkerClient(seconds: syncTimeout)
+            let reply = try await worker.call(WorkerSyncOps.Run.self, Empty())
+            if connection.json { return try Output.json(reply) }
+            for pair in reply.pairs {
+                if let error = pair.error {
+                    print("\(pair.storage) ⇄ \(pair.replica): not synced: \(error)")
+                    continue
+                }
+                let moved = pair.toReplica + pair.toStorage == 0 ? "already in step"
+                    : "\(pair.toReplica) change\(pair.toReplica == 1 ? "" : "s") to the replica, \(pair.toStorage) back"
+                var line = "\(pair.storage) ⇄ \(pair.replica): \(moved)"
+                if pair.photos > 0 { line += ", \(pair.photos) photo\(pair.photos == 1 ? "" : "s") (\(Self.size(pair.photoBytes)))" }
+                if pair.conflicts > 0 { line += ", \(pair.conflicts) conflicted cop\(pair.conflicts == 1 ? "y" : "ies") kept (recipes list --origin conflictedCopy)" }
+                print(line)
+            }
+            if reply.pairs.contains(where: { $0.error != nil }) { throw ExitCode(ExitStatus.unavailable) }
+        }
+    }
+
+    static func size(_ bytes: Int) -> String {
+        bytes >= 1_000_000 ? String(format: "%.1f MB", Double(bytes) / 1_000_000) : String(format: "%.0f KB", Double(bytes) / 1_000)
+    }
+}
+
+struct SyncStatus: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Last sync, changes waiting and conflicts, for every replica.")
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() async throws {
+        try await reportingFailures {
+            // A replica that is down takes the worker a couple of seconds to give up on.
+            let reply = try await connection.patientWorkerClient(seconds: 20).call(WorkerSyncOps.Status.self, Empty())
+            if connection.json { return try Output.json(reply) }
+            if reply.pairs.isEmpty {
+                return print("This worker keeps no replicas; start recipe-worker with --replica ENDPOINT (or RECIPES_WORKER_REPLICAS).")
+            }
+            Output.table(["STORAGE", "REPLICA", "LAST SYNC", "WAITING →", "WAITING ←", "CONFLICTS", "PROBLEM"], reply.pairs.map { pair in
+                [pair.storage, pair.replica,
+                 pair.lastSyncAt.map { $0.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false)) } ?? "never",
+                 pair.pendingToReplica.map(String.init) ?? "?", pair.pendingToStorage.map(String.init) ?? "?",
+                 pair.conflictsCreated.map(String.init) ?? "?", pair.reachable ? (pair.lastError ?? "") : "unreachable: \(pair.lastError ?? "")"]
+            })
+            print("Synced after every change, and every \(Int(reply.intervalSeconds)) s otherwise.")
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import Messaging
+import RecipeModel
+import RecipeProtocol
+import Testing
+
+/// A recipe-storage process on ephemeral ports with its own data folder.
+func startStorage(samples: Bool = true) async throws -> (process: ServiceProcess, endpoint: String) {
+    let process = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*",
+                                                         "--data", temporaryDataFolder()] + (samples ? ["--seed-samples"] : []))
+    return (process, try await process.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#))
+}
+
+/// Polls `condition` every 100 ms for at most `seconds`.
+func eventually(within seconds: Double, _ condition: () async throws -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1_000))
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try await Task.sleep(for: .milliseconds(100))
+    }
+    return try await condition()
+}
+
+@Suite("Replica sync end to end: storages and a worker as processes, driven by the CLI", .serialized)
+struct SyncEndToEndTests {
+    @Test("an edit on one storage shows on the other through the CLI; a replica that is down does not stop the rest")
+    func editOnOneSeenOnOther() async throws {
+        let (home, homeEndpoint) = try await startStorage()
+        let (laptop, laptopEndpoint) = try await startStorage()
+        let (tablet, tabletEndpoint) = try await startStorage()
+        // An hour between timed syncs: what moves within seconds moved because of a change notice.
+        let worker = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", homeEndpoint,
+                                                          "--replica", laptopEndpoint, "--replica", tabletEndpoint, "--sync-interval", "3600"])
+        let workerEndpoint = try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#)
+        let cli = ["--worker", workerEndpoint]
+
+        let added = try await recipes(["add", "--name", "Lentil Soup", "--ingredient", "200 g red lentils", "--servings", "4"], storage: homeEndpoint)
+        #expect(added.status == 0, "\(added.output)")
+        for endpoint in [laptopEndpoint, tabletEndpoint] {
+            var listed = ""
+            let arrived = try await eventually(within: 15) {
+                listed = try await recipes(["list"], storage: endpoint).output
+                return listed.contains("Lentil Soup")
+            }
+            #expect(arrived, "the new recipe did not reach \(endpoint): \(listed)\nthe worker printed:\n\(worker.printed)")
+        }
+
+        // Back the other way: a change made on the laptop reaches home.
+        #expect(try await recipes(["rate", "Lentil Soup", "4"], storage: laptopEndpoint).status == 0)
+        let rated = try await eventually(within: 15) { try await details("Lentil Soup", homeEndpoint).recipe.rating == 4 }
+        #expect(rated, "the rating made on the laptop did not reach home")
+
+        let now = try await recipes(["sync"] + cli, storage: homeEndpoint)
+        #expect(now.status == 0 && now.output.contains("already in step"), "\(now.output)")
+        let status = try await recipes(["sync", "status", "--json"] + cli, storage: homeEndpoint)
+        let reply = try WireCodec.makeDecoder().decode(WorkerSyncOps.Status.Response.self, from: Data(status.output.utf8))
+        #expect(reply.pairs.count == 2)
+        #expect(reply.pairs.allSatisfy { $0.reachable && $0.pendingToReplica == 0 && $0.pendingToStorage == 0 && $0.lastSyncAt != nil })
+
+        // The tablet goes away: the laptop still gets changes, and `sync` names the one it could not reach.
+        _ = try await tablet.stop()
+        #expect(try await recipes(["favorite", "Lentil Soup"], storage: homeEndpoint).status == 0)
+        let favourite = try await eventually(within: 20) { try await details("Lentil Soup", laptopEndpoint).recipe.isFavorite }
+        #expect(favourite, "with the tablet down the laptop stopped getting changes")
+        let partial = try await recipes(["sync", "--sync-timeout", "120"] + cli, storage: homeEndpoint)
+        #expect(partial.status == 69, "\(partial.output)")
+        #expect(partial.output.contains("\(tabletEndpoint): not synced"), "\(partial.output)")
+        let after = try await recipes(["sync", "status"] + cli, storage: homeEndpoint)
+        #expect(after.output.contains("unreachable"), "\(after.output)")
+
+        _ = try await worker.stop()
+        _ = try await laptop.stop()
+        _ = try await home.stop()
+    }
+}
