@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "import-predict", targets: ["ImportScore"]),
         .executable(name: "recipe-worker", targets: ["RecipeWorker"]),
         .executable(name: "import-bench", targets: ["ImportBenchmark"]),
+        .executable(name: "sync-bench", targets: ["SyncBenchmark"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -181,6 +182,7 @@ let package = Package(
                 // The baseline talks to libzmq directly, so it carries no wrapper cost.
                 "CZeroMQ",
                 "ZeroMQ",
+                "RecipeProtocol",
             ],
             path: "Benchmarks/BenchmarkSupport",
             swiftSettings: strict
@@ -214,6 +216,16 @@ let package = Package(
             name: "ImportScore",
             dependencies: ["RecipeImport"],
             path: "Benchmarks/ImportScore",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "SyncBenchmark",
+            dependencies: [
+                "BenchmarkSupport", "ReplicaSync", "RecipeStore", "RecipeProtocol", "Messaging",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/SyncBenchmark",
             swiftSettings: strict
         ),
         .executableTarget(

@@ -3,10 +3,10 @@ import RecipeProtocol
 
 /// Recipes of realistic size, made from a fixed seed: 6–16 ingredient lines,
 /// 4–12 steps, a description, keywords and notes.
-struct RecipeGenerator {
+public struct RecipeGenerator {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { state = seed }
 
     private mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
@@ -16,29 +16,29 @@ struct RecipeGenerator {
         return z ^ (z >> 31)
     }
 
-    mutating func pick<T>(_ items: [T]) -> T { items[Int(next() % UInt64(items.count))] }
-    mutating func number(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
+    public mutating func pick<T>(_ items: [T]) -> T { items[Int(next() % UInt64(items.count))] }
+    public mutating func number(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
 
-    static let foods = ["tomatoes", "onion", "garlic", "olive oil", "butter", "flour", "sugar", "eggs", "milk", "rice",
+    public static let foods = ["tomatoes", "onion", "garlic", "olive oil", "butter", "flour", "sugar", "eggs", "milk", "rice",
                         "chicken breast", "beef mince", "carrots", "celery", "potatoes", "spinach", "lemon", "lime", "basil",
                         "parsley", "cumin", "paprika", "soy sauce", "ginger", "chickpeas", "lentils", "coconut milk",
                         "mushrooms", "parmesan", "cream", "salt", "black pepper", "honey", "mustard", "thyme", "rosemary",
                         "bell pepper", "zucchini", "aubergine", "feta", "yoghurt", "oats", "almonds", "cinnamon", "vanilla"]
-    static let units = ["g", "cups", "tbsp", "tsp", "ml", "cloves", "", "pinch"]
-    static let words = ["simmer", "stir", "roast", "crisp", "golden", "gently", "season", "whisk", "fold", "toast",
+    public static let units = ["g", "cups", "tbsp", "tsp", "ml", "cloves", "", "pinch"]
+    public static let words = ["simmer", "stir", "roast", "crisp", "golden", "gently", "season", "whisk", "fold", "toast",
                         "slowly", "bright", "smoky", "rich", "fresh", "tender", "quick", "weeknight", "family", "spicy"]
-    static let cuisines = ["Italian", "Asian", "Mediterranean", "French", "American", "Indian", "Mexican", "Soup"]
-    static let categories = ["Dinner", "Lunch", "Breakfast", "Dessert", "Side", "Snack"]
+    public static let cuisines = ["Italian", "Asian", "Mediterranean", "French", "American", "Indian", "Mexican", "Soup"]
+    public static let categories = ["Dinner", "Lunch", "Breakfast", "Dessert", "Side", "Snack"]
 
     /// A word of a long-tailed vocabulary (as real text has): a few words are
     /// everywhere, most are rare. Rank r is drawn with probability ~ 1/r.
-    mutating func vocabularyWord() -> String {
+    public mutating func vocabularyWord() -> String {
         let rank = Int(pow(Double(Self.vocabulary.count), Double(next() % 10_000) / 10_000))
         return Self.vocabulary[min(rank, Self.vocabulary.count) - 1]
     }
 
     /// 4,000 pronounceable made-up words, most common first, behind the real ones.
-    static let vocabulary: [String] = {
+    public static let vocabulary: [String] = {
         let onsets = ["b", "c", "d", "f", "g", "l", "m", "n", "p", "r", "s", "t", "v", "br", "cr", "gr", "pl", "st", "tr", "ch"]
         let vowels = ["a", "e", "i", "o", "u", "ai", "ea", "oo", "ou", "ie"]
         let codas = ["", "n", "r", "l", "s", "t", "m", "nd", "rk", "sh"]
@@ -52,11 +52,11 @@ struct RecipeGenerator {
         return words
     }()
 
-    mutating func sentence(_ words: Int) -> String {
+    public mutating func sentence(_ words: Int) -> String {
         (0..<words).map { _ in vocabularyWord() }.joined(separator: " ").capitalized + "."
     }
 
-    mutating func draft(_ index: Int) -> RecipeDraft {
+    public mutating func draft(_ index: Int) -> RecipeDraft {
         let main = pick(Self.foods)
         let ingredients = (0..<number(6...16)).map { _ -> RecipeDraft.Line in
             let unit = pick(Self.units)

@@ -1,16 +1,15 @@
-import BenchmarkSupport
 import Foundation
 
 /// The built `recipe-storage`, run as its own process on a data folder.
-final class ServiceUnderTest {
-    let process = Process()
-    let endpoint: String
+public final class ServiceUnderTest {
+    public let process = Process()
+    public let endpoint: String
 
-    init(folder: URL) throws {
+    public init(folder: URL, benchmark: String = "storage-bench") throws {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
             .deletingLastPathComponent().appendingPathComponent("recipe-storage")
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-            throw BenchmarkError("recipe-storage is not built beside storage-bench; run `swift build -c release` first")
+            throw BenchmarkError("recipe-storage is not built beside \(benchmark); run `swift build -c release` first")
         }
         process.executableURL = executable
         process.arguments = ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder.path]
@@ -33,14 +32,14 @@ final class ServiceUnderTest {
     }
 
     /// The service's peak resident memory so far (VmHWM).
-    var peakResidentBytes: Int {
+    public var peakResidentBytes: Int {
         guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
               let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
         return kilobytes * 1_024
     }
 
-    func stop() {
+    public func stop() {
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()

@@ -1,0 +1,165 @@
+import ArgumentParser
+import BenchmarkSupport
+import Foundation
+import Logging
+import Messaging
+import RecipeProtocol
+import RecipeStore
+import ReplicaSync
+
+/// Replica sync between two real `recipe-storage` processes over ZeroMQ, side by side
+/// with copying the data folder (`cp -a`) in the same run.
+@main
+struct SyncBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync-bench",
+        abstract: "Initial and incremental replica sync against copying the data folder.")
+
+    @Option(help: "Recipes in the initial sync.") var recipes = 10_000
+    @Option(help: "Photos among them (one per recipe).") var photos = 1_000
+    @Option(help: "Bytes per photo.") var photoBytes = 300_000
+    @Option(help: "Recipes in the store the incremental sync runs in.") var among = 100_000
+    @Option(help: "Recipes changed before the incremental sync.") var changed = 10
+
+    func run() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("rv-sync-bench-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        print("Replica sync: \(recipes) recipes with \(photos) photos of \(photoBytes / 1_000) KB; then \(changed) changed among \(among)")
+
+        // Initial sync.
+        let source = root.appendingPathComponent("source")
+        let made = try await Self.populate(source, count: recipes, photos: photos, photoBytes: photoBytes)
+        print(String(format: "  made the source store in %.1f s", made))
+        let copy = try Self.copyFolder(source, to: root.appendingPathComponent("copy"))
+        let initial = try await Self.syncFresh(source, target: root.appendingPathComponent("target"))
+        print(row("", "time", "bytes", "peak RSS", labelWidth: 28, columnWidth: 14))
+        print(row("cp -a of the data folder", Self.seconds(copy.seconds), Self.megabytes(copy.bytes), "—", labelWidth: 28, columnWidth: 14))
+        print(row("initial sync", Self.seconds(initial.seconds), Self.megabytes(initial.bytes), Self.megabytes(initial.peakRSS),
+                  labelWidth: 28, columnWidth: 14))
+        print("  initial sync / copy: \(ratio(initial.seconds / copy.seconds)) the time (goal: at most 5×)")
+
+        // Incremental sync among many.
+        let big = root.appendingPathComponent("big")
+        let madeBig = try await Self.populate(big, count: among, photos: 0, photoBytes: 0)
+        print(String(format: "  made the %d-recipe store in %.1f s", among, madeBig))
+        let incremental = try await Self.syncIncremental(big, target: root.appendingPathComponent("big-target"), changed: changed)
+        print(row("first sync of \(among / 1_000)k", Self.seconds(incremental.first.seconds), Self.megabytes(incremental.first.bytes),
+                  Self.megabytes(incremental.first.peakRSS), labelWidth: 28, columnWidth: 14))
+        print(row("incremental: \(changed) changed", Self.seconds(incremental.then.seconds), Self.kilobytes(incremental.then.bytes),
+                  Self.megabytes(incremental.then.peakRSS), labelWidth: 28, columnWidth: 14))
+        print(String(format: "  incremental bytes per changed recipe: %.1f KB; time: %.3f%% of the initial sync (goal: under 1%%)",
+                     Double(incremental.then.bytes) / Double(max(changed, 1)) / 1_000, incremental.then.seconds / initial.seconds * 100))
+    }
+
+    struct Figures {
+        var seconds: Double
+        var bytes: Int
+        var peakRSS: Int
+    }
+
+    /// A store of `count` generated recipes, the first `photos` with one photo each.
+    static func populate(_ folder: URL, count: Int, photos: Int, photoBytes: Int) async throws -> Double {
+        let start = ContinuousClock.now
+        let store = try RecipeStore(folder: folder)
+        var generator = RecipeGenerator(seed: 42)
+        var ids: [UUID] = []
+        for batchStart in stride(from: 0, to: count, by: 1_000) {
+            let batch = (batchStart..<min(count, batchStart + 1_000)).map { index in (id: UUID(), draft: generator.draft(index)) }
+            _ = try await store.importRecipes(batch)
+            ids += batch.map(\.id)
+        }
+        for index in 0..<min(photos, ids.count) {
+            var bytes = Data([0xFF, 0xD8, 0xFF, 0xE0])
+            var state = UInt64(index + 1)
+            bytes.append(contentsOf: (4..<photoBytes).map { _ in
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                return UInt8(truncatingIfNeeded: state >> 33)
+            })
+            _ = try await store.addPhoto(recipeID: ids[index], bytes: bytes, position: nil)
+        }
+        try store.close()
+        return (ContinuousClock.now - start).seconds
+    }
+
+    static func copyFolder(_ folder: URL, to destination: URL) throws -> Figures {
+        let start = ContinuousClock.now
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/cp")
+        process.arguments = ["-a", folder.path, destination.path]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw BenchmarkError("cp -a failed") }
+        let seconds = (ContinuousClock.now - start).seconds
+        return Figures(seconds: seconds, bytes: try folderBytes(folder), peakRSS: 0)
+    }
+
+    static func folderBytes(_ folder: URL) throws -> Int {
+        var total = 0
+        let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.fileSizeKey])
+        while let url = enumerator?.nextObject() as? URL {
+            total += (try? url.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0
+        }
+        return total
+    }
+
+    /// Starts storages on `source` and an empty `target` and pulls everything across.
+    static func syncFresh(_ source: URL, target: URL) async throws -> Figures {
+        let a = try ServiceUnderTest(folder: source, benchmark: "sync-bench")
+        let b = try ServiceUnderTest(folder: target, benchmark: "sync-bench")
+        defer { a.stop(); b.stop() }
+        let logger = Logger(label: "sync-bench")
+        let from = try RemoteReplica(endpoint: a.endpoint, timeout: .seconds(60), attempts: 1, logger: logger)
+        let to = try RemoteReplica(endpoint: b.endpoint, timeout: .seconds(60), attempts: 1, logger: logger)
+        let start = ContinuousClock.now
+        _ = try await SyncEngine.pull(from: from, to: to)
+        let seconds = (ContinuousClock.now - start).seconds
+        return Figures(seconds: seconds, bytes: await from.client.bytesReceived + to.client.bytesSent,
+                       peakRSS: a.peakResidentBytes + b.peakResidentBytes + ownPeakRSS())
+    }
+
+    /// A first full sync into an empty target, then `changed` edits on the source and a second sync.
+    static func syncIncremental(_ source: URL, target: URL, changed: Int) async throws -> (first: Figures, then: Figures) {
+        let a = try ServiceUnderTest(folder: source, benchmark: "sync-bench")
+        let b = try ServiceUnderTest(folder: target, benchmark: "sync-bench")
+        defer { a.stop(); b.stop() }
+        let logger = Logger(label: "sync-bench")
+        let from = try RemoteReplica(endpoint: a.endpoint, timeout: .seconds(120), attempts: 1, logger: logger)
+        let to = try RemoteReplica(endpoint: b.endpoint, timeout: .seconds(120), attempts: 1, logger: logger)
+        var start = ContinuousClock.now
+        _ = try await SyncEngine.pull(from: from, to: to)
+        let first = Figures(seconds: (ContinuousClock.now - start).seconds, bytes: await from.client.bytesReceived + to.client.bytesSent,
+                            peakRSS: a.peakResidentBytes + b.peakResidentBytes)
+        // Edit `changed` recipes through the source storage, as a user would.
+        let editor = from.client
+        let page = try await editor.call(RecipeOps.List.self, RecipeListQuery(limit: max(changed, 1)))
+        for summary in page.recipes.prefix(changed) {
+            let detail = try await editor.call(RecipeOps.Get.self, .init(id: summary.id))
+            var draft = RecipeDraft(detail.recipe)
+            draft.notes = "changed for the benchmark"
+            _ = try await editor.call(RecipeOps.Update.self, .init(id: summary.id, expectedVersion: detail.recipe.version, recipe: draft))
+        }
+        let (receivedBefore, sentBefore) = (await from.client.bytesReceived, await to.client.bytesSent)
+        start = ContinuousClock.now
+        let report = try await SyncEngine.pull(from: from, to: to)
+        let seconds = (ContinuousClock.now - start).seconds
+        guard report.changed == changed else { throw BenchmarkError("the incremental sync changed \(report.changed) records, not \(changed)") }
+        let then = Figures(seconds: seconds, bytes: await from.client.bytesReceived - receivedBefore + to.client.bytesSent - sentBefore,
+                           peakRSS: a.peakResidentBytes + b.peakResidentBytes)
+        return (first, then)
+    }
+
+    static func ownPeakRSS() -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        return kilobytes * 1_024
+    }
+
+    static func seconds(_ value: Double) -> String { value < 1 ? String(format: "%.1f ms", value * 1_000) : String(format: "%.2f s", value) }
+    static func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1_000_000) }
+    static func kilobytes(_ bytes: Int) -> String { String(format: "%.1f KB", Double(bytes) / 1_000) }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
