@@ -32,12 +32,7 @@ public final class ServiceUnderTest {
     }
 
     /// The service's peak resident memory so far (VmHWM).
-    public var peakResidentBytes: Int {
-        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
-        return kilobytes * 1_024
-    }
+    public var peakResidentBytes: Int { BenchmarkSupport.peakResidentBytes(process: "\(process.processIdentifier)") }
 
     public func stop() {
         if process.isRunning {
@@ -45,4 +40,12 @@ public final class ServiceUnderTest {
             process.waitUntilExit()
         }
     }
+}
+
+/// A process's peak resident memory so far (VmHWM), or 0 when it cannot be read; `self` for this one.
+public func peakResidentBytes(process: String = "self") -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/\(process)/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+          let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+    return kilobytes * 1_024
 }

@@ -114,7 +114,7 @@ struct SyncBenchmark: AsyncParsableCommand {
         _ = try await SyncEngine.pull(from: from, to: to)
         let seconds = (ContinuousClock.now - start).seconds
         return Figures(seconds: seconds, bytes: await from.client.bytesReceived + to.client.bytesSent,
-                       peakRSS: a.peakResidentBytes + b.peakResidentBytes + ownPeakRSS())
+                       peakRSS: a.peakResidentBytes + b.peakResidentBytes + peakResidentBytes())
     }
 
     /// A first full sync into an empty target, then `changed` edits on the source and a second sync.
@@ -146,13 +146,6 @@ struct SyncBenchmark: AsyncParsableCommand {
         let then = Figures(seconds: seconds, bytes: await from.client.bytesReceived - receivedBefore + to.client.bytesSent - sentBefore,
                            peakRSS: a.peakResidentBytes + b.peakResidentBytes)
         return (first, then)
-    }
-
-    static func ownPeakRSS() -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
-        return kilobytes * 1_024
     }
 
     static func seconds(_ value: Double) -> String { value < 1 ? String(format: "%.1f ms", value * 1_000) : String(format: "%.2f s", value) }

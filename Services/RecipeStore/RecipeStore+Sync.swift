@@ -18,7 +18,7 @@ extension RecipeStore {
     /// This replica's id, the newest feed position, and how many conflicts it has recorded.
     public func syncInfo() async throws -> (replicaID: String, latestSeq: Int, conflictsCreated: Int) {
         try await pool.read { db in
-            let replica = try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'replica'") ?? ""
+            let replica = try SyncState.load(db).replica
             let latest = try Int.fetchOne(db, sql: "SELECT MAX(seq) FROM sync_records") ?? 0
             let conflicts = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sync_conflicts") ?? 0
             return (replica, latest, conflicts)
@@ -211,8 +211,7 @@ extension RecipeStore {
             }
             try SyncLog.writeTables(.recipe, copyID, values: states.mapValues(\.value), live: SyncMerge.isLive(states), photos: photos, in: db)
             try db.execute(sql: "DELETE FROM sync_pending WHERE kind = 'recipe' AND id = ?", arguments: [copyID])
-            let replica = try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'replica'") ?? ""
-            try SyncLog.save(SyncRecord(kind: .recipe, id: copyID, seq: seq, states: states), source: replica, in: db)
+            try SyncLog.save(SyncRecord(kind: .recipe, id: copyID, seq: seq, states: states), source: try SyncState.load(db).replica, in: db)
             seq += 1
             if existing != nil { continue }
             made += 1

@@ -193,11 +193,6 @@ enum SyncLog {
         ]
     }
 
-    /// The photo hashes a record's values refer to.
-    static func photoHashes(_ values: [String: JSONValue]) -> [String] {
-        (values["photos"]?.array ?? []).compactMap { $0.object?["sha256"]?.string }
-    }
-
     // MARK: Writing merged values to the tables
 
     /// Makes the tables hold `values` (or not hold the record when it is not live).

@@ -86,12 +86,7 @@ public enum SyncEngine {
     }
 
     private static func sendPhotos(of records: [SyncRecord], from source: any SyncEndpoint, to target: any SyncEndpoint) async throws -> PullReport {
-        var hashes: [String] = []
-        for record in records {
-            for photo in record.fields["photos"]?.array ?? [] {
-                if let hash = photo.object?["sha256"]?.string { hashes.append(hash) }
-            }
-        }
+        let hashes = records.flatMap(\.photoHashes)
         var report = PullReport()
         guard !hashes.isEmpty else { return report }
         for hash in try await target.missingPhotos(hashes) {

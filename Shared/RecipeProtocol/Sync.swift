@@ -106,6 +106,11 @@ public struct SyncRecord: Codable, Sendable, Equatable {
         return states
     }
 
+    /// The SHA-256 of every photo the record's values name (recipes only).
+    public var photoHashes: [String] {
+        (fields["photos"]?.array ?? []).compactMap { $0.object?["sha256"]?.string }
+    }
+
     /// Whether the record exists (see `SyncMerge.isLive`).
     public var isLive: Bool { SyncMerge.isLive(states) }
 

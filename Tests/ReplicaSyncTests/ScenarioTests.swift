@@ -201,7 +201,7 @@ struct ScenarioTests {
             // A page applied without its cursor: the worker died between the two.
             let sourceID = try await source.info().replicaID
             let page = try await source.changes(since: 0, exclude: nil, limit: 10)
-            let hashes = page.records.flatMap { ($0.fields["photos"]?.array ?? []).compactMap { $0.object?["sha256"]?.string } }
+            let hashes = page.records.flatMap(\.photoHashes)
             for hash in try await interrupted.missingPhotos(hashes) {
                 _ = try await interrupted.putPhoto(sha256: hash, bytes: try await source.photo(sha256: hash))
             }
