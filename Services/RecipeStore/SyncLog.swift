@@ -57,6 +57,9 @@ struct SyncState {
 /// Turning committed table changes into versioned feed entries, and feed entries back into tables.
 enum SyncLog {
     static let deleted = SyncRecord.deletedField
+    // Made once: every applied or captured record goes through them, and Foundation's coders are safe to share.
+    private static let encoder = JSONEncoder()
+    private static let decoder = JSONDecoder()
 
     // MARK: Capturing local changes
 
@@ -123,13 +126,13 @@ enum SyncLog {
     }
 
     static func decode(_ body: String, seq: Int) throws -> SyncRecord {
-        var record = try JSONDecoder().decode(SyncRecord.self, from: Data(body.utf8))
+        var record = try decoder.decode(SyncRecord.self, from: Data(body.utf8))
         record.seq = seq
         return record
     }
 
     static func save(_ record: SyncRecord, source: String, in db: Database) throws {
-        let body = String(decoding: try JSONEncoder().encode(record), as: UTF8.self)
+        let body = String(decoding: try encoder.encode(record), as: UTF8.self)
         try db.cachedStatement(sql: """
             INSERT INTO sync_records (kind, id, seq, source, live, body) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT (kind, id) DO UPDATE SET seq = excluded.seq, source = excluded.source, live = excluded.live, body = excluded.body
@@ -211,14 +214,14 @@ enum SyncLog {
                 ON CONFLICT (id) DO UPDATE SET title = excluded.title, author = excluded.author, createdAt = excluded.createdAt,
                     updatedAt = excluded.updatedAt
                 """, arguments: [id, values["title"]?.string ?? "Untitled", values["author"]?.string,
-                                 SyncDates.date(values["createdAt"]), RecipeStore.now()])
+                                 SyncDates.text(values["createdAt"]), RecipeStore.now()])
             try relink(target: id, table: "recipes", column: "bookId", kind: .recipe, in: db)
         case .ingredient:
             let rowID = values["id"]?.string ?? UUID().uuidString
             try db.execute(sql: "DELETE FROM ingredients WHERE name = ? OR id = ?", arguments: [id, rowID])
             guard live else { return }
             try db.execute(sql: "INSERT INTO ingredients (id, name, category, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?)",
-                           arguments: [rowID, id, values["category"]?.string, SyncDates.date(values["createdAt"]), RecipeStore.now()])
+                           arguments: [rowID, id, values["category"]?.string, SyncDates.text(values["createdAt"]), RecipeStore.now()])
             for alias in Set((values["aliases"]?.array ?? []).compactMap(\.string)) {
                 try db.execute(sql: "INSERT INTO ingredient_aliases (ingredientId, alias) VALUES (?, ?)", arguments: [rowID, alias])
             }
@@ -232,8 +235,8 @@ enum SyncLog {
                 INSERT INTO cook_log (id, recipeId, recipeName, cookedAt, rating, note, servings, createdAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (id) DO UPDATE SET recipeId = excluded.recipeId, recipeName = excluded.recipeName, cookedAt = excluded.cookedAt,
                     rating = excluded.rating, note = excluded.note, servings = excluded.servings, createdAt = excluded.createdAt
-                """, arguments: [id, recipeID, values["recipeName"]?.string ?? "", SyncDates.date(values["cookedAt"]),
-                                 values["rating"]?.int, values["note"]?.string, values["servings"]?.number, SyncDates.date(values["createdAt"])])
+                """, arguments: [id, recipeID, values["recipeName"]?.string ?? "", SyncDates.text(values["cookedAt"]),
+                                 values["rating"]?.int, values["note"]?.string, values["servings"]?.number, SyncDates.text(values["createdAt"])])
         }
     }
 
@@ -280,7 +283,7 @@ enum SyncLog {
         draft.isFavorite = values["isFavorite"]?.bool ?? false
         draft.rating = values["rating"]?.int ?? 0
         let origin = values["origin"]?.string.flatMap(RecipeOrigin.init(rawValue:)) ?? .custom
-        let createdAt = SyncDates.date(values["createdAt"])
+        let createdAt = SyncDates.text(values["createdAt"])
         if !exists {
             try db.execute(sql: "INSERT INTO recipes (id, title, createdAt, updatedAt, version, origin) VALUES (?, ?, ?, ?, 1, ?)",
                            arguments: [id, draft.name, createdAt, RecipeStore.now(), origin.rawValue])
@@ -327,7 +330,7 @@ enum SyncDates {
         JSONValue(row[column] as String?)
     }
     /// The stored text (falling back to the epoch for a record without the date).
-    static func date(_ value: JSONValue?) -> String {
+    static func text(_ value: JSONValue?) -> String {
         value?.string ?? "1970-01-01 00:00:00.000"
     }
 }
