@@ -8,7 +8,7 @@ import ZeroMQ
 
 /// Keeps each configured pair (the worker's storage and every replica) in step:
 /// soon after a change notice from either side, every `interval` as a fallback, and
-/// on request. Syncs run one at a time; requests during a run share the next run.
+/// on request. Pairs sync side by side; each pair's runs go one at a time.
 /// The worker keeps nothing: cursors live in the storages.
 public actor SyncCoordinator {
     let storage: RemoteReplica
@@ -19,7 +19,10 @@ public actor SyncCoordinator {
     let logger: Logger
     private let listener: ChangeListener
     private var lastRuns: [String: PairSync] = [:]
-    private var tail: Task<[PairSync], Never>?
+    private var tails: [String: Task<PairSync, Never>] = [:]
+    /// Pairs a notice or the interval asked for that have not started yet, and pairs running now.
+    private var wanted: Set<String> = []
+    private var busy: Set<String> = []
 
     public init(storage: String, replicas: [String], interval: Duration, logger: Logger) throws {
         self.storage = try RemoteReplica(endpoint: storage, logger: logger)
@@ -35,12 +38,24 @@ public actor SyncCoordinator {
     /// Whether any replica is configured (without one there is nothing to sync).
     public nonisolated var isEnabled: Bool { !replicas.isEmpty }
 
-    /// Syncs every pair now (after the run in progress, if any) and returns what each did.
+    /// Syncs every pair now, side by side (each after its own run in progress, if any), and returns what each did.
     public func runNow() async -> [PairSync] {
-        // Runs queue up behind each other: one at a time, each starting after the one before.
-        let previous = tail
-        let run = Task { _ = await previous?.value; return await self.syncPairs() }
-        tail = run
+        await withTaskGroup(of: (Int, PairSync).self) { group in
+            for (index, replica) in replicas.enumerated() {
+                group.addTask { (index, await self.runPair(replica)) }
+            }
+            var results: [(Int, PairSync)] = []
+            for await result in group { results.append(result) }
+            return results.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+    }
+
+    /// Runs of one pair queue up behind each other; pairs do not wait for each other,
+    /// so a replica that is down (each call waits out its timeout) holds up only its own pair.
+    private func runPair(_ replica: RemoteReplica) async -> PairSync {
+        let previous = tails[replica.name]
+        let run = Task { _ = await previous?.value; return await self.syncPair(replica) }
+        tails[replica.name] = run
         return await run.value
     }
 
@@ -82,43 +97,49 @@ public actor SyncCoordinator {
         _ = await runNow()
         while !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(200))
-            let due = ContinuousClock.now - last >= interval
-            if notices.take() || due {
+            if notices.take() || ContinuousClock.now - last >= interval {
                 last = .now
-                _ = await runNow()
+                wanted.formUnion(replicas.map(\.name))
+            }
+            // A pair still running keeps its wish and starts once it is done.
+            for replica in replicas where wanted.contains(replica.name) && !busy.contains(replica.name) {
+                wanted.remove(replica.name)
+                busy.insert(replica.name)
+                Task {
+                    _ = await self.runPair(replica)
+                    self.finished(replica.name)
+                }
             }
         }
     }
 
-    private func syncPairs() async -> [PairSync] {
-        var results: [PairSync] = []
-        for replica in replicas {
-            var result = PairSync(storage: storage.name, replica: replica.name)
-            do {
-                try await listen(to: storage)
-                try await listen(to: replica)
-                let (sent, received) = try await SyncEngine.sync(storage, replica)
-                result.toReplica = sent.changed
-                result.toStorage = received.changed
-                result.photos = sent.photos + received.photos
-                result.photoBytes = sent.photoBytes + received.photoBytes
-                result.conflicts = sent.conflicts + received.conflicts
-                if sent.changed + received.changed > 0 {
-                    logger.info("replicas synced", metadata: [
-                        "storage": "\(storage.name)", "replica": "\(replica.name)", "toReplica": "\(sent.changed)",
-                        "toStorage": "\(received.changed)", "photos": "\(result.photos)", "conflicts": "\(result.conflicts)",
-                    ])
-                }
-            } catch {
-                // One replica down does not stop the others; the next run resumes from the saved cursors.
-                result.error = "\(error)"
-                logger.warning("replica sync failed", metadata: ["storage": "\(storage.name)", "replica": "\(replica.name)", "error": "\(error)"])
+    private func finished(_ name: String) { busy.remove(name) }
+
+    private func syncPair(_ replica: RemoteReplica) async -> PairSync {
+        var result = PairSync(storage: storage.name, replica: replica.name)
+        do {
+            try await listen(to: storage)
+            try await listen(to: replica)
+            let (sent, received) = try await SyncEngine.sync(storage, replica)
+            result.toReplica = sent.changed
+            result.toStorage = received.changed
+            result.photos = sent.photos + received.photos
+            result.photoBytes = sent.photoBytes + received.photoBytes
+            result.conflicts = sent.conflicts + received.conflicts
+            if sent.changed + received.changed > 0 {
+                logger.info("replicas synced", metadata: [
+                    "storage": "\(storage.name)", "replica": "\(replica.name)", "toReplica": "\(sent.changed)",
+                    "toStorage": "\(received.changed)", "photos": "\(result.photos)", "conflicts": "\(result.conflicts)",
+                ])
             }
-            result.finishedAt = Date()
-            lastRuns[replica.name] = result
-            results.append(result)
+        } catch {
+            // One replica down does not stop the others; the next run resumes from the saved cursors.
+            result.error = "\(error)"
+            logger.warning("replica sync failed", metadata: ["storage": "\(storage.name)", "replica": "\(replica.name)", "error": "\(error)"])
         }
-        return results
+        result.finishedAt = Date()
+        lastRuns[replica.name] = result
+        return result
     }
 
     /// Subscribes to a storage's change notices once its endpoint is known.
