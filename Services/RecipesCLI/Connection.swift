@@ -69,6 +69,7 @@ enum ExitStatus {
     static let internalFailure: Int32 = 70
     static let conflict: Int32 = 75 // changed meanwhile; try again
     static let readOnly: Int32 = 77 // starter recipe
+    static let refusedKeys: Int32 = 78 // a service refused this client's CURVE keys (or their absence)
 
     static func of(_ code: ErrorCode) -> Int32 {
         switch code {
@@ -95,6 +96,7 @@ func reportingFailures(_ body: () async throws -> Void) async throws {
     } catch let error as MessageClientError {
         switch error {
         case .unreachable: fail(error.description, status: ExitStatus.unavailable)
+        case .refused: fail(error.description, status: ExitStatus.refusedKeys)
         case .frameTooLarge: fail(error.description, status: ExitStatus.refused)
         case .invalidReply, .closed: fail(error.description, status: ExitStatus.internalFailure)
         }

@@ -1,4 +1,5 @@
 import Synchronization
+import ZeroMQ
 
 /// The task executor of a server's I/O thread: handler tasks start here, so a
 /// handler's synchronous work runs on the I/O thread without a thread hand-off,

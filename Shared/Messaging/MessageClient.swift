@@ -26,6 +26,10 @@ public actor MessageClient {
         public var maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes
         /// Added to the "not reachable" error: how the user points the client elsewhere.
         public var hint: String?
+        /// This client's CURVE keys and the service's public key; `nil` talks in the clear.
+        public var security: CurveClientSecurity?
+        /// Added to the "refused" error: where the user sets this client's keys.
+        public var securityHint: String?
 
         /// A configuration for `serviceName` at `endpoint`.
         public init(endpoint: String, serviceName: String) {
@@ -49,6 +53,8 @@ public actor MessageClient {
 
     private struct Connection {
         let socket: Socket
+        /// Reports failed security handshakes, so a refusal is told at once instead of as silence.
+        let events: Socket
         let poller: Poller
     }
 
@@ -77,6 +83,7 @@ public actor MessageClient {
     /// Closes the socket; later requests fail with `MessageClientError.closed`.
     public func close() {
         connection?.socket.close()
+        connection?.events.close()
         connection = nil
         closed = true
     }
@@ -110,8 +117,12 @@ public actor MessageClient {
             if try connection.socket.send(request) {
                 bytesSent += request.frames.reduce(0) { $0 + $1.count }
                 while case let remaining = deadline - .now, remaining > .zero {
-                    guard try connection.poller.poll(timeout: remaining) > 0,
-                          let message = try connection.socket.receive(dontWait: true) else { continue }
+                    guard try connection.poller.poll(timeout: remaining) > 0 else { continue }
+                    if let refusal = try refusal(on: connection) {
+                        disconnect()
+                        throw refusal
+                    }
+                    guard let message = try connection.socket.receive(dontWait: true) else { continue }
                     bytesReceived += message.frames.reduce(0) { $0 + $1.count }
                     if let reply = try parse(message, expecting: requestID, op: op, as: Body.self) { return reply }
                 }
@@ -122,9 +133,36 @@ public actor MessageClient {
             // The socket may hold a half-sent request or a late reply: start over with a new one.
             disconnect()
         }
+        var hint = configuration.hint
+        if configuration.security != nil {
+            // A service with another key pair than the one this client was told about stays silent too.
+            hint = [hint, "if it is running, check that the public key this client has for it is the service's"]
+                .compactMap { $0 }.joined(separator: "; ")
+        }
         throw MessageClientError.unreachable(
             service: configuration.serviceName, endpoint: configuration.endpoint,
-            attempts: configuration.attempts, timeout: configuration.timeout, hint: configuration.hint)
+            attempts: configuration.attempts, timeout: configuration.timeout, hint: hint)
+    }
+
+    /// The refusal the service's security handshake reported, if any: it will not change by retrying.
+    private func refusal(on connection: Connection) throws -> MessageClientError? {
+        while let event = try connection.events.readEvent() {
+            let reason: String
+            if event.kind == .handshakeFailedAuth {
+                reason = configuration.security.map {
+                    "it does not allow this client's public key \($0.keys.publicKey) (add it to the service's client keys)"
+                } ?? "it requires a client key"
+            } else if event.kind == .handshakeFailedProtocol && event.value == SocketEvent.mechanismMismatch {
+                reason = configuration.security == nil
+                    ? "it requires CURVE security and this client has no keys"
+                    : "it does not use CURVE security but this client was given keys for it"
+            } else {
+                continue
+            }
+            return .refused(service: configuration.serviceName, endpoint: configuration.endpoint,
+                            reason: reason, hint: configuration.securityHint)
+        }
+        return nil
     }
 
     /// The reply in `message` if it answers `requestID`; `nil` for a late reply to an earlier try.
@@ -159,16 +197,20 @@ public actor MessageClient {
         try socket.setMaxMessageSize(max(configuration.maxFrameBytes, WireProtocol.defaultMaxFrameBytes) * 4)
         try socket.setSendTimeout(configuration.timeout)
         if configuration.endpoint.contains("[") { try socket.setIPv6(true) }
+        if let security = configuration.security { try socket.apply(security) }
+        let events = try socket.monitor([.handshakeFailedAuth, .handshakeFailedProtocol])
         try socket.connect(configuration.endpoint)
         let poller = Poller()
         try poller.add(socket)
-        let connection = Connection(socket: socket, poller: poller)
+        try poller.add(events)
+        let connection = Connection(socket: socket, events: events, poller: poller)
         self.connection = connection
         return connection
     }
 
     private func disconnect() {
         connection?.socket.close()
+        connection?.events.close()
         connection = nil
     }
 }
@@ -179,6 +221,8 @@ public enum MessageClientError: Error, Sendable, Equatable, CustomStringConverti
     case unreachable(service: String, endpoint: String, attempts: Int, timeout: Duration, hint: String?)
     /// A frame is over the size cap; the service would drop the connection.
     case frameTooLarge(frame: Int, bytes: Int, limit: Int)
+    /// The service's security refused this client (wrong or missing keys); retrying will not help.
+    case refused(service: String, endpoint: String, reason: String, hint: String?)
     /// The service answered with something that is not a reply of this protocol.
     case invalidReply(String)
     /// The client was closed.
@@ -193,6 +237,8 @@ public enum MessageClientError: Error, Sendable, Equatable, CustomStringConverti
             return text
         case let .frameTooLarge(frame, bytes, limit):
             return "frame \(frame) is \(bytes) bytes; the most one frame may carry is \(limit) bytes"
+        case let .refused(service, endpoint, reason, hint):
+            return "\(service) at \(endpoint) refused this client: \(reason)" + (hint.map { " (\($0))" } ?? "")
         case let .invalidReply(reason):
             return reason
         case .closed:

@@ -28,6 +28,8 @@ public final class MessageServer: Service, Sendable {
         public var replyCacheLifetime: Duration = .seconds(600)
         /// How long graceful shutdown waits for running requests.
         public var drainTimeout: Duration = .seconds(10)
+        /// CURVE keys and the clients allowed in; `nil` serves anyone who can connect, in the clear.
+        public var security: CurveServerSecurity?
 
         /// A configuration for `serviceName` listening on `endpoint`.
         public init(endpoint: String, serviceName: String) {

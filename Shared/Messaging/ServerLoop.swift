@@ -29,13 +29,23 @@ final class ServerLoop {
     /// Binds, serves until asked to stop, drains, closes.
     func run() throws {
         let socket: Socket
+        // The authenticator must serve the context before the socket binds (see ZAPAuthenticator).
+        var authenticator: ZAPAuthenticator?
+        defer { authenticator?.stop() }
         do {
             socket = try Socket(context, .router)
             try socket.setMaxMessageSize(configuration.maxFrameBytes)
             if configuration.endpoint.contains("[") { try socket.setIPv6(true) }
+            if let security = configuration.security {
+                authenticator = try ZAPAuthenticator(serving: security, in: context, logger: logger)
+                try socket.apply(security, domain: ZAPAuthenticator.recipeVaultDomain)
+            }
             let endpoint = try socket.bind(configuration.endpoint)
             mailbox.reportBound(.success(endpoint))
-            logger.info("listening", metadata: ["endpoint": "\(endpoint)", "operations": "\(routes.operations.joined(separator: " "))"])
+            logger.info("listening", metadata: [
+                "endpoint": "\(endpoint)", "operations": "\(routes.operations.joined(separator: " "))",
+                "security": "\(configuration.security.map { "curve, \($0.allowedClientKeys.count) client keys allowed" } ?? "off")",
+            ])
         } catch {
             let failure = ServerStartError(endpoint: configuration.endpoint, underlying: error)
             mailbox.reportBound(.failure(failure))

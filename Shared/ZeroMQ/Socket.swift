@@ -9,7 +9,7 @@ import Foundation
 public final class Socket {
     /// The socket pattern.
     public let type: SocketType
-    private let context: Context
+    let context: Context
     private var handle: UnsafeMutableRawPointer?
 
     /// Opens a socket of `type` in `context`, with `LINGER 0`.

@@ -7,14 +7,14 @@ import Darwin
 #endif
 
 /// A self-pipe that wakes a thread parked in `zmq_poll` from any other thread.
-final class Wakeup: Sendable {
+package final class Wakeup: Sendable {
     /// The end the poller watches.
-    let readDescriptor: Int32
+    package let readDescriptor: Int32
     private let writeDescriptor: Int32
     /// The thread that polls; it needs no wake-up from itself.
     private let owner = Mutex<pthread_t?>(nil)
 
-    init() throws(WakeupError) {
+    package init() throws(WakeupError) {
         var descriptors: [Int32] = [0, 0]
         guard pipe(&descriptors) == 0 else { throw WakeupError(errno: errno) }
         for descriptor in descriptors {
@@ -26,20 +26,20 @@ final class Wakeup: Sendable {
     }
 
     /// Marks the calling thread as the one that polls.
-    func claim() {
+    package func claim() {
         owner.withLock { $0 = pthread_self() }
     }
 
     /// Wakes the poller, unless called from the polling thread itself (which looks
     /// at its queues before it polls again). A full pipe already means "wake up".
-    func signal() {
+    package func signal() {
         if let owner = owner.withLock({ $0 }), pthread_equal(owner, pthread_self()) != 0 { return }
         var byte: UInt8 = 1
         while write(writeDescriptor, &byte, 1) < 0 && errno == EINTR {}
     }
 
     /// Empties the pipe after a wake-up.
-    func drain() {
+    package func drain() {
         var buffer = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         while withUnsafeMutableBytes(of: &buffer, { read(readDescriptor, $0.baseAddress, $0.count) }) > 0 {}
     }
@@ -51,7 +51,7 @@ final class Wakeup: Sendable {
 }
 
 /// The wake-up pipe could not be created (usually: out of file descriptors).
-struct WakeupError: Error, CustomStringConvertible {
-    let errno: Int32
-    var description: String { "cannot create the wake-up pipe: \(String(cString: strerror(errno)))" }
+package struct WakeupError: Error, CustomStringConvertible {
+    package let errno: Int32
+    package var description: String { "cannot create the wake-up pipe: \(String(cString: strerror(errno)))" }
 }

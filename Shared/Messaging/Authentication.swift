@@ -1,0 +1,36 @@
+import Foundation
+import Logging
+import Synchronization
+import ZeroMQ
+
+extension ZAPAuthenticator {
+    /// The ZAP domain every RecipeVault server socket is authenticated in.
+    public static let recipeVaultDomain = "recipevault"
+
+    /// An authenticator for `security` in `context` that logs the clients it refuses
+    /// (each key or address at most once a minute, so a client retrying does not flood the log).
+    public convenience init(serving security: CurveServerSecurity, in context: Context, logger: Logger) throws {
+        let refusals = RefusalLog()
+        try self.init(context: context, domain: Self.recipeVaultDomain, allowing: security.allowList) { decision in
+            guard !decision.allowed, refusals.shouldLog(decision.clientKey ?? decision.address) else { return }
+            logger.warning("refused a client: its key is not on the allow-list", metadata: [
+                "client_key": "\(decision.clientKey ?? "none")", "address": "\(decision.address)",
+                "mechanism": "\(decision.mechanism)",
+            ])
+        }
+    }
+}
+
+/// Remembers when each refused client was last logged.
+private final class RefusalLog: Sendable {
+    private let lastLogged = Mutex<[String: ContinuousClock.Instant]>([:])
+
+    func shouldLog(_ client: String, now: ContinuousClock.Instant = .now) -> Bool {
+        lastLogged.withLock { lastLogged in
+            if let last = lastLogged[client], now - last < .seconds(60) { return false }
+            if lastLogged.count >= 1_000 { lastLogged.removeAll() }
+            lastLogged[client] = now
+            return true
+        }
+    }
+}
