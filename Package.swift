@@ -95,6 +95,7 @@ let package = Package(
         .executableTarget(
             name: "RecipeStorage",
             dependencies: [
+                "ZeroMQ",
                 "StorageService",
                 "Messaging",
                 "RecipeProtocol",
@@ -153,6 +154,7 @@ let package = Package(
         .executableTarget(
             name: "RecipeWorker",
             dependencies: [
+                "ZeroMQ",
                 "WorkerService",
                 "WebFetch",
                 "Messaging",
@@ -167,6 +169,7 @@ let package = Package(
         .executableTarget(
             name: "RecipesCLI",
             dependencies: [
+                "ZeroMQ",
                 "Messaging",
                 "RecipeImport",
                 "RecipeModel",

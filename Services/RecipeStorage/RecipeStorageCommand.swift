@@ -5,6 +5,7 @@ import RecipeProtocol
 import ServiceLifecycle
 import StorageService
 import Foundation
+import ZeroMQ
 
 /// `recipe-storage`: the RecipeVault process that owns the recipe data and answers requests over ZeroMQ.
 @main
@@ -23,6 +24,16 @@ struct RecipeStorageCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("Data folder for Recipes.sqlite and photos (environment: RECIPES_DATA; default ./data).", valueName: "folder"))
     var data: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "CURVE secret key file of this storage, from `recipes keys generate` (environment: RECIPES_STORAGE_SECRET_KEY_FILE). With --client-keys, every client must connect with CURVE and an allowed key.",
+        valueName: "file"))
+    var secretKey: String?
+
+    @Option(name: .customLong("client-keys"), help: ArgumentHelp(
+        "File of public keys allowed to connect (the worker's, the CLI's): one per line. Repeatable; environment: RECIPES_STORAGE_CLIENT_KEYS_FILE, comma-separated.",
+        valueName: "file"))
+    var clientKeys: [String] = []
 
     @Flag(name: .long, help: "Load the sample books and starter recipes when the database is empty.")
     var seedSamples = false
@@ -46,6 +57,14 @@ struct RecipeStorageCommand: AsyncParsableCommand {
         configuration.dataFolder = URL(fileURLWithPath: data ?? ProcessEnvironment.value("RECIPES_DATA") ?? RecipeVault.defaultDataFolder)
         configuration.seedSamples = seedSamples
         configuration.publishEndpoint = publish ?? ProcessEnvironment.value("RECIPES_STORAGE_PUBLISH") ?? RecipeVault.defaultStoragePublishEndpoint
+        do {
+            configuration.security = try ServerKeys.security(
+                secretKeyFile: secretKey ?? ProcessEnvironment.value("RECIPES_STORAGE_SECRET_KEY_FILE"),
+                clientKeyFiles: clientKeys.isEmpty ? environmentList("RECIPES_STORAGE_CLIENT_KEYS_FILE") : clientKeys,
+                options: ("--secret-key", "--client-keys"))
+        } catch {
+            throw ValidationError("\(error)")
+        }
 
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardOutput(label: label)
@@ -53,6 +72,7 @@ struct RecipeStorageCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "recipe-storage")
+        warnIfExposed(configuration.security, endpoints: [configuration.bindEndpoint, configuration.publishEndpoint], logger: logger)
 
         let service = try await StorageService(configuration: configuration, logger: logger)
         let group = ServiceGroup(

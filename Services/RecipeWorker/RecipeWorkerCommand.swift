@@ -6,6 +6,7 @@ import RecipeProtocol
 import ServiceLifecycle
 import WebFetch
 import WorkerService
+import ZeroMQ
 
 /// `recipe-worker`: imports recipes from the web and runs batch imports for RecipeVault.
 @main
@@ -30,6 +31,24 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
         "Another recipe-storage to keep in step with --storage (a laptop's copy: tcp://laptop:5555). Repeatable; environment: RECIPES_WORKER_REPLICAS, comma-separated.",
         valueName: "endpoint"))
     var replicas: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp(
+        "CURVE secret key file of this worker (environment: RECIPES_WORKER_SECRET_KEY_FILE). The worker answers only clients in --client-keys and connects to the storages with this key.",
+        valueName: "file"))
+    var secretKey: String?
+
+    @Option(name: .customLong("client-keys"), help: ArgumentHelp(
+        "File of public keys allowed to connect (the CLI's): one per line. Repeatable; environment: RECIPES_WORKER_CLIENT_KEYS_FILE, comma-separated.",
+        valueName: "file"))
+    var clientKeys: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Public key file of --storage, to reach it with CURVE (environment: RECIPES_STORAGE_KEY_FILE).", valueName: "file"))
+    var storageKey: String?
+
+    @Option(name: .customLong("replica-key"), help: ArgumentHelp(
+        "Public key file of a --replica, in the order the replicas are given. Repeatable; environment: RECIPES_WORKER_REPLICA_KEY_FILES, comma-separated.",
+        valueName: "file"))
+    var replicaKeys: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("Seconds between syncs when no change notice arrives (5 to 86400).", valueName: "seconds"))
     var syncInterval: Double = 60
@@ -79,6 +98,33 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
         return replicas.isEmpty ? fromEnvironment : replicas
     }
 
+    /// The worker's CURVE settings: its own keys and clients, and the public key of every storage.
+    func securitySettings() throws -> (server: CurveServerSecurity?, storageKeys: [String: String]) {
+        let server = try ServerKeys.security(
+            secretKeyFile: secretKey ?? ProcessEnvironment.value("RECIPES_WORKER_SECRET_KEY_FILE"),
+            clientKeyFiles: clientKeys.isEmpty ? environmentList("RECIPES_WORKER_CLIENT_KEYS_FILE") : clientKeys,
+            options: ("--secret-key", "--client-keys"))
+        let storageKeyFile = storageKey ?? ProcessEnvironment.value("RECIPES_STORAGE_KEY_FILE")
+        let replicaKeyFiles = replicaKeys.isEmpty ? environmentList("RECIPES_WORKER_REPLICA_KEY_FILES") : replicaKeys
+        if server == nil && (storageKeyFile != nil || !replicaKeyFiles.isEmpty) {
+            throw ValidationError("--storage-key and --replica-key need the worker's own --secret-key and --client-keys: CURVE clients connect with a key pair")
+        }
+        if !replicaKeyFiles.isEmpty && replicaKeyFiles.count != replicaEndpoints.count {
+            throw ValidationError("\(replicaKeyFiles.count) --replica-key files for \(replicaEndpoints.count) replicas: give one public key file per --replica, in the same order")
+        }
+        var keys: [String: String] = [:]
+        if let storageKeyFile { keys[storageEndpoint] = try KeyFiles.publicKey(file: storageKeyFile) }
+        for (endpoint, file) in zip(replicaEndpoints, replicaKeyFiles) { keys[endpoint] = try KeyFiles.publicKey(file: file) }
+        if server != nil {
+            for endpoint in [storageEndpoint] + replicaEndpoints where keys[endpoint] == nil {
+                throw ValidationError("no public key for the storage at \(endpoint): with --secret-key, give --storage-key and one --replica-key per replica")
+            }
+        }
+        return (server, keys)
+    }
+
+    var storageEndpoint: String { storage ?? ProcessEnvironment.value("RECIPES_STORAGE") ?? RecipeVault.defaultStorageEndpoint }
+
     var allowHostEntries: [String] {
         allowHosts + (ProcessEnvironment.value("RECIPES_WORKER_ALLOW_HOSTS").map { [$0] } ?? [])
     }
@@ -86,7 +132,12 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
     func run() async throws {
         var configuration = WorkerConfiguration()
         configuration.bindEndpoint = bind ?? ProcessEnvironment.value("RECIPES_WORKER_BIND") ?? RecipeVault.defaultWorkerEndpoint
-        configuration.storageEndpoint = storage ?? ProcessEnvironment.value("RECIPES_STORAGE") ?? RecipeVault.defaultStorageEndpoint
+        configuration.storageEndpoint = storageEndpoint
+        do {
+            (configuration.security, configuration.storageKeys) = try securitySettings()
+        } catch let error as KeyFileError {
+            throw ValidationError(error.description)
+        }
         configuration.concurrency = concurrency
         configuration.replicaEndpoints = replicaEndpoints
         configuration.syncInterval = .milliseconds(Int(syncInterval * 1_000))
@@ -100,6 +151,7 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "recipe-worker")
+        warnIfExposed(configuration.security, endpoints: [configuration.bindEndpoint], logger: logger)
         let service = try WorkerService(configuration: configuration, logger: logger)
         logger.info("recipe-worker ready", metadata: [
             "storage": "\(configuration.storageEndpoint)", "allowed": "\(configuration.fetchPolicy.allowList)",

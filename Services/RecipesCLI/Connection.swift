@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Messaging
 import RecipeProtocol
+import ZeroMQ
 
 #if canImport(Glibc)
 import Glibc
@@ -14,6 +15,15 @@ struct ConnectionOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp("recipe-worker endpoint (environment: RECIPES_WORKER; default \(RecipeVault.defaultWorkerEndpoint)).", valueName: "endpoint"))
     var worker: String?
+
+    @Option(help: ArgumentHelp("This client's CURVE secret key file, from `recipes keys generate` (environment: RECIPES_KEY_FILE).", valueName: "file"))
+    var key: String?
+
+    @Option(help: ArgumentHelp("recipe-storage's public key file, to reach it with CURVE (environment: RECIPES_STORAGE_KEY_FILE).", valueName: "file"))
+    var storageKey: String?
+
+    @Option(help: ArgumentHelp("recipe-worker's public key file, to reach it with CURVE (environment: RECIPES_WORKER_KEY_FILE).", valueName: "file"))
+    var workerKey: String?
 
     @Option(help: ArgumentHelp("Seconds to wait for a service before giving up (over 3 tries).", valueName: "seconds"))
     var timeout: Double = 6
@@ -31,13 +41,35 @@ struct ConnectionOptions: ParsableArguments {
     var storageEndpoint: String { storage ?? environment("RECIPES_STORAGE") ?? RecipeVault.defaultStorageEndpoint }
     var workerEndpoint: String { worker ?? environment("RECIPES_WORKER") ?? RecipeVault.defaultWorkerEndpoint }
 
+    /// CURVE for a service whose public key file is `serverKeyFile` (`nil`: connect without CURVE).
+    private func security(serverKeyFile: String?, service: String, option: String) throws -> CurveClientSecurity? {
+        guard let serverKeyFile else { return nil }
+        guard let keyFile = key ?? environment("RECIPES_KEY_FILE") else {
+            throw CLIError("\(option) is set, so \(service) is reached with CURVE, but this client has no key: give --key or set RECIPES_KEY_FILE (make one with `recipes keys generate`)",
+                           status: ExitStatus.usage)
+        }
+        do {
+            return CurveClientSecurity(keys: try KeyFiles.keyPair(secretKeyFile: keyFile),
+                                       serverKey: try KeyFiles.publicKey(file: serverKeyFile))
+        } catch {
+            throw CLIError(error.description, status: ExitStatus.usage)
+        }
+    }
+
     /// A client for recipe-storage, with the hint a user needs when it is not reachable.
     func storageClient() throws -> MessageClient {
-        try client(endpoint: storageEndpoint, service: "recipe-storage", variable: "RECIPES_STORAGE", option: "--storage")
+        try client(endpoint: storageEndpoint, service: "recipe-storage", variable: "RECIPES_STORAGE", option: "--storage",
+                   security: try security(serverKeyFile: storageKey ?? environment("RECIPES_STORAGE_KEY_FILE"),
+                                          service: "recipe-storage", option: "the storage key"))
     }
 
     func workerClient() throws -> MessageClient {
-        try client(endpoint: workerEndpoint, service: "recipe-worker", variable: "RECIPES_WORKER", option: "--worker")
+        try client(endpoint: workerEndpoint, service: "recipe-worker", variable: "RECIPES_WORKER", option: "--worker",
+                   security: try workerSecurity())
+    }
+
+    private func workerSecurity() throws -> CurveClientSecurity? {
+        try security(serverKeyFile: workerKey ?? environment("RECIPES_WORKER_KEY_FILE"), service: "recipe-worker", option: "the worker key")
     }
 
     /// A client for a worker request that may take as long as fetching a slow page:
@@ -46,15 +78,19 @@ struct ConnectionOptions: ParsableArguments {
     func patientWorkerClient(seconds: Double) async throws -> MessageClient {
         _ = try await workerClient().call(System.Health.self, Empty())
         return try client(endpoint: workerEndpoint, service: "recipe-worker", variable: "RECIPES_WORKER", option: "--worker",
-                          attempts: 1, seconds: max(seconds, timeout))
+                          security: try workerSecurity(), attempts: 1, seconds: max(seconds, timeout))
     }
 
     private func client(endpoint: String, service: String, variable: String, option: String,
-                        attempts: Int = 3, seconds: Double? = nil) throws -> MessageClient {
+                        security: CurveClientSecurity?, attempts: Int = 3, seconds: Double? = nil) throws -> MessageClient {
         var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: service)
         configuration.attempts = attempts
         configuration.timeout = .milliseconds(Int((seconds ?? timeout) * 1_000 / Double(attempts)))
         configuration.hint = "is \(service) running? set \(variable) or \(option) to point elsewhere"
+        configuration.security = security
+        let keyVariable = service == "recipe-storage" ? "RECIPES_STORAGE_KEY_FILE" : "RECIPES_WORKER_KEY_FILE"
+        configuration.securityHint = "set RECIPES_KEY_FILE to this client's secret key and \(keyVariable) to \(service)'s public key, "
+            + "and put this client's public key in \(service)'s client keys"
         return try MessageClient(configuration: configuration)
     }
 }
@@ -63,10 +99,12 @@ func environment(_ name: String) -> String? { ProcessEnvironment.value(name) }
 
 /// Exit codes (README, "Exit codes"), after sysexits.h.
 enum ExitStatus {
+    static let usage: Int32 = 64 // bad arguments or settings
     static let refused: Int32 = 65 // the service refused the data
     static let notFound: Int32 = 66
     static let unavailable: Int32 = 69 // a service is not reachable or shutting down
     static let internalFailure: Int32 = 70
+    static let cannotWrite: Int32 = 73 // a file could not be created
     static let conflict: Int32 = 75 // changed meanwhile; try again
     static let readOnly: Int32 = 77 // starter recipe
     static let refusedKeys: Int32 = 78 // a service refused this client's CURVE keys (or their absence)

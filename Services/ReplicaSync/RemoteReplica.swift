@@ -2,20 +2,26 @@ import Foundation
 import Logging
 import Messaging
 import RecipeProtocol
+import ZeroMQ
 
 /// A `recipe-storage` reached over ZeroMQ.
 public struct RemoteReplica: SyncEndpoint {
     public let client: MessageClient
     public var name: String { client.configuration.endpoint }
+    /// The CURVE keys the client connects with (its change-notice subscription uses the same).
+    public var security: CurveClientSecurity? { client.configuration.security }
 
     public init(client: MessageClient) { self.client = client }
 
     /// A client for the storage at `endpoint`. The defaults suit syncing: a replica that is down
     /// costs a sync 20 seconds, not minutes, and a page applies in well under 10.
-    public init(endpoint: String, timeout: Duration = .seconds(10), attempts: Int = 2, logger: Logger) throws {
+    public init(endpoint: String, security: CurveClientSecurity? = nil, timeout: Duration = .seconds(10), attempts: Int = 2,
+                logger: Logger) throws {
         var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: "recipe-storage")
         configuration.timeout = timeout
         configuration.attempts = attempts
+        configuration.security = security
+        configuration.securityHint = "check the worker's --secret-key, --storage-key and --replica-key"
         configuration.hint = "is that recipe-storage running? check the worker's --storage and --replica endpoints"
         client = try MessageClient(configuration: configuration, logger: logger)
     }

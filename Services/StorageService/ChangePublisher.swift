@@ -14,6 +14,8 @@ public actor ChangePublisher {
     private let executor = ThreadExecutor(name: "recipe-storage publisher")
     private let context: Context
     private let socket: Socket
+    /// Lets in only the allowed subscribers when the storage runs with CURVE.
+    private let authenticator: ZAPAuthenticator?
     private let encoder = WireCodec.makeEncoder()
     private var sequence = 0
     /// The endpoint actually bound.
@@ -21,11 +23,18 @@ public actor ChangePublisher {
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    /// Binds the PUB socket at `endpoint` (`tcp://127.0.0.1:*` picks a port).
-    public init(endpoint: String) throws {
+    /// Binds the PUB socket at `endpoint` (`tcp://127.0.0.1:*` picks a port), with the
+    /// storage's CURVE `security` when given (subscribers need an allowed key, as requests do).
+    public init(endpoint: String, security: CurveServerSecurity? = nil, logger: Logger) throws {
         context = try Context()
         socket = try Socket(context, .publish)
         if endpoint.contains("[") { try socket.setIPv6(true) }
+        if let security {
+            authenticator = try ZAPAuthenticator(serving: security, in: context, logger: logger)
+            try socket.apply(security, domain: ZAPAuthenticator.recipeVaultDomain)
+        } else {
+            authenticator = nil
+        }
         do {
             self.endpoint = try socket.bind(endpoint)
         } catch {
@@ -49,6 +58,7 @@ public actor ChangePublisher {
 
     public func close() {
         socket.close()
+        authenticator?.stop()
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Messaging
 import RecipeProtocol
+import ZeroMQ
 
 /// Everything `recipe-storage` is told at start-up.
 public struct StorageConfiguration: Sendable {
@@ -14,6 +15,8 @@ public struct StorageConfiguration: Sendable {
     public var maxFrameBytes = WireProtocol.defaultMaxFrameBytes
     /// Load the sample collection when the database is empty.
     public var seedSamples = false
+    /// CURVE keys and the clients allowed in, for requests and change notices; `nil` is no security.
+    public var security: CurveServerSecurity?
 
     public init() {}
 
@@ -21,6 +24,7 @@ public struct StorageConfiguration: Sendable {
     public var server: MessageServer.Configuration {
         var configuration = MessageServer.Configuration(endpoint: bindEndpoint, serviceName: "recipe-storage")
         configuration.maxFrameBytes = maxFrameBytes
+        configuration.security = security
         return configuration
     }
 }

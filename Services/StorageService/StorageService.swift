@@ -28,7 +28,7 @@ public struct StorageService: Sendable {
                 logger.info("sample recipes not loaded: the database already holds data")
             }
         }
-        let publisher = try ChangePublisher(endpoint: configuration.publishEndpoint)
+        let publisher = try ChangePublisher(endpoint: configuration.publishEndpoint, security: configuration.security, logger: logger)
         self.publisher = publisher
         logger.info("publishing change notices", metadata: ["endpoint": "\(publisher.endpoint)"])
         var routes = Routes()

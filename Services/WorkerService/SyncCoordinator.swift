@@ -24,11 +24,14 @@ public actor SyncCoordinator {
     private var wanted: Set<String> = []
     private var busy: Set<String> = []
 
-    public init(storage: String, replicas: [String], interval: Duration, logger: Logger) throws {
-        self.storage = try RemoteReplica(endpoint: storage, logger: logger)
-        self.replicas = try replicas.map { try RemoteReplica(endpoint: $0, logger: logger) }
+    /// A coordinator for `storage` and its `replicas`; `security` holds the CURVE keys to
+    /// connect to each endpoint with (an endpoint not in it is reached without CURVE).
+    public init(storage: String, replicas: [String], security: [String: CurveClientSecurity] = [:],
+                interval: Duration, logger: Logger) throws {
+        self.storage = try RemoteReplica(endpoint: storage, security: security[storage], logger: logger)
+        self.replicas = try replicas.map { try RemoteReplica(endpoint: $0, security: security[$0], logger: logger) }
         probes = try Dictionary(([storage] + replicas).map {
-            ($0, try RemoteReplica(endpoint: $0, timeout: .seconds(2), attempts: 1, logger: logger))
+            ($0, try RemoteReplica(endpoint: $0, security: security[$0], timeout: .seconds(2), attempts: 1, logger: logger))
         }, uniquingKeysWith: { first, _ in first })
         self.interval = interval
         self.logger = logger
@@ -146,14 +149,14 @@ public actor SyncCoordinator {
     private func listen(to replica: RemoteReplica) async throws {
         guard !listener.isListening(to: replica.name) else { return }
         guard let published = try await replica.info().publishEndpoint else { return }
-        listener.add(ChangeListener.reachable(published, via: replica.name), for: replica.name)
+        listener.add(ChangeListener.reachable(published, via: replica.name), security: replica.security, for: replica.name)
     }
 }
 
 /// Subscribes to the storages' change notices on a thread of its own (ZeroMQ sockets stay on one thread).
 final class ChangeListener: Sendable {
     private struct State {
-        var pendingEndpoints: [String] = []
+        var pendingEndpoints: [(endpoint: String, security: CurveClientSecurity?)] = []
         var connected: Set<String> = []
         var stopped = false
     }
@@ -172,10 +175,10 @@ final class ChangeListener: Sendable {
 
     func isListening(to name: String) -> Bool { state.withLock { $0.connected.contains(name) } }
 
-    func add(_ endpoint: String, for name: String) {
+    func add(_ endpoint: String, security: CurveClientSecurity?, for name: String) {
         state.withLock {
             $0.connected.insert(name)
-            $0.pendingEndpoints.append(endpoint)
+            $0.pendingEndpoints.append((endpoint, security))
         }
         logger.debug("listening for change notices", metadata: ["endpoint": "\(endpoint)"])
     }
@@ -192,25 +195,34 @@ final class ChangeListener: Sendable {
     private func loop() {
         do {
             let context = try Context()
-            let socket = try Socket(context, .subscribe)
-            try socket.subscribe(Array("storage.changed".utf8))
-            let poller = Poller()
-            _ = try poller.add(socket)
+            // One socket per storage: each may have its own CURVE server key.
+            var sockets: [Socket] = []
+            var poller = Poller()
             while true {
                 let (endpoints, stopped) = state.withLock { state in
                     defer { state.pendingEndpoints = [] }
                     return (state.pendingEndpoints, state.stopped)
                 }
                 if stopped { break }
-                for endpoint in endpoints {
-                    if endpoint.contains("[") { try socket.setIPv6(true) }
-                    try socket.connect(endpoint)
+                if !endpoints.isEmpty {
+                    for (endpoint, security) in endpoints {
+                        let socket = try Socket(context, .subscribe)
+                        try socket.subscribe(Array("storage.changed".utf8))
+                        if endpoint.contains("[") { try socket.setIPv6(true) }
+                        if let security { try socket.apply(security) }
+                        try socket.connect(endpoint)
+                        sockets.append(socket)
+                    }
+                    poller = Poller()
+                    for socket in sockets { try poller.add(socket) }
                 }
                 if try poller.poll(timeout: .milliseconds(250)) > 0 {
-                    while try socket.receive(dontWait: true) != nil { noticed.set() }
+                    for socket in sockets {
+                        while try socket.receive(dontWait: true) != nil { noticed.set() }
+                    }
                 }
             }
-            socket.close()
+            for socket in sockets { socket.close() }
         } catch {
             logger.warning("change notices unavailable; syncing on the interval only", metadata: ["error": "\(error)"])
         }

@@ -4,6 +4,7 @@ import Messaging
 import RecipeProtocol
 import ServiceLifecycle
 import WebFetch
+import ZeroMQ
 
 /// Everything `recipe-worker` is told at start-up.
 public struct WorkerConfiguration: Sendable {
@@ -23,6 +24,17 @@ public struct WorkerConfiguration: Sendable {
     public var replicaEndpoints: [String] = []
     /// How often the pairs are synced when no change notice arrives.
     public var syncInterval: Duration = .seconds(60)
+    /// CURVE for the worker's own endpoint: its key pair and the clients (the CLI) allowed in.
+    public var security: CurveServerSecurity?
+    /// The public key of each storage (the worker's storage and its replicas) to connect with CURVE,
+    /// by endpoint; the worker connects with its own key pair from `security`.
+    public var storageKeys: [String: String] = [:]
+
+    /// How the worker connects to the storage at `endpoint`.
+    func clientSecurity(for endpoint: String) -> CurveClientSecurity? {
+        guard let keys = security?.keys, let serverKey = storageKeys[endpoint] else { return nil }
+        return CurveClientSecurity(keys: keys, serverKey: serverKey)
+    }
 
     public init() {}
 }
@@ -39,6 +51,8 @@ public struct WorkerService: Sendable {
         client.timeout = .seconds(10)
         client.attempts = 3
         client.hint = "is recipe-storage running? start recipe-worker with --storage to point elsewhere"
+        client.security = configuration.clientSecurity(for: configuration.storageEndpoint)
+        client.securityHint = "check the worker's --secret-key and --storage-key, and the storage's --client-keys"
         let storage = try MessageClient(configuration: client, logger: logger)
         self.storage = storage
         let fetcher = GuardedFetcher(policy: configuration.fetchPolicy, logger: logger)
@@ -46,8 +60,12 @@ public struct WorkerService: Sendable {
         let runner = JobRunner(importer: importer, storage: storage, concurrency: configuration.concurrency,
                                rescanInterval: configuration.rescanInterval, logger: logger)
         self.runner = runner
-        let sync = try SyncCoordinator(storage: configuration.storageEndpoint, replicas: configuration.replicaEndpoints,
-                                       interval: configuration.syncInterval, logger: logger)
+        let endpoints = [configuration.storageEndpoint] + configuration.replicaEndpoints
+        let sync = try SyncCoordinator(
+            storage: configuration.storageEndpoint, replicas: configuration.replicaEndpoints,
+            security: Dictionary(endpoints.compactMap { endpoint in configuration.clientSecurity(for: endpoint).map { (endpoint, $0) } },
+                                 uniquingKeysWith: { first, _ in first }),
+            interval: configuration.syncInterval, logger: logger)
         self.sync = sync
         var routes = Routes()
         routes.addSystemOperations(service: "recipe-worker")
@@ -74,6 +92,7 @@ public struct WorkerService: Sendable {
         }
         var server = MessageServer.Configuration(endpoint: configuration.bindEndpoint, serviceName: "recipe-worker")
         server.maxFrameBytes = configuration.maxFrameBytes
+        server.security = configuration.security
         self.server = try MessageServer(configuration: server, routes: routes, logger: logger)
     }
 }

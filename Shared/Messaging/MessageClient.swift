@@ -46,6 +46,8 @@ public actor MessageClient {
     private let encoder = WireCodec.makeEncoder()
     private let decoder = WireCodec.makeDecoder()
     private var connection: Connection?
+    /// Security handshakes that failed in a row (see `refusal(on:)`).
+    private var handshakeFailures = 0
     private var closed = false
     /// Bytes of every request frame sent and every reply frame received (for figures: what a sync moved).
     public private(set) var bytesSent = 0
@@ -111,6 +113,7 @@ public actor MessageClient {
 
     /// Lazy Pirate: send, wait up to `timeout`, and on silence reopen and resend.
     private func exchange<Body: Decodable & Sendable>(_ request: Message, requestID: String, op: String, as _: Body.Type) throws -> Reply<Body> {
+        handshakeFailures = 0
         for attempt in 1...configuration.attempts {
             let connection = try connect()
             let deadline = ContinuousClock.now + configuration.timeout
@@ -145,24 +148,37 @@ public actor MessageClient {
     }
 
     /// The refusal the service's security handshake reported, if any: it will not change by retrying.
+    /// A refused key or a mechanism mismatch is told at once; a handshake the service cut short
+    /// (as it does when the client has the wrong public key for it, or keys it does not use) is
+    /// told once it has happened three times in a row, so a service restarting is not taken for one.
     private func refusal(on connection: Connection) throws -> MessageClientError? {
         while let event = try connection.events.readEvent() {
             let reason: String
-            if event.kind == .handshakeFailedAuth {
+            if event.kind == .handshakeSucceeded {
+                handshakeFailures = 0
+                continue
+            } else if event.kind == .handshakeFailedAuth {
                 reason = configuration.security.map {
-                    "it does not allow this client's public key \($0.keys.publicKey) (add it to the service's client keys)"
+                    "it does not allow this client's public key \($0.keys.publicKey)"
                 } ?? "it requires a client key"
             } else if event.kind == .handshakeFailedProtocol && event.value == SocketEvent.mechanismMismatch {
-                reason = configuration.security == nil
-                    ? "it requires CURVE security and this client has no keys"
-                    : "it does not use CURVE security but this client was given keys for it"
+                reason = Self.mismatch(hasKeys: configuration.security != nil)
             } else {
-                continue
+                handshakeFailures += 1
+                guard handshakeFailures >= 3 else { continue }
+                reason = configuration.security == nil
+                    ? Self.mismatch(hasKeys: false)
+                    : "the secure handshake failed: the public key this client has for the service is not its key, or the service does not use CURVE"
             }
             return .refused(service: configuration.serviceName, endpoint: configuration.endpoint,
                             reason: reason, hint: configuration.securityHint)
         }
         return nil
+    }
+
+    private static func mismatch(hasKeys: Bool) -> String {
+        hasKeys ? "it does not use CURVE security but this client was given keys for it"
+            : "it requires CURVE security and this client has no keys"
     }
 
     /// The reply in `message` if it answers `requestID`; `nil` for a late reply to an earlier try.
@@ -198,7 +214,7 @@ public actor MessageClient {
         try socket.setSendTimeout(configuration.timeout)
         if configuration.endpoint.contains("[") { try socket.setIPv6(true) }
         if let security = configuration.security { try socket.apply(security) }
-        let events = try socket.monitor([.handshakeFailedAuth, .handshakeFailedProtocol])
+        let events = try socket.monitor([.handshakeFailedAuth, .handshakeFailedProtocol, .handshakeFailed, .handshakeSucceeded])
         try socket.connect(configuration.endpoint)
         let poller = Poller()
         try poller.add(socket)

@@ -42,10 +42,7 @@ final class ServerLoop {
             }
             let endpoint = try socket.bind(configuration.endpoint)
             mailbox.reportBound(.success(endpoint))
-            logger.info("listening", metadata: [
-                "endpoint": "\(endpoint)", "operations": "\(routes.operations.joined(separator: " "))",
-                "security": "\(configuration.security.map { "curve, \($0.allowedClientKeys.count) client keys allowed" } ?? "off")",
-            ])
+            logger.info("listening", metadata: ["endpoint": "\(endpoint)", "operations": "\(routes.operations.joined(separator: " "))"])
         } catch {
             let failure = ServerStartError(endpoint: configuration.endpoint, underlying: error)
             mailbox.reportBound(.failure(failure))
