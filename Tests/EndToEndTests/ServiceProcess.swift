@@ -26,9 +26,13 @@ final class ServiceProcess: Sendable {
         throw ProcessTestError("\(name) is not built; run `swift build --build-tests` first")
     }
 
-    /// Starts `name` with `arguments`, collecting what it prints.
-    init(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws {
-        let path = try Self.executable(name)
+    /// Starts our executable `name` with `arguments`, collecting what it prints.
+    convenience init(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        try self.init(path: try Self.executable(name), arguments, environment: environment)
+    }
+
+    /// Starts the program at `path` (a script with its interpreter: `/bin/bash`) with `arguments`.
+    init(path: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         var descriptors: [Int32] = [0, 0]
         guard pipe(&descriptors) == 0 else { throw ProcessTestError("pipe failed") }
         let (readEnd, writeEnd) = (descriptors[0], descriptors[1])
