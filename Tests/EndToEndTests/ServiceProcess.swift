@@ -87,6 +87,7 @@ final class ServiceProcess: Sendable {
                 }
             }
             close(readEnd)
+            output.end()
         }
         reader.start()
     }
@@ -112,6 +113,12 @@ final class ServiceProcess: Sendable {
     func waitForExit(timeout: Duration = .seconds(10)) async throws -> Int32? {
         let deadline = ContinuousClock.now + timeout
         while isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        // The process may exit before the reader thread has taken its last bytes from the pipe:
+        // wait (bounded: a child it left running may hold the pipe open) until the output is complete.
+        let outputDeadline = ContinuousClock.now + .seconds(2)
+        while exitStatus != nil && !output.isComplete && ContinuousClock.now < outputDeadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
         return exitStatus
     }
 
@@ -150,8 +157,12 @@ final class ServiceProcess: Sendable {
 /// What a process printed, filled from the reader thread.
 final class OutputBuffer: Sendable {
     private let storage = Mutex("")
+    private let ended = Mutex(false)
     func append(_ data: Data) { storage.withLock { $0 += String(decoding: data, as: UTF8.self) } }
     var text: String { storage.withLock { $0 } }
+    /// Set once the reader has seen the end of the output (every writer closed the pipe).
+    func end() { ended.withLock { $0 = true } }
+    var isComplete: Bool { ended.withLock { $0 } }
 }
 
 struct ProcessTestError: Error, CustomStringConvertible {
