@@ -93,9 +93,7 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
     }
 
     var replicaEndpoints: [String] {
-        let fromEnvironment = (ProcessEnvironment.value("RECIPES_WORKER_REPLICAS") ?? "").split(separator: ",")
-            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        return replicas.isEmpty ? fromEnvironment : replicas
+        replicas.isEmpty ? environmentList("RECIPES_WORKER_REPLICAS") : replicas
     }
 
     /// The worker's CURVE settings: its own keys and clients, and the public key of every storage.

@@ -34,3 +34,22 @@ private final class RefusalLog: Sendable {
         }
     }
 }
+
+/// Logs whether a service runs with CURVE, and warns when it listens beyond this machine without it.
+public func warnIfExposed(_ security: CurveServerSecurity?, endpoints: [String], logger: Logger) {
+    if let security {
+        logger.info("CURVE security on", metadata: [
+            "public_key": "\(security.keys.publicKey)", "client_keys": "\(security.allowedClientKeys.count)",
+        ])
+        return
+    }
+    let local = ["tcp://127.", "tcp://localhost:", "tcp://[::1]:", "ipc://", "inproc://"]
+    let exposed = endpoints.filter { endpoint in !local.contains { endpoint.hasPrefix($0) } }
+    if exposed.isEmpty {
+        logger.info("CURVE security off: listening on this machine only")
+    } else {
+        logger.warning("CURVE security off on an endpoint other machines can reach: anyone who can connect can read and change recipes; start with --secret-key and --client-keys", metadata: [
+            "endpoints": "\(exposed.joined(separator: " "))",
+        ])
+    }
+}

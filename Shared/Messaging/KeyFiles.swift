@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import ZeroMQ
 
 /// CURVE key files, as `recipes keys generate` writes them and the services read them:
@@ -121,30 +120,5 @@ public enum ServerKeys {
             return CurveServerSecurity(keys: try KeyFiles.keyPair(secretKeyFile: secret),
                                        allowedClientKeys: try KeyFiles.publicKeys(files: clientKeyFiles))
         }
-    }
-}
-
-/// A comma-separated list from the environment (`a.pub,b.pub`), empty when unset.
-public func environmentList(_ name: String) -> [String] {
-    (ProcessEnvironment.value(name) ?? "").split(separator: ",")
-        .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-}
-
-/// Logs whether a service runs with CURVE, and warns when it listens beyond this machine without it.
-public func warnIfExposed(_ security: CurveServerSecurity?, endpoints: [String], logger: Logger) {
-    if let security {
-        logger.info("CURVE security on", metadata: [
-            "public_key": "\(security.keys.publicKey)", "client_keys": "\(security.allowedClientKeys.count)",
-        ])
-        return
-    }
-    let local = ["tcp://127.", "tcp://localhost:", "tcp://[::1]:", "ipc://", "inproc://"]
-    let exposed = endpoints.filter { endpoint in !local.contains { endpoint.hasPrefix($0) } }
-    if exposed.isEmpty {
-        logger.info("CURVE security off: listening on this machine only")
-    } else {
-        logger.warning("CURVE security off on an endpoint other machines can reach: anyone who can connect can read and change recipes; start with --secret-key and --client-keys", metadata: [
-            "endpoints": "\(exposed.joined(separator: " "))",
-        ])
     }
 }

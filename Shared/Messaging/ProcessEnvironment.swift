@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -12,4 +13,10 @@ public enum ProcessEnvironment {
         let value = String(cString: raw)
         return value.isEmpty ? nil : value
     }
+}
+
+/// A comma-separated list from the environment (`a.pub,b.pub`), empty when unset.
+public func environmentList(_ name: String) -> [String] {
+    (ProcessEnvironment.value(name) ?? "").split(separator: ",")
+        .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
 }
