@@ -88,8 +88,7 @@ struct ConnectionOptions: ParsableArguments {
         configuration.timeout = .milliseconds(Int((seconds ?? timeout) * 1_000 / Double(attempts)))
         configuration.hint = "is \(service) running? set \(variable) or \(option) to point elsewhere"
         configuration.security = security
-        let keyVariable = service == "recipe-storage" ? "RECIPES_STORAGE_KEY_FILE" : "RECIPES_WORKER_KEY_FILE"
-        configuration.securityHint = "set RECIPES_KEY_FILE to this client's secret key and \(keyVariable) to \(service)'s public key, "
+        configuration.securityHint = "set RECIPES_KEY_FILE to this client's secret key and \(variable)_KEY_FILE to \(service)'s public key, "
             + "and put this client's public key in \(service)'s client keys"
         return try MessageClient(configuration: configuration)
     }

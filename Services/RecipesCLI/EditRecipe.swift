@@ -79,7 +79,7 @@ struct EditRecipe: AsyncParsableCommand {
     /// `nil` when nothing changed.
     private func openInEditor(_ document: EditDocument) throws -> EditDocument? {
         guard let editor = environment("VISUAL") ?? environment("EDITOR") else {
-            throw CLIError("no editor: set VISUAL or EDITOR, or change fields with flags such as --name (see recipes edit --help)", status: 64)
+            throw CLIError("no editor: set VISUAL or EDITOR, or change fields with flags such as --name (see recipes edit --help)", status: ExitStatus.usage)
         }
         let encoder = WireCodec.makeEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
