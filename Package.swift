@@ -61,6 +61,7 @@ let package = Package(
             dependencies: [
                 "ZeroMQ",
                 "RecipeProtocol",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -2,6 +2,12 @@ import Foundation
 
 /// Every `application/ld+json` block of a page, read as tolerantly as real sites need.
 enum JSONLD {
+    /// The largest block read (real recipe blocks are tens of kilobytes): a larger one is skipped,
+    /// so a hostile page cannot make the parser build millions of objects.
+    static let maxBlockBytes = 2_000_000
+    /// The most blocks read from one page.
+    static let maxBlocks = 64
+
     /// The JSON values of the page's JSON-LD blocks (blocks that cannot be read even after repair are skipped).
     static func blocks(in html: String) -> [Any] {
         var html = html
@@ -11,7 +17,8 @@ enum JSONLD {
             while let open = ByteScan.find("<script", in: page, from: index) {
                 guard let tagEnd = ByteScan.find(byte: UInt8(ascii: ">"), in: page, from: open + 7) else { break }
                 guard let close = ByteScan.find("</script", in: page, from: tagEnd + 1) else { break }
-                if ByteScan.find("ld+json", in: page, from: open + 7, to: tagEnd) != nil {
+                if ByteScan.find("ld+json", in: page, from: open + 7, to: tagEnd) != nil, close - tagEnd - 1 <= maxBlockBytes,
+                   found.count < maxBlocks {
                     found.append(String(decoding: UnsafeBufferPointer(rebasing: page[(tagEnd + 1)..<close]), as: UTF8.self))
                 }
                 index = close + 8

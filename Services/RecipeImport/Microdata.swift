@@ -2,18 +2,31 @@ import Foundation
 
 /// schema.org items written as HTML microdata (`itemscope`, `itemtype`, `itemprop`),
 /// turned into the same dictionaries JSON-LD gives.
+///
+/// Pages are untrusted, so the reader is one pass over the page's bytes with bounded
+/// state: a closing tag finds its element through a per-name index (never a scan of
+/// the open elements), property text is one shared buffer that each open property
+/// remembers its start in (never a copy per open element), nesting deeper than
+/// `maxDepth` is read as flat, and every value is cut at `maxValueBytes`.
 enum Microdata {
-    private static let voidElements: Set<String> = ["img", "meta", "link", "br", "hr", "input", "source", "area", "base", "col", "embed", "wbr"]
+    /// Open elements beyond this depth are not tracked (their text still counts).
+    static let maxDepth = 256
+    /// The longest value kept for one property.
+    static let maxValueBytes = 20_000
+    /// The most values kept for one property of one item.
+    static let maxValuesPerProperty = 1_000
 
-    private struct Element {
-        var name: String
-        var property: String?
-        /// The value taken from an attribute (content, src, href, datetime), if any.
-        var attributeValue: String?
-        /// Index into `scopes` when this element starts an item.
-        var scope: Int?
-        var text = ""
+    /// The first item of type Recipe on the page.
+    static func recipe(in html: String) -> [String: Any]? {
+        guard ByteScan.find("schema.org/recipe", in: html, from: html.startIndex) != nil else { return nil }
+        var html = html
+        return html.withUTF8 { page in
+            var reader = Reader(page: page)
+            return reader.recipe()
+        }
     }
+
+    private static let voidElements: Set<String> = ["img", "meta", "link", "br", "hr", "input", "source", "area", "base", "col", "embed", "wbr"]
 
     private final class Scope {
         var properties: [String: [Any]] = [:]
@@ -25,90 +38,158 @@ enum Microdata {
         }
     }
 
-    /// The first item of type Recipe on the page.
-    static func recipe(in html: String) -> [String: Any]? {
-        guard ByteScan.find("schema.org/recipe", in: html, from: html.startIndex) != nil else { return nil }
+    private struct Element {
+        var name: String
+        var property: String?
+        /// The value taken from an attribute (content, src, href, datetime), if any.
+        var attributeValue: String?
+        /// Index into `scopes` when this element starts an item.
+        var scope: Int?
+        /// The nearest enclosing item when the element opened: where its value goes.
+        var owner: Int?
+        /// Where its text starts in the shared text buffer.
+        var textStart: Int
+        /// Whether it collects text (a property that is not an item itself).
+        var collectsText: Bool { property != nil && scope == nil }
+    }
+
+    private struct Reader {
+        let page: UnsafeBufferPointer<UInt8>
         var stack: [Element] = []
+        /// Tag name → positions in `stack` of the open elements of that name, innermost last.
+        var openByName: [String: [Int]] = [:]
         var scopes: [Scope] = []
         var recipeScope: Int?
-        var index = html.startIndex
-        while index < html.endIndex {
-            guard let open = html[index...].firstIndex(of: "<") else { break }
-            appendText(String(html[index..<open]), to: &stack)
-            guard let close = html[open...].firstIndex(of: ">") else { break }
-            let tag = html[html.index(after: open)..<close]
-            index = html.index(after: close)
-            if tag.hasPrefix("!") || tag.hasPrefix("?") { continue }
-            if tag.hasPrefix("/") {
-                let name = tag.dropFirst().trimmingCharacters(in: .whitespaces).lowercased()
-                guard let position = stack.lastIndex(where: { $0.name == name }) else { continue }
-                while stack.count > position { finish(stack.removeLast(), stack: &stack, scopes: scopes) }
-                continue
-            }
-            let (name, attributes) = parseTag(String(tag))
-            if name == "script" || name == "style" {
-                if let end = name == "script" ? ByteScan.find("</script", in: html, from: index) : ByteScan.find("</style", in: html, from: index) {
-                    index = end
+        /// The text of the page since the outermost open property began.
+        var text: [UInt8] = []
+        var collecting = 0
+
+        init(page: UnsafeBufferPointer<UInt8>) { self.page = page }
+
+        mutating func recipe() -> [String: Any]? {
+            var index = 0
+            while index < page.count {
+                guard let open = ByteScan.find(byte: UInt8(ascii: "<"), in: page, from: index) else {
+                    appendText(index..<page.count)
+                    break
                 }
-                continue
+                appendText(index..<open)
+                if ByteScan.find("<!--", in: page, from: open, to: open + 4) == open {
+                    guard let end = ByteScan.find("-->", in: page, from: open + 4) else { break }
+                    index = end + 3
+                    continue
+                }
+                guard let close = ByteScan.find(byte: UInt8(ascii: ">"), in: page, from: open + 1) else { break }
+                index = close + 1
+                let tag = UnsafeBufferPointer(rebasing: page[(open + 1)..<close])
+                guard let first = tag.first, first != UInt8(ascii: "!"), first != UInt8(ascii: "?") else { continue }
+                if first == UInt8(ascii: "/") {
+                    closeElement(named: Self.name(of: UnsafeBufferPointer(rebasing: tag.dropFirst())))
+                    continue
+                }
+                let name = Self.name(of: tag)
+                if name == "script" || name == "style" {
+                    // A script or style that never closes runs to the end of the page, as in a browser.
+                    let end = name == "script" ? ByteScan.find("</script", in: page, from: index) : ByteScan.find("</style", in: page, from: index)
+                    index = end ?? page.count
+                    continue
+                }
+                openElement(name, tag: tag)
             }
-            var element = Element(name: name, property: attributes["itemprop"])
-            if attributes["itemscope"] != nil {
-                scopes.append(Scope(type: attributes["itemtype"]))
-                element.scope = scopes.count - 1
-                if recipeScope == nil, let type = attributes["itemtype"], type.lowercased().hasSuffix("schema.org/recipe") {
-                    recipeScope = scopes.count - 1
+            while !stack.isEmpty { popElement() }
+            return recipeScope.map { scopes[$0].dictionary }
+        }
+
+        /// The lower-case tag name at the start of `tag`.
+        static func name(of tag: UnsafeBufferPointer<UInt8>) -> String {
+            var end = 0
+            while end < tag.count, !Self.isNameEnd(tag[end]), end < 64 { end += 1 }
+            return String(decoding: tag[0..<end].map(ByteScan.lower), as: UTF8.self)
+        }
+
+        static func isNameEnd(_ byte: UInt8) -> Bool {
+            byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x2F || byte == 0x0C
+        }
+
+        mutating func openElement(_ name: String, tag: UnsafeBufferPointer<UInt8>) {
+            var element = Element(name: name, owner: stack.last.flatMap { $0.scope ?? $0.owner }, textStart: text.count)
+            // Only tags that mention microdata carry anything this reader keeps.
+            if ByteScan.find("item", in: tag, from: 0) != nil {
+                let attributes = Self.attributes(of: tag)
+                element.property = attributes["itemprop"]
+                if attributes["itemscope"] != nil {
+                    scopes.append(Scope(type: attributes["itemtype"]))
+                    element.scope = scopes.count - 1
+                    if recipeScope == nil, let type = attributes["itemtype"], type.lowercased().hasSuffix("schema.org/recipe") {
+                        recipeScope = scopes.count - 1
+                    }
+                }
+                if element.property != nil {
+                    element.attributeValue = attributes["content"] ?? (["img", "source"].contains(name) ? attributes["src"] : nil)
+                        ?? (["a", "link"].contains(name) ? attributes["href"] : nil) ?? (name == "time" ? attributes["datetime"] : nil)
+                        ?? (name == "meta" ? "" : nil)
                 }
             }
-            element.attributeValue = attributes["content"] ?? (["img", "source"].contains(name) ? attributes["src"] : nil)
-                ?? (["a", "link"].contains(name) ? attributes["href"] : nil) ?? (name == "time" ? attributes["datetime"] : nil)
-                ?? (name == "meta" ? "" : nil)
-            if voidElements.contains(name) || tag.hasSuffix("/") {
-                finish(element, stack: &stack, scopes: scopes)
+            let selfClosing = tag.last == UInt8(ascii: "/")
+            if Self.voidElementNames.contains(name) || selfClosing || stack.count >= maxDepth {
+                finish(element)
+                return
+            }
+            if element.collectsText { collecting += 1 }
+            openByName[name, default: []].append(stack.count)
+            stack.append(element)
+        }
+
+        static let voidElementNames = voidElements
+
+        mutating func closeElement(named name: String) {
+            guard let position = openByName[name]?.last else { return } // a stray closing tag: nothing to close
+            while stack.count > position { popElement() }
+        }
+
+        mutating func popElement() {
+            let element = stack.removeLast()
+            openByName[element.name]?.removeLast()
+            if element.collectsText { collecting -= 1 }
+            finish(element)
+            if collecting == 0 { text.removeAll(keepingCapacity: text.count < 1_000_000) }
+        }
+
+        mutating func appendText(_ range: Range<Int>) {
+            guard collecting > 0, !range.isEmpty else { return }
+            text.append(contentsOf: UnsafeBufferPointer(rebasing: page[range]))
+        }
+
+        /// Closes an element: its value goes to the item it was opened in.
+        mutating func finish(_ element: Element) {
+            if collecting > 0, element.name == "br" || element.name == "p" || element.name == "li" {
+                text.append(0x0A)
+            }
+            guard let property = element.property, let owner = element.owner else { return }
+            let value: Any
+            if let scope = element.scope {
+                value = scopes[scope].dictionary
+            } else if let attribute = element.attributeValue, !attribute.isEmpty {
+                value = String(attribute.prefix(maxValueBytes))
             } else {
-                stack.append(element)
+                let start = min(element.textStart, text.count)
+                let end = min(text.count, start + maxValueBytes)
+                value = String(decoding: text[start..<end], as: UTF8.self)
+            }
+            for name in property.split(separator: " ").prefix(8) {
+                let key = String(name)
+                if scopes[owner].properties[key, default: []].count < maxValuesPerProperty {
+                    scopes[owner].properties[key, default: []].append(value)
+                }
             }
         }
-        while let element = stack.popLast() { finish(element, stack: &stack, scopes: scopes) }
-        return recipeScope.map { scopes[$0].dictionary }
-    }
 
-    private static func appendText(_ text: String, to stack: inout [Element]) {
-        guard !text.isEmpty else { return }
-        // Text belongs to every open element that will become a property value.
-        for position in stack.indices where stack[position].property != nil && stack[position].scope == nil {
-            stack[position].text += text
+        /// The attributes of a tag, entities decoded.
+        static func attributes(of tag: UnsafeBufferPointer<UInt8>) -> [String: String] {
+            let text = String(decoding: tag, as: UTF8.self)
+            var attributes = ByteScan.attributes(of: Substring(text).utf8)
+            for (key, value) in attributes where value.utf8.contains(UInt8(ascii: "&")) { attributes[key] = HTMLText.decodeEntities(value) }
+            return attributes
         }
-    }
-
-    /// Closes an element: its value goes to the nearest enclosing item.
-    private static func finish(_ element: Element, stack: inout [Element], scopes: [Scope]) {
-        if element.name == "br" || element.name == "p" || element.name == "li" {
-            appendText("\n", to: &stack)
-        }
-        guard let property = element.property,
-              let owner = stack.last(where: { $0.scope != nil })?.scope else { return }
-        let value: Any
-        if let scope = element.scope {
-            value = scopes[scope].dictionary
-        } else if let attribute = element.attributeValue, !attribute.isEmpty {
-            value = attribute
-        } else {
-            value = element.text
-        }
-        for name in property.split(separator: " ") {
-            scopes[owner].properties[String(name), default: []].append(value)
-        }
-    }
-
-    /// The tag name and attributes of `<name a="1" b='2' c>`.
-    private static func parseTag(_ tag: String) -> (String, [String: String]) {
-        let utf8 = tag.utf8
-        let nameEnd = utf8.firstIndex { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D || $0 == 0x2F } ?? utf8.endIndex
-        let name = String(tag[..<nameEnd]).lowercased()
-        guard nameEnd != utf8.endIndex else { return (name, [:]) }
-        var attributes = ByteScan.attributes(of: Substring(tag).utf8)
-        for (key, value) in attributes where value.utf8.contains(UInt8(ascii: "&")) { attributes[key] = HTMLText.decodeEntities(value) }
-        return (name, attributes)
     }
 }

@@ -75,7 +75,7 @@ public enum RecipeExtractor {
             recipeCategory: joined(r["recipeCategory"]), recipeCuisine: joined(r["recipeCuisine"]),
             keywords: keywords(r["keywords"]), author: author(r["author"]), datePublished: text(r["datePublished"]),
             nutrition: nutritionText(nutrition), website: url, sourceType: url == nil ? .manual : .url, origin: .imported)
-        if let servings = draft.servings, !(servings > 0 && servings <= 10_000) { draft.servings = nil }
+        if let servings = draft.servings, !ValueRanges.servings.contains(servings) { draft.servings = nil }
         return ImportedRecipe(draft: draft, images: images(r["image"]), nutrition: nutrition, yields: yields)
     }
 

@@ -35,11 +35,18 @@ struct RecipeStorageCommand: AsyncParsableCommand {
         valueName: "file"))
     var clientKeys: [String] = []
 
+    @Option(name: .customLong("peer-keys"), help: ArgumentHelp(
+        "File of replication peers' public keys (the worker's): they may also call sync.*, which --client-keys may not. Repeatable; environment: RECIPES_STORAGE_PEER_KEYS_FILE, comma-separated.",
+        valueName: "file"))
+    var peerKeys: [String] = []
+
     @Flag(name: .long, help: "Load the sample books and starter recipes when the database is empty.")
     var seedSamples = false
 
     @Option(name: .long, help: ArgumentHelp("Largest frame a client may send, in bytes; larger ones drop the client.", valueName: "bytes"))
     var maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes
+
+    @OptionGroup var limits: ServerLimitOptions
 
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
@@ -54,6 +61,9 @@ struct RecipeStorageCommand: AsyncParsableCommand {
         var configuration = StorageConfiguration()
         configuration.bindEndpoint = bind ?? ProcessEnvironment.value("RECIPES_STORAGE_BIND") ?? RecipeVault.defaultStorageEndpoint
         configuration.maxFrameBytes = maxFrameBytes
+        configuration.maxMessageBytes = limits.maxMessageBytes
+        configuration.maxRequestsInFlight = limits.maxRequests
+        configuration.replyCacheBytes = limits.replyCacheBytes
         configuration.dataFolder = URL(fileURLWithPath: data ?? ProcessEnvironment.value("RECIPES_DATA") ?? RecipeVault.defaultDataFolder)
         configuration.seedSamples = seedSamples
         configuration.publishEndpoint = publish ?? ProcessEnvironment.value("RECIPES_STORAGE_PUBLISH") ?? RecipeVault.defaultStoragePublishEndpoint
@@ -61,6 +71,7 @@ struct RecipeStorageCommand: AsyncParsableCommand {
             configuration.security = try ServerKeys.security(
                 secretKeyFile: secretKey ?? ProcessEnvironment.value("RECIPES_STORAGE_SECRET_KEY_FILE"),
                 clientKeyFiles: clientKeys.isEmpty ? environmentList("RECIPES_STORAGE_CLIENT_KEYS_FILE") : clientKeys,
+                peerKeyFiles: peerKeys.isEmpty ? environmentList("RECIPES_STORAGE_PEER_KEYS_FILE") : peerKeys,
                 options: ("--secret-key", "--client-keys"))
         } catch {
             throw ValidationError("\(error)")

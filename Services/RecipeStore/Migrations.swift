@@ -251,6 +251,10 @@ enum Migrations {
                 INSERT INTO sync_pending (kind, id) SELECT 'cookLog', id FROM cook_log;
                 """)
         }
+        migrator.registerMigration("v11 import attempts") { db in
+            // How often a worker began a URL without finishing it: a page that kills the worker is given up, not retried for ever.
+            try db.execute(sql: "ALTER TABLE import_job_items ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 }

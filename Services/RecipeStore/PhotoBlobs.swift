@@ -15,19 +15,35 @@ struct PhotoBlobs: Sendable {
     init(folder: URL) throws {
         self.folder = folder
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try removeStaleTemporaries()
     }
+
+    /// Removes temporary files a write left behind when the process was killed mid-write
+    /// (nothing refers to them: a blob counts only once it is renamed into place).
+    /// Runs at start-up, before any write can be in flight.
+    func removeStaleTemporaries() throws {
+        for shard in try FileManager.default.contentsOfDirectory(atPath: folder.path) where shard.count == 2 {
+            let shardPath = folder.appendingPathComponent(shard).path
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: shardPath) else { continue }
+            for name in names where Self.isTemporary(name) { unlink(shardPath + "/" + name) }
+        }
+    }
+
+    static func isTemporary(_ name: String) -> Bool { name.hasPrefix(".") && name.hasSuffix(".tmp") }
 
     /// The lowercase hex SHA-256 of `bytes`.
     static func hash(_ bytes: Data) -> String {
         SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
 
+    /// The file of `sha256`; only ever asked for a checked 64-hex hash (see `contains`).
     func url(for sha256: String) -> URL {
         folder.appendingPathComponent(String(sha256.prefix(2))).appendingPathComponent(sha256)
     }
 
     func contains(_ sha256: String) -> Bool {
-        FileManager.default.fileExists(atPath: url(for: sha256).path)
+        // Anything but a hash is never a blob: "../../etc/passwd" must not become a path.
+        RecipeStore.isHash(sha256) && FileManager.default.fileExists(atPath: url(for: sha256).path)
     }
 
     /// Stores `bytes` durably under their hash (a no-op when already there) and returns the hash.
@@ -37,9 +53,18 @@ struct PhotoBlobs: Sendable {
         let destination = url(for: sha256)
         if FileManager.default.fileExists(atPath: destination.path) { return sha256 }
         let shard = destination.deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: shard, withIntermediateDirectories: true)
+        if !FileManager.default.fileExists(atPath: shard.path) {
+            try FileManager.default.createDirectory(at: shard, withIntermediateDirectories: true)
+            // The new folder's entry must be durable before a blob inside it is relied on.
+            try Self.syncFolder(folder)
+        }
         let temporary = shard.appendingPathComponent(".\(sha256).\(UUID().uuidString).tmp")
-        try Self.writeSynced(bytes, to: temporary)
+        do {
+            try Self.writeSynced(bytes, to: temporary)
+        } catch {
+            unlink(temporary.path)
+            throw error
+        }
         guard rename(temporary.path, destination.path) == 0 else {
             let failure = errno
             unlink(temporary.path)
@@ -51,6 +76,7 @@ struct PhotoBlobs: Sendable {
 
     /// The bytes stored under `sha256`, checked against the hash.
     func read(_ sha256: String) throws -> Data {
+        guard RecipeStore.isHash(sha256) else { throw PhotoStorageError("\(sha256.prefix(80)) is not a photo hash") }
         let bytes = try Data(contentsOf: url(for: sha256))
         guard Self.hash(bytes) == sha256 else {
             throw PhotoStorageError("photo \(sha256) is damaged on disk (its bytes no longer match their SHA-256)")
@@ -69,6 +95,7 @@ struct PhotoBlobs: Sendable {
     }
 
     func remove(_ sha256: String) throws {
+        guard RecipeStore.isHash(sha256) else { return }
         let path = url(for: sha256).path
         if unlink(path) != 0 && errno != ENOENT {
             throw PhotoStorageError("cannot remove photo \(sha256): \(String(cString: strerror(errno)))")
@@ -95,9 +122,9 @@ struct PhotoBlobs: Sendable {
 
     private static func syncFolder(_ url: URL) throws {
         let descriptor = open(url.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
+        guard descriptor >= 0 else { throw PhotoStorageError("cannot open the photo folder \(url.lastPathComponent) to sync it: \(String(cString: strerror(errno)))") }
         defer { close(descriptor) }
-        _ = fsync(descriptor)
+        guard fsync(descriptor) == 0 else { throw PhotoStorageError("cannot sync the photo folder to disk: \(String(cString: strerror(errno)))") }
     }
 }
 

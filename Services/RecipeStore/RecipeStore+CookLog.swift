@@ -11,9 +11,7 @@ extension RecipeStore {
         if let rating, !(1...5).contains(rating) {
             throw ServiceError(.invalidArgument, "rating is \(rating); a cook-log rating is 1 to 5 (or left out)")
         }
-        if let servings, !(servings > 0 && servings <= 10_000) {
-            throw ServiceError(.invalidArgument, "servings is \(servings); it must be more than 0 and at most 10000")
-        }
+        if let servings, let problem = ValueRanges.servingsProblem(servings) { throw ServiceError(.invalidArgument, problem) }
         if let note, note.count > RecipeDraft.Limits.textLength {
             throw ServiceError(.invalidArgument, "note is \(note.count) characters; the most allowed is \(RecipeDraft.Limits.textLength)")
         }
@@ -57,9 +55,7 @@ extension RecipeStore {
 
     /// A recipe with its cook history, and quantities scaled to `servings` when given.
     public func recipeDetail(_ id: UUID, servings: Double?) async throws -> RecipeDetail {
-        if let servings, !(servings > 0 && servings <= 10_000) {
-            throw ServiceError(.invalidArgument, "servings is \(servings); it must be more than 0 and at most 10000")
-        }
+        if let servings, let problem = ValueRanges.servingsProblem(servings) { throw ServiceError(.invalidArgument, problem) }
         return try await pool.read { db in
             let recipe = try Self.fetchRecipe(id, in: db)
             let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) AS n, MAX(cookedAt) AS last FROM cook_log WHERE recipeId = ?"),

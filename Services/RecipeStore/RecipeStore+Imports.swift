@@ -116,6 +116,39 @@ extension RecipeStore {
         }
     }
 
+    /// How many times a URL may be begun without a result before it is given up.
+    public static let maxImportAttempts = 2
+
+    /// Notes that a worker begins importing a URL of a job, before it fetches anything.
+    /// `true` when it should go ahead; `false` when the URL already has a result, or was
+    /// begun `maxImportAttempts` times before without one (the worker stopped each time) —
+    /// then it is recorded as failed, so one page can never stop the worker over and over.
+    public func startJobItem(jobID: UUID, position: Int) async throws -> Bool {
+        try await write { db in
+            guard let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT state, attempts, url FROM import_job_items WHERE jobId = ? AND position = ?"),
+                arguments: [jobID.databaseText, position]) else {
+                _ = try Self.fetchJob(jobID, items: false, in: db)
+                throw ServiceError(.notFound, "job \(jobID.uuidString) has no URL at position \(position)")
+            }
+            guard row["state"] as String == "pending" else { return false }
+            let attempts: Int = row["attempts"]
+            guard attempts < Self.maxImportAttempts else {
+                let now = Self.now()
+                try db.execute(sql: """
+                    UPDATE import_job_items SET state = 'failed', errorCode = ?, errorMessage = ?, finishedAt = ? WHERE jobId = ? AND position = ?
+                    """, arguments: [ErrorCode.internalError.rawValue,
+                                     "the worker stopped \(attempts) times while importing this address and never finished it, so it was given up and the rest of the batch went on; try it alone with `recipes import`, or save the page and use --html",
+                                     now, jobID.databaseText, position])
+                try db.execute(sql: "UPDATE import_jobs SET updatedAt = ? WHERE id = ?", arguments: [now, jobID.databaseText])
+                return false
+            }
+            try db.execute(sql: "UPDATE import_job_items SET attempts = attempts + 1 WHERE jobId = ? AND position = ?",
+                           arguments: [jobID.databaseText, position])
+            return true
+        }
+    }
+
     /// Records one URL's result. A URL that already has a result keeps it, so a
     /// worker that restarts and imports it again cannot count it twice.
     public func recordJobItem(jobID: UUID, position: Int, result: ImportJob.Item) async throws -> ImportJob {

@@ -222,7 +222,21 @@ extension RecipeStore {
                 .execute(arguments: [key, position, keyword.trimmingCharacters(in: .whitespaces)])
         }
         try SearchIndex.refresh(recipeID: key, in: db)
+        try checkReadable(id, in: db)
     }
+
+    /// Reads the recipe just written back and encodes it as a reply would, inside the
+    /// transaction: what cannot be read back and sent is rolled back, never committed.
+    static func checkReadable(_ id: UUID, in db: Database) throws {
+        let recipe = try fetchRecipe(id, in: db)
+        do {
+            _ = try readBackEncoder.encode(recipe)
+        } catch {
+            throw ServiceError(.invalidArgument, "the recipe could not be stored as sent: a value cannot be read back (\(error)); nothing was changed")
+        }
+    }
+
+    private static let readBackEncoder = JSONEncoder()
 
     /// `id` when no other recipe's line uses it (ids are global), else a new one.
     private static func freeID(_ id: UUID?, table: String, in db: Database) throws -> UUID {

@@ -70,6 +70,13 @@ extension RecipeStore {
 
     /// The hashes among `hashes` whose blob this replica lacks.
     public func missingPhotos(_ hashes: [String]) throws -> [String] {
+        guard hashes.count <= 10_000 else {
+            throw ServiceError(.invalidArgument, "sha256 lists \(hashes.count) hashes; ask about at most 10000 at a time")
+        }
+        // A hash names a file in the photo folder: only the 64-hex form may ever reach the file system.
+        if let bad = hashes.first(where: { !Self.isHash($0) }) {
+            throw ServiceError(.invalidArgument, "\"\(bad.prefix(80))\" is not a SHA-256 (64 lowercase hex digits)")
+        }
         var seen = Set<String>()
         return hashes.filter { seen.insert($0).inserted && !photos.contains($0) }
     }
@@ -104,6 +111,13 @@ extension RecipeStore {
     /// `cursor` as how far its feed has been applied. Merging is idempotent: applying
     /// the same records again changes nothing.
     public func applySync(from peer: String, records: [SyncRecord], cursor: Int?) async throws -> SyncOps.Apply.Response {
+        guard SyncValidation.isReplicaID(peer) else {
+            throw ServiceError(.invalidArgument, "from \"\(peer.prefix(80))\" is not a replica id (1 to \(SyncValidation.maxReplicaIDLength) letters, digits and dashes)")
+        }
+        if let cursor, cursor < 0 { throw ServiceError(.invalidArgument, "cursor is \(cursor); it must be 0 or more") }
+        // Every record is checked before anything is written: one bad record refuses the whole request.
+        let now = SyncState.nowMilliseconds()
+        for record in records { try SyncValidation.check(record, now: now) }
         let photos = self.photos
         let result = try await pool.write { db -> SyncOps.Apply.Response in
             try SyncLog.capture(in: db) // anything local first, so the merge sees it
@@ -122,6 +136,10 @@ extension RecipeStore {
                 let (merged, losses) = SyncMerge.merge(local, remote)
                 guard merged != local else { continue }
                 let live = SyncMerge.isLive(merged)
+                // What is stored must be what a person could have written, however the merge combined it.
+                if let problem = SyncValidation.valuesProblem(record.kind, id: record.id, merged.mapValues(\.value)) {
+                    throw ServiceError(.invalidArgument, "\(record.kind.rawValue) \(record.id): merged with this replica's version it is not valid: \(problem)")
+                }
                 try SyncLog.writeTables(record.kind, record.id, values: merged.mapValues(\.value), live: live, photos: photos, in: db)
                 try db.execute(sql: "DELETE FROM sync_pending WHERE kind = ? AND id = ?", arguments: [record.kind.rawValue, record.id])
                 try SyncLog.save(SyncRecord(kind: record.kind, id: record.id, seq: seq, states: merged),

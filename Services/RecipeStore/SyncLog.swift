@@ -16,8 +16,10 @@ struct SyncState {
         var values: [String: String] = [:]
         for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT key, value FROM sync_state")) { values[row["key"]] = row["value"] }
         guard let replica = values["replica"] else { throw ServiceError(.internalError, "the database has no replica id") }
+        // Clamped on the way in: a clock stored by an older build from a hostile stamp must not trap the next write.
         return SyncState(replica: replica, write: Int64(values["write"] ?? "") ?? 0,
-                         wall: Int64(values["wall"] ?? "") ?? 0, counter: Int64(values["counter"] ?? "") ?? 0)
+                         wall: min(max(Int64(values["wall"] ?? "") ?? 0, 0), maxWall),
+                         counter: min(max(Int64(values["counter"] ?? "") ?? 0, 0), maxCounter))
     }
 
     func save(_ db: Database) throws {
@@ -26,26 +28,40 @@ struct SyncState {
         }
     }
 
+    /// The largest wall-clock value a stamp can hold (16 digits of milliseconds).
+    static let maxWall: Int64 = 9_999_999_999_999_999
+    /// The largest counter a stamp can hold (9 digits); past it, the wall clock moves on a millisecond.
+    static let maxCounter: Int64 = 999_999_999
+
+    static func nowMilliseconds() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1_000).rounded(.down))
+    }
+
     /// A new local write: the next write number, and a stamp above every stamp this replica has made or seen.
     mutating func tick() -> (write: Int64, stamp: String) {
-        let now = Int64((Date().timeIntervalSince1970 * 1_000).rounded(.down))
+        let now = Self.nowMilliseconds()
         if now > wall {
             wall = now
             counter = 0
-        } else {
+        } else if counter < Self.maxCounter {
             counter += 1
+        } else {
+            // Stamps keep their fixed width, so text order stays time order.
+            wall = min(wall + 1, Self.maxWall)
+            counter = 0
         }
         write += 1
         return (write, Self.stamp(wall: wall, counter: counter, replica: replica))
     }
 
-    /// A stamp from another replica was seen: later local stamps sort above it.
+    /// A stamp from another replica was seen: later local stamps sort above it. A stamp that is not
+    /// well formed, or is further ahead of this replica's clock than `SyncValidation` allows, is not adopted.
     mutating func observe(_ stamp: String) {
-        let parts = stamp.split(separator: ".", maxSplits: 2)
-        guard parts.count == 3, let remoteWall = Int64(parts[0]), let remoteCounter = Int64(parts[1]) else { return }
-        if (remoteWall, remoteCounter) > (wall, counter) {
-            wall = remoteWall
-            counter = remoteCounter
+        guard let remote = SyncStamp(stamp),
+              remote.wall <= Self.nowMilliseconds() + SyncValidation.maxClockAheadMilliseconds else { return }
+        if (remote.wall, remote.counter) > (wall, counter) {
+            wall = remote.wall
+            counter = remote.counter
         }
     }
 

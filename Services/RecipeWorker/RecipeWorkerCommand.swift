@@ -58,8 +58,10 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
         valueName: "host"))
     var allowHosts: [String] = []
 
-    @Option(name: .long, help: "URLs of a batch imported at the same time (1 to 32).")
+    @Option(name: .long, help: "URLs imported at the same time, across all batch jobs (1 to 32).")
     var concurrency: Int = 4
+
+    @OptionGroup var limits: ServerLimitOptions
 
     @Option(name: .long, help: ArgumentHelp("Largest page read, in bytes.", valueName: "bytes"))
     var maxPageBytes: Int = 10_000_000
@@ -137,6 +139,9 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         configuration.concurrency = concurrency
+        configuration.maxMessageBytes = limits.maxMessageBytes
+        configuration.maxRequestsInFlight = limits.maxRequests
+        configuration.replyCacheBytes = limits.replyCacheBytes
         configuration.replicaEndpoints = replicaEndpoints
         configuration.syncInterval = .milliseconds(Int(syncInterval * 1_000))
         configuration.fetchPolicy = FetchPolicy(

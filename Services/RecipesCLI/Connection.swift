@@ -113,7 +113,9 @@ enum ExitStatus {
         case .notFound: notFound
         case .conflict: conflict
         case .starterReadOnly: readOnly
-        case .shuttingDown: unavailable
+        case .shuttingDown, .busy: unavailable
+        case .forbidden: refusedKeys
+        case .messageTooLarge, .requestIDReused: refused
         case .missingPhoto, .photoDamaged: internalFailure
         case .internalError, .malformedJSON, .nestingTooDeep, .invalidEnvelope, .unsupportedVersion, .unknownOp: internalFailure
         case .invalidBody, .invalidArgument, .photoTooLarge, .tooManyPhotos, .unsupportedImage: refused

@@ -55,7 +55,7 @@ struct ShowRecipe: AsyncParsableCommand {
     @Option(help: "Show quantities for this many servings.") var servings: Double?
 
     func validate() throws {
-        if let servings, !(servings > 0 && servings <= 10_000) { throw ValidationError("--servings must be more than 0 and at most 10000") }
+        if let servings, let problem = ValueRanges.servingsProblem(servings, field: "--servings") { throw ValidationError(problem) }
     }
 
     func run() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import RecipeModel
 import Messaging
 import RecipeProtocol
 
@@ -27,26 +28,35 @@ enum RecipeReference {
     }
 }
 
-/// "15m", "1h30m", "90" (minutes) or ISO 8601 ("PT15M") → ISO 8601.
+/// "15m", "1h30m", "90" (minutes) or ISO 8601 ("PT15M") → ISO 8601, at most `ISODuration.maxMinutes`.
 func isoDuration(_ text: String) throws -> String {
     let value = text.trimmingCharacters(in: .whitespaces).lowercased()
-    if value.hasPrefix("p"), RecipeModelDuration.minutes(value) != nil { return value.uppercased() }
-    if let minutes = Int(value) { return RecipeModelDuration.text(minutes: minutes) }
+    let usage = "\"\(text)\" is not a duration; write 45m, 1h30m, 90 or PT1H30M"
+    let tooLong = "\"\(text)\" is longer than a recipe may take; durations may be at most \(ISODuration.maxMinutes / 1_440) days"
+    if value.hasPrefix("p") {
+        if let problem = ISODuration.problem(value.uppercased(), field: "the duration") { throw CLIError(problem) }
+        return value.uppercased()
+    }
     var minutes = 0
     var number = ""
-    for character in value where character != " " {
-        if character.isNumber { number.append(character); continue }
-        guard let amount = Int(number) else { throw CLIError("\"\(text)\" is not a duration; write 45m, 1h30m, 90 or PT1H30M") }
-        switch character {
-        case "h": minutes += amount * 60
-        case "m": minutes += amount
-        default: throw CLIError("\"\(text)\" is not a duration; write 45m, 1h30m, 90 or PT1H30M")
-        }
+    func add(_ unit: Int) throws {
+        // Digits beyond what a year holds are out of range long before they overflow.
+        guard number.count <= 9, let amount = Int(number) else { throw CLIError(number.isEmpty ? usage : tooLong) }
+        minutes += amount * unit
+        guard minutes <= ISODuration.maxMinutes else { throw CLIError(tooLong) }
         number = ""
     }
-    guard number.isEmpty, !value.isEmpty else { throw CLIError("\"\(text)\" is not a duration; write 45m, 1h30m, 90 or PT1H30M") }
+    for character in value where character != " " {
+        if character.isASCII && character.isNumber { number.append(character); continue }
+        switch character {
+        case "h": try add(60)
+        case "m": try add(1)
+        default: throw CLIError(usage)
+        }
+    }
+    if !number.isEmpty { try add(1) } // a bare number, or minutes after hours ("1h30")
+    guard !value.isEmpty else { throw CLIError(usage) }
     return RecipeModelDuration.text(minutes: minutes)
 }
 
-import RecipeModel
 typealias RecipeModelDuration = ISODuration

@@ -13,6 +13,12 @@ public struct StorageConfiguration: Sendable {
     public var dataFolder = URL(fileURLWithPath: RecipeVault.defaultDataFolder)
     /// The largest frame a client may send.
     public var maxFrameBytes = WireProtocol.defaultMaxFrameBytes
+    /// The largest request, all frames together.
+    public var maxMessageBytes = WireProtocol.defaultMaxMessageBytes
+    /// Requests handled at once before `busy`.
+    public var maxRequestsInFlight = WireProtocol.defaultMaxRequestsInFlight
+    /// Bytes of answered writes remembered for retries.
+    public var replyCacheBytes = WireProtocol.defaultReplyCacheBytes
     /// Load the sample collection when the database is empty.
     public var seedSamples = false
     /// CURVE keys and the clients allowed in, for requests and change notices; `nil` is no security.
@@ -24,6 +30,9 @@ public struct StorageConfiguration: Sendable {
     public var server: MessageServer.Configuration {
         var configuration = MessageServer.Configuration(endpoint: bindEndpoint, serviceName: "recipe-storage")
         configuration.maxFrameBytes = maxFrameBytes
+        configuration.maxMessageBytes = maxMessageBytes
+        configuration.maxRequestsInFlight = maxRequestsInFlight
+        configuration.replyCacheBytes = replyCacheBytes
         configuration.security = security
         return configuration
     }

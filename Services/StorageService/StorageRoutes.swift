@@ -83,6 +83,9 @@ extension Routes {
         handle(JobOps.List.self) { request, _ in
             .init(jobs: try await store.jobs(unfinished: request.unfinished ?? false, limit: request.limit ?? 50))
         }
+        handle(JobOps.Start.self) { request, _ in
+            .init(proceed: try await store.startJobItem(jobID: request.jobID, position: request.position))
+        }
         handle(JobOps.Record.self) { request, _ in
             try await store.recordJobItem(jobID: request.jobID, position: request.position, result: request.result)
         }

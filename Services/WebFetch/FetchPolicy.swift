@@ -65,9 +65,19 @@ public struct AllowList: Sendable, Equatable, CustomStringConvertible {
     public var isEmpty: Bool { hosts.isEmpty && networks.isEmpty }
 
     /// Whether a connection to `address`, reached through `host`, was allowed by the user.
+    /// A listed network allows any address in it. A listed host name allows the addresses
+    /// of a home network (private, loopback, unique-local, carrier-grade NAT) and public
+    /// ones, never link-local (cloud metadata), multicast or reserved ones: a name can be
+    /// made to resolve anywhere, so those need their range listed explicitly.
     public func allows(host: String, address: IPAddress) -> Bool {
-        hosts.contains(host.lowercased()) || networks.contains { $0.contains(address) }
+        if networks.contains(where: { $0.contains(address) }) { return true }
+        guard hosts.contains(host.lowercased()) else { return false }
+        guard let reason = address.nonPublicReason else { return true }
+        return AllowList.homeNetworkReasons.contains { reason.contains($0) }
     }
+
+    /// The kinds of non-public address a listed host name may reach: those of a home network.
+    static let homeNetworkReasons = ["a private address", "a loopback address", "a unique-local address", "a carrier-grade NAT address"]
 
     public var description: String {
         isEmpty ? "nothing" : (hosts.sorted() + networks.map(\.description)).joined(separator: ", ")

@@ -101,13 +101,36 @@ public struct GuardedFetcher: Sendable {
             throw ServiceError(.unsupportedURL, "\(shown) has no host; write it like https://example.com/recipe")
         }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        host = host.lowercased()
+        // One spelling of the host for the check, the pin and the request: plain ASCII names
+        // and address literals only, in lower case, so the pinned name is the name requested.
+        let literal = IPAddress(host) != nil
+        guard literal || Self.isPlainHostName(host) else {
+            throw ServiceError(.unsupportedURL,
+                "\(shown) has a host name with characters other than letters, digits, dots and dashes; write internationalized names in their xn-- form")
+        }
         var clean = components
         clean.fragment = nil
         clean.scheme = scheme
-        guard let url = clean.url else {
+        clean.percentEncodedHost = literal && host.contains(":") ? "[\(host)]" : host
+        guard let url = clean.url, Self.requestHost(of: url) == host else {
             throw ServiceError(.unsupportedURL, "\(shown) is not a web address; write it like https://example.com/recipe")
         }
-        return (url, host.lowercased())
+        return (url, host)
+    }
+
+    /// Letters, digits, dots and dashes: a host name with one spelling.
+    static func isPlainHostName(_ host: String) -> Bool {
+        host.utf8.count <= 253 && host.utf8.allSatisfy { byte in
+            (97...122).contains(byte) || (48...57).contains(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+        }
+    }
+
+    /// The host the HTTP client will look up for `url`, as it reads it (no brackets).
+    static func requestHost(of url: URL) -> String? {
+        guard var host = URL(string: url.absoluteString)?.host else { return nil }
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return host
     }
 
     /// Parses, resolves and checks `text` without connecting: the address the
@@ -119,7 +142,7 @@ public struct GuardedFetcher: Sendable {
             guard let reason = address.nonPublicReason else { continue }
             let shownHost = host == address.description ? host : "\(host) (\(address))"
             // Only a home network is worth allowing; metadata, multicast and reserved ranges never are.
-            let lan = ["private", "loopback", "unique-local", "carrier-grade"].contains { reason.contains($0) }
+            let lan = AllowList.homeNetworkReasons.contains { reason.contains($0) }
             let advice = lan ? "To import from your own network, start recipe-worker with --allow-host \(host), or save the page and use --html"
                              : "Save the page in a browser and use --html instead"
             throw ServiceError(.blockedAddress, "\(shownHost) is \(reason); the worker only fetches pages on the public internet. \(advice)")

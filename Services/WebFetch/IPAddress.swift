@@ -49,6 +49,10 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         let b = bytes
         func v4(_ range: Range<Int>) -> IPAddress { IPAddress(bytes: Array(b[range]))! }
         if b[0..<10].allSatisfy({ $0 == 0 }) && b[10] == 0xff && b[11] == 0xff { return (v4(12..<16), "IPv4-mapped") }
+        // ::ffff:0:a.b.c.d (SIIT, RFC 2765): the same IPv4 address, another spelling.
+        if b[0..<8].allSatisfy({ $0 == 0 }) && b[8] == 0xff && b[9] == 0xff && b[10] == 0 && b[11] == 0 {
+            return (v4(12..<16), "IPv4-translated")
+        }
         if b[0..<12].allSatisfy({ $0 == 0 }) { return (v4(12..<16), "IPv4-compatible") }
         if b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && b[4..<12].allSatisfy({ $0 == 0 }) { return (v4(12..<16), "NAT64") }
         if b[0] == 0x20 && b[1] == 0x02 { return (v4(2..<6), "6to4") }
@@ -78,6 +82,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return "a loopback address" }
         if let (inner, form) = embeddedIPv4 {
             if let reason = Self.ipv4Reason(inner) { return "an \(form) form of \(inner), \(reason)" }
+            // Only the mapped form is a public address when its IPv4 address is; the others are tunnels and translators.
             return form == "IPv4-mapped" ? nil : "an \(form) address (a tunnel to another network)"
         }
         for (network, length, reason) in Self.ipv6Ranges where hasPrefix(network, length: length) { return reason }

@@ -6,7 +6,10 @@ import RecipeProtocol
 /// Runs batch imports. Jobs and every URL's result live in recipe-storage, so
 /// the runner holds nothing that a restart would lose: on start (and every few
 /// seconds after) it asks storage for unfinished jobs and carries on with their
-/// pending URLs. One URL's failure is recorded and the batch goes on.
+/// pending URLs. One URL's failure is recorded and the batch goes on; a URL is
+/// marked begun in storage before it is fetched, so a page that stops the worker
+/// is given up after two tries instead of stopping every restarted worker.
+/// At most `concurrency` URLs are imported at once, across all jobs.
 public actor JobRunner {
     let importer: PageImporter
     let storage: MessageClient
@@ -14,11 +17,13 @@ public actor JobRunner {
     let rescanInterval: Duration
     let logger: Logger
     private var running: Set<UUID> = []
+    private let slots: ImportSlots
 
     public init(importer: PageImporter, storage: MessageClient, concurrency: Int, rescanInterval: Duration = .seconds(5), logger: Logger) {
         self.importer = importer
         self.storage = storage
         self.concurrency = max(1, concurrency)
+        self.slots = ImportSlots(limit: concurrency)
         self.rescanInterval = rescanInterval
         self.logger = logger
     }
@@ -67,12 +72,14 @@ public actor JobRunner {
             return
         }
         let pending = (job.items ?? []).filter { $0.state == .pending }
-        let importer = importer, storage = storage, logger = logger
+        let importer = importer, storage = storage, logger = logger, slots = slots
         await withTaskGroup(of: Void.self) { group in
             var queue = pending.makeIterator()
             func next() -> Bool {
                 guard let item = queue.next() else { return false }
-                group.addTask { await Self.process(item, of: id, importer: importer, storage: storage, logger: logger) }
+                group.addTask {
+                    await slots.withSlot { await Self.process(item, of: id, importer: importer, storage: storage, logger: logger) }
+                }
                 return true
             }
             for _ in 0..<concurrency where !next() { break }
@@ -84,6 +91,15 @@ public actor JobRunner {
     private static func process(_ item: ImportJob.Item, of jobID: UUID, importer: PageImporter, storage: MessageClient,
                                 logger: Logger) async {
         var result = item
+        do {
+            guard try await storage.call(JobOps.Start.self, .init(jobID: jobID, position: item.position)).proceed else {
+                logger.warning("URL given up: the worker stopped while importing it before", metadata: ["job": "\(jobID)", "url": "\(item.url)"])
+                return
+            }
+        } catch {
+            logger.warning("could not mark a URL as begun; it stays pending", metadata: ["url": "\(item.url)", "error": "\(error)"])
+            return
+        }
         do {
             let imported = try await importer.importURL(item.url, dryRun: false, id: nil)
             result.state = .imported

@@ -14,11 +14,15 @@ public struct PageImporter: Sendable {
     let fetcher: GuardedFetcher
     let storage: MessageClient
     let logger: Logger
+    /// Pages are read here, one at a time: reading is CPU work that must hold up neither
+    /// the socket's thread nor the request handlers, and one page at a time bounds the memory it takes.
+    let extraction: ThreadExecutor
 
     public init(fetcher: GuardedFetcher, storage: MessageClient, logger: Logger) {
         self.fetcher = fetcher
         self.storage = storage
         self.logger = logger
+        self.extraction = ThreadExecutor(name: "recipe extraction")
     }
 
     /// Fetches `address` and imports the recipe on it.
@@ -32,13 +36,18 @@ public struct PageImporter: Sendable {
     /// Imports a page the user saved; `address` is where it came from (it is not fetched).
     public func importHTML(_ html: String, address: String, dryRun: Bool, id: UUID?) async throws -> ImportResult {
         let pageURL = try GuardedFetcher.parse(address).url
+        let limit = fetcher.policy.maxPageBytes
+        guard html.utf8.count <= limit else {
+            throw ServiceError(.pageTooLarge, "the saved page is \(html.utf8.count) bytes; the worker reads pages of at most \(limit) bytes (recipe-worker --max-page-bytes)")
+        }
         return try await importPage(body: html, contentType: nil, pageURL: pageURL, sameAs: [], dryRun: dryRun, id: id)
     }
 
     private func importPage(body: String, contentType: String?, pageURL: URL, sameAs: [URL], dryRun: Bool,
                             id: UUID?) async throws -> ImportResult {
         let website = Self.canonical(pageURL)
-        guard var imported = Self.extract(body, contentType: contentType, website: website) else {
+        let found = await withTaskExecutorPreference(extraction) { Self.extract(body, contentType: contentType, website: website) }
+        guard var imported = found else {
             throw Self.noRecipe(body, contentType: contentType, address: pageURL.absoluteString)
         }
         imported.images = imported.images.compactMap { URL(string: $0, relativeTo: pageURL)?.absoluteURL.absoluteString }
@@ -63,7 +72,7 @@ public struct PageImporter: Sendable {
     // MARK: Reading the page
 
     static func extract(_ body: String, contentType: String?, website: String) -> ImportedRecipe? {
-        if let contentType, contentType.lowercased().contains("json"),
+        if let contentType, contentType.lowercased().contains("json"), body.utf8.count <= 2_000_000,
            let json = try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed]) {
             return RecipeExtractor.extract(json: json, url: website)
         }

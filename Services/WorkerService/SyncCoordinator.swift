@@ -20,6 +20,8 @@ public actor SyncCoordinator {
     private let listener: ChangeListener
     private var lastRuns: [String: PairSync] = [:]
     private var tails: [String: Task<PairSync, Never>] = [:]
+    /// Per pair, the run that is queued and has not started: later requests join it (one pending run at most).
+    private var queued: [String: Task<PairSync, Never>] = [:]
     /// Pairs a notice or the interval asked for that have not started yet, and pairs running now.
     private var wanted: Set<String> = []
     private var busy: Set<String> = []
@@ -55,12 +57,22 @@ public actor SyncCoordinator {
 
     /// Runs of one pair queue up behind each other; pairs do not wait for each other,
     /// so a replica that is down (each call waits out its timeout) holds up only its own pair.
+    /// A run that is queued and not started yet is shared: any number of `sync.run` requests
+    /// make at most one run wait behind the one in progress.
     private func runPair(_ replica: RemoteReplica) async -> PairSync {
+        if let waiting = queued[replica.name] { return await waiting.value }
         let previous = tails[replica.name]
-        let run = Task { _ = await previous?.value; return await self.syncPair(replica) }
+        let run = Task {
+            _ = await previous?.value
+            self.starting(replica.name)
+            return await self.syncPair(replica)
+        }
         tails[replica.name] = run
+        queued[replica.name] = run
         return await run.value
     }
+
+    private func starting(_ name: String) { queued[name] = nil }
 
     /// Where every pair stands, asked of the storages themselves.
     public func status() async -> WorkerSyncOps.Status.Response {

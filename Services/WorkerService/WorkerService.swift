@@ -14,8 +14,14 @@ public struct WorkerConfiguration: Sendable {
     public var storageEndpoint = RecipeVault.defaultStorageEndpoint
     /// What may be fetched and how much.
     public var fetchPolicy = FetchPolicy()
-    /// URLs of a batch imported at the same time.
+    /// URLs imported at the same time, across all batch jobs.
     public var concurrency = 4
+    /// The largest request, all frames together.
+    public var maxMessageBytes = WireProtocol.defaultMaxMessageBytes
+    /// Requests handled at once before `busy`.
+    public var maxRequestsInFlight = WireProtocol.defaultMaxRequestsInFlight
+    /// Bytes of answered writes remembered for retries.
+    public var replyCacheBytes = WireProtocol.defaultReplyCacheBytes
     /// How often unfinished jobs are looked for (a restarted worker finds its jobs at once).
     public var rescanInterval: Duration = .seconds(5)
     /// The largest frame a client may send (saved pages travel in JSON).
@@ -92,6 +98,9 @@ public struct WorkerService: Sendable {
         }
         var server = MessageServer.Configuration(endpoint: configuration.bindEndpoint, serviceName: "recipe-worker")
         server.maxFrameBytes = configuration.maxFrameBytes
+        server.maxMessageBytes = configuration.maxMessageBytes
+        server.maxRequestsInFlight = configuration.maxRequestsInFlight
+        server.replyCacheBytes = configuration.replyCacheBytes
         server.security = configuration.security
         self.server = try MessageServer(configuration: server, routes: routes, logger: logger)
     }

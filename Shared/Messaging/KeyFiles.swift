@@ -104,21 +104,24 @@ public struct KeyFileError: Error, CustomStringConvertible, Equatable {
 
 /// The CURVE settings a service is started with: its secret key and the clients it lets in.
 public enum ServerKeys {
-    /// Security for a service from its `--secret-key` file and `--client-keys` files; `nil` when
-    /// neither is given (no security). `option` names the two options in errors.
-    public static func security(secretKeyFile: String?, clientKeyFiles: [String],
+    /// Security for a service from its `--secret-key` file, its `--client-keys` files and
+    /// (recipe-storage) its `--peer-keys` files; `nil` when none is given (no security).
+    /// `options` names the options in errors.
+    public static func security(secretKeyFile: String?, clientKeyFiles: [String], peerKeyFiles: [String] = [],
                                 options: (secret: String, clients: String)) throws -> CurveServerSecurity? {
-        switch (secretKeyFile, clientKeyFiles.isEmpty) {
+        let listed = clientKeyFiles + peerKeyFiles
+        switch (secretKeyFile, listed.isEmpty) {
         case (nil, true):
             return nil
         case (nil, false):
-            throw KeyFileError(path: clientKeyFiles.joined(separator: ", "),
-                               problem: "is given as \(options.clients) but no \(options.secret) is: CURVE needs the service's own secret key too")
+            throw KeyFileError(path: listed.joined(separator: ", "),
+                               problem: "is given as allowed keys but no \(options.secret) is: CURVE needs the service's own secret key too")
         case (let secret?, true):
             throw KeyFileError(path: secret, problem: "is given as \(options.secret) but no \(options.clients) are: list the public keys of the clients allowed in")
         case (let secret?, false):
             return CurveServerSecurity(keys: try KeyFiles.keyPair(secretKeyFile: secret),
-                                       allowedClientKeys: try KeyFiles.publicKeys(files: clientKeyFiles))
+                                       allowedClientKeys: clientKeyFiles.isEmpty ? [] : try KeyFiles.publicKeys(files: clientKeyFiles),
+                                       peerKeys: peerKeyFiles.isEmpty ? [] : try KeyFiles.publicKeys(files: peerKeyFiles))
         }
     }
 }

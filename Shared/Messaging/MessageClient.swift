@@ -38,6 +38,9 @@ public actor MessageClient {
         }
     }
 
+    /// How often a `busy` answer is retried (with a growing pause, about 10 s in all) before it is reported.
+    static let busyRetries = 24
+
     /// The configuration this client was made with.
     public nonisolated let configuration: Configuration
     private let executor: ThreadExecutor
@@ -114,9 +117,10 @@ public actor MessageClient {
     /// Lazy Pirate: send, wait up to `timeout`, and on silence reopen and resend.
     private func exchange<Body: Decodable & Sendable>(_ request: Message, requestID: String, op: String, as _: Body.Type) throws -> Reply<Body> {
         handshakeFailures = 0
+        var busyAnswers = 0
         for attempt in 1...configuration.attempts {
             let connection = try connect()
-            let deadline = ContinuousClock.now + configuration.timeout
+            var deadline = ContinuousClock.now + configuration.timeout
             if try connection.socket.send(request) {
                 bytesSent += request.frames.reduce(0) { $0 + $1.count }
                 while case let remaining = deadline - .now, remaining > .zero {
@@ -127,7 +131,15 @@ public actor MessageClient {
                     }
                     guard let message = try connection.socket.receive(dontWait: true) else { continue }
                     bytesReceived += message.frames.reduce(0) { $0 + $1.count }
-                    if let reply = try parse(message, expecting: requestID, op: op, as: Body.self) { return reply }
+                    do {
+                        if let reply = try parse(message, expecting: requestID, op: op, as: Body.self) { return reply }
+                    } catch let error as ServiceError where error.code == .busy && busyAnswers < Self.busyRetries {
+                        // The service is full, not gone: wait a little longer each time and ask again.
+                        busyAnswers += 1
+                        Thread.sleep(forTimeInterval: min(0.5, 0.01 * Double(1 << min(busyAnswers, 6))))
+                        guard try connection.socket.send(request) else { break }
+                        deadline = ContinuousClock.now + configuration.timeout
+                    }
                 }
             }
             logger.debug("no reply in time", metadata: [

@@ -22,8 +22,16 @@ public final class MessageServer: Service, Sendable {
         public var serviceName: String
         /// A peer that sends a frame larger than this is disconnected.
         public var maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes
+        /// The most bytes of one request, all frames together; a larger one is answered `message_too_large` unread.
+        public var maxMessageBytes: Int = WireProtocol.defaultMaxMessageBytes
+        /// The most frames of one request (JSON and binary); more is answered `message_too_large`.
+        public var maxFrames: Int = WireProtocol.maxFrames
+        /// Requests handled at once; beyond it a request is answered `busy` (the client retries).
+        public var maxRequestsInFlight: Int = WireProtocol.defaultMaxRequestsInFlight
         /// How many answered writes are remembered for retries.
         public var replyCacheCapacity: Int = 10_000
+        /// The most bytes of remembered replies; the oldest are forgotten first.
+        public var replyCacheBytes: Int = WireProtocol.defaultReplyCacheBytes
         /// How long an answered write is remembered.
         public var replyCacheLifetime: Duration = .seconds(600)
         /// How long graceful shutdown waits for running requests.

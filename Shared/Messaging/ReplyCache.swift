@@ -1,14 +1,19 @@
 import Foundation
 
-/// Remembers write requests by id, so a request retried after a lost reply is
-/// answered again without running twice.
+/// Remembers write requests by client and id, so a request retried after a lost
+/// reply is answered again without running twice.
 ///
-/// Bounded by entry count and age; owned by the server's I/O thread.
+/// An entry is keyed on (client, request id) — the client being its CURVE key when
+/// the service has keys — and remembers a digest of the request: the same id with
+/// another body is refused, never answered with another request's reply. Bounded by
+/// entry count, reply bytes and age; owned by the server's I/O thread.
 struct ReplyCache {
-    /// Where a reply goes: the ROUTER identity, and whether the client used a REQ-style empty delimiter.
+    /// Where a reply goes: the ROUTER identity, whether the client used a REQ-style
+    /// empty delimiter, and who the client is (its CURVE key; empty without CURVE).
     struct Peer: Equatable {
         var identity: Data
         var delimited: Bool
+        var principal: String = ""
     }
 
     enum Lookup: Equatable {
@@ -18,76 +23,104 @@ struct ReplyCache {
         case running
         /// Already answered: here is the same reply again.
         case answered([Data])
-        /// The id was used before for another operation.
-        case reused(previousOp: String)
+        /// The id was used before, by this client, for another operation or another body.
+        case reused(previousOp: String, sameOp: Bool)
     }
 
     private enum State {
         case running(Peer)
-        case answered([Data])
+        case answered([Data], bytes: Int)
     }
 
     private struct Entry {
         var op: String
+        var digest: Data
         var state: State
         var expires: ContinuousClock.Instant
     }
 
-    let capacity: Int
-    let lifetime: Duration
-    private var entries: [String: Entry] = [:]
-    private var order: [String] = []
-    private var head = 0
+    private struct Key: Hashable {
+        var principal: String
+        var id: String
+    }
 
-    init(capacity: Int, lifetime: Duration) {
+    let capacity: Int
+    let maxBytes: Int
+    let lifetime: Duration
+    private var entries: [Key: Entry] = [:]
+    private var order: [Key] = []
+    private var head = 0
+    /// Bytes of every remembered reply.
+    private(set) var bytes = 0
+
+    init(capacity: Int, maxBytes: Int = .max, lifetime: Duration) {
         self.capacity = max(1, capacity)
+        self.maxBytes = max(0, maxBytes)
         self.lifetime = lifetime
     }
 
     var count: Int { entries.count }
 
-    /// Looks `id` up; records it as running for `peer` when it is new.
-    mutating func begin(id: String, op: String, peer: Peer, now: ContinuousClock.Instant) -> Lookup {
+    /// Looks `id` up for `peer`'s client; records it as running when it is new.
+    /// `digest` stands for the request's content (body and frames).
+    mutating func begin(id: String, op: String, digest: Data, peer: Peer, now: ContinuousClock.Instant) -> Lookup {
         evict(now: now)
-        if var entry = entries[id] {
-            guard entry.op == op else { return .reused(previousOp: entry.op) }
+        let key = Key(principal: peer.principal, id: id)
+        if var entry = entries[key] {
+            guard entry.op == op, entry.digest == digest else { return .reused(previousOp: entry.op, sameOp: entry.op == op) }
             switch entry.state {
-            case .answered(let frames):
+            case .answered(let frames, _):
                 return .answered(frames)
             case .running:
                 entry.state = .running(peer)
-                entries[id] = entry
+                entries[key] = entry
                 return .running
             }
         }
-        entries[id] = Entry(op: op, state: .running(peer), expires: now + lifetime)
-        order.append(id)
+        entries[key] = Entry(op: op, digest: digest, state: .running(peer), expires: now + lifetime)
+        order.append(key)
         return .new
     }
 
-    /// Records the reply for `id`; returns the newest peer waiting for it, if still known.
-    mutating func finish(id: String, reply: [Data], now: ContinuousClock.Instant) -> Peer? {
-        guard var entry = entries[id] else { return nil }
-        guard case .running(let peer) = entry.state else { return nil }
-        entry.state = .answered(reply)
+    /// Records the reply for `id` of `principal`; returns the newest peer waiting for it, if still known.
+    mutating func finish(id: String, principal: String, reply: [Data], now: ContinuousClock.Instant) -> Peer? {
+        let key = Key(principal: principal, id: id)
+        guard var entry = entries[key], case .running(let peer) = entry.state else { return nil }
+        let size = reply.reduce(0) { $0 + $1.count }
+        if size > maxBytes {
+            // Too large to remember at all: a retry runs again (writes are idempotent by their ids).
+            entries[key] = nil
+            return peer
+        }
+        entry.state = .answered(reply, bytes: size)
         entry.expires = now + lifetime
-        entries[id] = entry
+        entries[key] = entry
+        bytes += size
+        evict(now: now)
         return peer
     }
 
+    /// Drops expired entries, then the oldest answered ones while over the count or byte bound.
+    /// Running entries are never dropped before they expire (their reply is still to come).
     private mutating func evict(now: ContinuousClock.Instant) {
+        var skipped: [Key] = []
         while head < order.count {
-            let id = order[head]
-            guard let entry = entries[id] else {
+            let key = order[head]
+            guard let entry = entries[key] else {
                 head += 1
                 continue
             }
             let expired = entry.expires <= now
-            guard expired || entries.count > capacity else { break }
-            if case .running = entry.state, !expired { break }
-            entries[id] = nil
+            guard expired || entries.count > capacity || bytes > maxBytes else { break }
             head += 1
+            if case .running = entry.state, !expired {
+                skipped.append(key) // still wanted: it goes back in line
+                continue
+            }
+            if case .answered(_, let size) = entry.state { bytes -= size }
+            entries[key] = nil
         }
+        order.append(contentsOf: skipped)
         if head > 1_024 && head * 2 > order.count {
             order.removeFirst(head)
             head = 0

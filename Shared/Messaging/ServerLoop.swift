@@ -14,7 +14,10 @@ final class ServerLoop {
     private let decoder = WireCodec.makeDecoder()
     private var cache: ReplyCache
     private var running = 0
-    private let executor: LoopExecutor
+    private let limits: Socket.ReceiveLimits
+    /// Where handlers run: a thread of their own, so neither this I/O thread nor a busy
+    /// cooperative pool holds them up (and they never hold up this thread).
+    private let handlers: ThreadExecutor
 
     init(configuration: MessageServer.Configuration, routes: Routes, logger: Logger, mailbox: ServerMailbox, context: Context) {
         self.context = context
@@ -22,8 +25,11 @@ final class ServerLoop {
         self.routes = routes
         self.logger = logger
         self.mailbox = mailbox
-        self.cache = ReplyCache(capacity: configuration.replyCacheCapacity, lifetime: configuration.replyCacheLifetime)
-        self.executor = LoopExecutor(wakeup: mailbox.wakeup)
+        self.cache = ReplyCache(capacity: configuration.replyCacheCapacity, maxBytes: configuration.replyCacheBytes,
+                                lifetime: configuration.replyCacheLifetime)
+        // The identity frame and a REQ-style delimiter come on top of what the client sent.
+        self.handlers = ThreadExecutor(name: "\(configuration.serviceName) handlers")
+        self.limits = Socket.ReceiveLimits(maxBytes: configuration.maxMessageBytes + 1_024, maxFrames: configuration.maxFrames + 2)
     }
 
     /// Binds, serves until asked to stop, drains, closes.
@@ -49,6 +55,7 @@ final class ServerLoop {
             throw failure
         }
         defer { socket.close() }
+        defer { handlers.shutdown() }
         mailbox.wakeup.claim()
 
         let poller = Poller()
@@ -70,7 +77,7 @@ final class ServerLoop {
             if poller.events(at: socketItem).contains(.readable) {
                 // Take what is waiting, but bounded, so replies keep flowing under load.
                 for _ in 0..<256 {
-                    guard let message = try socket.receive(dontWait: true) else { break }
+                    guard let message = try socket.receive(dontWait: true, limits: limits) else { break }
                     try handle(message, on: socket, stopping: drainDeadline != nil)
                 }
                 try runHandlers(on: socket)
@@ -86,38 +93,54 @@ final class ServerLoop {
 
     /// Runs the handler work that is ready and sends the replies it produced.
     private func runHandlers(on socket: Socket) throws {
-        executor.runPending()
         for outgoing in mailbox.takeOutbox() { try deliver(outgoing, on: socket) }
     }
 
     private func handle(_ message: Message, on socket: Socket, stopping: Bool) throws {
         let frames = message.frames
         // [identity, (empty delimiter from REQ-style clients), JSON, binary…]
-        guard frames.count >= 2 else { return }
-        let delimited = frames[1].isEmpty && frames.count >= 3
+        guard frames.count >= 2 || (message.isOversized && !frames.isEmpty) else { return }
+        let delimited = frames.count >= 3 && frames[1].isEmpty
         let payloadIndex = delimited ? 2 : 1
-        let peer = ReplyCache.Peer(identity: frames[0], delimited: delimited)
+        let peer = ReplyCache.Peer(identity: frames[0], delimited: delimited, principal: message.userID ?? "")
+        func refuse(_ id: String?, _ error: ServiceError) throws {
+            try send([WireCodec.encodeError(id: id, error: error, using: encoder)], to: peer, on: socket)
+        }
+        if message.isOversized {
+            try refuse(nil, ServiceError(.messageTooLarge,
+                "the request is over what \(configuration.serviceName) reads: at most \(configuration.maxFrames) frames and \(configuration.maxMessageBytes) bytes in all; it was dropped unread"))
+            return
+        }
 
         let header: RequestHeader
         do {
             header = try WireCodec.decodeRequestHeader(frames[payloadIndex], using: decoder)
         } catch {
-            try send([WireCodec.encodeError(id: error.id, error: error.error, using: encoder)], to: peer, on: socket)
+            try refuse(error.id, error.error)
             return
         }
         if stopping {
-            let error = ServiceError(.shuttingDown, "\(configuration.serviceName) is shutting down; retry once it is back")
-            try send([WireCodec.encodeError(id: header.id, error: error, using: encoder)], to: peer, on: socket)
+            try refuse(header.id, ServiceError(.shuttingDown, "\(configuration.serviceName) is shutting down; retry once it is back"))
             return
         }
         guard let route = routes.table[header.op] else {
-            let error = ServiceError(.unknownOp,
-                "unknown operation \"\(header.op)\"; \(configuration.serviceName) answers: \(routes.operations.joined(separator: ", "))")
-            try send([WireCodec.encodeError(id: header.id, error: error, using: encoder)], to: peer, on: socket)
+            try refuse(header.id, ServiceError(.unknownOp,
+                "unknown operation \"\(header.op.prefix(64))\"; \(configuration.serviceName) answers: \(routes.operations.joined(separator: ", "))"))
+            return
+        }
+        if route.role == .peer, let security = configuration.security, !security.isPeer(message.userID) {
+            try refuse(header.id, ServiceError(.forbidden,
+                "\(header.op) is for replication peers only; this client's key is not one of \(configuration.serviceName)'s peer keys (list the worker's public key with --peer-keys)"))
+            return
+        }
+        if running >= configuration.maxRequestsInFlight {
+            try refuse(header.id, ServiceError(.busy,
+                "\(configuration.serviceName) is working on \(running) requests, the most it takes at once; retry in a moment"))
             return
         }
         if route.isWrite {
-            switch cache.begin(id: header.id, op: header.op, peer: peer, now: .now) {
+            let digest = RequestDigest.of(frames[payloadIndex...])
+            switch cache.begin(id: header.id, op: header.op, digest: digest, peer: peer, now: .now) {
             case .new:
                 break
             case .running:
@@ -125,10 +148,10 @@ final class ServerLoop {
             case .answered(let reply):
                 try send(reply, to: peer, on: socket)
                 return
-            case .reused(let previousOp):
-                let error = ServiceError(.invalidEnvelope,
-                    "request id \(header.id) was already used for \(previousOp); every new request needs a new id")
-                try send([WireCodec.encodeError(id: header.id, error: error, using: encoder)], to: peer, on: socket)
+            case .reused(let previousOp, let sameOp):
+                let what = sameOp ? "another \(previousOp) request with a different body" : previousOp
+                try refuse(header.id, ServiceError(.requestIDReused,
+                    "request id \(header.id) was already used for \(what); a retry must resend the same request, and every new request needs a new id"))
                 return
             }
         }
@@ -143,7 +166,8 @@ final class ServerLoop {
         let payload = frames[payloadIndex]
         let mailbox = self.mailbox
         let isWrite = route.isWrite
-        Task(executorPreference: executor) {
+        // Decoding a large body or reading a page never holds up this thread.
+        Task(executorPreference: handlers) {
             let reply = await route.run(payload, context)
             mailbox.post(.init(peer: peer, requestID: context.requestID, isWrite: isWrite, frames: reply))
         }
@@ -152,7 +176,8 @@ final class ServerLoop {
     private func deliver(_ outgoing: ServerMailbox.Outgoing, on socket: Socket) throws {
         running -= 1
         var peer = outgoing.peer
-        if outgoing.isWrite, let newest = cache.finish(id: outgoing.requestID, reply: outgoing.frames, now: .now) {
+        if outgoing.isWrite,
+           let newest = cache.finish(id: outgoing.requestID, principal: outgoing.peer.principal, reply: outgoing.frames, now: .now) {
             peer = newest
         }
         try send(outgoing.frames, to: peer, on: socket)

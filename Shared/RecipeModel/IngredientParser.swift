@@ -27,8 +27,20 @@ public struct ParsedIngredient: Codable, Sendable, Equatable {
 
 /// Reads ingredient lines as people write them.
 public enum IngredientParser {
+    /// The largest quantity a line may give; a larger number is out of range, not a quantity.
+    public static let maxQuantity = 1_000_000.0
+
     /// Parses one line.
     public static func parse(_ line: String) -> ParsedIngredient {
+        read(line).parsed
+    }
+
+    /// The number at the start of `line` that is too large to be a quantity ("999…9 cups"), if any.
+    public static func outOfRangeQuantity(_ line: String) -> String? {
+        read(line).outOfRange
+    }
+
+    private static func read(_ line: String) -> (parsed: ParsedIngredient, outOfRange: String?) {
         var text = line.trimmingCharacters(in: .whitespacesAndNewlines)
         text = text.replacingOccurrences(of: "\u{2044}", with: "/") // fraction slash
         var notes: [String] = []
@@ -73,9 +85,9 @@ public enum IngredientParser {
         if foodWords.isEmpty, let last = preparation.popLast() { foodWords = [last] }
         let food = normalizeFood(foodWords.joined(separator: " "))
         let note = (preparation.isEmpty ? [] : [preparation.joined(separator: " ")]) + notes
-        return ParsedIngredient(
+        return (ParsedIngredient(
             quantity: quantity, quantityMax: quantityMax, unit: unit, food: food,
-            note: note.isEmpty ? nil : note.joined(separator: ", "))
+            note: note.isEmpty ? nil : note.joined(separator: ", ")), scanner.outOfRange)
     }
 
     /// The first comma that separates a note, not one inside a number ("1,5 kg").
@@ -143,6 +155,8 @@ private struct Tokens {
     private var index = 0
     /// The word read as the unit, in case it turns out to be the food.
     private(set) var lastUnitWord: String?
+    /// A number where a quantity stands that is too large to be one.
+    private(set) var outOfRange: String?
 
     init(_ text: String) {
         words = Tokens.split(text)
@@ -191,6 +205,11 @@ private struct Tokens {
 
     private mutating func readNumber() -> Double? {
         guard index < words.count, let value = Fractions.value(words[index]) else { return nil }
+        guard value.isFinite, value <= IngredientParser.maxQuantity else {
+            // Not a quantity; the word stays part of the text, and validation can name it.
+            if outOfRange == nil { outOfRange = String(words[index].prefix(40)) }
+            return nil
+        }
         index += 1
         return value
     }
@@ -250,6 +269,7 @@ enum Fractions {
     }
 
     /// "2" → 2, "1.5" / "1,5" → 1.5, "1/2" → 0.5, "½" → 0.5, "1½" → 1.5; anything else → nil.
+    /// The value may be huge or infinite ("999…9"): callers bound it.
     static func value(_ text: String) -> Double? {
         guard !text.isEmpty else { return nil }
         if let last = text.last, let fraction = vulgar[last] {

@@ -10,6 +10,8 @@ public enum Scaling {
 
     /// A quantity as a cook would write it: 1.5 → "1 1/2", 0.333 → "1/3", 2 → "2".
     public static func format(_ value: Double) -> String {
+        // Stored quantities and servings are bounded, but a number shown must never trap.
+        guard value.isFinite, abs(value) < 1e15 else { return String(value) }
         let whole = value.rounded(.down)
         let fraction = value - whole
         let fractions: [(Double, String)] = [(0, ""), (0.125, "1/8"), (0.25, "1/4"), (1.0 / 3, "1/3"), (0.375, "3/8"),

@@ -1,7 +1,7 @@
 /// Sentences for a person from Swift's decoding errors, naming the field by its JSON path.
 extension DecodingError {
     /// "body.servings must be a number, found a string", "body.name is missing", …
-    var wireDescription: String {
+    public var wireDescription: String {
         switch self {
         case let .typeMismatch(type, context):
             return "\(Self.path(context.codingPath)) must be \(Self.jsonKind(type))\(Self.found(context.debugDescription))"

@@ -31,6 +31,14 @@ public enum WireProtocol {
     public static let maxNestingDepth = 32
     /// The default cap on any one frame; a peer that sends a larger frame is disconnected.
     public static let defaultMaxFrameBytes = 16 * 1_024 * 1_024
+    /// The default cap on one request, all frames together (a saved page or a photo, plus its JSON).
+    public static let defaultMaxMessageBytes = 24 * 1_024 * 1_024
+    /// The most frames of one request: the JSON and up to 15 binary frames.
+    public static let maxFrames = 16
+    /// The default number of requests a service handles at once before answering `busy`.
+    public static let defaultMaxRequestsInFlight = 64
+    /// The default bytes of answered writes a service remembers for retries.
+    public static let defaultReplyCacheBytes = 64 * 1_024 * 1_024
     /// The longest request id accepted.
     public static let maxRequestIDLength = 128
 }

@@ -46,6 +46,14 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case missingPhoto = "missing_photo"
     /// Replica sync: a photo's bytes do not match the SHA-256 they were sent under.
     case photoDamaged = "photo_damaged"
+    /// The message as a whole (all frames together, or their count) is over what the service reads.
+    case messageTooLarge = "message_too_large"
+    /// The request id was used before, by this client, with another body: a new request needs a new id.
+    case requestIDReused = "request_id_reused"
+    /// The client's key may not call this operation (`sync.*` belongs to replication peers).
+    case forbidden = "forbidden"
+    /// The service has as many requests in hand as it takes; retry in a moment.
+    case busy = "busy"
     /// The service is shutting down and takes no new requests.
     case shuttingDown = "shutting_down"
     /// The service failed in a way the request could not cause; the message says what failed.

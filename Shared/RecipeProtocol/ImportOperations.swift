@@ -164,6 +164,25 @@ public enum JobOps {
         }
     }
 
+    /// `job.start`: the worker begins a URL of a job (before fetching it). `proceed` is `false`
+    /// when the URL already has a result, or was begun twice before without one: it is then failed.
+    public enum Start: WireOperation {
+        public static let name = "job.start"
+        public static let isWrite = true
+        public struct Request: Codable, Sendable, Equatable {
+            public var jobID: UUID
+            public var position: Int
+            public init(jobID: UUID, position: Int) {
+                self.jobID = jobID
+                self.position = position
+            }
+        }
+        public struct Response: Codable, Sendable, Equatable {
+            public var proceed: Bool
+            public init(proceed: Bool) { self.proceed = proceed }
+        }
+    }
+
     /// `job.record`: the result of one URL. A URL that already has a result keeps it.
     public enum Record: WireOperation {
         public static let name = "job.record"

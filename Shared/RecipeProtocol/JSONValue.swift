@@ -68,7 +68,8 @@ public enum JSONValue: Codable, Sendable, Hashable {
     // Convenience accessors for reading a record's fields.
     public var string: String? { if case .string(let value) = self { return value } else { return nil } }
     public var number: Double? { if case .number(let value) = self { return value } else { return nil } }
-    public var int: Int? { number.map { Int($0) } }
+    /// The number when it is a whole number an `Int` holds exactly (1e300, 2.5 → `nil`).
+    public var int: Int? { number.flatMap { Int(exactly: $0) } }
     public var bool: Bool? { if case .bool(let value) = self { return value } else { return nil } }
     public var array: [JSONValue]? { if case .array(let value) = self { return value } else { return nil } }
     public var object: [String: JSONValue]? { if case .object(let value) = self { return value } else { return nil } }

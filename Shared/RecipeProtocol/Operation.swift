@@ -13,6 +13,21 @@ public protocol WireOperation: Sendable {
     /// `true` for operations that change state: their replies are remembered by
     /// request id so a retried request takes effect once.
     static var isWrite: Bool { get }
+    /// Who may call it when the service has CURVE keys: people's clients, or only replication peers.
+    static var role: OperationRole { get }
+}
+
+extension WireOperation {
+    /// Operations are for people's clients unless they say otherwise.
+    public static var role: OperationRole { .client }
+}
+
+/// The two kinds of caller a service tells apart by their CURVE key (docs/PROTOCOL.md, "Roles").
+public enum OperationRole: String, Sendable, Codable {
+    /// People's clients (the CLI): everything but replication.
+    case client
+    /// Replication peers (the worker): `sync.*` of recipe-storage, as well as everything a client may call.
+    case peer
 }
 
 /// A body with no fields: `{}` (the `body` key may also be left out).

@@ -34,6 +34,9 @@ extension RecipeDraft {
             if line.text.count > Limits.lineLength {
                 throw fail("ingredients[\(index)] is \(line.text.count) characters; the most allowed is \(Limits.lineLength)")
             }
+            if let number = IngredientParser.outOfRangeQuantity(line.text) {
+                throw fail("ingredients[\(index)] starts with the quantity \(number), which is out of range; quantities may be 0 to \(Int(IngredientParser.maxQuantity))")
+            }
         }
         for (index, step) in instructions.enumerated() {
             if step.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
@@ -47,22 +50,29 @@ extension RecipeDraft {
         if Set(lineIDs).count != lineIDs.count {
             throw fail("an ingredient or step id appears twice; each line needs its own id")
         }
+        for (index, step) in instructions.enumerated() {
+            if let section = step.section, section.count > Limits.nameLength {
+                throw fail("instructions[\(index)].section is \(section.count) characters; the most allowed is \(Limits.nameLength)")
+            }
+        }
+        for (field, value) in [("recipeYield", recipeYield), ("recipeCategory", recipeCategory), ("recipeCuisine", recipeCuisine),
+                               ("author", author), ("datePublished", datePublished), ("website", website)] {
+            if let value, value.count > Limits.lineLength {
+                throw fail("\(field) is \(value.count) characters; the most allowed is \(Limits.lineLength)")
+            }
+        }
         for (field, value) in [("description", description), ("notes", notes), ("nutrition", nutrition)] {
             if let value, value.count > Limits.textLength {
                 throw fail("\(field) is \(value.count) characters; the most allowed is \(Limits.textLength)")
             }
         }
         for (field, value) in [("prepTime", prepTime), ("cookTime", cookTime), ("totalTime", totalTime)] {
-            if let value, ISODuration.minutes(value) == nil {
-                throw fail("\(field) \"\(value)\" is not an ISO 8601 duration; write it like PT15M or PT1H30M")
-            }
+            if let value, let problem = ISODuration.problem(value, field: field) { throw fail(problem) }
         }
-        if let servings, !(servings > 0 && servings <= 10_000) {
-            throw fail("servings is \(servings); it must be more than 0 and at most 10000")
-        }
-        guard (0...5).contains(rating) else { throw fail("rating is \(rating); it must be 0 (unrated) to 5") }
-        if let sourcePageNumber, sourcePageNumber < 1 {
-            throw fail("sourcePageNumber is \(sourcePageNumber); page numbers start at 1")
+        if let servings, let problem = ValueRanges.servingsProblem(servings) { throw fail(problem) }
+        guard ValueRanges.recipeRating.contains(rating) else { throw fail("rating is \(rating); it must be 0 (unrated) to 5") }
+        if let sourcePageNumber, !ValueRanges.pageNumber.contains(sourcePageNumber) {
+            throw fail("sourcePageNumber is \(sourcePageNumber); page numbers are 1 to \(ValueRanges.pageNumber.upperBound)")
         }
         if let website {
             guard let url = URL(string: website), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),

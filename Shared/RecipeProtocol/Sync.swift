@@ -181,6 +181,7 @@ public enum SyncMerge {
 public enum SyncOps {
     /// `sync.info`: this replica's id and feed position.
     public enum Info: WireOperation {
+        public static let role = OperationRole.peer
         public static let name = "sync.info"
         public static let isWrite = false
         public typealias Request = Empty
@@ -204,6 +205,7 @@ public enum SyncOps {
 
     /// `sync.changes`: records changed after `since`, in feed order, a page at a time.
     public enum Changes: WireOperation {
+        public static let role = OperationRole.peer
         public static let name = "sync.changes"
         public static let isWrite = false
         public struct Request: Codable, Sendable, Equatable {
@@ -235,6 +237,7 @@ public enum SyncOps {
 
     /// `sync.pending`: how many changes after `since` a replica has not seen.
     public enum Pending: WireOperation {
+        public static let role = OperationRole.peer
         public static let name = "sync.pending"
         public static let isWrite = false
         public typealias Request = Changes.Request
@@ -246,6 +249,7 @@ public enum SyncOps {
 
     /// `sync.missingPhotos`: which of these photo hashes this replica does not hold.
     public enum MissingPhotos: WireOperation {
+        public static let role = OperationRole.peer
         public static let name = "sync.missingPhotos"
         public static let isWrite = false
         public struct Request: Codable, Sendable, Equatable {
@@ -260,6 +264,7 @@ public enum SyncOps {
 
     /// `sync.photo`: a photo blob by hash; the bytes travel as frame 1.
     public enum Photo: WireOperation {
+        public static let role = OperationRole.peer
         public static let name = "sync.photo"
         public static let isWrite = false
         public struct Request: Codable, Sendable, Equatable {
@@ -278,6 +283,7 @@ public enum SyncOps {
 
     /// `sync.putPhoto`: stores a blob (frame 1) after checking it against its SHA-256.
     public enum PutPhoto: WireOperation {
+        public static let role = OperationRole.peer
         public static let name = "sync.putPhoto"
         public static let isWrite = false
         public struct Request: Codable, Sendable, Equatable {
@@ -297,6 +303,7 @@ public enum SyncOps {
 
     /// `sync.apply`: merges another replica's records and, in the same transaction, saves the cursor.
     public enum Apply: WireOperation {
+        public static let role = OperationRole.peer
         public static let name = "sync.apply"
         // Merging is idempotent, so a retried apply needs no remembered reply.
         public static let isWrite = false
@@ -326,6 +333,7 @@ public enum SyncOps {
 
     /// `sync.cursor`: how far this replica has applied another replica's feed.
     public enum Cursor: WireOperation {
+        public static let role = OperationRole.peer
         public static let name = "sync.cursor"
         public static let isWrite = false
         public struct Request: Codable, Sendable, Equatable {

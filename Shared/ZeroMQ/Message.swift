@@ -4,6 +4,12 @@ import Foundation
 public struct Message: Sendable, Equatable {
     /// The frames, first to last. A message always has at least one.
     public var frames: [Data]
+    /// On a received message: the user id the ZAP handler gave the sender's connection
+    /// (with CURVE, the client's public key), or `nil` when no handler authenticated it.
+    public var userID: String?
+    /// On a received message: `true` when it was over the receive limits, so only the
+    /// frames within them are kept (the rest were read and dropped).
+    public var isOversized = false
 
     /// A message of the given frames.
     public init(_ frames: [Data]) {

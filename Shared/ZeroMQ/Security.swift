@@ -8,14 +8,24 @@ public struct CurveServerSecurity: Sendable, Equatable {
     /// The public keys of the clients allowed in (Z85). The service's own public key
     /// is always allowed: whoever holds its secret key is the service itself (its health check).
     public var allowedClientKeys: Set<String>
+    /// The public keys of replication peers (Z85): let in too, and the only clients that may
+    /// call replication operations.
+    public var peerKeys: Set<String>
 
-    public init(keys: CurveKeyPair, allowedClientKeys: Set<String>) {
+    public init(keys: CurveKeyPair, allowedClientKeys: Set<String>, peerKeys: Set<String> = []) {
         self.keys = keys
         self.allowedClientKeys = allowedClientKeys
+        self.peerKeys = peerKeys
     }
 
-    /// The keys the service's authenticator lets in: the listed ones and the service's own.
-    public var allowList: Set<String> { allowedClientKeys.union([keys.publicKey]) }
+    /// The keys the service's authenticator lets in: the listed ones, the peers and the service's own.
+    public var allowList: Set<String> { allowedClientKeys.union(peerKeys).union([keys.publicKey]) }
+
+    /// Whether the client authenticated as `key` is a replication peer (or the service itself).
+    public func isPeer(_ key: String?) -> Bool {
+        guard let key else { return false }
+        return peerKeys.contains(key) || key == keys.publicKey
+    }
 }
 
 /// How a connecting socket proves who it is and checks whom it talks to.

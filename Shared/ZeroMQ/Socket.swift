@@ -97,28 +97,57 @@ public final class Socket {
         return true
     }
 
+    /// How much of one incoming message is read: past either limit, the rest of the
+    /// message is read and dropped part by part, so no message can make the process hold more.
+    public struct ReceiveLimits: Sendable, Equatable {
+        /// The most bytes of all frames together.
+        public var maxBytes: Int
+        /// The most frames.
+        public var maxFrames: Int
+
+        public init(maxBytes: Int, maxFrames: Int) {
+            self.maxBytes = maxBytes
+            self.maxFrames = maxFrames
+        }
+
+        /// No limit beyond the socket's own per-frame `MAXMSGSIZE`.
+        public static let none = ReceiveLimits(maxBytes: .max, maxFrames: .max)
+    }
+
     /// Receives one whole multipart message.
     ///
     /// Returns `nil` when nothing arrived in time (the receive timeout ran out, or
-    /// `dontWait` was given and nothing is waiting).
-    public func receive(dontWait: Bool = false) throws -> Message? {
+    /// `dontWait` was given and nothing is waiting). A message over `limits` comes back
+    /// with `isOversized` set and only the frames that fit.
+    public func receive(dontWait: Bool = false, limits: ReceiveLimits = .none) throws -> Message? {
         let handle = try requireHandle("receive")
         var part = zmq_msg_t()
         zmq_msg_init(&part)
         defer { zmq_msg_close(&part) }
-        var frames: [Data] = []
+        var message = Message([])
+        var bytes = 0
+        var parts = 0
         while true {
-            let flags: Int32 = (dontWait || !frames.isEmpty) ? ZMQ_DONTWAIT : 0
+            let flags: Int32 = (dontWait || parts > 0) ? ZMQ_DONTWAIT : 0
             guard let size = try zmqCall("receive", { zmq_msg_recv(&part, handle, flags) }) else {
-                guard frames.isEmpty else { throw ZMQError(errno: EAGAIN, operation: "receive(part \(frames.count))") }
+                guard parts == 0 else { throw ZMQError(errno: EAGAIN, operation: "receive(part \(parts))") }
                 return nil
             }
-            if size == 0 {
-                frames.append(Data())
-            } else {
-                frames.append(Data(bytes: zmq_msg_data(&part), count: Int(size)))
+            // A ROUTER's identity part carries no metadata: the first part from the peer does.
+            if message.userID == nil, parts < 2, let user = zmq_msg_gets(&part, "User-Id") {
+                let text = String(cString: user)
+                message.userID = text.isEmpty ? nil : text
             }
-            if zmq_msg_more(&part) == 0 { return Message(frames) }
+            parts += 1
+            bytes += Int(size)
+            if message.isOversized || bytes > limits.maxBytes || parts > limits.maxFrames {
+                message.isOversized = true // read and dropped: libzmq frees the part on the next receive
+            } else if size == 0 {
+                message.frames.append(Data())
+            } else {
+                message.frames.append(Data(bytes: zmq_msg_data(&part), count: Int(size)))
+            }
+            if zmq_msg_more(&part) == 0 { return message }
         }
     }
 }

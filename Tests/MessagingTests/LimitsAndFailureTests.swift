@@ -105,7 +105,7 @@ struct LimitsAndFailureTests {
             let error = await #expect(throws: ServiceError.self) {
                 _ = try await client.call(Other.self, Empty(), requestID: "same")
             }
-            #expect(error?.code == .invalidEnvelope)
+            #expect(error?.code == .requestIDReused)
             #expect(error?.message.contains("already used for test.increment") == true)
         }
     }

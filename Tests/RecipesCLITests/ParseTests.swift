@@ -54,7 +54,7 @@ struct ParseTests {
         (["cooked", "toast", "--rating", "0"], "1 to 5"),
         (["can-make", "--have", " , "], "at least one food"),
         (["photo", "get", "toast", "11", "-o", "x"], "1 to 10"),
-        (["show", "x", "--servings", "0"], "more than 0"),
+        (["show", "x", "--servings", "0"], "from 0.01"),
         (["list", "--storage", "localhost:5555"], "tcp://127.0.0.1:5555"),
         (["list", "--timeout", "0"], "more than 0"),
         (["list", "--sort", "colour"], "colour"),

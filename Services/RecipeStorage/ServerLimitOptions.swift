@@ -1,0 +1,24 @@
+import ArgumentParser
+import RecipeProtocol
+
+/// The resource bounds of a service's request socket (docs/PROTOCOL.md, "Limits").
+struct ServerLimitOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Largest request, all frames together, in bytes; larger ones are answered message_too_large unread.", valueName: "bytes"))
+    var maxMessageBytes: Int = WireProtocol.defaultMaxMessageBytes
+
+    @Option(name: .long, help: ArgumentHelp("Requests handled at once; beyond it a request is answered busy and the client retries (1 to 10000).", valueName: "count"))
+    var maxRequests: Int = WireProtocol.defaultMaxRequestsInFlight
+
+    @Option(name: .long, help: ArgumentHelp("Bytes of answered writes remembered for retried requests (0 to 4294967296).", valueName: "bytes"))
+    var replyCacheBytes: Int = WireProtocol.defaultReplyCacheBytes
+
+    func validate() throws {
+        guard (4 * 1_024 * 1_024...1_024 * 1_024 * 1_024).contains(maxMessageBytes) else {
+            throw ValidationError("--max-message-bytes must be 4194304 (4 MiB) to 1073741824 (1 GiB); got \(maxMessageBytes)")
+        }
+        guard (1...10_000).contains(maxRequests) else { throw ValidationError("--max-requests must be 1 to 10000; got \(maxRequests)") }
+        guard (0...4 * 1_024 * 1_024 * 1_024).contains(replyCacheBytes) else {
+            throw ValidationError("--reply-cache-bytes must be 0 to 4294967296; got \(replyCacheBytes)")
+        }
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import RecipeModel
+import RecipeProtocol
+
+/// What a record from another replica must be before it is merged: the same
+/// rules as a person's write (lengths, ranges, URL schemes, photo rules), sound
+/// clocks, and ids of the right shape. A replica is a client like any other: a
+/// peer that sends something a person could not write is refused, and nothing of
+/// its request is stored.
+enum SyncValidation {
+    /// How far ahead of this replica's clock a remote stamp may be (one hour): a replica
+    /// whose clock runs ahead by more is refused rather than allowed to pin every clock.
+    static let maxClockAheadMilliseconds: Int64 = 3_600_000
+    /// The most replicas one version vector may name.
+    static let maxVersionVectorEntries = 256
+    /// The longest replica id accepted (ids made here are UUIDs; `conflict` and `starter` are reserved names).
+    static let maxReplicaIDLength = 64
+    /// The most fields a record may carry.
+    static let maxFields = 64
+
+    /// Checks `record` (and throws `invalid_argument` naming the record and what is wrong).
+    static func check(_ record: SyncRecord, now: Int64) throws(ServiceError) {
+        func fail(_ message: String) -> ServiceError {
+            ServiceError(.invalidArgument, "\(record.kind.rawValue) \(record.id.prefix(64)): \(message)")
+        }
+        guard record.fields.count <= maxFields, record.clocks.count <= maxFields else {
+            throw fail("the record has \(record.fields.count) fields and \(record.clocks.count) clocks; at most \(maxFields) of each are allowed")
+        }
+        for (name, index) in record.fieldClocks where record.fields[name] == nil || !record.clocks.indices.contains(index) {
+            throw fail("field \(name.prefix(40)) has clock \(index), but the record has no such field or clock")
+        }
+        for name in record.fields.keys where record.fieldClocks[name] == nil {
+            throw fail("field \(name.prefix(40)) has no clock")
+        }
+        for clock in record.clocks {
+            if let problem = clockProblem(clock, now: now) { throw fail(problem) }
+        }
+        guard let deleted = record.fields[SyncRecord.deletedField], deleted.bool != nil else {
+            throw fail("the record has no \(SyncRecord.deletedField) flag (true or false)")
+        }
+        if let problem = valuesProblem(record.kind, id: record.id, record.fields) { throw fail(problem) }
+    }
+
+    /// Why `clock` is not a clock this replica accepts, or `nil`.
+    static func clockProblem(_ clock: SyncClock, now: Int64) -> String? {
+        guard let stamp = SyncStamp(clock.stamp) else {
+            return "stamp \"\(clock.stamp.prefix(80))\" is not wall-milliseconds.counter.replica (up to 16 and 9 digits, a replica id of letters, digits and dashes)"
+        }
+        if stamp.wall > now + maxClockAheadMilliseconds {
+            return "stamp \(clock.stamp.prefix(80)) is \((stamp.wall - now) / 60_000) minutes ahead of this replica's clock; at most \(maxClockAheadMilliseconds / 60_000) minutes are accepted (check the clock of the replica it came from)"
+        }
+        guard clock.vv.count <= maxVersionVectorEntries else {
+            return "a version names \(clock.vv.count) replicas; at most \(maxVersionVectorEntries) are allowed"
+        }
+        for (replica, count) in clock.vv {
+            guard isReplicaID(replica) else { return "version entry \"\(replica.prefix(80))\" is not a replica id" }
+            guard count >= 0, count < Int64.max / 2 else { return "version entry \(replica) counts \(count) writes; that is not a write number" }
+        }
+        return nil
+    }
+
+    static func isReplicaID(_ text: String) -> Bool {
+        (1...maxReplicaIDLength).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
+            (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) || byte == UInt8(ascii: "-")
+        }
+    }
+
+    /// Why `values` could not be written by a person (or `nil` when they could).
+    static func valuesProblem(_ kind: SyncKind, id: String, _ values: [String: JSONValue]) -> String? {
+        switch kind {
+        case .recipe: return recipeProblem(id: id, values)
+        case .book: return bookProblem(id: id, values)
+        case .ingredient: return ingredientProblem(key: id, values)
+        case .cookLog: return cookLogProblem(id: id, values)
+        }
+    }
+
+    private static func recipeProblem(id: String, _ values: [String: JSONValue]) -> String? {
+        guard UUID(uuidString: id) != nil else { return "the id is not a UUID" }
+        var body = values
+        body.removeValue(forKey: "photos")
+        body.removeValue(forKey: "createdAt")
+        body.removeValue(forKey: SyncRecord.deletedField)
+        let draft: RecipeDraft
+        do {
+            draft = try JSONDecoder().decode(RecipeDraft.self, from: JSONEncoder().encode(JSONValue.object(body)))
+        } catch {
+            return "the recipe's fields are not a recipe (\((error as? DecodingError)?.wireDescription ?? "unreadable"))"
+        }
+        let origin = draft.origin
+        var checked = draft
+        checked.origin = .custom // the origins only replicas set are checked below
+        do {
+            try checked.validate()
+        } catch {
+            return error.message
+        }
+        if origin == .starter && !SampleIdentity.isSample(.recipe, id: id, values: values) {
+            return "origin starter belongs to the sample recipes only; a replica cannot make a recipe read-only"
+        }
+        if let problem = dateProblem(values["createdAt"], field: "createdAt") { return problem }
+        guard let photos = values["photos"]?.array ?? (values["photos"] == nil ? [] : nil) else { return "photos is not a list" }
+        guard photos.count <= RecipeVault.maxPhotosPerRecipe else {
+            return PhotoRules.tooMany(photos.count).message
+        }
+        let mediaTypes = Set(ImageKind.allCases.map(\.mediaType))
+        for (index, item) in photos.enumerated() {
+            guard let photo = item.object,
+                  let photoID = photo["id"]?.string, UUID(uuidString: photoID) != nil,
+                  let hash = photo["sha256"]?.string, RecipeStore.isHash(hash),
+                  let bytes = photo["byteCount"]?.int, (1...RecipeVault.maxPhotoBytes).contains(bytes),
+                  let mediaType = photo["mediaType"]?.string, mediaTypes.contains(mediaType) else {
+                return "photos[\(index)] must be {id: UUID, sha256: 64 lowercase hex digits, byteCount: 1 to \(RecipeVault.maxPhotoBytes), mediaType: \(mediaTypes.sorted().joined(separator: ", "))}"
+            }
+        }
+        return nil
+    }
+
+    private static func bookProblem(id: String, _ values: [String: JSONValue]) -> String? {
+        guard UUID(uuidString: id) != nil else { return "the id is not a UUID" }
+        guard let title = values["title"]?.string, !title.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty,
+              title.count <= RecipeDraft.Limits.nameLength else {
+            return "title must be text of 1 to \(RecipeDraft.Limits.nameLength) characters"
+        }
+        if let problem = optionalText(values["author"], field: "author", limit: RecipeDraft.Limits.nameLength) { return problem }
+        return dateProblem(values["createdAt"], field: "createdAt")
+    }
+
+    private static func ingredientProblem(key: String, _ values: [String: JSONValue]) -> String? {
+        guard !key.isEmpty, key.count <= CatalogueLimits.nameLength, IngredientParser.normalizeFood(key) == key else {
+            return "the key must be a normalized ingredient name of 1 to \(CatalogueLimits.nameLength) characters"
+        }
+        guard let rowID = values["id"]?.string, UUID(uuidString: rowID) != nil else { return "id is not a UUID" }
+        switch values["category"] {
+        case nil, .null?: break
+        case .string(let category)? where IngredientCategory(rawValue: category) != nil: break
+        default: return "category must be one of \(IngredientCategory.allCases.map(\.rawValue).joined(separator: ", ")) or null"
+        }
+        guard let aliases = values["aliases"]?.array ?? (values["aliases"] == nil ? [] : nil),
+              aliases.count <= CatalogueLimits.aliases,
+              aliases.allSatisfy({ ($0.string.map { !$0.isEmpty && $0.count <= CatalogueLimits.nameLength }) == true }) else {
+            return "aliases must be a list of at most \(CatalogueLimits.aliases) names of 1 to \(CatalogueLimits.nameLength) characters"
+        }
+        return dateProblem(values["createdAt"], field: "createdAt")
+    }
+
+    private static func cookLogProblem(id: String, _ values: [String: JSONValue]) -> String? {
+        guard UUID(uuidString: id) != nil else { return "the id is not a UUID" }
+        switch values["recipeID"] {
+        case nil, .null?: break
+        case .string(let recipe)? where UUID(uuidString: recipe) != nil: break
+        default: return "recipeID must be a UUID or null"
+        }
+        guard let name = values["recipeName"]?.string, name.count <= RecipeDraft.Limits.nameLength else {
+            return "recipeName must be text of at most \(RecipeDraft.Limits.nameLength) characters"
+        }
+        switch values["rating"] {
+        case nil, .null?: break
+        case let rating? where rating.int.map(ValueRanges.cookRating.contains) == true: break
+        default: return "rating must be 1 to 5 or null"
+        }
+        switch values["servings"] {
+        case nil, .null?: break
+        case .number(let servings)?: if let problem = ValueRanges.servingsProblem(servings) { return problem }
+        default: return "servings must be a number or null"
+        }
+        if let problem = optionalText(values["note"], field: "note", limit: RecipeDraft.Limits.textLength) { return problem }
+        return dateProblem(values["cookedAt"], field: "cookedAt") ?? dateProblem(values["createdAt"], field: "createdAt")
+    }
+
+    private static func optionalText(_ value: JSONValue?, field: String, limit: Int) -> String? {
+        switch value {
+        case nil, .null?: return nil
+        case .string(let text)? where text.count <= limit: return nil
+        default: return "\(field) must be text of at most \(limit) characters, or null"
+        }
+    }
+
+    /// Dates travel as the database holds them: `2026-01-31 18:05:00.250`.
+    private static func dateProblem(_ value: JSONValue?, field: String) -> String? {
+        switch value {
+        case nil, .null?: return nil
+        case .string(let text)? where text.utf8.count <= 32 && text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }): return nil
+        default: return "\(field) must be a date as text (2026-01-31 18:05:00.250)"
+        }
+    }
+}
+
+/// The parts of a hybrid-logical-clock stamp, read strictly: `wall.counter.replica`.
+struct SyncStamp {
+    /// The most digits of each number part: 16 for the wall clock (milliseconds), 9 for the counter.
+    static let wallDigits = 16
+    static let counterDigits = 9
+
+    var wall: Int64
+    var counter: Int64
+
+    init?(_ text: String) {
+        let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3,
+              (1...Self.wallDigits).contains(parts[0].utf8.count), parts[0].utf8.allSatisfy({ (48...57).contains($0) }),
+              (1...Self.counterDigits).contains(parts[1].utf8.count), parts[1].utf8.allSatisfy({ (48...57).contains($0) }),
+              SyncValidation.isReplicaID(String(parts[2])),
+              let wall = Int64(parts[0]), let counter = Int64(parts[1]) else { return nil }
+        self.wall = wall
+        self.counter = counter
+    }
+}
+
+/// The limits of catalogue entries, for people and replicas alike.
+enum CatalogueLimits {
+    static let nameLength = 100
+    static let aliases = 50
+}
