@@ -19,6 +19,8 @@ let package = Package(
         .executable(name: "recipe-worker", targets: ["RecipeWorker"]),
         .executable(name: "import-bench", targets: ["ImportBenchmark"]),
         .executable(name: "sync-bench", targets: ["SyncBenchmark"]),
+        // What the fuzz targets check (Fuzz/Package.swift builds them with -sanitize=fuzzer).
+        .library(name: "FuzzChecks", targets: ["FuzzChecks"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -239,6 +241,15 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "FuzzChecks",
+            dependencies: [
+                "Messaging", "RecipeImport", "RecipeModel", "RecipeProtocol", "RecipeStore", "StorageService",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Fuzz/Checks",
+            swiftSettings: strict
+        ),
+        .target(
             // A small HTTP server for tests: saved pages, slow and huge bodies, redirects, bot walls.
             name: "TestHTTPServer",
             dependencies: [
@@ -324,8 +335,13 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "FuzzCorpusTests",
+            dependencies: ["FuzzChecks"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "EndToEndTests",
-            dependencies: ["Messaging", "RecipeProtocol", "RecipeModel", "RecipeStore", "TestHTTPServer"],
+            dependencies: ["Messaging", "ZeroMQ", "RecipeProtocol", "RecipeModel", "RecipeStore", "TestHTTPServer"],
             swiftSettings: strict
         ),
     ]

@@ -55,13 +55,16 @@ public enum RecipeExtractor {
     static func normalize(_ r: [String: Any], url pageURL: String?) -> ImportedRecipe? {
         let url = pageURL ?? text(r["url"]).flatMap { $0.hasPrefix("http://") || $0.hasPrefix("https://") ? $0 : nil }
         guard let name = text(r["name"]) ?? text(r["headline"]), !name.isEmpty else { return nil }
-        let ingredients = list(r["recipeIngredient"] ?? r["ingredients"]).map(HTMLText.clean).filter { !$0.isEmpty }
+        // A line whose quantity is absurd ("999…9 cups") is dropped; the rest of the recipe is imported.
+        let ingredients = list(r["recipeIngredient"] ?? r["ingredients"]).map(HTMLText.clean)
+            .filter { !$0.isEmpty && IngredientParser.outOfRangeQuantity($0) == nil }
         var steps: [RecipeDraft.Step] = []
         collectSteps(r["recipeInstructions"], section: nil, into: &steps)
         let yields = yieldCandidates(r["recipeYield"] ?? r["yield"])
         let prep = duration(r["prepTime"]), cook = duration(r["cookTime"])
         var total = duration(r["totalTime"])
-        if total == nil, let prepMinutes = prep.flatMap(ISODuration.minutes), let cookMinutes = cook.flatMap(ISODuration.minutes) {
+        if total == nil, let prepMinutes = prep.flatMap(ISODuration.minutes), let cookMinutes = cook.flatMap(ISODuration.minutes),
+           prepMinutes + cookMinutes <= ISODuration.maxMinutes {
             total = ISODuration.text(minutes: prepMinutes + cookMinutes)
         }
         let nutrition = nutritionFields(r["nutrition"])
@@ -70,16 +73,19 @@ public enum RecipeExtractor {
             description: text(r["description"]).map { String($0.prefix(RecipeDraft.Limits.textLength)) },
             ingredients: ingredients.prefix(RecipeDraft.Limits.lines).map { .init(text: String($0.prefix(RecipeDraft.Limits.lineLength))) },
             instructions: Array(steps.prefix(RecipeDraft.Limits.lines)),
-            recipeYield: yields.first, servings: yields.lazy.compactMap(leadingNumber).first,
+            recipeYield: yields.first.map(short), servings: yields.lazy.compactMap(leadingNumber).first,
             prepTime: prep, cookTime: cook, totalTime: total,
-            recipeCategory: joined(r["recipeCategory"]), recipeCuisine: joined(r["recipeCuisine"]),
-            keywords: keywords(r["keywords"]), author: author(r["author"]), datePublished: text(r["datePublished"]),
-            nutrition: nutritionText(nutrition), website: url, sourceType: url == nil ? .manual : .url, origin: .imported)
+            recipeCategory: joined(r["recipeCategory"]).map(short), recipeCuisine: joined(r["recipeCuisine"]).map(short),
+            keywords: keywords(r["keywords"]), author: author(r["author"]).map(short), datePublished: text(r["datePublished"]).map(short),
+            nutrition: nutritionText(nutrition).map { String($0.prefix(RecipeDraft.Limits.textLength)) }, website: url, sourceType: url == nil ? .manual : .url, origin: .imported)
         if let servings = draft.servings, !ValueRanges.servings.contains(servings) { draft.servings = nil }
         return ImportedRecipe(draft: draft, images: images(r["image"]), nutrition: nutrition, yields: yields)
     }
 
     // MARK: Fields
+
+    /// A one-line field cut to what storage keeps.
+    static func short(_ text: String) -> String { String(text.prefix(RecipeDraft.Limits.lineLength)) }
 
     static func text(_ value: Any?) -> String? {
         switch value {
@@ -113,7 +119,8 @@ public enum RecipeExtractor {
         case let object as [String: Any]:
             let type = (object["@type"] as? String) ?? ((object["@type"] as? [Any])?.first as? String) ?? ""
             if type.hasSuffix("HowToSection") || (object["itemListElement"] != nil && object["text"] == nil) {
-                collectSteps(object["itemListElement"], section: text(object["name"]) ?? section, into: &steps)
+                collectSteps(object["itemListElement"], section: text(object["name"]).map { String($0.prefix(RecipeDraft.Limits.nameLength)) } ?? section,
+                             into: &steps)
             } else if let stepText = text(object["text"]) ?? text(object["name"]) ?? text(object["description"]) {
                 steps.append(.init(text: String(stepText.prefix(RecipeDraft.Limits.stepLength)), section: section))
             }

@@ -68,3 +68,10 @@ extension Row {
         (self[column] as String?).flatMap(UUID.init(uuidString:))
     }
 }
+
+extension RecipeStore {
+    /// How many recipes are stored.
+    public func recipeCount() async throws -> Int {
+        try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM recipes") ?? 0 }
+    }
+}

@@ -54,6 +54,23 @@ public struct Routes: Sendable {
         }
     }
 
+    /// The reply frames to one request as a server would answer it — envelope checked,
+    /// operation looked up, body decoded, handler run — without a socket (tests and fuzzing).
+    /// Roles, limits and the reply cache are the server loop's and are not applied here.
+    public func reply(to payload: Data, frames: [Data] = [], logger: Logger) async -> [Data] {
+        let encoder = WireCodec.makeEncoder()
+        let header: RequestHeader
+        do {
+            header = try WireCodec.decodeRequestHeader(payload, using: WireCodec.makeDecoder())
+        } catch {
+            return [WireCodec.encodeError(id: error.id, error: error.error, using: encoder)]
+        }
+        guard let route = table[header.op] else {
+            return [WireCodec.encodeError(id: header.id, error: ServiceError(.unknownOp, "unknown operation"), using: encoder)]
+        }
+        return await route.run(payload, RequestContext(requestID: header.id, op: header.op, frames: frames, logger: logger))
+    }
+
     /// Answers `Op` with `handler`, whose reply is JSON only.
     public mutating func handle<Op: WireOperation>(
         _ op: Op.Type,

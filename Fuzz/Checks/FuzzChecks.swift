@@ -1,0 +1,135 @@
+import Foundation
+import Logging
+import Messaging
+import RecipeImport
+import RecipeModel
+import RecipeProtocol
+import RecipeStore
+import StorageService
+
+/// What each fuzz target checks for one input. The libFuzzer entry points
+/// (`Fuzz/Targets`) call these, and the test suite replays the committed corpus
+/// through them, so every input that once found a bug stays a test.
+///
+/// A check returns normally when the input was handled as promised; it traps
+/// (`precondition`) when a promise broke, which libFuzzer reports as a crash.
+public enum FuzzChecks {
+    /// A request to recipe-storage: any bytes as frame 0 (and a photo frame) get
+    /// exactly one reply envelope, `ok` or an error with a documented code.
+    public static func storageRequest(_ data: Data) {
+        let reply = blocking { await storage.routes.reply(to: data, frames: [samplePhoto], logger: quiet) }
+        precondition(!reply.isEmpty, "no reply frames")
+        let header = try? WireCodec.decodeReplyHeader(reply[0], using: WireCodec.makeDecoder())
+        precondition(header != nil, "the reply is not a reply envelope: \(String(decoding: reply[0].prefix(200), as: UTF8.self))")
+        if let error = header?.error {
+            precondition(error.code != .internalError, "internal_error for a client's input: \(error.message)")
+        }
+    }
+
+    /// A web page: reading it never traps, and what it yields is a recipe storage accepts.
+    public static func page(_ data: Data) {
+        let html = String(decoding: data, as: UTF8.self)
+        guard let imported = RecipeExtractor.extract(html: html, url: "https://example.com/recipe") else { return }
+        do {
+            try imported.draft.validate()
+        } catch {
+            preconditionFailure("the importer produced a recipe storage refuses: \(error.message)")
+        }
+    }
+
+    /// Durations and ingredient lines: any text reads without trapping, within the documented ranges.
+    public static func parsers(_ data: Data) {
+        let text = String(decoding: data, as: UTF8.self)
+        if case .minutes(let minutes) = ISODuration.read(text) {
+            precondition((0...ISODuration.maxMinutes).contains(minutes), "duration out of range: \(minutes)")
+            _ = ISODuration.text(minutes: minutes)
+        }
+        let parsed = IngredientParser.parse(text)
+        for quantity in [parsed.quantity, parsed.quantityMax].compactMap({ $0 }) {
+            precondition(quantity.isFinite && quantity <= IngredientParser.maxQuantity, "quantity out of range: \(quantity)")
+            _ = Scaling.format(quantity * 10_000)
+        }
+        if let problem = ISODuration.problem(text, field: "prepTime") { precondition(!problem.isEmpty) }
+    }
+
+    /// `sync.apply` from a peer: any records either merge into something that reads back,
+    /// or are refused whole with `invalid_argument`/`missing_photo`; the store keeps working.
+    public static func syncApply(_ data: Data) {
+        guard let request = try? WireCodec.makeDecoder().decode(SyncOps.Apply.Request.self, from: data) else { return }
+        let store = storage.store
+        blocking {
+            do {
+                _ = try await store.applySync(from: request.from, records: request.records, cursor: request.cursor)
+            } catch let error as ServiceError {
+                precondition([.invalidArgument, .missingPhoto].contains(error.code), "sync.apply failed with \(error)")
+            } catch {
+                preconditionFailure("sync.apply failed outside the protocol: \(error)")
+            }
+            // Whatever was stored reads back and encodes.
+            do {
+                let listed = try await store.syncChanges(since: 0, exclude: nil, limit: 1_000)
+                _ = try JSONEncoder().encode(listed)
+                for record in request.records where record.kind == .recipe {
+                    if let id = UUID(uuidString: record.id), let recipe = try? await store.recipe(id) {
+                        _ = try JSONEncoder().encode(recipe)
+                    }
+                }
+            } catch {
+                preconditionFailure("the store no longer reads back: \(error)")
+            }
+        }
+    }
+
+    // MARK: Shared state
+
+    private struct Storage: Sendable {
+        let store: RecipeStore
+        let routes: Routes
+    }
+
+    /// One store per fuzzing process, in a fresh temporary folder.
+    private static let storage: Storage = {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-fuzz-\(UUID().uuidString)")
+        let store = try! RecipeStore(folder: folder)
+        var routes = Routes()
+        routes.addSystemOperations(service: "recipe-storage")
+        routes.addStorageOperations(store: store)
+        return Storage(store: store, routes: routes)
+    }()
+
+    private static let quiet: Logger = {
+        var logger = Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() })
+        logger.logLevel = .critical
+        return logger
+    }()
+
+    /// A 1×1 PNG, the frame every fuzzed request carries (so photo operations reach their checks).
+    private static let samplePhoto = Data([
+        0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52,
+        0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F, 0x15, 0xC4,
+        0x89, 0x00, 0x00, 0x00, 0x0A, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0x00, 0x01, 0x00, 0x00,
+        0x05, 0x00, 0x01, 0x0D, 0x0A, 0x2D, 0xB4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE,
+        0x42, 0x60, 0x82,
+    ])
+
+    /// Where the async work of a check runs: a thread of its own, so waiting for it from a
+    /// caller that holds a thread of the cooperative pool (a test) cannot starve it.
+    private static let thread = ThreadExecutor(name: "fuzz checks")
+
+    /// Runs `work` to the end from synchronous code (libFuzzer calls in on its own thread).
+    private static func blocking<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
+        let box = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        Task(executorPreference: thread) {
+            box.value = await work()
+            done.signal()
+        }
+        done.wait()
+        return box.value!
+    }
+}
+
+private final class ResultBox<T>: @unchecked Sendable {
+    // Written by the task before the semaphore is signalled, read after the wait.
+    var value: T?
+}

@@ -1,0 +1,232 @@
+import Foundation
+import Messaging
+import RecipeProtocol
+import RecipeStore
+import TestHTTPServer
+import Testing
+import ZeroMQ
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A stranger's client: a raw DEALER socket speaking only what docs/PROTOCOL.md documents.
+final class StrangerSocket {
+    let context: Context
+    let socket: Socket
+
+    init(_ endpoint: String) throws {
+        context = try Context()
+        socket = try Socket(context, .dealer)
+        try socket.setReceiveTimeout(.seconds(20))
+        try socket.connect(endpoint)
+    }
+
+    /// Sends frames after the empty delimiter and returns the reply envelope as JSON (nil when none came).
+    func send(_ frames: [Data]) throws -> [String: Any]? {
+        try socket.send(Message([Data()] + frames))
+        guard let reply = try socket.receive(), reply.frames.count >= 2 else { return nil }
+        return try JSONSerialization.jsonObject(with: reply.frames[1]) as? [String: Any]
+    }
+
+    func request(_ op: String, _ body: Any, id: String = UUID().uuidString, frames: [Data] = []) throws -> [String: Any]? {
+        let json = try JSONSerialization.data(withJSONObject: ["v": 1, "id": id, "op": op, "body": body])
+        return try send([json] + frames)
+    }
+
+    /// The error code of the reply, or "ok".
+    func code(_ op: String, _ body: Any, id: String = UUID().uuidString) throws -> String {
+        guard let reply = try request(op, body, id: id) else { return "no reply" }
+        if reply["ok"] as? Bool == true { return "ok" }
+        return ((reply["error"] as? [String: Any])?["code"] as? String) ?? "unreadable"
+    }
+}
+
+/// Peak resident memory of a process, from /proc.
+func peakRSSMegabytes(_ pid: pid_t) -> Int? {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return nil }
+    return Int(line.split(whereSeparator: \.isWhitespace)[1]).map { $0 / 1_024 }
+}
+
+func syncRecord(kind: String, id: String, fields: [String: Any], stamp: String = "0001763700000000.000000001.peer1") -> [String: Any] {
+    ["kind": kind, "id": id, "seq": 1, "fields": fields.merging(["_deleted": false]) { a, _ in a },
+     "clocks": [["vv": ["peer1": 1], "stamp": stamp]], "fieldClocks": Dictionary(uniqueKeysWithValues: (Array(fields.keys) + ["_deleted"]).map { ($0, 0) })]
+}
+
+@Suite("Hostile clients against real processes: nothing crashes, wedges, poisons or exhausts a service")
+struct HardeningTests {
+    @Test("findings 1, 3, 4, 5, 8 and 9: one request can no longer crash or brick recipe-storage; nothing of a refused request is stored")
+    func hostileRequests() async throws {
+        let folder = temporaryDataFolder()
+        var storage = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder])
+        var endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        var stranger = try StrangerSocket(endpoint)
+        let nines = String(repeating: "9", count: 400) + " cups flour"
+
+        // 1: durations that overflow; 5: a quantity that is not a number a reply can carry.
+        for recipe: [String: Any] in [["name": "A", "prepTime": "P99999999999999999999Y"],
+                                      ["name": "B", "prepTime": "PT9223372036854775807M"],
+                                      ["name": "C", "prepTime": "P300D", "cookTime": "P300D"],
+                                      ["name": "D", "ingredients": [nines]]] {
+            let reply = try #require(try stranger.request("recipe.create", ["recipe": recipe]))
+            let error = reply["error"] as? [String: Any]
+            if recipe["name"] as? String == "C" {
+                #expect(reply["ok"] as? Bool == true, "two long times are fine; their sum is bounded, not trapped on")
+            } else {
+                #expect(error?["code"] as? String == "invalid_argument", "\(recipe["name"]!): \(reply)")
+                let message = error?["message"] as? String ?? ""
+                #expect(message.contains("prepTime") || message.contains("ingredients[0]"), "the message names the field: \(message)")
+            }
+        }
+        // 3: a replica's rating of 1e300; 4: a clock stamp at Int64.max; 8: what a person could not write.
+        let someID = UUID().uuidString
+        for record in [
+            syncRecord(kind: "recipe", id: someID, fields: ["name": "R", "rating": 1e300]),
+            syncRecord(kind: "book", id: UUID().uuidString, fields: ["title": "B"], stamp: "9223372036854775807.9223372036854775807.x"),
+            syncRecord(kind: "recipe", id: someID, fields: ["name": String(repeating: "n", count: 500)]),
+            syncRecord(kind: "recipe", id: someID, fields: ["name": "R", "website": "javascript:alert(1)"]),
+            syncRecord(kind: "recipe", id: someID, fields: ["name": "R", "origin": "starter"]),
+            syncRecord(kind: "recipe", id: someID, fields: ["name": "R", "photos": Array(repeating: [
+                "id": UUID().uuidString, "sha256": String(repeating: "a", count: 64), "byteCount": 10, "mediaType": "image/png"], count: 15)]),
+        ] {
+            #expect(try stranger.code("sync.apply", ["from": "peer1", "records": [record]]) == "invalid_argument", "\(record["fields"]!)")
+        }
+        #expect(try stranger.code("sync.missingPhotos", ["sha256": ["../../../../etc/passwd"]]) == "invalid_argument")
+
+        // 9: the same id with another body is refused, never answered with the first reply.
+        let id = UUID().uuidString
+        let first = try #require(try stranger.request("recipe.create", ["recipe": ["name": "First"]], id: id))
+        #expect(first["ok"] as? Bool == true)
+        let second = try #require(try stranger.request("recipe.create", ["recipe": ["name": "Second"]], id: id))
+        #expect((second["error"] as? [String: Any])?["code"] as? String == "request_id_reused")
+        let again = try #require(try stranger.request("recipe.create", ["recipe": ["name": "First"]], id: id))
+        #expect(((again["body"] as? [String: Any])?["recipe"] as? [String: Any])?["name"] as? String == "First", "a true retry gets the remembered reply")
+
+        // Still writing (a trapped clock would stop every write), and after a restart too.
+        #expect(try stranger.code("recipe.create", ["recipe": ["name": "After"]]) == "ok")
+        #expect(try await storage.stop() == 0)
+        storage = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder])
+        endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        stranger = try StrangerSocket(endpoint)
+        #expect(try stranger.code("recipe.create", ["recipe": ["name": "After a restart"]]) == "ok")
+        let list = try #require(try stranger.request("recipe.list", ["limit": 100]))
+        let names = Set((((list["body"] as? [String: Any])?["recipes"] as? [[String: Any]]) ?? []).compactMap { $0["name"] as? String })
+        #expect(names == ["C", "First", "After", "After a restart"], "only the accepted recipes are stored: \(names)")
+        _ = try await storage.stop()
+    }
+
+    @Test("finding 10: a request of many large frames is dropped unread; thousands of malformed envelopes leave storage answering, intact and unchanged")
+    func exhaustionAndGarbage() async throws {
+        let folder = temporaryDataFolder()
+        let storage = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder])
+        let endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        let stranger = try StrangerSocket(endpoint)
+        #expect(try stranger.code("recipe.create", ["recipe": ["name": "Kept"]]) == "ok")
+
+        let frame = Data(repeating: 0x41, count: 8 * 1_024 * 1_024)
+        let json = try JSONSerialization.data(withJSONObject: ["v": 1, "id": "big", "op": "system.echo", "body": ["text": "x", "frames": []]])
+        for _ in 0..<3 {
+            let reply = try #require(try stranger.send([json] + Array(repeating: frame, count: 10)))
+            #expect((reply["error"] as? [String: Any])?["code"] as? String == "message_too_large")
+        }
+        let peak = try #require(peakRSSMegabytes(storage.pid))
+        #expect(peak < 200, "80 MB requests are read and dropped a frame at a time, not held: peak \(peak) MB")
+
+        // A black box of malformed envelopes: every one answered, none of them stored.
+        var generator = SystemRandomNumberGenerator()
+        let valid = #"{"v":1,"id":"ID","op":"recipe.create","body":{"recipe":{"name":"Should not land","servings":2}}}"#
+        let ops = ["recipe.create", "recipe.update", "recipe.delete", "photo.add", "book.create", "cooklog.add", "sync.apply", "job.record", "nope"]
+        var answered = 0
+        var accepted = 0
+        for index in 0..<3_000 {
+            var bytes = Array(valid.replacingOccurrences(of: "ID", with: "m\(index)").utf8)
+            switch index % 6 {
+            case 0: bytes = Array(bytes.prefix(Int.random(in: 0..<bytes.count, using: &generator))) // cut short
+            case 1: bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator) // a byte flipped
+            case 2: bytes = (0..<Int.random(in: 1...200, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            case 3: bytes = Array(#"{"v":1,"id":"m\#(index)","op":"\#(ops[index % ops.count])","body":{"recipe":7,"id":[],"records":"x","photo":{"frame":99}}}"#.utf8)
+            case 4: bytes = Array((String(repeating: "[", count: 5_000) + String(repeating: "]", count: 5_000)).utf8)
+            default: bytes = Array(#"{"v":"1","id":\#(index),"op":null}"#.utf8)
+            }
+            let reply = try stranger.send([Data(bytes)])
+            if let reply, reply["ok"] as? Bool == false { answered += 1 } else if reply?["ok"] as? Bool == true {
+                // A flipped byte can leave a valid request (a changed name): that one is a person's write, allowed.
+                answered += 1
+                accepted += 1
+            }
+        }
+        #expect(answered == 3_000, "every malformed request got an answer")
+        #expect(try stranger.code("system.health", [:] as [String: Any]) == "ok")
+        _ = try await storage.stop()
+
+        // The database is intact, and holds the one real recipe (plus any flipped-byte request that was still valid).
+        let store = try RecipeStore(folder: URL(fileURLWithPath: folder))
+        #expect(try store.integrityCheck() == "ok")
+        let kept = try await store.recipeCount()
+        #expect(kept == 1 + accepted, "the real recipe and the \(accepted) mutated requests that were still valid creates; nothing refused was stored")
+        try store.close()
+    }
+
+    @Test("findings 2 and 11: a page with absurd values imports without them; a 10 MB hostile page neither stops the worker nor blocks its answers")
+    func hostilePages() async throws {
+        let server = try await TestHTTPServer()
+        let services = try await Services()
+        let nines = String(repeating: "9", count: 400)
+        let hostile = #"<html><script type="application/ld+json">{"@type":"Recipe","name":"Absurd Soup","prepTime":"P99999999999999999999Y","cookTime":"PT9223372036854775807M","recipeIngredient":["\#(nines) cups flour","1 onion"],"recipeInstructions":"Boil."}</script></html>"#
+        server.route("/absurd", .html(hostile))
+        server.route("/fine", .html(recipePage(name: "Fine Soup", ingredients: ["1 leek"], image: nil)))
+        let deep = "<div itemscope itemtype=\"http://schema.org/Recipe\"><span itemprop=\"name\">Deep</span>"
+            + String(repeating: "<div itemprop=\"x\" itemscope>", count: 50_000) + String(repeating: "</b></i>", count: 400_000)
+        server.route("/huge", .html(deep + String(repeating: "<p itemprop=\"recipeIngredient\">1 egg", count: 150_000)))
+        let (worker, endpoint) = try await services.startWorker()
+        let client = try services.client(endpoint)
+
+        let imported = try await client.call(ImportOps.FromURL.self, .init(url: server.baseURL + "/absurd"))
+        let recipe = try #require(imported.recipe)
+        #expect(recipe.name == "Absurd Soup" && recipe.prepTime == nil && recipe.cookTime == nil)
+        #expect(recipe.ingredients.map(\.text) == ["1 onion"], "the absurd line is dropped, the rest imported")
+
+        // A batch holding the hostile pages finishes; the worker is never taken down.
+        let job = try await client.call(ImportOps.Batch.self, .init(urls: [server.baseURL + "/absurd", server.baseURL + "/huge", server.baseURL + "/fine"]))
+        let storage = try services.client(services.storageEndpoint)
+        var done: ImportJob?
+        for _ in 0..<300 {
+            let current = try await storage.call(JobOps.Get.self, ByID(id: job.id))
+            if current.state == .done { done = current; break }
+            #expect(try await client.call(System.Health.self, Empty()).service == "recipe-worker", "the worker answers while it reads")
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(done?.imported ?? 0 >= 2, "\(String(describing: done))")
+        #expect(kill(worker.pid, 0) == 0, "the worker is still running")
+        if let peak = peakRSSMegabytes(worker.pid) { #expect(peak < 400, "peak \(peak) MB") }
+        _ = try await worker.stop()
+        await services.stop()
+        await server.shutdown()
+    }
+
+    @Test("finding 2: a URL the worker began twice without finishing is failed with its reason; the batch goes on")
+    func crashLoopGivenUp() async throws {
+        let server = try await TestHTTPServer()
+        server.route("/fine", .html(recipePage(name: "Fine Soup", ingredients: ["1 leek"], image: nil)))
+        let services = try await Services()
+        let storage = try services.client(services.storageEndpoint)
+        let job = try await storage.call(JobOps.Create.self, .init(urls: [server.baseURL + "/kills", server.baseURL + "/fine"]))
+        // Two workers began the first URL and died before recording anything.
+        for _ in 0..<2 { #expect(try await storage.call(JobOps.Start.self, .init(jobID: job.id, position: 0)).proceed) }
+        let (worker, _) = try await services.startWorker()
+        var done: ImportJob?
+        for _ in 0..<200 {
+            let current = try await storage.call(JobOps.Get.self, ByID(id: job.id))
+            if current.state == .done { done = current; break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let items = try #require(done?.items)
+        #expect(items[0].state == .failed && items[0].error?.message.contains("stopped 2 times") == true)
+        #expect(items[1].state == .imported)
+        #expect(server.requests(to: "/kills") == 0, "the page that stopped the worker twice is not fetched a third time")
+        _ = try await worker.stop()
+        await services.stop()
+        await server.shutdown()
+    }
+}
