@@ -26,7 +26,26 @@ enum Microdata {
         }
     }
 
-    private static let voidElements: Set<String> = ["img", "meta", "link", "br", "hr", "input", "source", "area", "base", "col", "embed", "wbr"]
+    /// A tag name as a number, so reading a tag allocates nothing: up to 8 lower-case bytes
+    /// packed, or a hash of a longer name with the top bit set.
+    typealias TagKey = UInt64
+
+    static func key<Bytes: Collection>(_ name: Bytes) -> TagKey where Bytes.Element == UInt8 {
+        if name.count <= 8 {
+            return name.reduce(0) { $0 << 8 | TagKey(ByteScan.lower($1)) }
+        }
+        return name.reduce(0xcbf2_9ce4_8422_2325 as TagKey) { ($0 ^ TagKey(ByteScan.lower($1))) &* 0x100_0000_01b3 } | (1 << 63)
+    }
+
+    static func key(_ name: StaticString) -> TagKey {
+        name.withUTF8Buffer { key($0) }
+    }
+
+    private static let voidElements: Set<TagKey> = Set(["img", "meta", "link", "br", "hr", "input", "source", "area", "base", "col", "embed", "wbr"]
+        .map { key(Array($0.utf8)) })
+    private static let scriptKey = key("script"), styleKey = key("style"), brKey = key("br"), pKey = key("p"), liKey = key("li")
+    private static let imageKeys: Set<TagKey> = [key("img"), key("source")], linkKeys: Set<TagKey> = [key("a"), key("link")]
+    private static let timeKey = key("time"), metaKey = key("meta")
 
     private final class Scope {
         var properties: [String: [Any]] = [:]
@@ -39,7 +58,7 @@ enum Microdata {
     }
 
     private struct Element {
-        var name: String
+        var name: TagKey
         var property: String?
         /// The value taken from an attribute (content, src, href, datetime), if any.
         var attributeValue: String?
@@ -57,7 +76,7 @@ enum Microdata {
         let page: UnsafeBufferPointer<UInt8>
         var stack: [Element] = []
         /// Tag name → positions in `stack` of the open elements of that name, innermost last.
-        var openByName: [String: [Int]] = [:]
+        var openByName: [TagKey: [Int]] = [:]
         var scopes: [Scope] = []
         var recipeScope: Int?
         /// The text of the page since the outermost open property began.
@@ -88,9 +107,9 @@ enum Microdata {
                     continue
                 }
                 let name = Self.name(of: tag)
-                if name == "script" || name == "style" {
+                if name == scriptKey || name == styleKey {
                     // A script or style that never closes runs to the end of the page, as in a browser.
-                    let end = name == "script" ? ByteScan.find("</script", in: page, from: index) : ByteScan.find("</style", in: page, from: index)
+                    let end = name == scriptKey ? ByteScan.find("</script", in: page, from: index) : ByteScan.find("</style", in: page, from: index)
                     index = end ?? page.count
                     continue
                 }
@@ -100,18 +119,18 @@ enum Microdata {
             return recipeScope.map { scopes[$0].dictionary }
         }
 
-        /// The lower-case tag name at the start of `tag`.
-        static func name(of tag: UnsafeBufferPointer<UInt8>) -> String {
+        /// The tag name at the start of `tag`, as a key.
+        static func name(of tag: UnsafeBufferPointer<UInt8>) -> TagKey {
             var end = 0
             while end < tag.count, !Self.isNameEnd(tag[end]), end < 64 { end += 1 }
-            return String(decoding: tag[0..<end].map(ByteScan.lower), as: UTF8.self)
+            return key(tag[0..<end])
         }
 
         static func isNameEnd(_ byte: UInt8) -> Bool {
             byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x2F || byte == 0x0C
         }
 
-        mutating func openElement(_ name: String, tag: UnsafeBufferPointer<UInt8>) {
+        mutating func openElement(_ name: TagKey, tag: UnsafeBufferPointer<UInt8>) {
             var element = Element(name: name, owner: stack.last.flatMap { $0.scope ?? $0.owner }, textStart: text.count)
             // Only tags that mention microdata carry anything this reader keeps.
             if ByteScan.find("item", in: tag, from: 0) != nil {
@@ -125,13 +144,13 @@ enum Microdata {
                     }
                 }
                 if element.property != nil {
-                    element.attributeValue = attributes["content"] ?? (["img", "source"].contains(name) ? attributes["src"] : nil)
-                        ?? (["a", "link"].contains(name) ? attributes["href"] : nil) ?? (name == "time" ? attributes["datetime"] : nil)
-                        ?? (name == "meta" ? "" : nil)
+                    element.attributeValue = attributes["content"] ?? (imageKeys.contains(name) ? attributes["src"] : nil)
+                        ?? (linkKeys.contains(name) ? attributes["href"] : nil) ?? (name == timeKey ? attributes["datetime"] : nil)
+                        ?? (name == metaKey ? "" : nil)
                 }
             }
             let selfClosing = tag.last == UInt8(ascii: "/")
-            if Self.voidElementNames.contains(name) || selfClosing || stack.count >= maxDepth {
+            if voidElements.contains(name) || selfClosing || stack.count >= maxDepth {
                 finish(element)
                 return
             }
@@ -140,9 +159,7 @@ enum Microdata {
             stack.append(element)
         }
 
-        static let voidElementNames = voidElements
-
-        mutating func closeElement(named name: String) {
+        mutating func closeElement(named name: TagKey) {
             guard let position = openByName[name]?.last else { return } // a stray closing tag: nothing to close
             while stack.count > position { popElement() }
         }
@@ -162,7 +179,7 @@ enum Microdata {
 
         /// Closes an element: its value goes to the item it was opened in.
         mutating func finish(_ element: Element) {
-            if collecting > 0, element.name == "br" || element.name == "p" || element.name == "li" {
+            if collecting > 0, element.name == brKey || element.name == pKey || element.name == liKey {
                 text.append(0x0A)
             }
             guard let property = element.property, let owner = element.owner else { return }

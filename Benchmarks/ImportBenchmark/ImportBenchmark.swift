@@ -17,7 +17,15 @@ struct ImportBenchmark: ParsableCommand {
     @Option(help: "Seconds to run each measurement.")
     var seconds: Double = 5
 
+    @Flag(help: "Instead: read 10 MB hostile pages (deep nesting, unmatched tags, thousands of itemscopes…), each in a process of its own, and print the time and peak memory of each beside a 10 MB page of saved pages.")
+    var hostile = false
+
+    @Option(help: .hidden)
+    var hostileOne: String?
+
     func run() throws {
+        if let kind = hostileOne { return try Self.readOne(kind, folder: folder) }
+        if hostile { return try Self.hostileReport(folder: folder) }
         let pages = try Self.load(URL(fileURLWithPath: folder))
         guard !pages.isEmpty else { throw ValidationError("no .html pages under \(folder)") }
         let bytes = pages.reduce(0) { $0 + $1.data.count }
@@ -49,6 +57,40 @@ struct ImportBenchmark: ParsableCommand {
         print(line("extract + normalize (RecipeVault)", extraction) + "  (\(found) recipes)")
         let ratio = (Double(baseline.rounds) / baseline.elapsed) / (Double(extraction.rounds) / extraction.elapsed)
         print(String(format: "extraction costs %.1f× the baseline pass", ratio))
+    }
+
+    /// Each hostile page read by a child process of this executable, which reports time and peak memory.
+    static func hostileReport(folder: String) throws {
+        print("import-bench --hostile: each ~10 MB page read once by its own process (release builds are the ones to judge)")
+        print("page".padding(toLength: 20, withPad: " ", startingAt: 0) + "   seconds   peak RSS   recipe found")
+        for kind in HostilePages.kinds {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            process.arguments = ["--hostile-one", kind, folder]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            let label = kind == "benign" ? "baseline: saved pages" : kind
+            let result = process.terminationStatus == 0 ? output.trimmingCharacters(in: .whitespacesAndNewlines) : "failed (exit \(process.terminationStatus))"
+            print(label.padding(toLength: 20, withPad: " ", startingAt: 0) + "   " + result)
+        }
+    }
+
+    /// Reads one hostile page and prints "seconds  peak-MB  found".
+    static func readOne(_ kind: String, folder: String) throws {
+        let saved = kind == "benign" ? try load(URL(fileURLWithPath: folder)).map(\.data) : []
+        guard let html = HostilePages.page(kind, benignFrom: saved) else { throw ValidationError("no hostile page \(kind)") }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let found = RecipeExtractor.extract(html: html, url: "https://example.com/hostile") != nil
+        let duration = clock.now - start
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
+            .flatMap { Int($0.split(whereSeparator: \.isWhitespace)[1]) }.map { $0 / 1_024 } ?? -1
+        print(String(format: "%7.3f   %5d MB   %@", seconds, peak, found ? "yes" : "no"))
     }
 
     struct Page {
