@@ -205,6 +205,32 @@ struct HardeningTests {
         await server.shutdown()
     }
 
+    @Test("thousands of malformed envelopes leave recipe-worker answering, and nothing reaches storage")
+    func workerGarbage() async throws {
+        let services = try await Services()
+        let (worker, endpoint) = try await services.startWorker()
+        let stranger = try StrangerSocket(endpoint)
+        var generator = SystemRandomNumberGenerator()
+        let ops = ["import.url", "import.html", "import.batch", "photo.add", "sync.run", "nope"]
+        var answered = 0
+        for index in 0..<1_500 {
+            let bytes: [UInt8]
+            switch index % 4 {
+            case 0: bytes = Array(#"{"v":1,"id":"w\#(index)","op":"\#(ops[index % ops.count])","body":{"url":7,"html":[],"urls":"x","photo":{"frame":9}}}"#.utf8)
+            case 1: bytes = (0..<Int.random(in: 1...300, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            case 2: bytes = Array(#"{"v":1,"id":"w\#(index)","op":"import.url","body":{"url":"file:///etc/passwd"}}"#.utf8)
+            default: bytes = Array((String(repeating: "{\"a\":", count: 3_000)).utf8)
+            }
+            if let reply = try stranger.send([Data(bytes)]), reply["ok"] as? Bool == false { answered += 1 }
+        }
+        #expect(answered == 1_500, "every malformed request got an error reply")
+        #expect(try stranger.code("system.health", [:] as [String: Any]) == "ok")
+        let storage = try services.client(services.storageEndpoint)
+        #expect(try await storage.call(RecipeOps.List.self, RecipeListQuery(limit: 10)).recipes.isEmpty, "nothing was stored")
+        _ = try await worker.stop()
+        await services.stop()
+    }
+
     @Test("finding 2: a URL the worker began twice without finishing is failed with its reason; the batch goes on")
     func crashLoopGivenUp() async throws {
         let server = try await TestHTTPServer()

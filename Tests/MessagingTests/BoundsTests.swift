@@ -1,0 +1,63 @@
+import Foundation
+import Messaging
+import RecipeProtocol
+import Testing
+@testable import Messaging
+
+@Suite("Bounds: requests in flight, remembered replies by bytes, requests over the size limits")
+struct BoundsTests {
+    @Test("beyond the requests in flight a request is answered busy at once; the client retries it and both land")
+    func busy() async throws {
+        let counter = Counter()
+        try await withServer(testRoutes(counter: counter), configure: { $0.maxRequestsInFlight = 1 }) { endpoint in
+            let raw = try RawPeer(endpoint)
+            let slow = Task { try await raw.request(#"{"v":1,"id":"slow","op":"test.increment","body":{"delayMilliseconds":600}}"#) }
+            try await Task.sleep(for: .milliseconds(150))
+            let other = try RawPeer(endpoint)
+            let refused = try await other.request(#"{"v":1,"id":"second","op":"test.increment","body":{}}"#)
+            #expect(refused?.errorCode == "busy")
+            #expect(try await slow.value?.value == 1)
+
+            // The reference client waits and asks again.
+            let client = try makeClient(endpoint, timeout: .seconds(5), attempts: 1)
+            let again = Task { try await raw.request(#"{"v":1,"id":"slow-2","op":"test.increment","body":{"delayMilliseconds":600}}"#) }
+            try await Task.sleep(for: .milliseconds(150))
+            let reply = try await client.call(Increment.self, Increment.Request())
+            #expect(reply.value >= 2)
+            _ = try await again.value
+        }
+        #expect(counter.current == 3, "the busy request never ran; the retried one ran once")
+    }
+
+    @Test("remembered replies are bounded by bytes: the oldest are forgotten first, a running write never")
+    func replyCacheBytes() {
+        var cache = ReplyCache(capacity: 100, maxBytes: 250, lifetime: .seconds(600))
+        let peer = ReplyCache.Peer(identity: Data([1]), delimited: true, principal: "key-a")
+        let now = ContinuousClock.now
+        for index in 0..<5 {
+            #expect(cache.begin(id: "w\(index)", op: "op", digest: Data([UInt8(index)]), peer: peer, now: now) == .new)
+            _ = cache.finish(id: "w\(index)", principal: "key-a", reply: [Data(count: 100)], now: now)
+        }
+        #expect(cache.bytes <= 250)
+        #expect(cache.begin(id: "w0", op: "op", digest: Data([0]), peer: peer, now: now) == .new, "the oldest was forgotten")
+        #expect(cache.begin(id: "w4", op: "op", digest: Data([4]), peer: peer, now: now) == .answered([Data(count: 100)]))
+        // Another client's id of the same name is its own; the same id with another body is refused.
+        let stranger = ReplyCache.Peer(identity: Data([2]), delimited: true, principal: "key-b")
+        #expect(cache.begin(id: "w4", op: "op", digest: Data([4]), peer: stranger, now: now) == .new)
+        #expect(cache.begin(id: "w4", op: "op", digest: Data([9]), peer: peer, now: now) == .reused(previousOp: "op", sameOp: true))
+    }
+
+    @Test("a request of too many frames or bytes is answered message_too_large, and the server goes on")
+    func oversized() async throws {
+        try await withServer(testRoutes(), configure: { $0.maxMessageBytes = 4 * 1_024 * 1_024 }) { endpoint in
+            let raw = try RawPeer(endpoint)
+            let json = #"{"v":1,"id":"big","op":"system.echo","body":{"text":"x","frames":[]}}"#
+            let tooMany = try await raw.request(json, extraFrames: Array(repeating: Data([1]), count: 40))
+            #expect(tooMany?.errorCode == "message_too_large")
+            let tooBig = try await raw.request(json, extraFrames: Array(repeating: Data(count: 1_024 * 1_024), count: 6))
+            #expect(tooBig?.errorCode == "message_too_large")
+            let fine = try await raw.request(#"{"v":1,"id":"ok","op":"system.health","body":{}}"#)
+            #expect(fine?.errorCode == nil)
+        }
+    }
+}
