@@ -12,6 +12,8 @@ public struct ImportedRecipe: Sendable, Equatable {
     public var nutrition: [String: String]
     /// The yield as the page wrote it (each value when it gave several).
     public var yields: [String] = []
+    /// What the page said that was out of range and left out, for a person ("prepTime P99999Y is longer than…").
+    public var leftOut: [String] = []
 }
 
 /// Reads schema.org/Recipe from a page's HTML (JSON-LD; microdata when there is no JSON-LD recipe).
@@ -55,14 +57,19 @@ public enum RecipeExtractor {
     static func normalize(_ r: [String: Any], url pageURL: String?) -> ImportedRecipe? {
         let url = pageURL ?? text(r["url"]).flatMap { $0.hasPrefix("http://") || $0.hasPrefix("https://") ? $0 : nil }
         guard let name = text(r["name"]) ?? text(r["headline"]), !name.isEmpty else { return nil }
+        var leftOut: [String] = []
         // A line whose quantity is absurd ("999…9 cups") is dropped; the rest of the recipe is imported.
-        let ingredients = list(r["recipeIngredient"] ?? r["ingredients"]).map(HTMLText.clean)
-            .filter { !$0.isEmpty && IngredientParser.outOfRangeQuantity($0) == nil }
+        let ingredients = list(r["recipeIngredient"] ?? r["ingredients"]).map(HTMLText.clean).filter { line in
+            guard !line.isEmpty else { return false }
+            guard let number = IngredientParser.outOfRangeQuantity(line) else { return true }
+            leftOut.append("the ingredient line \"\(line.prefix(60))\" (its quantity \(number.prefix(20)) is out of range)")
+            return false
+        }
         var steps: [RecipeDraft.Step] = []
         collectSteps(r["recipeInstructions"], section: nil, into: &steps)
         let yields = yieldCandidates(r["recipeYield"] ?? r["yield"])
-        let prep = duration(r["prepTime"]), cook = duration(r["cookTime"])
-        var total = duration(r["totalTime"])
+        let prep = duration(r["prepTime"], "prepTime", &leftOut), cook = duration(r["cookTime"], "cookTime", &leftOut)
+        var total = duration(r["totalTime"], "totalTime", &leftOut)
         if total == nil, let prepMinutes = prep.flatMap(ISODuration.minutes), let cookMinutes = cook.flatMap(ISODuration.minutes),
            prepMinutes + cookMinutes <= ISODuration.maxMinutes {
             total = ISODuration.text(minutes: prepMinutes + cookMinutes)
@@ -78,8 +85,11 @@ public enum RecipeExtractor {
             recipeCategory: joined(r["recipeCategory"]).map(short), recipeCuisine: joined(r["recipeCuisine"]).map(short),
             keywords: keywords(r["keywords"]), author: author(r["author"]).map(short), datePublished: text(r["datePublished"]).map(short),
             nutrition: nutritionText(nutrition).map { String($0.prefix(RecipeDraft.Limits.textLength)) }, website: url, sourceType: url == nil ? .manual : .url, origin: .imported)
-        if let servings = draft.servings, !ValueRanges.servings.contains(servings) { draft.servings = nil }
-        return ImportedRecipe(draft: draft, images: images(r["image"]), nutrition: nutrition, yields: yields)
+        if let servings = draft.servings, !ValueRanges.servings.contains(servings) {
+            leftOut.append("servings \(servings) (out of range)")
+            draft.servings = nil
+        }
+        return ImportedRecipe(draft: draft, images: images(r["image"]), nutrition: nutrition, yields: yields, leftOut: leftOut)
     }
 
     // MARK: Fields
@@ -146,10 +156,16 @@ public enum RecipeExtractor {
         return Double(digits)
     }
 
-    private static func duration(_ value: Any?) -> String? {
+    /// The page's duration in a clean form; one that is longer than a recipe may take is left out, and said so.
+    private static func duration(_ value: Any?, _ field: String, _ leftOut: inout [String]) -> String? {
         guard let raw = text(value)?.replacingOccurrences(of: " ", with: "") else { return nil }
-        guard let minutes = ISODuration.minutes(raw), minutes > 0 else { return nil }
-        return ISODuration.text(minutes: minutes)
+        switch ISODuration.read(raw) {
+        case .minutes(let minutes) where minutes > 0: return ISODuration.text(minutes: minutes)
+        case .outOfRange:
+            leftOut.append("\(field) \(raw.prefix(40)) (longer than \(ISODuration.maxMinutes / 1_440) days)")
+            return nil
+        default: return nil
+        }
     }
 
     private static func joined(_ value: Any?) -> String? {

@@ -126,6 +126,7 @@ struct ImportRecipes: AsyncParsableCommand {
         } else if let note = result.photo.note {
             print(Output.dim("Photo: \(note)."))
         }
+        for item in result.leftOut ?? [] { print(Output.dim("Left out: \(item).")) }
     }
 }
 

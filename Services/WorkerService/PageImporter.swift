@@ -54,9 +54,11 @@ public struct PageImporter: Sendable {
         imported.draft.website = website
         imported.draft.sourceType = .url
         imported.draft.origin = .imported
+        let leftOut = imported.leftOut.isEmpty ? nil : imported.leftOut
         if dryRun {
             return ImportResult(outcome: .dryRun, recipe: nil, schemaOrg: imported.schemaOrg, source: website,
-                                photo: PhotoIntake(added: false, source: imported.images.first, note: "a dry run stores nothing"))
+                                photo: PhotoIntake(added: false, source: imported.images.first, note: "a dry run stores nothing"),
+                                leftOut: leftOut)
         }
         let saved = try await storage.call(RecipeOps.SaveImported.self, .init(
             id: id ?? UUID(), recipe: imported.draft,
@@ -66,7 +68,7 @@ public struct PageImporter: Sendable {
         ])
         let photo = await intake(imported.images, into: saved.recipe)
         let recipe = photo.added ? try await storage.call(RecipeOps.Get.self, .init(id: saved.recipe.id)).recipe : saved.recipe
-        return ImportResult(outcome: saved.outcome, recipe: recipe, schemaOrg: nil, source: website, photo: photo)
+        return ImportResult(outcome: saved.outcome, recipe: recipe, schemaOrg: nil, source: website, photo: photo, leftOut: leftOut)
     }
 
     // MARK: Reading the page

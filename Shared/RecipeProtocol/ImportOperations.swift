@@ -230,12 +230,16 @@ public struct ImportResult: Codable, Sendable, Equatable {
     /// The page's address after redirects.
     public var source: String
     public var photo: PhotoIntake
-    public init(outcome: ImportOutcome, recipe: Recipe?, schemaOrg: SchemaOrgRecipe?, source: String, photo: PhotoIntake) {
+    /// What the page said that was out of range and was left out (the rest was imported); absent when nothing was.
+    public var leftOut: [String]?
+    public init(outcome: ImportOutcome, recipe: Recipe?, schemaOrg: SchemaOrgRecipe?, source: String, photo: PhotoIntake,
+                leftOut: [String]? = nil) {
         self.outcome = outcome
         self.recipe = recipe
         self.schemaOrg = schemaOrg
         self.source = source
         self.photo = photo
+        self.leftOut = leftOut
     }
 }
 

@@ -186,6 +186,9 @@ struct HardeningTests {
         let recipe = try #require(imported.recipe)
         #expect(recipe.name == "Absurd Soup" && recipe.prepTime == nil && recipe.cookTime == nil)
         #expect(recipe.ingredients.map(\.text) == ["1 onion"], "the absurd line is dropped, the rest imported")
+        let leftOut = imported.leftOut ?? []
+        #expect(leftOut.count == 3 && leftOut.contains { $0.hasPrefix("prepTime") } && leftOut.contains { $0.contains("ingredient line") },
+                "the reply says what was left out: \(leftOut)")
 
         // A batch holding the hostile pages finishes; the worker is never taken down.
         let job = try await client.call(ImportOps.Batch.self, .init(urls: [server.baseURL + "/absurd", server.baseURL + "/huge", server.baseURL + "/fine"]))

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Messaging
 import RecipeProtocol
 import Testing
@@ -9,24 +10,31 @@ struct BoundsTests {
     @Test("beyond the requests in flight a request is answered busy at once; the client retries it and both land")
     func busy() async throws {
         let counter = Counter()
-        try await withServer(testRoutes(counter: counter), configure: { $0.maxRequestsInFlight = 1 }) { endpoint in
-            let raw = try RawPeer(endpoint)
-            let slow = Task { try await raw.request(#"{"v":1,"id":"slow","op":"test.increment","body":{"delayMilliseconds":600}}"#) }
-            try await Task.sleep(for: .milliseconds(150))
+        let gate = Gate()
+        var routes = testRoutes(counter: counter)
+        routes.handle(Hold.self) { _, _ in
+            gate.enter()
+            try await gate.waitUntilOpen()
+            return Empty()
+        }
+        try await withServer(routes, configure: { $0.maxRequestsInFlight = 1 }) { endpoint in
+            let holder = try RawPeer(endpoint)
+            let held = Task { try await holder.request(#"{"v":1,"id":"hold","op":"test.hold","body":{}}"#) }
+            try await gate.waitUntilEntered()
             let other = try RawPeer(endpoint)
             let refused = try await other.request(#"{"v":1,"id":"second","op":"test.increment","body":{}}"#)
             #expect(refused?.errorCode == "busy")
-            #expect(try await slow.value?.value == 1)
+            #expect(refused?.errorMessage?.contains("retry") == true)
 
-            // The reference client waits and asks again.
+            // The reference client waits and asks again; it lands once the slot is free.
             let client = try makeClient(endpoint, timeout: .seconds(5), attempts: 1)
-            let again = Task { try await raw.request(#"{"v":1,"id":"slow-2","op":"test.increment","body":{"delayMilliseconds":600}}"#) }
-            try await Task.sleep(for: .milliseconds(150))
-            let reply = try await client.call(Increment.self, Increment.Request())
-            #expect(reply.value >= 2)
-            _ = try await again.value
+            let call = Task { try await client.call(Increment.self, Increment.Request()) }
+            try await Task.sleep(for: .milliseconds(100))
+            gate.open()
+            #expect(try await call.value.value == 1)
+            #expect(try await held.value?.ok == true)
         }
-        #expect(counter.current == 3, "the busy request never ran; the retried one ran once")
+        #expect(counter.current == 1, "the busy request never ran; the retried one ran once")
     }
 
     @Test("remembered replies are bounded by bytes: the oldest are forgotten first, a running write never")
@@ -59,5 +67,29 @@ struct BoundsTests {
             let fine = try await raw.request(#"{"v":1,"id":"ok","op":"system.health","body":{}}"#)
             #expect(fine?.errorCode == nil)
         }
+    }
+}
+
+/// A read that holds its slot until the test lets it go.
+enum Hold: WireOperation {
+    static let name = "test.hold"
+    static let isWrite = false
+    typealias Request = Empty
+    typealias Response = Empty
+}
+
+/// Lets a test see that a handler is running and decide when it finishes (both waits bounded).
+final class Gate: Sendable {
+    private let state = Mutex((entered: false, open: false))
+    func enter() { state.withLock { $0.entered = true } }
+    func open() { state.withLock { $0.open = true } }
+
+    func waitUntilEntered() async throws {
+        for _ in 0..<500 where !state.withLock({ $0.entered }) { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(state.withLock { $0.entered }, "the held request reached its handler")
+    }
+
+    func waitUntilOpen() async throws {
+        for _ in 0..<1_000 where !state.withLock({ $0.open }) { try await Task.sleep(for: .milliseconds(10)) }
     }
 }
