@@ -59,6 +59,13 @@ enum SyncValidation {
         return nil
     }
 
+    /// A UUID in the one spelling this replica writes (upper case, dashed): Foundation also reads
+    /// looser forms, and a row written under one spelling and referred to under another breaks its links.
+    static func isCanonicalUUID(_ text: String?) -> Bool {
+        guard let text else { return false }
+        return UUID(uuidString: text)?.uuidString == text
+    }
+
     static func isReplicaID(_ text: String) -> Bool {
         (1...maxReplicaIDLength).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
             (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) || byte == UInt8(ascii: "-")
@@ -76,7 +83,19 @@ enum SyncValidation {
     }
 
     private static func recipeProblem(id: String, _ values: [String: JSONValue]) -> String? {
-        guard UUID(uuidString: id) != nil else { return "the id is not a UUID" }
+        guard isCanonicalUUID(id) else { return "the id is not a UUID in upper case" }
+        switch values["bookID"] {
+        case nil, .null?: break
+        case .string(let book)? where isCanonicalUUID(book): break
+        default: return "bookID must be a UUID in upper case, or null"
+        }
+        for field in ["ingredients", "instructions"] {
+            for (index, line) in (values[field]?.array ?? []).enumerated() {
+                if let lineID = line.object?["id"], !isCanonicalUUID(lineID.string) {
+                    return "\(field)[\(index)].id must be a UUID in upper case"
+                }
+            }
+        }
         var body = values
         body.removeValue(forKey: "photos")
         body.removeValue(forKey: "createdAt")
@@ -106,7 +125,7 @@ enum SyncValidation {
         let mediaTypes = Set(ImageKind.allCases.map(\.mediaType))
         for (index, item) in photos.enumerated() {
             guard let photo = item.object,
-                  let photoID = photo["id"]?.string, UUID(uuidString: photoID) != nil,
+                  isCanonicalUUID(photo["id"]?.string),
                   let hash = photo["sha256"]?.string, RecipeStore.isHash(hash),
                   let bytes = photo["byteCount"]?.int, (1...RecipeVault.maxPhotoBytes).contains(bytes),
                   let mediaType = photo["mediaType"]?.string, mediaTypes.contains(mediaType) else {
@@ -117,7 +136,7 @@ enum SyncValidation {
     }
 
     private static func bookProblem(id: String, _ values: [String: JSONValue]) -> String? {
-        guard UUID(uuidString: id) != nil else { return "the id is not a UUID" }
+        guard isCanonicalUUID(id) else { return "the id is not a UUID in upper case" }
         guard let title = values["title"]?.string, !title.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty,
               title.count <= RecipeDraft.Limits.nameLength else {
             return "title must be text of 1 to \(RecipeDraft.Limits.nameLength) characters"
@@ -130,7 +149,7 @@ enum SyncValidation {
         guard !key.isEmpty, key.count <= CatalogueLimits.nameLength, IngredientParser.normalizeFood(key) == key else {
             return "the key must be a normalized ingredient name of 1 to \(CatalogueLimits.nameLength) characters"
         }
-        guard let rowID = values["id"]?.string, UUID(uuidString: rowID) != nil else { return "id is not a UUID" }
+        guard isCanonicalUUID(values["id"]?.string) else { return "id is not a UUID in upper case" }
         switch values["category"] {
         case nil, .null?: break
         case .string(let category)? where IngredientCategory(rawValue: category) != nil: break
@@ -145,11 +164,11 @@ enum SyncValidation {
     }
 
     private static func cookLogProblem(id: String, _ values: [String: JSONValue]) -> String? {
-        guard UUID(uuidString: id) != nil else { return "the id is not a UUID" }
+        guard isCanonicalUUID(id) else { return "the id is not a UUID in upper case" }
         switch values["recipeID"] {
         case nil, .null?: break
-        case .string(let recipe)? where UUID(uuidString: recipe) != nil: break
-        default: return "recipeID must be a UUID or null"
+        case .string(let recipe)? where isCanonicalUUID(recipe): break
+        default: return "recipeID must be a UUID in upper case, or null"
         }
         guard let name = values["recipeName"]?.string, name.count <= RecipeDraft.Limits.nameLength else {
             return "recipeName must be text of at most \(RecipeDraft.Limits.nameLength) characters"
