@@ -71,6 +71,13 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            // Command-line options both services take (ArgumentParser stays out of the libraries).
+            name: "ServiceOptions",
+            dependencies: ["RecipeProtocol", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Shared/ServiceOptions",
+            swiftSettings: strict
+        ),
+        .target(
             name: "RecipeStore",
             dependencies: [
                 "RecipeModel",
@@ -102,6 +109,7 @@ let package = Package(
                 "StorageService",
                 "Messaging",
                 "RecipeProtocol",
+                "ServiceOptions",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -162,6 +170,7 @@ let package = Package(
                 "WebFetch",
                 "Messaging",
                 "RecipeProtocol",
+                "ServiceOptions",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -3,6 +3,7 @@ import Logging
 import Messaging
 import RecipeProtocol
 import ServiceLifecycle
+import ServiceOptions
 import StorageService
 import Foundation
 import ZeroMQ

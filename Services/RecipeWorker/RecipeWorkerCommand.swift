@@ -4,6 +4,7 @@ import Logging
 import Messaging
 import RecipeProtocol
 import ServiceLifecycle
+import ServiceOptions
 import WebFetch
 import WorkerService
 import ZeroMQ

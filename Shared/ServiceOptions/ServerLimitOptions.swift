@@ -1,18 +1,21 @@
 import ArgumentParser
 import RecipeProtocol
 
-/// The resource bounds of a service's request socket (docs/PROTOCOL.md, "Limits").
-struct ServerLimitOptions: ParsableArguments {
+/// The resource bounds of a service's request socket, the same options for recipe-storage
+/// and recipe-worker (docs/PROTOCOL.md, "Transport").
+public struct ServerLimitOptions: ParsableArguments, Sendable {
     @Option(name: .long, help: ArgumentHelp("Largest request, all frames together, in bytes; larger ones are answered message_too_large unread.", valueName: "bytes"))
-    var maxMessageBytes: Int = WireProtocol.defaultMaxMessageBytes
+    public var maxMessageBytes: Int = WireProtocol.defaultMaxMessageBytes
 
     @Option(name: .long, help: ArgumentHelp("Requests handled at once; beyond it a request is answered busy and the client retries (1 to 10000).", valueName: "count"))
-    var maxRequests: Int = WireProtocol.defaultMaxRequestsInFlight
+    public var maxRequests: Int = WireProtocol.defaultMaxRequestsInFlight
 
     @Option(name: .long, help: ArgumentHelp("Bytes of answered writes remembered for retried requests (0 to 4294967296).", valueName: "bytes"))
-    var replyCacheBytes: Int = WireProtocol.defaultReplyCacheBytes
+    public var replyCacheBytes: Int = WireProtocol.defaultReplyCacheBytes
 
-    func validate() throws {
+    public init() {}
+
+    public func validate() throws {
         guard (4 * 1_024 * 1_024...1_024 * 1_024 * 1_024).contains(maxMessageBytes) else {
             throw ValidationError("--max-message-bytes must be 4194304 (4 MiB) to 1073741824 (1 GiB); got \(maxMessageBytes)")
         }
