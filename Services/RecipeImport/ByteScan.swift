@@ -48,8 +48,13 @@ enum ByteScan {
 
     /// The attributes of a tag's text (`meta name="x" content='y'`), names in lower case.
     static func attributes(of tag: Substring.UTF8View) -> [String: String] {
+        if let found = tag.withContiguousStorageIfAvailable({ attributes(of: $0) }) { return found }
+        return Array(tag).withUnsafeBufferPointer { attributes(of: $0) }
+    }
+
+    /// The attributes of a tag's bytes, read in place.
+    static func attributes(of bytes: UnsafeBufferPointer<UInt8>) -> [String: String] {
         var result: [String: String] = [:]
-        let bytes = Array(tag)
         var index = 0
         func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x2F }
         // Skip the tag name.
@@ -58,7 +63,7 @@ enum ByteScan {
             while index < bytes.count && isSpace(bytes[index]) { index += 1 }
             let nameStart = index
             while index < bytes.count && !isSpace(bytes[index]) && bytes[index] != UInt8(ascii: "=") { index += 1 }
-            let name = String(decoding: bytes[nameStart..<index].map(lower), as: UTF8.self)
+            let name = String(decoding: bytes[nameStart..<index].lazy.map(lower), as: UTF8.self)
             while index < bytes.count && isSpace(bytes[index]) && bytes[index] != 0x2F { index += 1 }
             guard index < bytes.count, bytes[index] == UInt8(ascii: "=") else {
                 if !name.isEmpty { result[name] = "" }
@@ -68,7 +73,7 @@ enum ByteScan {
             while index < bytes.count && (bytes[index] == 0x20 || bytes[index] == 0x09) { index += 1 }
             guard index < bytes.count else { break }
             let quote = bytes[index]
-            var value: ArraySlice<UInt8>
+            let value: Slice<UnsafeBufferPointer<UInt8>>
             if quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") {
                 let valueStart = index + 1
                 var valueEnd = valueStart

@@ -203,8 +203,7 @@ enum Microdata {
 
         /// The attributes of a tag, entities decoded.
         static func attributes(of tag: UnsafeBufferPointer<UInt8>) -> [String: String] {
-            let text = String(decoding: tag, as: UTF8.self)
-            var attributes = ByteScan.attributes(of: Substring(text).utf8)
+            var attributes = ByteScan.attributes(of: tag)
             for (key, value) in attributes where value.utf8.contains(UInt8(ascii: "&")) { attributes[key] = HTMLText.decodeEntities(value) }
             return attributes
         }

@@ -52,7 +52,8 @@ struct LimitsAndFailureTests {
         let elapsed = ContinuousClock.now - start
         #expect(error?.description == "storage not reachable at \(endpoint): no reply after 3 tries of 250 ms each (set RECIPES_STORAGE)")
         #expect(elapsed >= .milliseconds(700), "it tried three times")
-        #expect(elapsed < .seconds(5), "it did not hang")
+        // Generous: the suite runs in parallel on two cores; only a hang goes past it.
+        #expect(elapsed < .seconds(20), "it did not hang")
         withExtendedLifetime(port) {}
     }
 
