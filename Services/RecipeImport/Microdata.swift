@@ -183,6 +183,9 @@ enum Microdata {
                 text.append(0x0A)
             }
             guard let property = element.property, let owner = element.owner else { return }
+            let names = property.split(separator: " ").prefix(8).map(String.init)
+                .filter { scopes[owner].properties[$0, default: []].count < maxValuesPerProperty }
+            guard !names.isEmpty else { return } // full: the value is not even built
             let value: Any
             if let scope = element.scope {
                 value = scopes[scope].dictionary
@@ -193,12 +196,7 @@ enum Microdata {
                 let end = min(text.count, start + maxValueBytes)
                 value = String(decoding: text[start..<end], as: UTF8.self)
             }
-            for name in property.split(separator: " ").prefix(8) {
-                let key = String(name)
-                if scopes[owner].properties[key, default: []].count < maxValuesPerProperty {
-                    scopes[owner].properties[key, default: []].append(value)
-                }
-            }
+            for name in names { scopes[owner].properties[name, default: []].append(value) }
         }
 
         /// The attributes of a tag, entities decoded.
