@@ -12,18 +12,22 @@ import StorageService
 /// through them, so every input that once found a bug stays a test.
 ///
 /// A check returns normally when the input was handled as promised; it traps
-/// (`precondition`) when a promise broke, which libFuzzer reports as a crash.
+/// (`broken`) when a promise broke, which libFuzzer reports as a crash.
 public enum FuzzChecks {
+    /// Says which promise broke (on standard error, where libFuzzer's log keeps it) and traps.
+    static func broken(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("promise broken: \(message)\n".utf8))
+        fatalError(message)
+    }
+
     /// A request to recipe-storage: any bytes as frame 0 (and a photo frame) get
     /// exactly one reply envelope, `ok` or an error with a documented code.
     public static func storageRequest(_ data: Data) {
         let reply = blocking { await storage.routes.reply(to: data, frames: [samplePhoto], logger: quiet) }
-        precondition(!reply.isEmpty, "no reply frames")
+        if reply.isEmpty { broken("no reply frames") }
         let header = try? WireCodec.decodeReplyHeader(reply[0], using: WireCodec.makeDecoder())
-        precondition(header != nil, "the reply is not a reply envelope: \(String(decoding: reply[0].prefix(200), as: UTF8.self))")
-        if let error = header?.error {
-            precondition(error.code != .internalError, "internal_error for a client's input: \(error.message)")
-        }
+        if header == nil { broken("the reply is not a reply envelope: \(String(decoding: reply[0].prefix(200), as: UTF8.self))") }
+        if let error = header?.error, error.code == .internalError { broken("internal_error for a client's input: \(error.message)") }
     }
 
     /// A web page: reading it never traps, and what it yields is a recipe storage accepts.
@@ -33,7 +37,7 @@ public enum FuzzChecks {
         do {
             try imported.draft.validate()
         } catch {
-            preconditionFailure("the importer produced a recipe storage refuses: \(error.message)")
+            broken("the importer produced a recipe storage refuses: \(error.message)")
         }
     }
 
@@ -41,15 +45,15 @@ public enum FuzzChecks {
     public static func parsers(_ data: Data) {
         let text = String(decoding: data, as: UTF8.self)
         if case .minutes(let minutes) = ISODuration.read(text) {
-            precondition((0...ISODuration.maxMinutes).contains(minutes), "duration out of range: \(minutes)")
+            if !(0...ISODuration.maxMinutes).contains(minutes) { broken("duration out of range: \(minutes)") }
             _ = ISODuration.text(minutes: minutes)
         }
         let parsed = IngredientParser.parse(text)
         for quantity in [parsed.quantity, parsed.quantityMax].compactMap({ $0 }) {
-            precondition(quantity.isFinite && quantity <= IngredientParser.maxQuantity, "quantity out of range: \(quantity)")
+            if !(quantity.isFinite && quantity <= IngredientParser.maxQuantity) { broken("quantity out of range: \(quantity)") }
             _ = Scaling.format(quantity * 10_000)
         }
-        if let problem = ISODuration.problem(text, field: "prepTime") { precondition(!problem.isEmpty) }
+        if let problem = ISODuration.problem(text, field: "prepTime"), problem.isEmpty { broken("an empty problem") }
     }
 
     /// `sync.apply` from a peer: any records either merge into something that reads back,
@@ -61,9 +65,9 @@ public enum FuzzChecks {
             do {
                 _ = try await store.applySync(from: request.from, records: request.records, cursor: request.cursor)
             } catch let error as ServiceError {
-                precondition([.invalidArgument, .missingPhoto].contains(error.code), "sync.apply failed with \(error)")
+                if ![.invalidArgument, .missingPhoto].contains(error.code) { broken("sync.apply failed with \(error)") }
             } catch {
-                preconditionFailure("sync.apply failed outside the protocol: \(error)")
+                broken("sync.apply failed outside the protocol: \(error)")
             }
             // Whatever was stored reads back and encodes.
             do {
@@ -75,7 +79,7 @@ public enum FuzzChecks {
                     }
                 }
             } catch {
-                preconditionFailure("the store no longer reads back: \(error)")
+                broken("the store no longer reads back: \(error)")
             }
         }
     }

@@ -56,11 +56,11 @@ public enum RecipeExtractor {
 
     static func normalize(_ r: [String: Any], url pageURL: String?) -> ImportedRecipe? {
         let url = pageURL ?? text(r["url"]).flatMap { $0.hasPrefix("http://") || $0.hasPrefix("https://") ? $0 : nil }
-        guard let name = text(r["name"]) ?? text(r["headline"]), !name.isEmpty else { return nil }
+        guard let name = text(r["name"]) ?? text(r["headline"]), !RecipeDraft.isBlank(name) else { return nil }
         var leftOut: [String] = []
         // A line whose quantity is absurd ("999…9 cups") is dropped; the rest of the recipe is imported.
         let ingredients = list(r["recipeIngredient"] ?? r["ingredients"]).map(HTMLText.clean).filter { line in
-            guard !line.isEmpty else { return false }
+            guard !RecipeDraft.isBlank(line) else { return false }
             guard let number = IngredientParser.outOfRangeQuantity(line) else { return true }
             leftOut.append("the ingredient line \"\(line.prefix(60))\" (its quantity \(number.prefix(20)) is out of range)")
             return false
@@ -85,6 +85,10 @@ public enum RecipeExtractor {
             recipeCategory: joined(r["recipeCategory"]).map(short), recipeCuisine: joined(r["recipeCuisine"]).map(short),
             keywords: keywords(r["keywords"]), author: author(r["author"]).map(short), datePublished: text(r["datePublished"]).map(short),
             nutrition: nutritionText(nutrition).map { String($0.prefix(RecipeDraft.Limits.textLength)) }, website: url, sourceType: url == nil ? .manual : .url, origin: .imported)
+        // Cut to length, a line can be left blank as validation sees it (a leading format character): drop it.
+        guard !RecipeDraft.isBlank(draft.name) else { return nil }
+        draft.ingredients.removeAll { RecipeDraft.isBlank($0.text) }
+        draft.instructions.removeAll { RecipeDraft.isBlank($0.text) }
         if let servings = draft.servings, !ValueRanges.servings.contains(servings) {
             leftOut.append("servings \(servings) (out of range)")
             draft.servings = nil
@@ -99,7 +103,7 @@ public enum RecipeExtractor {
 
     static func text(_ value: Any?) -> String? {
         switch value {
-        case let string as String: let cleaned = HTMLText.clean(string); return cleaned.isEmpty ? nil : cleaned
+        case let string as String: let cleaned = HTMLText.clean(string); return RecipeDraft.isBlank(cleaned) ? nil : cleaned
         case let number as NSNumber: return number.stringValue
         case let list as [Any]: return list.lazy.compactMap { text($0) }.first
         case let object as [String: Any]: return text(object["name"] ?? object["text"] ?? object["@value"])
@@ -122,7 +126,7 @@ public enum RecipeExtractor {
             let separated = string.replacingOccurrences(of: "</p>", with: "\n").replacingOccurrences(of: "<br", with: "\n<br")
             for line in separated.split(whereSeparator: \.isNewline) {
                 let cleaned = HTMLText.clean(String(line))
-                if !cleaned.isEmpty { steps.append(.init(text: String(cleaned.prefix(RecipeDraft.Limits.stepLength)), section: section)) }
+                if !RecipeDraft.isBlank(cleaned) { steps.append(.init(text: String(cleaned.prefix(RecipeDraft.Limits.stepLength)), section: section)) }
             }
         case let list as [Any]:
             for item in list { collectSteps(item, section: section, into: &steps) }
@@ -177,7 +181,7 @@ public enum RecipeExtractor {
 
     private static func keywords(_ value: Any?) -> [String] {
         let items = list(value).flatMap { $0.split(separator: ",").map { HTMLText.clean(String($0)) } }
-            .filter { !$0.isEmpty && $0.count <= RecipeDraft.Limits.keywordLength }
+            .filter { !RecipeDraft.isBlank($0) && $0.count <= RecipeDraft.Limits.keywordLength }
         var seen = Set<String>()
         return Array(items.filter { seen.insert($0.lowercased()).inserted }.prefix(RecipeDraft.Limits.keywords))
     }

@@ -13,11 +13,16 @@ extension RecipeDraft {
         public static let keywordLength = 100
     }
 
+    /// Whether `text` holds nothing but white space, as validation judges it: importers and
+    /// clients that clean text call this too, so what they keep is never refused as empty.
+    public static func isBlank(_ text: String) -> Bool {
+        text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+    }
+
     /// Checks every field; the error names the field, what it was and what is allowed.
     public func validate() throws(ServiceError) {
         func fail(_ message: String) -> ServiceError { ServiceError(.invalidArgument, message) }
-        let trimmedName = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmedName.isEmpty else { throw fail("name is empty; a recipe needs a name") }
+        guard !Self.isBlank(name) else { throw fail("name is empty; a recipe needs a name") }
         guard name.count <= Limits.nameLength else {
             throw fail("name is \(name.count) characters; the most allowed is \(Limits.nameLength)")
         }
@@ -28,7 +33,7 @@ extension RecipeDraft {
             throw fail("the recipe has \(instructions.count) steps; the most allowed is \(Limits.lines)")
         }
         for (index, line) in ingredients.enumerated() {
-            if line.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            if Self.isBlank(line.text) {
                 throw fail("ingredients[\(index)] is empty; remove it or give it text")
             }
             if line.text.count > Limits.lineLength {
@@ -39,7 +44,7 @@ extension RecipeDraft {
             }
         }
         for (index, step) in instructions.enumerated() {
-            if step.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            if Self.isBlank(step.text) {
                 throw fail("instructions[\(index)] is empty; remove it or give it text")
             }
             if step.text.count > Limits.stepLength {
@@ -86,7 +91,7 @@ extension RecipeDraft {
         guard keywords.count <= Limits.keywords else {
             throw fail("the recipe has \(keywords.count) keywords; the most allowed is \(Limits.keywords)")
         }
-        for keyword in keywords where keyword.trimmingCharacters(in: .whitespaces).isEmpty || keyword.count > Limits.keywordLength {
+        for keyword in keywords where Self.isBlank(keyword) || keyword.count > Limits.keywordLength {
             throw fail("keyword \"\(keyword.prefix(40))\" must be 1 to \(Limits.keywordLength) characters")
         }
     }
