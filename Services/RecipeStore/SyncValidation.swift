@@ -17,6 +17,9 @@ enum SyncValidation {
     static let maxReplicaIDLength = 64
     /// The most fields a record may carry.
     static let maxFields = 64
+    // Made once: every record of every page is read through them, and Foundation's coders are safe to share.
+    private static let encoder = JSONEncoder()
+    private static let decoder = JSONDecoder()
 
     /// Checks `record` (and throws `invalid_argument` naming the record and what is wrong).
     static func check(_ record: SyncRecord, now: Int64) throws(ServiceError) {
@@ -102,7 +105,7 @@ enum SyncValidation {
         body.removeValue(forKey: SyncRecord.deletedField)
         let draft: RecipeDraft
         do {
-            draft = try JSONDecoder().decode(RecipeDraft.self, from: JSONEncoder().encode(JSONValue.object(body)))
+            draft = try decoder.decode(RecipeDraft.self, from: encoder.encode(JSONValue.object(body)))
         } catch {
             return "the recipe's fields are not a recipe (\((error as? DecodingError)?.wireDescription ?? "unreadable"))"
         }

@@ -66,7 +66,8 @@ public struct Routes: Sendable {
             return [WireCodec.encodeError(id: error.id, error: error.error, using: encoder)]
         }
         guard let route = table[header.op] else {
-            return [WireCodec.encodeError(id: header.id, error: ServiceError(.unknownOp, "unknown operation"), using: encoder)]
+            let error = ServiceError(.unknownOp, "unknown operation \"\(header.op.prefix(64))\"; this service answers: \(operations.joined(separator: ", "))")
+            return [WireCodec.encodeError(id: header.id, error: error, using: encoder)]
         }
         return await route.run(payload, RequestContext(requestID: header.id, op: header.op, frames: frames, logger: logger))
     }

@@ -59,8 +59,7 @@ struct HardeningTests {
     @Test("findings 1, 3, 4, 5, 8 and 9: one request can no longer crash or brick recipe-storage; nothing of a refused request is stored")
     func hostileRequests() async throws {
         let folder = temporaryDataFolder()
-        var storage = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder])
-        var endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        var (storage, endpoint) = try await startStorage(samples: false, folder: folder)
         var stranger = try StrangerSocket(endpoint)
         let nines = String(repeating: "9", count: 400) + " cups flour"
 
@@ -106,8 +105,7 @@ struct HardeningTests {
         // Still writing (a trapped clock would stop every write), and after a restart too.
         #expect(try stranger.code("recipe.create", ["recipe": ["name": "After"]]) == "ok")
         #expect(try await storage.stop() == 0)
-        storage = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder])
-        endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        (storage, endpoint) = try await startStorage(samples: false, folder: folder)
         stranger = try StrangerSocket(endpoint)
         #expect(try stranger.code("recipe.create", ["recipe": ["name": "After a restart"]]) == "ok")
         let list = try #require(try stranger.request("recipe.list", ["limit": 100]))
@@ -119,8 +117,7 @@ struct HardeningTests {
     @Test("finding 10: a request of many large frames is dropped unread; thousands of malformed envelopes leave storage answering, intact and unchanged")
     func exhaustionAndGarbage() async throws {
         let folder = temporaryDataFolder()
-        let storage = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder])
-        let endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        let (storage, endpoint) = try await startStorage(samples: false, folder: folder)
         let stranger = try StrangerSocket(endpoint)
         #expect(try stranger.code("recipe.create", ["recipe": ["name": "Kept"]]) == "ok")
 
@@ -245,13 +242,8 @@ struct HardeningTests {
         // Two workers began the first URL and died before recording anything.
         for _ in 0..<2 { #expect(try await storage.call(JobOps.Start.self, .init(jobID: job.id, position: 0)).proceed) }
         let (worker, _) = try await services.startWorker()
-        var done: ImportJob?
-        for _ in 0..<200 {
-            let current = try await storage.call(JobOps.Get.self, ByID(id: job.id))
-            if current.state == .done { done = current; break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        let items = try #require(done?.items)
+        let done = try await BatchJobTests.waitForJob(job.id, storage: storage, timeout: .seconds(20)) { $0.state == .done }
+        let items = try #require(done.items)
         #expect(items[0].state == .failed && items[0].error?.message.contains("stopped 2 times") == true)
         #expect(items[1].state == .imported)
         #expect(server.requests(to: "/kills") == 0, "the page that stopped the worker twice is not fetched a third time")

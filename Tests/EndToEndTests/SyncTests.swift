@@ -5,9 +5,9 @@ import RecipeProtocol
 import Testing
 
 /// A recipe-storage process on ephemeral ports with its own data folder.
-func startStorage(samples: Bool = true) async throws -> (process: ServiceProcess, endpoint: String) {
+func startStorage(samples: Bool = true, folder: String = temporaryDataFolder()) async throws -> (process: ServiceProcess, endpoint: String) {
     let process = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*",
-                                                         "--data", temporaryDataFolder()] + (samples ? ["--seed-samples"] : []))
+                                                         "--data", folder] + (samples ? ["--seed-samples"] : []))
     return (process, try await process.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#))
 }
 
