@@ -302,6 +302,7 @@ let package = Package(
                 "RecipeModel",
                 "RecipeProtocol",
                 .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),

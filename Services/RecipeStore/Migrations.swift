@@ -255,6 +255,32 @@ enum Migrations {
             // How often a worker began a URL without finishing it: a page that kills the worker is given up, not retried for ever.
             try db.execute(sql: "ALTER TABLE import_job_items ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0")
         }
+        migrator.registerMigration("v12 held records and open conflicts") { db in
+            // Records received but not applicable yet (a photo not here, a clock too far ahead, a value refused):
+            // kept per sender and retried, so one record never stops a feed. `sync_replaced`: recipe fields this replica
+            // overwrote while the value was still its own (a copy of such a value is withdrawn). `conflicts` counts a record's open
+            // conflicts, so listing them reads only the records that have some.
+            try db.execute(sql: """
+                CREATE TABLE sync_held (
+                    peer TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    id TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    reason TEXT NOT NULL,
+                    missing TEXT NOT NULL DEFAULT '[]',
+                    heldAt DATETIME NOT NULL,
+                    PRIMARY KEY (peer, kind, id)
+                ) WITHOUT ROWID;
+                CREATE TABLE sync_replaced (
+                    recordId TEXT NOT NULL,
+                    field TEXT NOT NULL,
+                    stamp TEXT NOT NULL,
+                    PRIMARY KEY (recordId, field, stamp)
+                ) WITHOUT ROWID;
+                ALTER TABLE sync_records ADD COLUMN conflicts INTEGER NOT NULL DEFAULT 0;
+                CREATE INDEX sync_records_open_conflicts ON sync_records(conflicts) WHERE conflicts > 0;
+                """)
+        }
         return migrator
     }
 }

@@ -139,6 +139,7 @@ extension RecipeStore {
     /// writes do, so a blob stored for a row about to commit is never taken.
     func collectUnusedPhotos() async throws {
         let photos = self.photos
+        guard backupsRunning.withLock({ $0 }) == 0 else { return } // the next collection takes what is unused
         let held = heldPhotos.withLock { held in
             held = held.filter { $0.value > Date(timeIntervalSinceNow: -3_600) }
             return Set(held.keys)

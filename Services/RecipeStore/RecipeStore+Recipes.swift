@@ -217,9 +217,12 @@ extension RecipeStore {
                                      step.text.trimmingCharacters(in: .whitespacesAndNewlines), step.section])
         }
         try db.execute(sql: "DELETE FROM recipe_keywords WHERE recipeId = ?", arguments: [key])
-        for (position, keyword) in draft.keywords.enumerated() {
+        // Keywords are a set: the same keyword twice is kept once (sync merges them by their text).
+        var seenKeywords = Set<String>()
+        let keywords = draft.keywords.map { $0.trimmingCharacters(in: .whitespaces) }.filter { seenKeywords.insert($0).inserted }
+        for (position, keyword) in keywords.enumerated() {
             try db.cachedStatement(sql: "INSERT INTO recipe_keywords (recipeId, position, keyword) VALUES (?, ?, ?)")
-                .execute(arguments: [key, position, keyword.trimmingCharacters(in: .whitespaces)])
+                .execute(arguments: [key, position, keyword])
         }
         try SearchIndex.refresh(recipeID: key, in: db)
         try checkReadable(id, in: db)
@@ -247,7 +250,8 @@ extension RecipeStore {
 
     /// Now, to the millisecond (what the database and the wire keep).
     static func now() -> Date {
-        Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1_000).rounded(.down) / 1_000)
+        if let pinned = SyncState.pinned { return Date(timeIntervalSince1970: Double(pinned) / 1_000) }
+        return Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1_000).rounded(.down) / 1_000)
     }
 }
 

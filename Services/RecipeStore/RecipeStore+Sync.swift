@@ -5,23 +5,28 @@ import RecipeProtocol
 
 extension RecipeStore {
     /// A write transaction that also records its changes in the change feed, before it commits.
+    /// The transaction's writes are stamped with one time — the hybrid clock's next wall time — so a
+    /// recipe's `updatedAt` is its newest version's time, the same on the replica that wrote it and on
+    /// every replica that applies it.
     func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await pool.write { db in
-            let result = try updates(db)
-            try SyncLog.capture(in: db)
-            return result
+            try SyncState.pinningTime(of: db) {
+                let result = try updates(db)
+                try SyncLog.capture(in: db)
+                return result
+            }
         }
     }
 
     // MARK: The change feed
 
     /// This replica's id, the newest feed position, and how many conflicts it has recorded.
-    public func syncInfo() async throws -> (replicaID: String, latestSeq: Int, conflictsCreated: Int) {
+    public func syncInfo() async throws -> (replicaID: String, latestSeq: Int, conflictsCreated: Int, held: [HeldRecord]) {
         try await pool.read { db in
             let replica = try SyncState.load(db).replica
             let latest = try Int.fetchOne(db, sql: "SELECT MAX(seq) FROM sync_records") ?? 0
-            let conflicts = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sync_conflicts") ?? 0
-            return (replica, latest, conflicts)
+            let conflicts = try SyncApplier.openConflictCount(in: db)
+            return (replica, latest, conflicts, try SyncApplier.heldSummaries(in: db))
         }
     }
 
@@ -109,15 +114,18 @@ extension RecipeStore {
 
     /// Merges records from replica `from` and, in the same transaction, remembers
     /// `cursor` as how far its feed has been applied. Merging is idempotent: applying
-    /// the same records again changes nothing.
+    /// the same records again changes nothing. A record that cannot be applied yet (a photo
+    /// blob not here, a stamp too far ahead of this replica's clock, a value this replica
+    /// refuses) is held — kept with the reason, retried on every later apply — and the rest
+    /// are applied: one record never stops a feed.
     public func applySync(from peer: String, records: [SyncRecord], cursor: Int?) async throws -> SyncOps.Apply.Response {
         guard SyncValidation.isReplicaID(peer) else {
             throw ServiceError(.invalidArgument, "from \"\(peer.prefix(80))\" is not a replica id (1 to \(SyncValidation.maxReplicaIDLength) letters, digits and dashes)")
         }
         if let cursor, cursor < 0 { throw ServiceError(.invalidArgument, "cursor is \(cursor); it must be 0 or more") }
-        // Every record is checked before anything is written: one bad record refuses the whole request.
-        let now = SyncState.nowMilliseconds()
-        for record in records { try SyncValidation.check(record, now: now) }
+        guard records.count <= 1_000 else {
+            throw ServiceError(.invalidArgument, "the request holds \(records.count) records; send at most 1000 at a time")
+        }
         let photos = self.photos
         let result = try await pool.write { db -> SyncOps.Apply.Response in
             try SyncLog.capture(in: db) // anything local first, so the merge sees it
@@ -125,44 +133,39 @@ extension RecipeStore {
             guard peer != state.replica else {
                 throw ServiceError(.invalidArgument, "the records come from this replica (\(peer)); a replica does not sync with itself")
             }
-            var seq = try SyncLog.nextSeq(in: db)
-            var changed = 0
-            var conflicts = 0
-            for record in records.sorted(by: { ($0.kind.applyOrder, $0.seq) < ($1.kind.applyOrder, $1.seq) }) {
-                for clock in record.clocks { state.observe(clock.stamp) }
-                let stored = try SyncLog.storedRecord(record.kind, record.id, in: db)
-                let local = stored?.states ?? [:]
-                let remote = record.states
-                let (merged, losses) = SyncMerge.merge(local, remote)
-                guard merged != local else { continue }
-                let live = SyncMerge.isLive(merged)
-                // What is stored must be what a person could have written, however the merge combined it.
-                if let problem = SyncValidation.valuesProblem(record.kind, id: record.id, merged.mapValues(\.value)) {
-                    throw ServiceError(.invalidArgument, "\(record.kind.rawValue) \(record.id): merged with this replica's version it is not valid: \(problem)")
-                }
-                try SyncLog.writeTables(record.kind, record.id, values: merged.mapValues(\.value), live: live, photos: photos, in: db)
-                try db.execute(sql: "DELETE FROM sync_pending WHERE kind = ? AND id = ?", arguments: [record.kind.rawValue, record.id])
-                try SyncLog.save(SyncRecord(kind: record.kind, id: record.id, seq: seq, states: merged),
-                                 source: merged == remote ? peer : state.replica, in: db)
-                seq += 1
-                changed += 1
-                if !losses.isEmpty {
-                    let made = try Self.recordLosses(losses, of: record.kind, record.id, merged: merged, photos: photos, seq: &seq, in: db)
-                    conflicts += made
-                }
+            // A peer has seen writes of this replica that it does not remember making: it was restored
+            // from an older copy. A new incarnation keeps its next writes from reusing those numbers.
+            if records.contains(where: { record in record.clocks.contains { ($0.vv[state.replica] ?? 0) > state.write } }) {
+                try state.newIncarnation(db, reason: "a peer had seen writes newer than this replica's own (restored from an older copy)")
             }
-            try state.save(db)
+            var applier = SyncApplier(state: state, photos: photos, seq: try SyncLog.nextSeq(in: db))
+            // Held records first (a blob or the time they waited for may be here now), then the page.
+            for held in try SyncApplier.heldRecords(in: db) {
+                try applier.apply(held.record, from: held.peer, in: db)
+            }
+            for record in records.sorted(by: { ($0.kind.applyOrder, $0.seq) < ($1.kind.applyOrder, $1.seq) }) {
+                try applier.apply(record, from: peer, in: db)
+            }
+            try applier.state.save(db)
             if let cursor {
                 try db.execute(sql: """
                     INSERT INTO sync_cursors (peer, seq, syncedAt) VALUES (?, ?, ?)
                     ON CONFLICT (peer) DO UPDATE SET seq = excluded.seq, syncedAt = excluded.syncedAt
                     """, arguments: [peer, cursor, Self.now()])
             }
-            try SyncLog.capture(in: db) // what the merge caused here (a deleted book unlinks its recipes)
-            return .init(changed: changed, conflicts: conflicts)
+            // What the merge caused in the tables (a deleted book unlinking its recipes) is not an edit:
+            // capture keeps such references as they were.
+            try SyncLog.capture(in: db)
+            let held = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sync_held") ?? 0
+            return .init(changed: applier.changed, conflicts: applier.conflicts, held: held)
         }
         if result.changed > 0 { try await collectUnusedPhotos() }
         return result
+    }
+
+    /// Records held back, oldest first.
+    public func heldRecords() async throws -> [HeldRecord] {
+        try await pool.read { db in try SyncApplier.heldSummaries(in: db) }
     }
 
     /// How far this replica has applied `peer`'s feed, and when.
@@ -171,70 +174,6 @@ extension RecipeStore {
             let row = try Row.fetchOne(db, sql: "SELECT seq, syncedAt FROM sync_cursors WHERE peer = ?", arguments: [peer])
             return .init(peer: peer, seq: row?["seq"] ?? 0, syncedAt: row?["syncedAt"])
         }
-    }
-
-    /// The version-vector entry that ranks a conflicted copy's kept values above its other fields.
-    static let conflictReplica = "conflict"
-
-    /// Keeps what lost a concurrent write: for a recipe, a `conflictedCopy` recipe holding
-    /// the losing values (one per losing write, with an id every replica derives alike);
-    /// for other records, a row in `sync_conflicts`. Returns the copies made.
-    private static func recordLosses(_ losses: [SyncMerge.Loss], of kind: SyncKind, _ id: String, merged: [String: SyncField],
-                                     photos: PhotoBlobs, seq: inout Int, in db: Database) throws -> Int {
-        let now = now()
-        var made = 0
-        let byWrite = Dictionary(grouping: losses, by: \.clock.stamp)
-        for stamp in byWrite.keys.sorted() {
-            let group = byWrite[stamp]!
-            let copyID = kind == .recipe ? DerivedID.uuid("conflict|\(id)|\(stamp)").uuidString : nil
-            for loss in group {
-                try db.execute(sql: """
-                    INSERT OR IGNORE INTO sync_conflicts (id, kind, recordId, field, lostValue, copyId, createdAt) VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [DerivedID.uuid("loss|\(kind.rawValue)|\(id)|\(stamp)|\(loss.field)").uuidString, kind.rawValue, id,
-                                     loss.field, loss.value.canonicalText, copyID, now])
-            }
-            guard let copyID else { continue }
-            let existing = try SyncLog.storedRecord(.recipe, copyID, in: db)
-            var values = merged.mapValues(\.value)
-            values.removeValue(forKey: SyncRecord.deletedField)
-            for loss in group { values[loss.field] = loss.value }
-            let name = values["name"]?.string ?? "Recipe"
-            values["name"] = .string(String((name + " (conflicted copy)").prefix(RecipeDraft.Limits.nameLength)))
-            values["origin"] = .string(RecipeOrigin.conflictedCopy.rawValue)
-            // Its lines and photos need ids of their own, the same on every replica.
-            values["photos"] = .array((values["photos"]?.array ?? []).map { item in
-                var object = item.object ?? [:]
-                let hash = object["sha256"]?.string ?? ""
-                object["id"] = .string(Self.photoID(recipeID: UUID(uuidString: copyID)!, sha256: hash).uuidString)
-                return .object(object)
-            })
-            for (field, tag) in [("ingredients", "i"), ("instructions", "s")] {
-                values[field] = .array((values[field]?.array ?? []).enumerated().map { index, item in
-                    var object = item.object ?? [:]
-                    object["id"] = .string(DerivedID.uuid("\(copyID)|\(tag)|\(index)").uuidString)
-                    return .object(object)
-                })
-            }
-            // Every replica that sees this losing write makes the same copy. The lost values carry a
-            // version above the copy's other fields, so copies made from different merges agree on them.
-            let lost = Set(group.map(\.field))
-            var states = values.mapValues { SyncField(value: $0, clock: SyncClock(vv: [:], stamp: stamp)) }
-            for field in lost { states[field]?.clock = SyncClock(vv: [Self.conflictReplica: 1], stamp: stamp) }
-            states[SyncRecord.deletedField] = SyncField(value: .bool(false), clock: SyncClock(vv: [:], stamp: stamp))
-            if let existing {
-                // Made before (here or elsewhere): it must also keep what lost this time.
-                let (updated, _) = SyncMerge.merge(existing.states, states.filter { lost.contains($0.key) })
-                guard updated != existing.states else { continue }
-                states = updated
-            }
-            try SyncLog.writeTables(.recipe, copyID, values: states.mapValues(\.value), live: SyncMerge.isLive(states), photos: photos, in: db)
-            try db.execute(sql: "DELETE FROM sync_pending WHERE kind = 'recipe' AND id = ?", arguments: [copyID])
-            try SyncLog.save(SyncRecord(kind: .recipe, id: copyID, seq: seq, states: states), source: try SyncState.load(db).replica, in: db)
-            seq += 1
-            if existing != nil { continue }
-            made += 1
-        }
-        return made
     }
 
     // MARK: Comparing replicas
@@ -263,6 +202,26 @@ extension RecipeStore {
                 lines.append("\(hash) \(photos.contains(hash) ? "stored" : "MISSING")")
             }
             return lines.joined(separator: "\n")
+        }
+    }
+}
+
+extension RecipeStore {
+    /// Runs this replica's clock `milliseconds` off the machine's (drills and tests of clock skew:
+    /// its stamps move with it, and so does what it accepts as "too far ahead").
+    public func setClockOffset(milliseconds: Int64) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('clockOffset', ?)", arguments: [String(milliseconds)])
+        }
+    }
+
+    /// This replica's id, and the ids it had before (a restored or copied database takes a new one).
+    public func incarnations() async throws -> (current: String, history: [String]) {
+        try await pool.read { db in
+            let current = try SyncState.load(db).replica
+            let history = try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'incarnations'")?
+                .split(separator: "\n").map(String.init) ?? []
+            return (current, history)
         }
     }
 }

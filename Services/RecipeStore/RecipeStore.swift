@@ -14,6 +14,10 @@ public final class RecipeStore: Sendable {
     let photos: PhotoBlobs
     /// Blobs another replica sent ahead of the records that use them: kept from collection for an hour.
     let heldPhotos = Mutex<[String: Date]>([:])
+    /// Backups being written: photo collection waits, so a copied database never names a collected blob.
+    let backupsRunning = Mutex(0)
+    /// Set when this open started a new incarnation (the file was restored or copied): for the service's log.
+    public let incarnationNote: String?
 
     /// Opens (creating if needed) the store in `folder` and brings its schema up to date.
     public init(folder: URL) throws {
@@ -30,6 +34,7 @@ public final class RecipeStore: Sendable {
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         try Migrations.migrator.migrate(pool)
         try pool.write { db in try SyncLog.capture(in: db) } // changes left unrecorded by an older version
+        incarnationNote = try pool.write { db in try SyncState.checkIncarnation(db, path: path) }
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA optimize=0x10002") }
         photos = try PhotoBlobs(folder: folder.appendingPathComponent(RecipeVault.photoFolderName))
     }

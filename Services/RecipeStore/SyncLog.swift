@@ -19,8 +19,70 @@ struct SyncState {
         // Clamped on the way in: a clock stored by an older build from a hostile stamp must not trap the next write.
         return SyncState(replica: replica, write: Int64(values["write"] ?? "") ?? 0,
                          wall: min(max(Int64(values["wall"] ?? "") ?? 0, 0), maxWall),
-                         counter: min(max(Int64(values["counter"] ?? "") ?? 0, 0), maxCounter))
+                         counter: min(max(Int64(values["counter"] ?? "") ?? 0, 0), maxCounter),
+                         offset: Int64(values["clockOffset"] ?? "") ?? 0)
     }
+
+    /// Milliseconds added to the wall clock (0; tests give replicas skewed clocks with it).
+    var offset: Int64 = 0
+
+    /// Now on this replica's wall clock (inside a pinned write: the time that write is stamped with).
+    var now: Int64 { Self.pinned ?? (Self.nowMilliseconds() + offset) }
+
+    private static let pinnedKey = "RecipeVault.pinnedWall"
+    /// The wall time pinned for the write running on this thread.
+    static var pinned: Int64? { Thread.current.threadDictionary[pinnedKey] as? Int64 }
+
+    /// Runs `body` (a write transaction's work) with the time its stamps will carry pinned, so dates
+    /// written by the store (`RecipeStore.now()`) and the stamps capture makes agree to the millisecond.
+    static func pinningTime<T>(of db: Database, _ body: () throws -> T) throws -> T {
+        guard pinned == nil else { return try body() }
+        let state = try load(db)
+        let now = nowMilliseconds() + state.offset
+        let wall = now > state.wall ? now : (state.counter < maxCounter ? state.wall : min(state.wall + 1, maxWall))
+        // A clock already pushed far ahead (stored by an older build) stamps on, but dates stay the real time.
+        guard wall <= now + SyncValidation.maxClockAheadMilliseconds else { return try body() }
+        Thread.current.threadDictionary[pinnedKey] = wall
+        defer { Thread.current.threadDictionary.removeObject(forKey: pinnedKey) }
+        return try body()
+    }
+
+    /// Starts a new incarnation: a new replica id for every later write, so a database that was
+    /// restored from a backup or copied never reuses write numbers or feed positions its peers have
+    /// already seen under the old id. Peers then read this replica's whole feed again (merging it
+    /// changes nothing they have) and it reads theirs from where its copy had got to.
+    mutating func newIncarnation(_ db: Database, reason: String) throws {
+        let old = replica
+        replica = try String.fetchOne(db, sql: "SELECT lower(hex(randomblob(6)))")!
+        let history = (try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'incarnations'")).map { $0 + "\n" } ?? ""
+        try db.execute(sql: "UPDATE sync_state SET value = ? WHERE key = 'replica'", arguments: [replica])
+        try db.execute(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('incarnations', ?)",
+                       arguments: [history + "\(old) → \(replica) at \(RecipeStore.now()): \(reason)"])
+    }
+
+    /// The database file's identity (device and inode). A copy or a restored backup is a new file.
+    static func fileIdentity(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return "\(info.st_dev):\(info.st_ino)"
+    }
+
+    /// Takes a new incarnation when the database file is not the one this replica last ran on
+    /// (restored from a backup, copied to start another storage). Returns what happened, for the log.
+    static func checkIncarnation(_ db: Database, path: String) throws -> String? {
+        guard let identity = fileIdentity(path) else { return nil }
+        let recorded = try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'file'")
+        try db.execute(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('file', ?)", arguments: [identity])
+        guard let recorded, recorded != identity else { return nil }
+        var state = try load(db)
+        let old = state.replica
+        let reason = recorded == backupMark ? "started from a backup" : "the database file was copied or restored"
+        try state.newIncarnation(db, reason: reason)
+        return "\(reason): this replica continues as \(state.replica) (was \(old)), so its peers resend what it lacks"
+    }
+
+    /// What a backup's `file` entry says, so a storage started from it always takes a new incarnation.
+    static let backupMark = "backup"
 
     func save(_ db: Database) throws {
         for (key, value) in [("write", write), ("wall", wall), ("counter", counter)] {
@@ -39,7 +101,7 @@ struct SyncState {
 
     /// A new local write: the next write number, and a stamp above every stamp this replica has made or seen.
     mutating func tick() -> (write: Int64, stamp: String) {
-        let now = Self.nowMilliseconds()
+        let now = self.now
         if now > wall {
             wall = now
             counter = 0
@@ -58,7 +120,7 @@ struct SyncState {
     /// well formed, or is further ahead of this replica's clock than `SyncValidation` allows, is not adopted.
     mutating func observe(_ stamp: String) {
         guard let remote = SyncStamp(stamp),
-              remote.wall <= Self.nowMilliseconds() + SyncValidation.maxClockAheadMilliseconds else { return }
+              remote.wall <= now + SyncValidation.maxClockAheadMilliseconds else { return }
         if (remote.wall, remote.counter) > (wall, counter) {
             wall = remote.wall
             counter = remote.counter
@@ -100,14 +162,27 @@ enum SyncLog {
             let stored = try storedRecord(kind, id, in: db)
             var states = stored?.states ?? [:]
             var changed = false
-            if var values = try currentValues(kind, id, in: db) {
-                // A reference kept while its target has not arrived reads NULL in the table; it is not an edit.
-                if let field = try danglingField(kind, id, in: db), values[field] == .null, let kept = states[field] {
-                    values[field] = kept.value
+            if var values = try currentValues(kind, id, stored: states, in: db) {
+                // A reference whose target is gone (deleted, or not arrived yet) reads NULL in the table but stays
+                // the record's value: the unlinking was the database's doing, not a person's edit.
+                if let (field, table) = referenceField(kind), values[field] == .null,
+                   let kept = states[field]?.value.string, try !exists(kept, in: table, db) {
+                    values[field] = .string(kept)
+                    try remember(dangling: kind, id, target: kept, in: db)
                 }
                 let genesis = stored == nil && SampleIdentity.isSample(kind, id: id, values: values)
                 for (name, value) in values where states[name]?.value != value {
+                    // This replica replacing its own value: a conflicted copy of that value made elsewhere is withdrawn when it arrives.
+                    if kind == .recipe, let previous = states[name]?.clock.stamp, StampOrder.parts(previous)?.replica == Substring(state.replica) {
+                        try db.cachedStatement(sql: "INSERT OR IGNORE INTO sync_replaced (recordId, field, stamp) VALUES (?, ?, ?)")
+                            .execute(arguments: [id, name, previous])
+                    }
                     states[name] = SyncField(value: value, clock: genesis ? .genesis : localClock(after: states[name]?.clock))
+                    changed = true
+                }
+                // A photo or keyword no longer there was removed.
+                for (name, field) in states where SyncRecord.isElementField(name) && values[name] == nil && field.value != .null {
+                    states[name] = SyncField(value: .null, clock: localClock(after: field.clock))
                     changed = true
                 }
                 if states[deleted] == nil || !SyncMerge.isLive(states) {
@@ -115,20 +190,54 @@ enum SyncLog {
                     changed = true
                 }
             } else if stored != nil, SyncMerge.isLive(states) {
-                // Deleted here, having seen every write of every field.
+                // Deleted here, having seen every write of every field. Its photos and keywords go with it,
+                // under the same version: a tombstone names no photo, so no replica needs the blobs for it.
                 var vv: [String: Int64] = [:]
                 for field in states.values { vv = SyncClock.join(vv, field.clock.vv) }
                 let clock = localClock(after: SyncClock(vv: vv, stamp: ""))
                 states[deleted] = SyncField(value: .bool(true), clock: clock)
+                for (name, field) in states where SyncRecord.isElementField(name) && field.value != .null {
+                    states[name] = SyncField(value: .null, clock: clock)
+                }
                 changed = true
             }
             if changed {
                 try save(SyncRecord(kind: kind, id: id, seq: seq, states: states), source: state.replica, in: db)
                 seq += 1
             }
+            // A recipe's modification time is its newest version's, on every replica alike (a write that
+            // changed nothing leaves it as it was).
+            if kind == .recipe, let modified = modifiedAt(states) {
+                try db.cachedStatement(sql: "UPDATE recipes SET updatedAt = ? WHERE id = ?").execute(arguments: [modified, id])
+            }
         }
         try db.execute(sql: "DELETE FROM sync_pending")
         if tick != nil { try state.save(db) }
+    }
+
+    /// A local write to a field no table holds (a kept conflict's state): a new version of this replica.
+    static func writeRecordOnly(_ kind: SyncKind, _ id: String, field: String, value: JSONValue, in db: Database) throws {
+        try capture(in: db)
+        guard let stored = try storedRecord(kind, id, in: db) else { return }
+        var state = try SyncState.load(db)
+        let tick = state.tick()
+        var states = stored.states
+        var vv = states[field]?.clock.vv ?? [:]
+        vv[state.replica] = tick.write
+        states[field] = SyncField(value: value, clock: SyncClock(vv: vv, stamp: tick.stamp))
+        try save(SyncRecord(kind: kind, id: id, seq: try nextSeq(in: db), states: states), source: state.replica, in: db)
+        try state.save(db)
+    }
+
+    /// When a recipe last changed, as every replica holding the same version agrees: the wall-clock
+    /// time of its newest field's stamp (`nil` for the sample collection, whose stamps carry no time).
+    static func modifiedAt(_ states: [String: SyncField]) -> Date? {
+        let wall = states.filter { !SyncRecord.isRecordOnlyField($0.key) }.values
+            .compactMap { StampOrder.parts($0.clock.stamp)?.wall }.max() ?? 0
+        // Never a date from a clock far ahead (applied stamps are at most an hour ahead; a local clock poisoned
+        // before that rule existed may be further): such a recipe keeps the date it has.
+        guard wall > 0, wall <= SyncState.nowMilliseconds() + 2 * SyncValidation.maxClockAheadMilliseconds else { return nil }
+        return Date(timeIntervalSince1970: Double(wall) / 1_000)
     }
 
     static func nextSeq(in db: Database) throws -> Int {
@@ -149,26 +258,57 @@ enum SyncLog {
 
     static func save(_ record: SyncRecord, source: String, in db: Database) throws {
         let body = String(decoding: try encoder.encode(record), as: UTF8.self)
+        let live = record.isLive
+        let open = live ? openConflicts(in: record.fields).count : 0
         try db.cachedStatement(sql: """
-            INSERT INTO sync_records (kind, id, seq, source, live, body) VALUES (?, ?, ?, ?, ?, ?)
-            ON CONFLICT (kind, id) DO UPDATE SET seq = excluded.seq, source = excluded.source, live = excluded.live, body = excluded.body
-            """).execute(arguments: [record.kind.rawValue, record.id, record.seq, source, record.isLive, body])
+            INSERT INTO sync_records (kind, id, seq, source, live, body, conflicts) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (kind, id) DO UPDATE SET seq = excluded.seq, source = excluded.source, live = excluded.live,
+                body = excluded.body, conflicts = excluded.conflicts
+            """).execute(arguments: [record.kind.rawValue, record.id, record.seq, source, live, body, open])
     }
 
-    static func danglingField(_ kind: SyncKind, _ id: String, in db: Database) throws -> String? {
-        guard try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM sync_dangling WHERE kind = ? AND id = ?"),
-                               arguments: [kind.rawValue, id]) != nil else { return nil }
-        return kind == .recipe ? "bookID" : "recipeID"
+    /// The record's open conflicts: kept losing values (`conflict:<id>` whose state is open) and, on a copy, `conflictOf`.
+    static func openConflicts(in fields: [String: JSONValue]) -> [String] {
+        fields.compactMap { name, value in
+            if name == SyncRecord.conflictOfField { return value == .null ? nil : name }
+            guard name.hasPrefix(SyncRecord.conflictPrefix), value.object?["state"] == .string("open") else { return nil }
+            return name
+        }.sorted()
+    }
+
+    static func encodeBody(_ record: SyncRecord) throws -> String {
+        String(decoding: try encoder.encode(record), as: UTF8.self)
+    }
+
+    /// The field of `kind` that names another record, and the table that record lives in.
+    static func referenceField(_ kind: SyncKind) -> (field: String, table: String)? {
+        switch kind {
+        case .recipe: ("bookID", "books")
+        case .cookLog: ("recipeID", "recipes")
+        case .book, .ingredient: nil
+        }
+    }
+
+    static func exists(_ id: String, in table: String, _ db: Database) throws -> Bool {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(table) WHERE id = ?"), arguments: [id]) != nil
+    }
+
+    /// Remembers that the row of `kind`/`id` names `target`, which is not here: it is linked when `target` (re)appears.
+    static func remember(dangling kind: SyncKind, _ id: String, target: String, in db: Database) throws {
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO sync_dangling (kind, id, target) VALUES (?, ?, ?)")
+            .execute(arguments: [kind.rawValue, id, target])
     }
 
     // MARK: Values as synced
 
     /// The record's current field values from the tables, or `nil` when it does not exist.
-    static func currentValues(_ kind: SyncKind, _ id: String, in db: Database) throws -> [String: JSONValue]? {
+    /// `stored` is the record's last recorded version: photos and keywords keep the positions they had there
+    /// while their order is unchanged, so applying a merged order is not taken for a new edit.
+    static func currentValues(_ kind: SyncKind, _ id: String, stored: [String: SyncField], in db: Database) throws -> [String: JSONValue]? {
         switch kind {
         case .recipe:
             guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM recipes WHERE id = ?"), arguments: [id]) else { return nil }
-            var values = recipeValues(try RecipeStore.assemble(row, in: db))
+            var values = recipeValues(try RecipeStore.assemble(row, in: db), stored: stored)
             values["createdAt"] = SyncDates.stored(row, "createdAt")
             return values
         case .book:
@@ -190,8 +330,8 @@ enum SyncLog {
         }
     }
 
-    static func recipeValues(_ recipe: Recipe) -> [String: JSONValue] {
-        [
+    static func recipeValues(_ recipe: Recipe, stored: [String: SyncField]) -> [String: JSONValue] {
+        var values: [String: JSONValue] = [
             "name": .string(recipe.name), "description": JSONValue(recipe.description),
             "ingredients": .array(recipe.ingredients.map { .object(["id": .string($0.id.uuidString), "text": .string($0.text)]) }),
             "instructions": .array(recipe.instructions.map {
@@ -200,26 +340,54 @@ enum SyncLog {
             "recipeYield": JSONValue(recipe.recipeYield), "servings": JSONValue(recipe.servings),
             "prepTime": JSONValue(recipe.prepTime), "cookTime": JSONValue(recipe.cookTime), "totalTime": JSONValue(recipe.totalTime),
             "recipeCategory": JSONValue(recipe.recipeCategory), "recipeCuisine": JSONValue(recipe.recipeCuisine),
-            "keywords": .array(recipe.keywords.map(JSONValue.string)), "author": JSONValue(recipe.author),
+            "author": JSONValue(recipe.author),
             "datePublished": JSONValue(recipe.datePublished), "nutrition": JSONValue(recipe.nutrition),
             "notes": JSONValue(recipe.notes), "website": JSONValue(recipe.website), "sourceType": .string(recipe.sourceType.rawValue),
             "bookID": JSONValue(recipe.bookID?.uuidString), "sourcePageNumber": JSONValue(recipe.sourcePageNumber),
             "isFavorite": .bool(recipe.isFavorite), "rating": JSONValue(recipe.rating), "origin": .string(recipe.origin.rawValue),
-            "photos": .array(recipe.photos.map {
-                .object(["id": .string($0.id.uuidString), "sha256": .string($0.sha256), "byteCount": JSONValue($0.byteCount),
-                         "mediaType": .string($0.mediaType)])
-            }),
         ]
+        let photoKeys = recipe.photos.map { SyncRecord.photoPrefix + $0.id.uuidString }
+        let photoPositions = ElementOrder.positions(current: photoKeys, stored: stored, prefix: SyncRecord.photoPrefix)
+        for (key, photo) in zip(photoKeys, recipe.photos) {
+            values[key] = .object(["sha256": .string(photo.sha256), "byteCount": JSONValue(photo.byteCount),
+                                   "mediaType": .string(photo.mediaType), "position": .number(photoPositions[key] ?? 0)])
+        }
+        var seen = Set<String>()
+        let keywordKeys = recipe.keywords.map { SyncRecord.keywordPrefix + $0 }.filter { seen.insert($0).inserted }
+        let keywordPositions = ElementOrder.positions(current: keywordKeys, stored: stored, prefix: SyncRecord.keywordPrefix)
+        for key in keywordKeys { values[key] = .number(keywordPositions[key] ?? 0) }
+        return values
+    }
+
+    /// A recipe's values as the tables hold them: set elements gathered into ordered
+    /// `photos` and `keywords` lists, sync bookkeeping left out.
+    static func assembled(_ states: [String: SyncField]) -> [String: JSONValue] {
+        var values: [String: JSONValue] = [:]
+        for (name, field) in states where !SyncRecord.isElementField(name) && !SyncRecord.isRecordOnlyField(name) {
+            values[name] = field.value
+        }
+        values["photos"] = .array(ElementOrder.ordered(states, prefix: SyncRecord.photoPrefix).map { key, value in
+            var photo = value.object ?? [:]
+            photo["id"] = .string(String(key.dropFirst(SyncRecord.photoPrefix.count)))
+            photo.removeValue(forKey: "position")
+            return .object(photo)
+        })
+        values["keywords"] = .array(ElementOrder.ordered(states, prefix: SyncRecord.keywordPrefix).map { key, _ in
+            .string(String(key.dropFirst(SyncRecord.keywordPrefix.count)))
+        })
+        return values
     }
 
     // MARK: Writing merged values to the tables
 
     /// Makes the tables hold `values` (or not hold the record when it is not live).
-    static func writeTables(_ kind: SyncKind, _ id: String, values: [String: JSONValue], live: Bool,
+    static func writeTables(_ kind: SyncKind, _ id: String, states: [String: SyncField],
                             photos: PhotoBlobs, in db: Database) throws {
+        let live = SyncMerge.isLive(states)
+        let values = kind == .recipe ? assembled(states) : states.mapValues(\.value)
         try db.cachedStatement(sql: "DELETE FROM sync_dangling WHERE kind = ? AND id = ?").execute(arguments: [kind.rawValue, id])
         switch kind {
-        case .recipe: try writeRecipe(id, values: values, live: live, photos: photos, in: db)
+        case .recipe: try writeRecipe(id, values: values, live: live, modified: modifiedAt(states), photos: photos, in: db)
         case .book:
             guard live else {
                 try db.execute(sql: "DELETE FROM books WHERE id = ?", arguments: [id])
@@ -256,7 +424,8 @@ enum SyncLog {
         }
     }
 
-    private static func writeRecipe(_ id: String, values: [String: JSONValue], live: Bool, photos: PhotoBlobs, in db: Database) throws {
+    private static func writeRecipe(_ id: String, values: [String: JSONValue], live: Bool, modified: Date?,
+                                    photos: PhotoBlobs, in db: Database) throws {
         guard let uuid = UUID(uuidString: id) else { throw ServiceError(.invalidArgument, "recipe id \"\(id)\" is not a UUID") }
         let exists = try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM recipes WHERE id = ?"), arguments: [id]) != nil
         guard live else {
@@ -307,7 +476,7 @@ enum SyncLog {
         draft.bookID = try reference(values["bookID"]?.string, table: "books", from: .recipe, id, in: db).flatMap(UUID.init(uuidString:))
         try RecipeStore.writeFields(of: draft, to: uuid, in: db)
         try db.execute(sql: "UPDATE recipes SET origin = ?, createdAt = ?, updatedAt = ?, version = version + ? WHERE id = ?",
-                       arguments: [origin.rawValue, createdAt, RecipeStore.now(), exists ? 1 : 0, id])
+                       arguments: [origin.rawValue, createdAt, modified.map(\.databaseValue) ?? createdAt.databaseValue, exists ? 1 : 0, id])
         try db.execute(sql: "DELETE FROM recipe_photos WHERE recipeId = ?", arguments: [id])
         for (position, photo) in photoList.enumerated() {
             try db.cachedStatement(sql: """
@@ -321,9 +490,8 @@ enum SyncLog {
     /// `target` when the row it names exists here; otherwise `nil`, remembered as dangling until it arrives.
     private static func reference(_ target: String?, table: String, from kind: SyncKind, _ id: String, in db: Database) throws -> String? {
         guard let target else { return nil }
-        if try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(table) WHERE id = ?"), arguments: [target]) != nil { return target }
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO sync_dangling (kind, id, target) VALUES (?, ?, ?)")
-            .execute(arguments: [kind.rawValue, id, target])
+        if try exists(target, in: table, db) { return target }
+        try remember(dangling: kind, id, target: target, in: db)
         return nil
     }
 
@@ -336,6 +504,66 @@ enum SyncLog {
             try db.execute(sql: "DELETE FROM sync_dangling WHERE kind = ? AND id = ?", arguments: [kind.rawValue, id])
             try db.execute(sql: "DELETE FROM sync_pending WHERE kind = ? AND id = ?", arguments: [kind.rawValue, id])
         }
+    }
+}
+
+/// The order of a recipe's photos and keywords, which sync as sets of elements each carrying a position.
+enum ElementOrder {
+    static func position(_ value: JSONValue) -> Double {
+        value.number ?? value.object?["position"]?.number ?? 0
+    }
+
+    /// The present elements under `prefix`, in the order shown: position, then the stamp of the write that
+    /// placed them (two replicas adding at one position show both, the earlier first), then the key.
+    static func ordered(_ states: [String: SyncField], prefix: String) -> [(key: String, value: JSONValue)] {
+        states.filter { $0.key.hasPrefix(prefix) && $0.value.value != .null }
+            .sorted { a, b in
+                let (pa, pb) = (position(a.value.value), position(b.value.value))
+                if pa != pb { return pa < pb }
+                if a.value.clock.stamp != b.value.clock.stamp { return StampOrder.precedes(a.value.clock.stamp, b.value.clock.stamp) }
+                return a.key < b.key
+            }
+            .map { ($0.key, $0.value.value) }
+    }
+
+    /// Positions for the elements `current` (keys, in the order the tables show): elements whose
+    /// order did not change keep their stored positions, new ones fit between their neighbours, and
+    /// when that cannot give the shown order every element is numbered afresh.
+    static func positions(current: [String], stored: [String: SyncField], prefix: String) -> [String: Double] {
+        let storedOrder = ordered(stored, prefix: prefix)
+        var storedPosition: [String: Double] = [:]
+        for (key, value) in storedOrder { storedPosition[key] = position(value) }
+        let renumbered = Dictionary(current.enumerated().map { ($1, Double($0)) }, uniquingKeysWith: { first, _ in first })
+        let currentSet = Set(current)
+        guard current.filter({ storedPosition[$0] != nil }) == storedOrder.map(\.key).filter(currentSet.contains) else { return renumbered }
+        var result: [String: Double] = [:]
+        for (index, key) in current.enumerated() {
+            if let kept = storedPosition[key] {
+                result[key] = kept
+                continue
+            }
+            let previous = index > 0 ? result[current[index - 1]] : nil
+            let next = current[(index + 1)...].lazy.compactMap { storedPosition[$0] }.first
+            switch (previous, next) {
+            case (nil, nil): result[key] = Double(index)
+            case (let p?, nil): result[key] = p + 1
+            case (nil, let n?): result[key] = n - 1
+            case (let p?, let n?): result[key] = (p + n) / 2
+            }
+        }
+        // New elements get the newest stamp, so at an equal position they sort after the old ones, by key among themselves.
+        let stamps = stored.mapValues(\.clock.stamp)
+        let shown = current.sorted { a, b in
+            let (pa, pb) = (result[a]!, result[b]!)
+            if pa != pb { return pa < pb }
+            switch (storedPosition[a] == nil, storedPosition[b] == nil) {
+            case (false, true): return true
+            case (true, false): return false
+            case (false, false) where stamps[a] != stamps[b]: return StampOrder.precedes(stamps[a] ?? "", stamps[b] ?? "")
+            default: return a < b
+            }
+        }
+        return shown == current ? result : renumbered
     }
 }
 

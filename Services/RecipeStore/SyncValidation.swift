@@ -5,8 +5,8 @@ import RecipeProtocol
 /// What a record from another replica must be before it is merged: the same
 /// rules as a person's write (lengths, ranges, URL schemes, photo rules), sound
 /// clocks, and ids of the right shape. A replica is a client like any other: a
-/// peer that sends something a person could not write is refused, and nothing of
-/// its request is stored.
+/// peer that sends something a person could not write has that record held back
+/// (never written to the tables) and reported in `recipes sync status`.
 enum SyncValidation {
     /// How far ahead of this replica's clock a remote stamp may be (one hour): a replica
     /// whose clock runs ahead by more is refused rather than allowed to pin every clock.
@@ -16,7 +16,7 @@ enum SyncValidation {
     /// The longest replica id accepted (ids made here are UUIDs; `conflict` and `starter` are reserved names).
     static let maxReplicaIDLength = 64
     /// The most fields a record may carry.
-    static let maxFields = 64
+    static let maxFields = 1_024
     // Made once: every record of every page is read through them, and Foundation's coders are safe to share.
     private static let encoder = JSONEncoder()
     private static let decoder = JSONDecoder()
@@ -41,8 +41,75 @@ enum SyncValidation {
         guard let deleted = record.fields[SyncRecord.deletedField], deleted.bool != nil else {
             throw fail("the record has no \(SyncRecord.deletedField) flag (true or false)")
         }
-        if let problem = valuesProblem(record.kind, id: record.id, record.fields) { throw fail(problem) }
+        for (name, value) in record.fields {
+            if let problem = fieldProblem(record.kind, name, value) { throw fail(problem) }
+        }
+        if let problem = mergedProblem(record.kind, id: record.id, record.states) { throw fail(problem) }
     }
+
+    /// Why the record's values, as the tables would hold them, could not be written by a person (or `nil`).
+    static func mergedProblem(_ kind: SyncKind, id: String, _ states: [String: SyncField]) -> String? {
+        valuesProblem(kind, id: id, kind == .recipe ? SyncLog.assembled(states) : states.mapValues(\.value))
+    }
+
+    /// The shape of set elements and kept conflicts, which are fields of their own.
+    static func fieldProblem(_ kind: SyncKind, _ name: String, _ value: JSONValue) -> String? {
+        if name.hasPrefix(SyncRecord.photoPrefix) {
+            guard kind == .recipe, isCanonicalUUID(String(name.dropFirst(SyncRecord.photoPrefix.count))) else {
+                return "field \(name.prefix(60)) is not photo:<UUID in upper case> of a recipe"
+            }
+            guard value != .null else { return nil }
+            let mediaTypes = Set(ImageKind.allCases.map(\.mediaType))
+            guard let photo = value.object, let hash = photo["sha256"]?.string, RecipeStore.isHash(hash),
+                  let bytes = photo["byteCount"]?.int, (1...RecipeVault.maxPhotoBytes).contains(bytes),
+                  let mediaType = photo["mediaType"]?.string, mediaTypes.contains(mediaType),
+                  let position = photo["position"]?.number, position.isFinite, abs(position) < 1e12 else {
+                return "\(name) must be null or {sha256: 64 lowercase hex digits, byteCount: 1 to \(RecipeVault.maxPhotoBytes), mediaType: \(mediaTypes.sorted().joined(separator: ", ")), position: a number}"
+            }
+            return nil
+        }
+        if name.hasPrefix(SyncRecord.keywordPrefix) {
+            let keyword = String(name.dropFirst(SyncRecord.keywordPrefix.count))
+            guard kind == .recipe, !RecipeDraft.isBlank(keyword), keyword.count <= RecipeDraft.Limits.keywordLength,
+                  keyword == keyword.trimmingCharacters(in: .whitespaces) else {
+                return "field \(name.prefix(60)) is not keyword:<1 to \(RecipeDraft.Limits.keywordLength) characters> of a recipe"
+            }
+            guard value == .null || (value.number.map { $0.isFinite && abs($0) < 1e12 } ?? false) else {
+                return "\(name.prefix(60)) must be null or a position (a number)"
+            }
+            return nil
+        }
+        if name.hasPrefix(SyncRecord.conflictPrefix) {
+            guard kind != .recipe, isCanonicalUUID(String(name.dropFirst(SyncRecord.conflictPrefix.count))),
+                  let object = value.object, object["field"]?.string != nil, object["value"] != nil,
+                  let state = object["state"]?.string, ["open", "dismissed", "resolved"].contains(state),
+                  value.canonicalText.utf8.count <= 100_000 else {
+                return "field \(name.prefix(60)) is not a kept conflict: conflict:<UUID> → {field, value, state: open, dismissed or resolved}"
+            }
+            return nil
+        }
+        if name == SyncRecord.conflictOfField {
+            guard kind == .recipe, value == .null || isCanonicalUUID(value.object?["recipe"]?.string) else {
+                return "\(name) must be null or {recipe: UUID in upper case}"
+            }
+            return nil
+        }
+        guard name == SyncRecord.deletedField || name == "createdAt" || knownFields[kind]!.contains(name) else {
+            return "\(kind.rawValue) records have no field \(name.prefix(60)); they have \(knownFields[kind]!.sorted().joined(separator: ", ")), createdAt and \(SyncRecord.deletedField)"
+                + (kind == .recipe ? ", photo:<id> and keyword:<text>" : ", conflict:<id>")
+        }
+        return nil
+    }
+
+    /// The plain fields of each kind of record (sets and conflicts come on top).
+    static let knownFields: [SyncKind: Set<String>] = [
+        .recipe: ["name", "description", "ingredients", "instructions", "recipeYield", "servings", "prepTime", "cookTime", "totalTime",
+                  "recipeCategory", "recipeCuisine", "author", "datePublished", "nutrition", "notes", "website", "sourceType", "bookID",
+                  "sourcePageNumber", "isFavorite", "rating", "origin"],
+        .book: ["title", "author"],
+        .ingredient: ["id", "category", "aliases"],
+        .cookLog: ["recipeID", "recipeName", "cookedAt", "rating", "note", "servings"],
+    ]
 
     /// Why `clock` is not a clock this replica accepts, or `nil`.
     static func clockProblem(_ clock: SyncClock, now: Int64) -> String? {
@@ -100,6 +167,11 @@ enum SyncValidation {
             }
         }
         var body = values
+        // Concurrent adds on several replicas may together pass the per-recipe counts (each replica kept
+        // to them): a merge keeps every element, and the counts bind the next person's add.
+        if let keywords = body["keywords"]?.array, keywords.count > RecipeDraft.Limits.keywords {
+            body["keywords"] = .array(Array(keywords.prefix(RecipeDraft.Limits.keywords)))
+        }
         body.removeValue(forKey: "photos")
         body.removeValue(forKey: "createdAt")
         body.removeValue(forKey: SyncRecord.deletedField)
@@ -122,7 +194,7 @@ enum SyncValidation {
         }
         if let problem = dateProblem(values["createdAt"], field: "createdAt") { return problem }
         guard let photos = values["photos"]?.array ?? (values["photos"] == nil ? [] : nil) else { return "photos is not a list" }
-        guard photos.count <= RecipeVault.maxPhotosPerRecipe else {
+        guard photos.count <= maxFields else {
             return PhotoRules.tooMany(photos.count).message
         }
         let mediaTypes = Set(ImageKind.allCases.map(\.mediaType))

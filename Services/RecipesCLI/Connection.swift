@@ -63,6 +63,14 @@ struct ConnectionOptions: ParsableArguments {
                                           service: "recipe-storage", option: "the storage key"))
     }
 
+    /// A client for a storage request that may take long (a backup): one attempt, `seconds` to answer.
+    func patientStorageClient(seconds: Double) throws -> MessageClient {
+        try client(endpoint: storageEndpoint, service: "recipe-storage", variable: "RECIPES_STORAGE", option: "--storage",
+                   security: try security(serverKeyFile: storageKey ?? environment("RECIPES_STORAGE_KEY_FILE"),
+                                          service: "recipe-storage", option: "the storage key"),
+                   attempts: 1, seconds: max(seconds, timeout))
+    }
+
     func workerClient() throws -> MessageClient {
         try client(endpoint: workerEndpoint, service: "recipe-worker", variable: "RECIPES_WORKER", option: "--worker",
                    security: try workerSecurity())

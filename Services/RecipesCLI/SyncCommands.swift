@@ -29,7 +29,7 @@ struct SyncNow: AsyncParsableCommand {
                     : "\(pair.toReplica) change\(pair.toReplica == 1 ? "" : "s") to the replica, \(pair.toStorage) back"
                 var line = "\(pair.storage) ⇄ \(pair.replica): \(moved)"
                 if pair.photos > 0 { line += ", \(pair.photos) photo\(pair.photos == 1 ? "" : "s") (\(Self.size(pair.photoBytes)))" }
-                if pair.conflicts > 0 { line += ", \(pair.conflicts) conflicted cop\(pair.conflicts == 1 ? "y" : "ies") kept (recipes list --origin conflictedCopy)" }
+                if pair.conflicts > 0 { line += ", \(pair.conflicts) conflicted cop\(pair.conflicts == 1 ? "y" : "ies") kept (recipes conflicts)" }
                 print(line)
             }
             if reply.pairs.contains(where: { $0.error != nil }) { throw ExitCode(ExitStatus.unavailable) }
@@ -59,6 +59,14 @@ struct SyncStatus: AsyncParsableCommand {
                  pair.pendingToReplica.map(String.init) ?? "?", pair.pendingToStorage.map(String.init) ?? "?",
                  pair.conflictsCreated.map(String.init) ?? "?", pair.reachable ? (pair.lastError ?? "") : "unreachable: \(pair.lastError ?? "")"]
             })
+            let held = reply.pairs.flatMap { $0.held ?? [] }
+            if !held.isEmpty {
+                print("Held back (received, not applied yet; retried on every sync):")
+                for record in held {
+                    let photos = record.missingPhotos.isEmpty ? "" : " [photos: \(record.missingPhotos.map { String($0.prefix(12)) }.joined(separator: ", "))]"
+                    print("  \(record.kind.rawValue) \(record.id) from replica \(record.from): \(record.reason)\(photos)")
+                }
+            }
             print("Synced after every change, and every \(Int(reply.intervalSeconds)) s otherwise.")
         }
     }

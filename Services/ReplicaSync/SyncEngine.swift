@@ -48,22 +48,32 @@ public enum SyncEngine {
     /// Pulls everything `target` has not seen from `source`. `maxPages` stops early (partial syncs, in tests).
     public static func pull(from source: any SyncEndpoint, to target: any SyncEndpoint, pageSize: Int = 200,
                             maxPages: Int = .max) async throws -> PullReport {
-        let sourceID = try await source.info().replicaID
-        let targetID = try await target.info().replicaID
+        let sourceInfo = try await source.info()
+        let targetInfo = try await target.info()
+        let sourceID = sourceInfo.replicaID
+        let targetID = targetInfo.replicaID
+        guard sourceID != targetID else {
+            throw ServiceError(.conflict, "\(source.name) and \(target.name) both call themselves replica \(sourceID): one data folder is a copy of the other's "
+                               + "that has not started as a new incarnation; restart the copied one (it takes a new replica id when its database file was copied)")
+        }
         var cursor = try await target.cursor(peer: sourceID).seq
+        // The source's feed is shorter than what the target applied of it: it was restored from an older
+        // copy. Read it all again (merging what is already here changes nothing).
+        if cursor > sourceInfo.latestSeq { cursor = 0 }
         var report = PullReport()
         var pages = 0
         var retries = 0
         while pages < maxPages {
             let page = try await source.changes(since: cursor, exclude: targetID, limit: pageSize)
             if page.records.isEmpty && page.next == cursor { break }
-            do {
-                report = report + (try await sendPhotos(of: page.records, from: source, to: target))
-            } catch let error as ServiceError where error.code == .notFound && retries < 3 {
+            let sent = try await sendPhotos(page.records.flatMap(\.photoHashes), from: source, to: target)
+            if sent.unavailable > 0 && retries < 2 {
                 // The source dropped a photo after the page was read: read the page again, now current.
                 retries += 1
                 continue
             }
+            // A record whose photo is still unavailable is held by the target (and named in its status), not fatal.
+            report = report + sent.report
             let applied = try await target.apply(from: sourceID, records: page.records, cursor: page.next)
             report.received += page.records.count
             report.changed += applied.changed
@@ -72,6 +82,17 @@ public enum SyncEngine {
             pages += 1
             retries = 0
             if !page.more { break }
+        }
+        // Records the target holds for want of a photo: send those the source has, and let the target retry.
+        let waiting = (targetInfo.held ?? []).flatMap(\.missingPhotos)
+        if !waiting.isEmpty {
+            let sent = try await sendPhotos(waiting, from: source, to: target)
+            if sent.report.photos > 0 {
+                report = report + sent.report
+                let applied = try await target.apply(from: sourceID, records: [], cursor: nil)
+                report.changed += applied.changed
+                report.conflicts += applied.conflicts
+            }
         }
         return report
     }
@@ -85,16 +106,25 @@ public enum SyncEngine {
         return (aToB, bToA)
     }
 
-    private static func sendPhotos(of records: [SyncRecord], from source: any SyncEndpoint, to target: any SyncEndpoint) async throws -> PullReport {
-        let hashes = records.flatMap(\.photoHashes)
+    /// Sends the blobs among `hashes` that the target lacks, one at a time. A blob the source does not hold
+    /// (any more) is counted, not fatal: the record naming it waits at the target until it arrives.
+    private static func sendPhotos(_ hashes: [String], from source: any SyncEndpoint, to target: any SyncEndpoint) async throws
+        -> (report: PullReport, unavailable: Int) {
         var report = PullReport()
-        guard !hashes.isEmpty else { return report }
-        for hash in try await target.missingPhotos(hashes) {
-            let bytes = try await source.photo(sha256: hash)
+        var unavailable = 0
+        guard !hashes.isEmpty else { return (report, 0) }
+        for hash in try await target.missingPhotos(Array(Set(hashes)).sorted()) {
+            let bytes: Data
+            do {
+                bytes = try await source.photo(sha256: hash)
+            } catch let error as ServiceError where error.code == .notFound {
+                unavailable += 1
+                continue
+            }
             _ = try await target.putPhoto(sha256: hash, bytes: bytes)
             report.photos += 1
             report.photoBytes += bytes.count
         }
-        return report
+        return (report, unavailable)
     }
 }

@@ -102,8 +102,20 @@ extension Routes {
         handle(SyncOps.Info.self) { _, _ in
             let info = try await store.syncInfo()
             return .init(replicaID: info.replicaID, publishEndpoint: publishEndpoint, latestSeq: info.latestSeq,
-                         conflictsCreated: info.conflictsCreated)
+                         conflictsCreated: info.conflictsCreated, held: info.held)
         }
+        handle(ConflictOps.List.self) { _, _ in .init(conflicts: try await store.conflicts()) }
+        handle(ConflictOps.Resolve.self) { request, _ in
+            let conflict = try await store.resolveConflict(id: request.id)
+            announce(ConflictOps.Resolve.name)
+            return conflict
+        }
+        handle(ConflictOps.Dismiss.self) { request, _ in
+            let conflict = try await store.dismissConflict(id: request.id)
+            announce(ConflictOps.Dismiss.name)
+            return conflict
+        }
+        handle(BackupOps.Backup.self) { request, _ in try await store.backup(to: request.folder) }
         handle(SyncOps.Changes.self) { request, _ in
             try await store.syncChanges(since: request.since, exclude: request.exclude, limit: request.limit ?? 200)
         }

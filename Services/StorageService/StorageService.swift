@@ -20,6 +20,9 @@ public struct StorageService: Sendable {
             "path": "\(configuration.dataFolder.appendingPathComponent(RecipeVault.databaseFileName).path)",
             "journal": "\(settings.journalMode)", "synchronous": "\(settings.synchronous == 2 ? "full" : String(settings.synchronous))",
         ])
+        if let note = store.incarnationNote {
+            logger.notice("new replica incarnation", metadata: ["why": "\(note)"])
+        }
         if configuration.seedSamples {
             if try await store.isEmpty() {
                 let result = try await store.loadSamples()

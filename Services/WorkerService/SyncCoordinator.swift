@@ -91,6 +91,8 @@ public actor SyncCoordinator {
                 status.pendingToReplica = try await storage.pendingCount(since: cursorAtReplica.seq, exclude: b.replicaID)
                 status.pendingToStorage = try await replica.pendingCount(since: cursorAtStorage.seq, exclude: a.replicaID)
                 status.conflictsCreated = a.conflictsCreated + b.conflictsCreated
+                let held = (a.held ?? []) + (b.held ?? [])
+                status.held = held.isEmpty ? nil : held
             } catch {
                 status.lastError = status.lastError ?? "\(error)"
             }

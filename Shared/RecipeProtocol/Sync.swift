@@ -106,9 +106,34 @@ public struct SyncRecord: Codable, Sendable, Equatable {
         return states
     }
 
-    /// The SHA-256 of every photo the record's values name (recipes only).
+    /// The SHA-256 of every photo a live record's values name (recipes only). A tombstone names none:
+    /// deleting a recipe removes its photos, so its blobs may be collected everywhere.
     public var photoHashes: [String] {
-        (fields["photos"]?.array ?? []).compactMap { $0.object?["sha256"]?.string }
+        guard kind == .recipe, isLive else { return [] }
+        return fields.compactMap { name, value in
+            name.hasPrefix(Self.photoPrefix) ? value.object?["sha256"]?.string : nil
+        }.sorted()
+    }
+
+    /// A recipe's photos and keywords are sets: each element is a field of its own
+    /// (`photo:<photo id>` → `{sha256, byteCount, mediaType, position}`, `keyword:<text>` → position),
+    /// `null` once removed. Concurrent adds on two replicas keep both; a removal wins only over the adds it had seen.
+    public static let photoPrefix = "photo:"
+    public static let keywordPrefix = "keyword:"
+    /// The fields of a conflict kept on a book, catalogue entry or cook-log entry: `conflict:<id>` →
+    /// `{field, value, state}`; and, on a conflicted copy, `conflictOf` → `{recipe, fields}`. They live
+    /// in the sync record only (no table holds them) and travel with it, so every replica lists the same conflicts.
+    public static let conflictPrefix = "conflict:"
+    public static let conflictOfField = "conflictOf"
+
+    /// Whether `name` is one element of a set field (merged add-wins, never a conflict).
+    public static func isElementField(_ name: String) -> Bool {
+        name.hasPrefix(photoPrefix) || name.hasPrefix(keywordPrefix)
+    }
+
+    /// Whether `name` is kept in the sync record only (no table column holds it).
+    public static func isRecordOnlyField(_ name: String) -> Bool {
+        name.hasPrefix(conflictPrefix) || name == conflictOfField
     }
 
     /// Whether the record exists (see `SyncMerge.isLive`).
@@ -116,6 +141,27 @@ public struct SyncRecord: Codable, Sendable, Equatable {
 
     static func vvText(_ vv: [String: Int64]) -> String {
         vv.keys.sorted().map { "\($0)=\(vv[$0]!)" }.joined(separator: ",")
+    }
+}
+
+/// The order of hybrid-logical-clock stamps: wall-clock milliseconds, then the counter, as
+/// numbers (a short counter is not a small one), then the replica id; a stamp that does not
+/// parse sorts below every one that does, by its text.
+public enum StampOrder {
+    public static func parts(_ stamp: String) -> (wall: Int64, counter: Int64, replica: Substring)? {
+        let pieces = stamp.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+        guard pieces.count == 3, let wall = Int64(pieces[0]), let counter = Int64(pieces[1]) else { return nil }
+        return (wall, counter, pieces[2])
+    }
+
+    /// `true` when `a` sorts strictly before `b`.
+    public static func precedes(_ a: String, _ b: String) -> Bool {
+        switch (parts(a), parts(b)) {
+        case let (x?, y?): return (x.wall, x.counter, x.replica) < (y.wall, y.counter, y.replica)
+        case (nil, _?): return true
+        case (_?, nil): return false
+        case (nil, nil): return a < b
+        }
     }
 }
 
@@ -151,19 +197,23 @@ public enum SyncMerge {
     static func mergeField(_ name: String, _ a: SyncField, _ b: SyncField) -> (SyncField, Loss?) {
         let aSeesB = b.clock.isCovered(by: a.clock)
         let bSeesA = a.clock.isCovered(by: b.clock)
-        if aSeesB && bSeesA { return (ranksHigher(a, b) ? a : b, nil) } // the same writes seen
+        let element = SyncRecord.isElementField(name)
+        if aSeesB && bSeesA { return (ranksHigher(a, b, element: element) ? a : b, nil) } // the same writes seen
         if aSeesB { return (a, nil) }
         if bSeesA { return (b, nil) }
-        let (winner, loser) = ranksHigher(a, b) ? (a, b) : (b, a)
+        let (winner, loser) = ranksHigher(a, b, element: element) ? (a, b) : (b, a)
         let field = SyncField(value: winner.value, clock: SyncClock(vv: SyncClock.join(a.clock.vv, b.clock.vv), stamp: winner.clock.stamp))
-        let lost = winner.value == loser.value || name == SyncRecord.deletedField
-            ? nil : Loss(field: name, value: loser.value, clock: loser.clock)
+        // A set element, the delete flag and conflict bookkeeping never make a conflict of their own.
+        let quiet = element || name == SyncRecord.deletedField || SyncRecord.isRecordOnlyField(name)
+        let lost = winner.value == loser.value || quiet ? nil : Loss(field: name, value: loser.value, clock: loser.clock)
         return (field, lost)
     }
 
-    /// The deterministic order between two versions: stamp, then value text.
-    static func ranksHigher(_ a: SyncField, _ b: SyncField) -> Bool {
-        if a.clock.stamp != b.clock.stamp { return a.clock.stamp > b.clock.stamp }
+    /// The deterministic order between two versions: for a set element, present beats removed
+    /// (an add the removal had not seen survives it); then the stamp, then the value text.
+    static func ranksHigher(_ a: SyncField, _ b: SyncField, element: Bool = false) -> Bool {
+        if element, (a.value == .null) != (b.value == .null) { return b.value == .null }
+        if a.clock.stamp != b.clock.stamp { return StampOrder.precedes(b.clock.stamp, a.clock.stamp) }
         return a.value.canonicalText >= b.value.canonicalText
     }
 
@@ -192,13 +242,16 @@ public enum SyncOps {
             public var publishEndpoint: String?
             /// The sequence number of the newest change.
             public var latestSeq: Int
-            /// How many conflicted copies this replica has made.
+            /// How many conflicts are unresolved here (conflicted copies and kept losing values).
             public var conflictsCreated: Int
-            public init(replicaID: String, publishEndpoint: String?, latestSeq: Int, conflictsCreated: Int) {
+            /// Records received but not applied yet, and why (retried on every sync).
+            public var held: [HeldRecord]?
+            public init(replicaID: String, publishEndpoint: String?, latestSeq: Int, conflictsCreated: Int, held: [HeldRecord]? = nil) {
                 self.replicaID = replicaID
                 self.publishEndpoint = publishEndpoint
                 self.latestSeq = latestSeq
                 self.conflictsCreated = conflictsCreated
+                self.held = held
             }
         }
     }
@@ -324,9 +377,13 @@ public enum SyncOps {
             public var changed: Int
             /// Conflicted copies made.
             public var conflicts: Int
-            public init(changed: Int, conflicts: Int) {
+            /// Records that could not be applied yet (a photo not here, a clock too far ahead, a value
+            /// this replica refuses): kept and retried on every later `sync.apply`; the rest were applied.
+            public var held: Int?
+            public init(changed: Int, conflicts: Int, held: Int? = nil) {
                 self.changed = changed
                 self.conflicts = conflicts
+                self.held = held
             }
         }
     }
@@ -351,6 +408,27 @@ public enum SyncOps {
                 self.syncedAt = syncedAt
             }
         }
+    }
+}
+
+/// A record a replica received but could not apply yet.
+public struct HeldRecord: Codable, Sendable, Equatable {
+    public var kind: SyncKind
+    public var id: String
+    /// The replica it came from.
+    public var from: String
+    /// Why it waits, in words.
+    public var reason: String
+    /// The photo blobs it waits for (hashes), if that is why.
+    public var missingPhotos: [String]
+    public var since: Date
+    public init(kind: SyncKind, id: String, from: String, reason: String, missingPhotos: [String], since: Date) {
+        self.kind = kind
+        self.id = id
+        self.from = from
+        self.reason = reason
+        self.missingPhotos = missingPhotos
+        self.since = since
     }
 }
 
@@ -400,8 +478,11 @@ public struct PairStatus: Codable, Sendable, Equatable {
     public var conflictsCreated: Int?
     /// The last sync's failure, if it failed.
     public var lastError: String?
+    /// Records either side holds back, and why.
+    public var held: [HeldRecord]?
     public init(storage: String, replica: String, reachable: Bool, lastSyncAt: Date? = nil, pendingToReplica: Int? = nil,
-                pendingToStorage: Int? = nil, conflictsCreated: Int? = nil, lastError: String? = nil) {
+                pendingToStorage: Int? = nil, conflictsCreated: Int? = nil, lastError: String? = nil, held: [HeldRecord]? = nil) {
+        self.held = held
         self.storage = storage
         self.replica = replica
         self.reachable = reachable
@@ -438,6 +519,93 @@ public enum WorkerSyncOps {
             public init(pairs: [PairStatus], intervalSeconds: Double) {
                 self.pairs = pairs
                 self.intervalSeconds = intervalSeconds
+            }
+        }
+    }
+}
+
+// MARK: Conflicts and backups (recipe-storage, for people)
+
+/// One unresolved conflict: a conflicted copy of a recipe, or a losing value kept on a book,
+/// catalogue entry or cook-log entry. Every replica lists the same ones once they are in step.
+public struct SyncConflict: Codable, Sendable, Equatable {
+    /// What `recipes conflicts resolve|dismiss` takes: the copy's id for a recipe, otherwise the kept value's id.
+    public var id: String
+    public var kind: SyncKind
+    /// The record the conflict is about (the original recipe, the book, the catalogue name, the cook-log entry).
+    public var recordID: String
+    /// Its name or title, when it has one.
+    public var recordName: String?
+    /// The fields whose value lost.
+    public var fields: [String]
+    /// The losing values (field → value) when they are not a recipe copy's.
+    public var lostValues: [String: JSONValue]?
+    /// The conflicted copy (recipes only).
+    public var copyID: String?
+    public init(id: String, kind: SyncKind, recordID: String, recordName: String?, fields: [String],
+                lostValues: [String: JSONValue]?, copyID: String?) {
+        self.id = id
+        self.kind = kind
+        self.recordID = recordID
+        self.recordName = recordName
+        self.fields = fields
+        self.lostValues = lostValues
+        self.copyID = copyID
+    }
+}
+
+public enum ConflictOps {
+    /// `conflicts.list`: every unresolved conflict, oldest first.
+    public enum List: WireOperation {
+        public static let name = "conflicts.list"
+        public static let isWrite = false
+        public typealias Request = Empty
+        public struct Response: Codable, Sendable, Equatable {
+            public var conflicts: [SyncConflict]
+            public init(conflicts: [SyncConflict]) { self.conflicts = conflicts }
+        }
+    }
+
+    /// `conflicts.resolve`: takes the losing values (a copy's values go into the original recipe and
+    /// the copy is removed; a kept value is written back into its record); `conflicts.dismiss`: drops them.
+    public enum Resolve: WireOperation {
+        public static let name = "conflicts.resolve"
+        public static let isWrite = true
+        public struct Request: Codable, Sendable, Equatable {
+            public var id: String
+            public init(id: String) { self.id = id }
+        }
+        public typealias Response = SyncConflict
+    }
+
+    public enum Dismiss: WireOperation {
+        public static let name = "conflicts.dismiss"
+        public static let isWrite = true
+        public typealias Request = Resolve.Request
+        public typealias Response = SyncConflict
+    }
+}
+
+/// `storage.backup`: a consistent copy of the database and the photos it uses, taken while the storage runs.
+public enum BackupOps {
+    public enum Backup: WireOperation {
+        public static let name = "storage.backup"
+        public static let isWrite = true
+        public struct Request: Codable, Sendable, Equatable {
+            /// An absolute folder on the storage's machine that does not exist yet or is empty.
+            public var folder: String
+            public init(folder: String) { self.folder = folder }
+        }
+        public struct Response: Codable, Sendable, Equatable {
+            public var folder: String
+            public var recipes: Int
+            public var photos: Int
+            public var bytes: Int
+            public init(folder: String, recipes: Int, photos: Int, bytes: Int) {
+                self.folder = folder
+                self.recipes = recipes
+                self.photos = photos
+                self.bytes = bytes
             }
         }
     }

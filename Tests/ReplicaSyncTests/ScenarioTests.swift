@@ -178,13 +178,25 @@ struct ScenarioTests {
             let claimed = try await a.store.photo(recipeID: recipe.id, position: 0).0.sha256
             damaged[10] ^= 0xFF
             #expect(throws: ServiceError.self) { try b.store.putPhotoBlob(sha256: claimed, bytes: damaged) }
-            // A record whose photo has not arrived is refused whole, and nothing of it is applied.
+            // A record whose photo has not arrived is held (nothing of it applied) while the rest of the page applies;
+            // once the blob is here, the next apply takes it.
             let (third, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Third"))
-            _ = try await a.store.addPhoto(recipeID: third.id, bytes: jpegBytes(seed: 13), position: nil)
+            let thirdBytes = jpegBytes(seed: 13)
+            _ = try await a.store.addPhoto(recipeID: third.id, bytes: thirdBytes, position: nil)
+            let (fourth, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Fourth"))
             let feed = try await a.changes(since: 0, exclude: nil, limit: 1_000)
             let aID = try await a.info().replicaID
-            await #expect(throws: ServiceError.self) { try await b.apply(from: aID, records: feed.records, cursor: feed.next) }
+            let applied = try await b.apply(from: aID, records: feed.records, cursor: feed.next)
+            #expect(applied.held == 1)
             await #expect(throws: ServiceError.self) { try await b.store.recipe(third.id) }
+            #expect(try await b.store.recipe(fourth.id).name == "Fourth")
+            let held = try await b.store.heldRecords()
+            #expect(held.map(\.id) == [third.id.uuidString] && held.first?.missingPhotos == [PhotoBlobsProbe.hash(thirdBytes)])
+            // The next pull sends the blob the held record waits for, and the record applies.
+            _ = try await SyncEngine.pull(from: a, to: b)
+            #expect(try await b.store.recipe(third.id).photos.count == 1)
+            #expect(try await b.store.heldRecords().isEmpty)
+            try await expectSameContent(a, b)
         }
     }
 

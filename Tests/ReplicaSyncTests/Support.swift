@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import RecipeModel
 import RecipeProtocol
@@ -12,7 +13,8 @@ struct LocalReplica: SyncEndpoint {
 
     func info() async throws -> SyncOps.Info.Response {
         let info = try await store.syncInfo()
-        return .init(replicaID: info.replicaID, publishEndpoint: nil, latestSeq: info.latestSeq, conflictsCreated: info.conflictsCreated)
+        return .init(replicaID: info.replicaID, publishEndpoint: nil, latestSeq: info.latestSeq, conflictsCreated: info.conflictsCreated,
+                     held: info.held)
     }
     func changes(since: Int, exclude: String?, limit: Int) async throws -> SyncOps.Changes.Response {
         try await store.syncChanges(since: since, exclude: exclude, limit: limit)
@@ -111,4 +113,11 @@ func difference(_ a: LocalReplica, _ b: LocalReplica) async throws -> String {
 func expectSameContent(_ a: LocalReplica, _ b: LocalReplica, sourceLocation: SourceLocation = #_sourceLocation) async throws {
     let diff = try await difference(a, b)
     #expect(diff.isEmpty, "\(diff)", sourceLocation: sourceLocation)
+}
+
+/// The SHA-256 of photo bytes, as photo blobs are named.
+enum PhotoBlobsProbe {
+    static func hash(_ bytes: Data) -> String {
+        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+    }
 }

@@ -1,0 +1,113 @@
+import Foundation
+import GRDB
+import RecipeModel
+import RecipeProtocol
+
+/// Conflicts as people see them: conflicted copies of recipes and losing values kept on books,
+/// catalogue entries and cook-log entries. Both travel inside sync records, so every replica lists,
+/// resolves and dismisses the same ones.
+extension RecipeStore {
+    /// Every unresolved conflict, in feed order.
+    public func conflicts() async throws -> [SyncConflict] {
+        try await pool.read { db in try Self.openConflicts(in: db) }
+    }
+
+    /// Takes the losing values: a copy's into its original recipe (the copy is removed), a kept value into its record.
+    public func resolveConflict(id: String) async throws -> SyncConflict {
+        let photos = self.photos
+        let conflict = try await write { db -> SyncConflict in
+            let conflict = try Self.findConflict(id, in: db)
+            guard let original = try SyncLog.storedRecord(conflict.kind, conflict.recordID, in: db), original.isLive else {
+                throw ServiceError(.notFound, "the \(conflict.kind.rawValue) this conflict is about (\(conflict.recordID)) was deleted; "
+                                   + (conflict.copyID == nil ? "dismiss the conflict" : "the copy stays as a recipe of its own: dismiss the conflict to remove it"))
+            }
+            var states = original.states
+            if let copyID = conflict.copyID {
+                guard let copy = try SyncLog.storedRecord(.recipe, copyID, in: db) else {
+                    throw ServiceError(.notFound, "no conflicted copy \(copyID)")
+                }
+                for field in conflict.fields {
+                    guard var value = copy.states[field]?.value else { continue }
+                    if field == "name", let name = value.string, name.hasSuffix(Self.copySuffix) {
+                        value = .string(String(name.dropLast(Self.copySuffix.count)))
+                    }
+                    states[field]?.value = value
+                }
+                try SyncLog.writeTables(.recipe, conflict.recordID, states: states, photos: photos, in: db)
+                try Self.removeCopy(copyID, in: db)
+            } else if let field = conflict.fields.first, let value = conflict.lostValues?[field] {
+                states[field]?.value = value
+                try SyncLog.writeTables(conflict.kind, conflict.recordID, states: states, photos: photos, in: db)
+                try SyncLog.capture(in: db)
+                try Self.setConflictState(conflict, "resolved", in: db)
+            }
+            return conflict
+        }
+        try await collectUnusedPhotos()
+        return conflict
+    }
+
+    /// Drops a conflict: a conflicted copy is removed, a kept value is marked dismissed.
+    public func dismissConflict(id: String) async throws -> SyncConflict {
+        let conflict = try await write { db -> SyncConflict in
+            let conflict = try Self.findConflict(id, in: db)
+            if let copyID = conflict.copyID {
+                try Self.removeCopy(copyID, in: db)
+            } else {
+                try Self.setConflictState(conflict, "dismissed", in: db)
+            }
+            return conflict
+        }
+        try await collectUnusedPhotos()
+        return conflict
+    }
+
+    static let copySuffix = " (conflicted copy)"
+
+    static func openConflicts(in db: Database) throws -> [SyncConflict] {
+        var found: [SyncConflict] = []
+        for row in try Row.fetchAll(db, sql: "SELECT seq, body FROM sync_records WHERE conflicts > 0 AND live = 1 ORDER BY seq") {
+            let record = try SyncLog.decode(row["body"], seq: row["seq"])
+            found += try conflicts(of: record, in: db)
+        }
+        return found
+    }
+
+    private static func conflicts(of record: SyncRecord, in db: Database) throws -> [SyncConflict] {
+        let states = record.states
+        if record.kind == .recipe {
+            guard let original = states[SyncRecord.conflictOfField]?.value.object?["recipe"]?.string else { return [] }
+            let lost = states.filter { $0.value.clock.vv[SyncApplier.conflictReplica] != nil }.keys.sorted()
+            let originalName = try SyncLog.storedRecord(.recipe, original, in: db)?.fields["name"]?.string
+            return [SyncConflict(id: record.id, kind: .recipe, recordID: original, recordName: originalName, fields: lost,
+                                 lostValues: nil, copyID: record.id)]
+        }
+        let name = record.fields["title"]?.string ?? record.fields["recipeName"]?.string ?? (record.kind == .ingredient ? record.id : nil)
+        return SyncLog.openConflicts(in: record.fields).compactMap { key in
+            guard let object = record.fields[key]?.object, let field = object["field"]?.string else { return nil }
+            return SyncConflict(id: String(key.dropFirst(SyncRecord.conflictPrefix.count)), kind: record.kind, recordID: record.id,
+                                recordName: name, fields: [field], lostValues: [field: object["value"] ?? .null], copyID: nil)
+        }
+    }
+
+    private static func findConflict(_ id: String, in db: Database) throws -> SyncConflict {
+        let key = id.uppercased()
+        guard let conflict = try openConflicts(in: db).first(where: { $0.id == key }) else {
+            throw ServiceError(.notFound, "no unresolved conflict \(id.prefix(64)); `recipes conflicts` lists them")
+        }
+        return conflict
+    }
+
+    private static func removeCopy(_ copyID: String, in db: Database) throws {
+        try SearchIndex.remove(recipeID: copyID, in: db)
+        try db.execute(sql: "DELETE FROM recipes WHERE id = ?", arguments: [copyID])
+    }
+
+    /// Marks a kept value resolved or dismissed: a write of this replica to the record's conflict field.
+    private static func setConflictState(_ conflict: SyncConflict, _ newState: String, in db: Database) throws {
+        let key = SyncRecord.conflictPrefix + conflict.id
+        guard var object = try SyncLog.storedRecord(conflict.kind, conflict.recordID, in: db)?.fields[key]?.object else { return }
+        object["state"] = .string(newState)
+        try SyncLog.writeRecordOnly(conflict.kind, conflict.recordID, field: key, value: .object(object), in: db)
+    }
+}

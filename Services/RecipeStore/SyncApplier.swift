@@ -1,0 +1,217 @@
+import Foundation
+import GRDB
+import RecipeModel
+import RecipeProtocol
+
+/// Applies other replicas' records inside one `sync.apply` transaction: merges each with the
+/// local version, writes the tables, keeps what lost, and holds back what cannot be applied yet.
+struct SyncApplier {
+    var state: SyncState
+    let photos: PhotoBlobs
+    var seq: Int
+    var changed = 0
+    var conflicts = 0
+    let now: Int64
+
+    /// The most records held back at once; a peer that sends more is refused until some apply.
+    static let maxHeld = 10_000
+    /// The version-vector entry that ranks a conflicted copy's kept values above its other fields.
+    static let conflictReplica = "conflict"
+
+    init(state: SyncState, photos: PhotoBlobs, seq: Int) {
+        self.state = state
+        self.photos = photos
+        self.seq = seq
+        now = state.now
+    }
+
+    /// Merges `record` from `peer`, or holds it (with the reason) when it cannot be applied yet.
+    mutating func apply(_ record: SyncRecord, from peer: String, in db: Database) throws {
+        // A newer version from the same sender replaces one held before: a replica's record only ever moves forward.
+        try db.cachedStatement(sql: "DELETE FROM sync_held WHERE peer = ? AND kind = ? AND id = ?")
+            .execute(arguments: [peer, record.kind.rawValue, record.id])
+        do {
+            try SyncValidation.check(record, now: now)
+        } catch {
+            return try hold(record, from: peer, reason: error.message, missing: [], in: db)
+        }
+        for clock in record.clocks { state.observe(clock.stamp) }
+        let stored = try SyncLog.storedRecord(record.kind, record.id, in: db)
+        let local = stored?.states ?? [:]
+        let remote = record.states
+        let (merged, losses) = SyncMerge.merge(local, remote)
+        guard merged != local else { return }
+        let live = SyncMerge.isLive(merged)
+        // What is stored must be what a person could have written, however the merge combined it.
+        if let problem = SyncValidation.mergedProblem(record.kind, id: record.id, merged) {
+            return try hold(record, from: peer, reason: "merged with this replica's version it is not valid: \(problem)", missing: [], in: db)
+        }
+        if record.kind == .recipe && live {
+            let missing = ElementOrder.ordered(merged, prefix: SyncRecord.photoPrefix)
+                .compactMap { $0.value.object?["sha256"]?.string }.filter { !photos.contains($0) }
+            if !missing.isEmpty {
+                return try hold(record, from: peer, reason: "waiting for \(missing.count) photo(s) not stored here yet", missing: missing, in: db)
+            }
+        }
+        var result = merged
+        if record.kind != .recipe {
+            // A losing value of a book, catalogue entry or cook-log entry is kept on the record itself,
+            // the same on every replica that merges the same two versions: `recipes conflicts` lists it.
+            for loss in losses {
+                let key = SyncRecord.conflictPrefix + DerivedID.uuid("loss|\(record.kind.rawValue)|\(record.id)|\(loss.clock.stamp)|\(loss.field)").uuidString
+                guard result[key] == nil else { continue }
+                result[key] = SyncField(value: .object(["field": .string(loss.field), "value": loss.value, "state": .string("open")]),
+                                        clock: SyncClock(vv: [:], stamp: loss.clock.stamp))
+            }
+        }
+        try SyncLog.writeTables(record.kind, record.id, states: result, photos: photos, in: db)
+        try db.execute(sql: "DELETE FROM sync_pending WHERE kind = ? AND id = ?", arguments: [record.kind.rawValue, record.id])
+        try SyncLog.save(SyncRecord(kind: record.kind, id: record.id, seq: seq, states: result),
+                         source: result == remote ? peer : state.replica, in: db)
+        seq += 1
+        changed += 1
+        if record.kind == .recipe {
+            if !losses.isEmpty { conflicts += try makeCopies(losses, of: record.id, merged: result, in: db) }
+            let original = result[SyncRecord.conflictOfField]?.value.object?["recipe"]?.string ?? record.id
+            try retractSupersededCopies(of: original, in: db)
+        }
+    }
+
+    /// A conflicted copy keeps a value that lost. When this replica wrote that value and then replaced
+    /// it itself before learning of the conflict (`sync_replaced`, recorded as it wrote), the copy keeps a
+    /// value its own author dropped: it is withdrawn here, and the withdrawal reaches every replica.
+    /// A copy someone edited stays (the withdrawal had not seen the edit).
+    private mutating func retractSupersededCopies(of recipe: String, in db: Database) throws {
+        let replaced = Set(try Row.fetchAll(db.cachedStatement(sql: "SELECT field, stamp FROM sync_replaced WHERE recordId = ?"),
+                                            arguments: [recipe]).map { "\($0["field"] as String)|\($0["stamp"] as String)" })
+        guard !replaced.isEmpty else { return }
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT seq, body FROM sync_records WHERE conflicts > 0 AND kind = 'recipe'")) {
+            let copy = try SyncLog.decode(row["body"], seq: row["seq"])
+            guard copy.fields[SyncRecord.conflictOfField]?.object?["recipe"]?.string == recipe else { continue }
+            let lost = copy.states.filter { $0.value.clock.vv[Self.conflictReplica] != nil }
+            guard !lost.isEmpty, lost.allSatisfy({ replaced.contains("\($0.key)|\($0.value.clock.stamp)") }) else { continue }
+            var seen: [String: Int64] = [Self.conflictReplica: 2]
+            for state in lost.values { seen = SyncClock.join(seen, state.clock.vv.filter { $0.key != Self.conflictReplica }) }
+            let withdrawn = SyncClock(vv: seen, stamp: lost.values.map(\.clock.stamp).max(by: StampOrder.precedes)!)
+            var states = copy.states
+            states[SyncRecord.deletedField] = SyncField(value: .bool(true), clock: withdrawn)
+            for (name, field) in states where SyncRecord.isElementField(name) && field.value != .null {
+                states[name] = SyncField(value: .null, clock: withdrawn)
+            }
+            let (merged, _) = SyncMerge.merge(copy.states, states)
+            guard merged != copy.states else { continue }
+            try SyncLog.writeTables(.recipe, copy.id, states: merged, photos: photos, in: db)
+            try db.execute(sql: "DELETE FROM sync_pending WHERE kind = 'recipe' AND id = ?", arguments: [copy.id])
+            try SyncLog.save(SyncRecord(kind: .recipe, id: copy.id, seq: seq, states: merged), source: state.replica, in: db)
+            seq += 1
+            changed += 1
+        }
+    }
+
+    private func hold(_ record: SyncRecord, from peer: String, reason: String, missing: [String], in db: Database) throws {
+        guard record.id.utf8.count <= 200 else {
+            throw ServiceError(.invalidArgument, "\(record.kind.rawValue) \(record.id.prefix(64))…: an id of \(record.id.utf8.count) bytes is not an id")
+        }
+        let count = try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM sync_held")) ?? 0
+        guard count < Self.maxHeld else {
+            throw ServiceError(.busy, "this replica already holds \(count) records it cannot apply yet (\(reason)); see `recipes sync status`")
+        }
+        let missingText = String(decoding: try JSONEncoder().encode(missing), as: UTF8.self)
+        try db.cachedStatement(sql: """
+            INSERT INTO sync_held (peer, kind, id, body, reason, missing, heldAt) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (peer, kind, id) DO UPDATE SET body = excluded.body, reason = excluded.reason, missing = excluded.missing
+            """).execute(arguments: [peer, record.kind.rawValue, record.id, try SyncLog.encodeBody(record), String(reason.prefix(500)),
+                                     missingText, RecipeStore.now()])
+    }
+
+    static func heldRecords(in db: Database) throws -> [(peer: String, record: SyncRecord)] {
+        try Row.fetchAll(db, sql: "SELECT peer, body FROM sync_held ORDER BY heldAt, peer, kind, id").compactMap { row in
+            guard let record = try? SyncLog.decode(row["body"], seq: 0) else { return nil }
+            return (row["peer"], record)
+        }.sorted { $0.record.kind.applyOrder < $1.record.kind.applyOrder }
+    }
+
+    static func heldSummaries(in db: Database) throws -> [HeldRecord] {
+        try Row.fetchAll(db, sql: "SELECT * FROM sync_held ORDER BY heldAt, peer, kind, id LIMIT 100").map { row in
+            let missing = (try? JSONDecoder().decode([String].self, from: Data((row["missing"] as String).utf8))) ?? []
+            return HeldRecord(kind: SyncKind(rawValue: row["kind"]) ?? .recipe, id: row["id"], from: row["peer"], reason: row["reason"],
+                              missingPhotos: missing, since: row["heldAt"])
+        }
+    }
+
+    /// Unresolved conflicts: conflicted copies and open kept values.
+    static func openConflictCount(in db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT COALESCE(SUM(conflicts), 0) FROM sync_records WHERE conflicts > 0") ?? 0
+    }
+
+    /// Keeps what lost a concurrent write of a recipe: a `conflictedCopy` recipe holding the losing
+    /// values (one per losing write, with an id every replica derives alike). Returns the copies made.
+    private mutating func makeCopies(_ losses: [SyncMerge.Loss], of id: String, merged: [String: SyncField], in db: Database) throws -> Int {
+        var made = 0
+        let byWrite = Dictionary(grouping: losses, by: \.clock.stamp)
+        for stamp in byWrite.keys.sorted(by: StampOrder.precedes) {
+            let group = byWrite[stamp]!
+            let copyID = DerivedID.uuid("conflict|\(id)|\(stamp)").uuidString
+            for loss in group {
+                try db.execute(sql: """
+                    INSERT OR IGNORE INTO sync_conflicts (id, kind, recordId, field, lostValue, copyId, createdAt) VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [DerivedID.uuid("loss|recipe|\(id)|\(stamp)|\(loss.field)").uuidString, "recipe", id,
+                                     loss.field, loss.value.canonicalText, copyID, RecipeStore.now()])
+            }
+            let existing = try SyncLog.storedRecord(.recipe, copyID, in: db)
+            let lost = Set(group.map(\.field))
+            var states = Self.copyStates(of: id, copyID: copyID, merged: merged, losses: group, stamp: stamp)
+            if let existing {
+                // Made before (here or elsewhere): it must also keep what lost this time.
+                let (updated, _) = SyncMerge.merge(existing.states, states.filter { lost.contains($0.key) })
+                guard updated != existing.states else { continue }
+                states = updated
+            }
+            try SyncLog.writeTables(.recipe, copyID, states: states, photos: photos, in: db)
+            try db.execute(sql: "DELETE FROM sync_pending WHERE kind = 'recipe' AND id = ?", arguments: [copyID])
+            try SyncLog.save(SyncRecord(kind: .recipe, id: copyID, seq: seq, states: states), source: state.replica, in: db)
+            seq += 1
+            if existing == nil { made += 1 }
+        }
+        return made
+    }
+
+    /// A conflicted copy's fields: the recipe as merged with the losing values in place. Every replica that
+    /// sees the same losing write makes the same copy; the lost values carry a version above the copy's
+    /// other fields, so copies made from different merges agree on them.
+    static func copyStates(of id: String, copyID: String, merged: [String: SyncField], losses: [SyncMerge.Loss], stamp: String) -> [String: SyncField] {
+        let base = SyncClock(vv: [:], stamp: stamp)
+        var states: [String: SyncField] = [:]
+        for (name, field) in merged where name != SyncRecord.deletedField && !SyncRecord.isRecordOnlyField(name) {
+            if SyncRecord.isElementField(name) {
+                guard field.value != .null else { continue }
+                if name.hasPrefix(SyncRecord.photoPrefix), let hash = field.value.object?["sha256"]?.string {
+                    let photoID = RecipeStore.photoID(recipeID: UUID(uuidString: copyID)!, sha256: hash).uuidString
+                    states[SyncRecord.photoPrefix + photoID] = SyncField(value: field.value, clock: base)
+                    continue
+                }
+            }
+            states[name] = SyncField(value: field.value, clock: base)
+        }
+        // The lost write's own version vector stays with it (to tell later whether its author replaced it unaware of the conflict).
+        for loss in losses {
+            states[loss.field] = SyncField(value: loss.value, clock: SyncClock(vv: loss.clock.vv.merging([conflictReplica: 1]) { _, mark in mark }, stamp: stamp))
+        }
+        let name = states["name"]?.value.string ?? "Recipe"
+        let copyName = String((name + " (conflicted copy)").prefix(RecipeDraft.Limits.nameLength))
+        states["name"] = SyncField(value: .string(copyName), clock: states["name"]?.clock ?? base)
+        states["origin"] = SyncField(value: .string(RecipeOrigin.conflictedCopy.rawValue), clock: base)
+        // Its lines need ids of their own, the same on every replica.
+        for (field, tag) in [("ingredients", "i"), ("instructions", "s")] {
+            guard let list = states[field] else { continue }
+            states[field]?.value = .array((list.value.array ?? []).enumerated().map { index, item in
+                var object = item.object ?? [:]
+                object["id"] = .string(DerivedID.uuid("\(copyID)|\(tag)|\(index)").uuidString)
+                return .object(object)
+            })
+        }
+        states[SyncRecord.conflictOfField] = SyncField(value: .object(["recipe": .string(id)]), clock: base)
+        states[SyncRecord.deletedField] = SyncField(value: .bool(false), clock: base)
+        return states
+    }
+}

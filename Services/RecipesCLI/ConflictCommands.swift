@@ -1,0 +1,90 @@
+import ArgumentParser
+import Foundation
+import RecipeProtocol
+
+/// `recipes conflicts`: what sync kept when two replicas changed the same thing at once.
+struct ConflictsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "conflicts", abstract: "List, resolve or dismiss what sync kept from concurrent edits.",
+        discussion: """
+            When two replicas change the same field before they sync, one value wins everywhere and the other is kept: \
+            as a conflicted copy for a recipe, or on the record for a book, catalogue entry or cook-log entry. \
+            Every replica lists the same conflicts once they are in step.
+            """,
+        subcommands: [ListConflicts.self, ResolveConflict.self, DismissConflict.self], defaultSubcommand: ListConflicts.self)
+}
+
+struct ListConflicts: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "Every unresolved conflict.")
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() async throws {
+        try await reportingFailures {
+            let reply = try await connection.storageClient().call(ConflictOps.List.self, Empty())
+            if connection.json { return try Output.json(reply) }
+            if reply.conflicts.isEmpty { return print("No conflicts.") }
+            Output.table(["ID", "KIND", "OF", "FIELDS", "KEPT"], reply.conflicts.map { conflict in
+                [conflict.id, conflict.kind.rawValue, conflict.recordName ?? conflict.recordID, conflict.fields.joined(separator: ", "),
+                 conflict.copyID != nil ? "conflicted copy" : Self.kept(conflict)]
+            })
+            print("`recipes conflicts resolve ID` takes the kept values; `recipes conflicts dismiss ID` drops them.")
+        }
+    }
+
+    static func kept(_ conflict: SyncConflict) -> String {
+        let text = (conflict.lostValues ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) = \($0.value.canonicalText)" }.joined(separator: "; ")
+        return text.count > 60 ? String(text.prefix(59)) + "…" : text
+    }
+}
+
+struct ResolveConflict: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "resolve", abstract: "Take the kept values: a copy's go into the original recipe (and the copy goes), a kept value into its record.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The conflict's id, from `recipes conflicts`.") var id: String
+
+    func run() async throws {
+        try await reportingFailures {
+            let conflict = try await connection.storageClient().call(ConflictOps.Resolve.self, .init(id: id))
+            if connection.json { return try Output.json(conflict) }
+            print("Resolved: \(conflict.fields.joined(separator: ", ")) of \(conflict.kind.rawValue) \(conflict.recordName ?? conflict.recordID) now hold the kept values.")
+        }
+    }
+}
+
+struct DismissConflict: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dismiss", abstract: "Drop the kept values: a conflicted copy is deleted, a kept value forgotten.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The conflict's id, from `recipes conflicts`.") var id: String
+
+    func run() async throws {
+        try await reportingFailures {
+            let conflict = try await connection.storageClient().call(ConflictOps.Dismiss.self, .init(id: id))
+            if connection.json { return try Output.json(conflict) }
+            print("Dismissed the conflict on \(conflict.kind.rawValue) \(conflict.recordName ?? conflict.recordID).")
+        }
+    }
+}
+
+/// `recipes backup DIR`: a consistent copy taken while the storage runs.
+struct BackupCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backup", abstract: "Copy the database and its photos into a folder, while the storage runs.",
+        discussion: """
+            DIR is a folder on the storage's machine (inside its container, for Docker: a mounted volume), absolute, \
+            new or empty. To restore: stop the storage, replace its data folder with DIR's contents, start it. A storage \
+            started from a backup continues as a new incarnation of its replica, and sync brings back what its peers have.
+            """)
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: ArgumentHelp("Where to write the copy, on the storage's machine.", valueName: "DIR")) var folder: String
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try connection.patientStorageClient(seconds: 600)
+            let reply = try await client.call(BackupOps.Backup.self, .init(folder: folder))
+            if connection.json { return try Output.json(reply) }
+            print("Backed up \(reply.recipes) recipes and \(reply.photos) photos (\(SyncNow.size(reply.bytes))) to \(reply.folder).")
+        }
+    }
+}

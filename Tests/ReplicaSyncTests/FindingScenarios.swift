@@ -1,0 +1,356 @@
+import Foundation
+import RecipeModel
+import RecipeProtocol
+import RecipeStore
+import ReplicaSync
+import Testing
+
+/// One scenario per way replicas were once seen to stall, diverge or resurrect (docs/SYNC.md, "Invariants").
+@Suite("Replica sync: stalls, resurrections, restores, conflicts, clocks and sets")
+struct FindingScenarios {
+    // MARK: 1. A deleted photo never stops a feed
+
+    @Test("a recipe with a photo deleted before any sync: every pair syncs and a new replica joins")
+    func deletedPhotoDoesNotStall() async throws {
+        try await withReplicas(3) { replicas in
+            let (a, b, late) = (replicas[0], replicas[1], replicas[2])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Gone soon"))
+            _ = try await a.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 1), position: nil)
+            _ = try await a.store.deleteRecipe(id: recipe.id)
+            let tombstone = try #require(try await a.store.syncRecord(.recipe, id: recipe.id.uuidString))
+            #expect(tombstone.photoHashes.isEmpty && !tombstone.fields.contains { $0.key.hasPrefix("photo:") && $0.value != .null })
+            try await syncAll([a, b])
+            // A later edit on a still leaves it, and a replica that was never there joins.
+            _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Later"))
+            try await syncAll([a, b, late])
+            try await expectSameContent(a, late)
+            try await expectSameContent(a, b)
+            #expect(try await late.store.heldRecords().isEmpty)
+        }
+    }
+
+    @Test("a replica offline while a recipe got a photo and was deleted, which edited it meanwhile, gets it back without that photo")
+    func resurrectionNamesNoCollectedBlob() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Shared"))
+            _ = try await a.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 2), position: nil)
+            try await syncAll([a, b])
+            // b offline: a adds a second photo and deletes the recipe (its blobs are collected).
+            _ = try await a.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 3), position: nil)
+            _ = try await a.store.deleteRecipe(id: recipe.id)
+            let current = try await b.store.recipe(recipe.id)
+            var draft = RecipeDraft(current)
+            draft.notes = "edited offline"
+            _ = try await b.store.updateRecipe(id: recipe.id, expectedVersion: current.version, draft)
+            try await syncAll([a, b])
+            let back = try await a.store.recipe(recipe.id)
+            #expect(back.notes == "edited offline")
+            #expect(back.photos.isEmpty, "the delete removed the photos; only the notes edit was unseen by it")
+            try await expectSameContent(a, b)
+        }
+    }
+
+    // MARK: 2. Only a user's delete deletes, only a user's edit resurrects
+
+    @Test("a book deleted on one replica and a recipe in it deleted on another: the recipe stays deleted")
+    func bookDeleteDoesNotResurrectRecipe() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let book = try await a.store.createBook(id: UUID(), title: "Book", author: nil)
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "In the book", bookID: book.id))
+            try await syncAll([a, b])
+            _ = try await a.store.deleteBook(id: book.id)
+            _ = try await b.store.deleteRecipe(id: recipe.id)
+            try await syncAll([a, b])
+            await #expect(throws: ServiceError.self) { try await a.store.recipe(recipe.id) }
+            try await expectSameContent(a, b)
+        }
+    }
+
+    @Test("a recipe deleted on one replica and its cook-log entry deleted on another: the entry stays deleted")
+    func recipeDeleteDoesNotResurrectCookLog() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Cooked"))
+            let entry = try await a.store.addCookLogEntry(id: UUID(), recipeID: recipe.id, cookedAt: nil, rating: 4, note: nil, servings: nil)
+            try await syncAll([a, b])
+            _ = try await a.store.deleteRecipe(id: recipe.id)
+            _ = try await b.store.deleteCookLogEntry(id: entry.id)
+            try await syncAll([a, b])
+            #expect(try await a.store.cookLog(recipeID: nil, limit: 100).isEmpty)
+            try await expectSameContent(a, b)
+        }
+    }
+
+    @Test("one replica deletes a book, adds 250 recipes and deletes a recipe of the book: nothing comes back")
+    func longFeedAfterBookDelete() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let book = try await a.store.createBook(id: UUID(), title: "Book", author: nil)
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "In the book", bookID: book.id))
+            try await syncAll([a, b])
+            _ = try await a.store.deleteBook(id: book.id)
+            for index in 0..<250 { _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Filler \(index)")) }
+            _ = try await a.store.deleteRecipe(id: recipe.id)
+            try await syncAll([a, b], pageSize: 50)
+            await #expect(throws: ServiceError.self) { try await b.store.recipe(recipe.id) }
+            try await expectSameContent(a, b)
+        }
+    }
+
+    @Test("a recipe brought back by an edit keeps its cook-log entries linked")
+    func resurrectionKeepsCookLogLinks() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Loved"))
+            _ = try await a.store.addCookLogEntry(id: UUID(), recipeID: recipe.id, cookedAt: nil, rating: 5, note: nil, servings: nil)
+            try await syncAll([a, b])
+            _ = try await a.store.deleteRecipe(id: recipe.id)
+            let current = try await b.store.recipe(recipe.id)
+            _ = try await b.store.updateRecipe(id: recipe.id, expectedVersion: current.version, RecipeDraft(name: "Loved still"))
+            try await syncAll([a, b])
+            for replica in [a, b] {
+                #expect(try await replica.store.cookLog(recipeID: nil, limit: 10).map(\.recipeID) == [recipe.id])
+            }
+            try await expectSameContent(a, b)
+        }
+    }
+
+    // MARK: 3. Restores and copies
+
+    @Test("a replica restored from an older copy of its data folder converges and keeps what its peers had")
+    func restoreFromOlderCopy() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("rv-restore-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let folderA = root.appendingPathComponent("a"), folderB = root.appendingPathComponent("b"), saved = root.appendingPathComponent("a-copy")
+        var a = LocalReplica(store: try RecipeStore(folder: folderA))
+        let b = LocalReplica(store: try RecipeStore(folder: folderB))
+        let (first, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Before the copy"))
+        try await syncAll([a, b])
+        try a.store.close()
+        try FileManager.default.copyItem(at: folderA, to: saved)
+        a = LocalReplica(store: try RecipeStore(folder: folderA))
+        let oldID = try await a.store.incarnations().current
+        let (second, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "After the copy"))
+        try await syncAll([a, b])
+        // Put the copy back, then edit on it before any sync.
+        try a.store.close()
+        try FileManager.default.removeItem(at: folderA)
+        try FileManager.default.moveItem(at: saved, to: folderA)
+        a = LocalReplica(store: try RecipeStore(folder: folderA))
+        #expect(a.store.incarnationNote != nil)
+        #expect(try await a.store.incarnations().current != oldID)
+        let (third, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "After the restore"))
+        var draft = RecipeDraft(try await a.store.recipe(first.id))
+        draft.notes = "edited after the restore"
+        _ = try await a.store.updateRecipe(id: first.id, expectedVersion: try await a.store.recipe(first.id).version, draft)
+        try await syncAll([a, b])
+        try await expectSameContent(a, b)
+        for id in [first.id, second.id, third.id] { #expect(try await a.store.recipe(id).id == id) }
+        #expect(try await b.store.recipe(first.id).notes == "edited after the restore")
+        try a.store.close()
+        try b.store.close()
+    }
+
+    @Test("recipes backup: a copy taken while the storage runs restores into a replica that converges")
+    func backupAndRestore() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("rv-backup-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let folderA = root.appendingPathComponent("a"), backup = root.appendingPathComponent("backup")
+        var a = LocalReplica(store: try RecipeStore(folder: folderA))
+        let b = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("b")))
+        let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Photographed"))
+        _ = try await a.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 9), position: nil)
+        let report = try await a.store.backup(to: backup.path)
+        #expect(report.recipes == 1 && report.photos == 1)
+        await #expect(throws: ServiceError.self) { try await a.store.backup(to: backup.path) } // not over an existing backup
+        await #expect(throws: ServiceError.self) { try await a.store.backup(to: "relative/folder") }
+        let (later, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "After the backup"))
+        try await syncAll([a, b])
+        try a.store.close()
+        try FileManager.default.removeItem(at: folderA)
+        try FileManager.default.copyItem(at: backup, to: folderA)
+        a = LocalReplica(store: try RecipeStore(folder: folderA))
+        #expect(a.store.incarnationNote?.contains("backup") == true)
+        #expect(try await a.store.recipe(recipe.id).photos.count == 1)
+        try await syncAll([a, b])
+        #expect(try await a.store.recipe(later.id).name == "After the backup")
+        try await expectSameContent(a, b)
+        try a.store.close()
+        try b.store.close()
+    }
+
+    // MARK: 4. Conflicts everyone can see
+
+    @Test("a book renamed on two replicas at once: both list the same conflict, and resolving it reaches both")
+    func visibleBookConflict() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let book = try await a.store.createBook(id: UUID(), title: "Bread", author: nil)
+            try await syncAll([a, b])
+            _ = try await a.store.updateBook(id: book.id, title: "Breads", author: nil)
+            _ = try await b.store.updateBook(id: book.id, title: "Loaves", author: nil)
+            try await syncAll([a, b])
+            let listed = try await a.store.conflicts()
+            #expect(listed.count == 1)
+            #expect(try await b.store.conflicts() == listed)
+            let conflict = try #require(listed.first)
+            let winner = try await a.store.book(book.id).book.title
+            let loser = conflict.lostValues?["title"]?.string
+            #expect(Set([winner, loser]) == ["Breads", "Loaves"])
+            _ = try await b.store.resolveConflict(id: conflict.id)
+            try await syncAll([a, b])
+            #expect(try await a.store.conflicts().isEmpty)
+            #expect(try await a.store.book(book.id).book.title == loser)
+            try await expectSameContent(a, b)
+        }
+    }
+
+    @Test("a recipe conflict is listed on every replica and dismissing it removes the copy everywhere")
+    func visibleRecipeConflict() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup"))
+            try await syncAll([a, b])
+            for (replica, notes) in [(a, "less salt"), (b, "more salt")] {
+                let current = try await replica.store.recipe(recipe.id)
+                var draft = RecipeDraft(current)
+                draft.notes = notes
+                _ = try await replica.store.updateRecipe(id: recipe.id, expectedVersion: current.version, draft)
+            }
+            try await syncAll([a, b])
+            let listed = try await a.store.conflicts()
+            #expect(listed.count == 1 && listed.first?.fields == ["notes"] && listed.first?.recordID == recipe.id.uuidString)
+            #expect(try await b.store.conflicts() == listed)
+            _ = try await a.store.dismissConflict(id: try #require(listed.first).id)
+            try await syncAll([a, b])
+            #expect(try await b.store.conflicts().isEmpty)
+            #expect(try await b.store.recipes(origin: .conflictedCopy).isEmpty)
+            try await expectSameContent(a, b)
+        }
+    }
+
+    // MARK: 5. No copy of a value its own replica replaced
+
+    @Test("same-field edits, a partial sync, then a re-edit: one copy, as after a full sync, never the re-editor's own replaced value")
+    func noCopyOfOwnReplacedValue() async throws {
+        for order in 0..<2 {
+            try await withReplicas(2) { replicas in
+                let (a, b) = (replicas[0], replicas[1])
+                let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup", notes: "base"))
+                try await syncAll([a, b])
+                // Whichever edit is older loses the first merge; both orders of the two first edits are tried.
+                let (first, second) = order == 0 ? (b, a) : (a, b)
+                for (replica, notes) in [(first, "first"), (second, "second")] {
+                    let current = try await replica.store.recipe(recipe.id)
+                    var draft = RecipeDraft(current)
+                    draft.notes = notes
+                    _ = try await replica.store.updateRecipe(id: recipe.id, expectedVersion: current.version, draft)
+                }
+                _ = try await SyncEngine.pull(from: b, to: a) // a merges: one copy made there
+                let current = try await b.store.recipe(recipe.id)
+                var draft = RecipeDraft(current)
+                draft.notes = "b again" // b replaces its own value, not having seen a's
+                _ = try await b.store.updateRecipe(id: recipe.id, expectedVersion: current.version, draft)
+                try await syncAll([a, b])
+                let copies = try await a.store.recipes(origin: .conflictedCopy)
+                #expect(copies.count == 1, "order \(order): \(copies.map { $0.notes ?? "-" })")
+                let b1 = order == 0 ? "first" : "second"
+                #expect(!copies.contains { $0.notes == b1 }, "b's own replaced value \(b1) is kept nowhere")
+                try await expectSameContent(a, b)
+            }
+        }
+    }
+
+    // MARK: 6. Clocks
+
+    @Test("a record stamped far in the future is held and named, never adopted, and the rest of its page applies")
+    func futureStampIsHeld() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "From the future"))
+            let (other, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "From now"))
+            var page = try await a.changes(since: 0, exclude: nil, limit: 100)
+            let aID = try await a.info().replicaID
+            let future = "4102444800000.000000000.\(aID)" // 2100-01-01
+            for index in page.records.indices where page.records[index].id == recipe.id.uuidString {
+                page.records[index].clocks = page.records[index].clocks.map { SyncClock(vv: $0.vv, stamp: future) }
+            }
+            let applied = try await b.apply(from: aID, records: page.records, cursor: page.next)
+            #expect(applied.held == 1)
+            #expect(try await b.store.recipe(other.id).name == "From now")
+            let held = try await b.store.heldRecords()
+            #expect(held.first?.id == recipe.id.uuidString && held.first?.reason.contains("ahead") == true)
+            // b's own clock was not moved: its next write is stamped now, not in 2100.
+            let (mine, _) = try await b.store.createRecipe(id: UUID(), RecipeDraft(name: "Mine"))
+            let stamp = try #require(try await b.store.syncRecord(.recipe, id: mine.id.uuidString)?.clocks.first?.stamp)
+            #expect(stamp < "4")
+        }
+    }
+
+    @Test("stamps order by their numbers: a short counter is not a small one")
+    func stampsCompareAsNumbers() {
+        #expect(StampOrder.precedes("1700000000000.9.a", "1700000000000.10.a"))
+        #expect(!StampOrder.precedes("1700000000000.10.a", "1700000000000.9.a"))
+        #expect(StampOrder.precedes("999.0.a", "1000.0.a"))
+        #expect(StampOrder.precedes("1700000000000.1.a", "1700000000000.1.b"))
+    }
+
+    @Test("a replica whose clock runs ahead within the tolerance still merges by causality")
+    func skewWithinTolerance() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            try await a.store.setClockOffset(milliseconds: 30 * 60_000)
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Ahead"))
+            try await syncAll([a, b])
+            // b edits after seeing a's write: b's edit wins although its wall clock is behind.
+            let current = try await b.store.recipe(recipe.id)
+            _ = try await b.store.updateRecipe(id: recipe.id, expectedVersion: current.version, RecipeDraft(name: "Later"))
+            try await syncAll([a, b])
+            #expect(try await a.store.recipe(recipe.id).name == "Later")
+            #expect(try await a.store.conflicts().isEmpty)
+        }
+    }
+
+    // MARK: 7. Sets
+
+    @Test("a photo added on each replica at once: the recipe has both, and no conflicted copy")
+    func concurrentPhotoAdds() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Pictured", keywords: ["easy"]))
+            try await syncAll([a, b])
+            _ = try await a.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 20), position: nil)
+            _ = try await b.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 21), position: nil)
+            for (replica, keyword) in [(a, "weeknight"), (b, "party")] {
+                let current = try await replica.store.recipe(recipe.id)
+                var draft = RecipeDraft(current)
+                draft.keywords.append(keyword)
+                _ = try await replica.store.updateRecipe(id: recipe.id, expectedVersion: current.version, draft)
+            }
+            try await syncAll([a, b])
+            let merged = try await a.store.recipe(recipe.id)
+            #expect(merged.photos.count == 2)
+            #expect(Set(merged.keywords) == ["easy", "weeknight", "party"])
+            #expect(try await a.store.recipes(origin: .conflictedCopy).isEmpty)
+            try await expectSameContent(a, b)
+        }
+    }
+
+    @Test("a photo removed on one replica while another adds one: the removal holds, the add survives")
+    func removeWinsOnlyOverSeenAdds() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Pictured"))
+            let first = try await a.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 30), position: nil)
+            try await syncAll([a, b])
+            _ = try await a.store.removePhoto(recipeID: recipe.id, photoID: try #require(first.first).id)
+            let added = try await b.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 31), position: 0)
+            try await syncAll([a, b])
+            let merged = try await a.store.recipe(recipe.id).photos
+            #expect(merged.map(\.sha256) == [added[0].sha256])
+            try await expectSameContent(a, b)
+        }
+    }
+}
