@@ -279,7 +279,9 @@ enum Migrations {
                 ) WITHOUT ROWID;
                 ALTER TABLE sync_records ADD COLUMN conflicts INTEGER NOT NULL DEFAULT 0;
                 CREATE INDEX sync_records_open_conflicts ON sync_records(conflicts) WHERE conflicts > 0;
+                INSERT OR IGNORE INTO sync_pending (kind, id) SELECT 'recipe', id FROM recipes;
                 """)
+            // Photos and keywords were whole-list fields; every recipe is captured again on the first open, as set elements.
         }
         return migrator
     }

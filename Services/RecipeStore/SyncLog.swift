@@ -162,6 +162,12 @@ enum SyncLog {
             let stored = try storedRecord(kind, id, in: db)
             var states = stored?.states ?? [:]
             var changed = false
+            if kind == .recipe, states["photos"] != nil || states["keywords"] != nil {
+                // Whole-list photos and keywords of an older version give way to set elements.
+                states.removeValue(forKey: "photos")
+                states.removeValue(forKey: "keywords")
+                changed = true
+            }
             if var values = try currentValues(kind, id, stored: states, in: db) {
                 // A reference whose target is gone (deleted, or not arrived yet) reads NULL in the table but stays
                 // the record's value: the unlinking was the database's doing, not a person's edit.

@@ -103,9 +103,10 @@ enum SyncValidation {
 
     /// The plain fields of each kind of record (sets and conflicts come on top).
     static let knownFields: [SyncKind: Set<String>] = [
+        // `photos` and `keywords` as whole lists come from replicas of an older version: accepted, and ignored (sets replaced them).
         .recipe: ["name", "description", "ingredients", "instructions", "recipeYield", "servings", "prepTime", "cookTime", "totalTime",
                   "recipeCategory", "recipeCuisine", "author", "datePublished", "nutrition", "notes", "website", "sourceType", "bookID",
-                  "sourcePageNumber", "isFavorite", "rating", "origin"],
+                  "sourcePageNumber", "isFavorite", "rating", "origin", "photos", "keywords"],
         .book: ["title", "author"],
         .ingredient: ["id", "category", "aliases"],
         .cookLog: ["recipeID", "recipeName", "cookedAt", "rating", "note", "servings"],
