@@ -66,12 +66,16 @@ struct SyncApplier {
         }
         try SyncLog.writeTables(record.kind, record.id, states: result, photos: photos, in: db)
         try db.execute(sql: "DELETE FROM sync_pending WHERE kind = ? AND id = ?", arguments: [record.kind.rawValue, record.id])
+        // Copies go into the feed before the merged record: a peer that has the record (which has seen the losing
+        // write) has its copy too, however a sync is cut off — and a replica lost after passing the record on loses nothing.
+        if record.kind == .recipe && !losses.isEmpty {
+            conflicts += try makeCopies(losses, of: record.id, merged: result, in: db)
+        }
         try SyncLog.save(SyncRecord(kind: record.kind, id: record.id, seq: seq, states: result),
                          source: result == remote ? peer : state.replica, in: db)
         seq += 1
         changed += 1
         if record.kind == .recipe {
-            if !losses.isEmpty { conflicts += try makeCopies(losses, of: record.id, merged: result, in: db) }
             let original = result[SyncRecord.conflictOfField]?.value.object?["recipe"]?.string ?? record.id
             try retractSupersededCopies(of: original, in: db)
         }

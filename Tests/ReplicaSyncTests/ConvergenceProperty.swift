@@ -275,6 +275,11 @@ struct History {
         for summary in try await store.listRecipes(.init(origin: .conflictedCopy, limit: 200)).recipes {
             if let record = try await store.syncRecord(.recipe, id: summary.id.uuidString) { copyValues.append(record.fields) }
         }
+        if tracing {
+            for record in try await store.syncChanges(since: 0, exclude: nil, limit: 1_000).records where record.fields[SyncRecord.conflictOfField] != nil {
+                trace("copy \(record.id.prefix(8)) live \(record.isLive): \(record.states.filter { $0.key == "name" || $0.key == "_deleted" }.map { "\($0.key)=\($0.value.value.canonicalText) \($0.value.clock.vv) \($0.value.clock.stamp.suffix(20))" })")
+            }
+        }
         let kept = Set(try await store.conflicts().flatMap { conflict in
             (conflict.lostValues ?? [:]).map { "\(conflict.recordID)|\($0.key)|\($0.value.canonicalText)" }
         })
