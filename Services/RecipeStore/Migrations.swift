@@ -268,6 +268,7 @@ enum Migrations {
                     body TEXT NOT NULL,
                     reason TEXT NOT NULL,
                     missing TEXT NOT NULL DEFAULT '[]',
+                    retry TEXT NOT NULL DEFAULT 'never',
                     heldAt DATETIME NOT NULL,
                     PRIMARY KEY (peer, kind, id)
                 ) WITHOUT ROWID;

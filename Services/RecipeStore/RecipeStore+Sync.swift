@@ -140,7 +140,7 @@ extension RecipeStore {
             }
             var applier = SyncApplier(state: state, photos: photos, seq: try SyncLog.nextSeq(in: db))
             // Held records first (a blob or the time they waited for may be here now), then the page.
-            for held in try SyncApplier.heldRecords(in: db) {
+            for held in try SyncApplier.heldRecords(in: db, photos: photos, now: applier.now) {
                 try applier.apply(held.record, from: held.peer, in: db)
             }
             for record in records.sorted(by: { ($0.kind.applyOrder, $0.seq) < ($1.kind.applyOrder, $1.seq) }) {

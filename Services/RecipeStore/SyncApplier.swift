@@ -33,7 +33,10 @@ struct SyncApplier {
         do {
             try SyncValidation.check(record, now: now)
         } catch {
-            return try hold(record, from: peer, reason: error.message, missing: [], in: db)
+            // A stamp ahead of time is retried once that time comes; anything else when a newer version replaces it.
+            let ahead = record.clocks.compactMap { StampOrder.parts($0.stamp)?.wall }.max() ?? 0
+            let retry = ahead > now + SyncValidation.maxClockAheadMilliseconds ? "clock:\(ahead)" : "never"
+            return try hold(record, from: peer, reason: error.message, missing: [], retry: retry, in: db)
         }
         for clock in record.clocks { state.observe(clock.stamp) }
         let stored = try SyncLog.storedRecord(record.kind, record.id, in: db)
@@ -44,13 +47,15 @@ struct SyncApplier {
         let live = SyncMerge.isLive(merged)
         // What is stored must be what a person could have written, however the merge combined it.
         if let problem = SyncValidation.mergedProblem(record.kind, id: record.id, merged) {
-            return try hold(record, from: peer, reason: "merged with this replica's version it is not valid: \(problem)", missing: [], in: db)
+            return try hold(record, from: peer, reason: "merged with this replica's version it is not valid: \(problem)", missing: [],
+                            retry: "never", in: db)
         }
         if record.kind == .recipe && live {
             let missing = ElementOrder.ordered(merged, prefix: SyncRecord.photoPrefix)
                 .compactMap { $0.value.object?["sha256"]?.string }.filter { !photos.contains($0) }
             if !missing.isEmpty {
-                return try hold(record, from: peer, reason: "waiting for \(missing.count) photo(s) not stored here yet", missing: missing, in: db)
+                return try hold(record, from: peer, reason: "waiting for \(missing.count) photo(s) not stored here yet", missing: missing,
+                                retry: "photos", in: db)
             }
         }
         var result = merged
@@ -112,7 +117,7 @@ struct SyncApplier {
         }
     }
 
-    private func hold(_ record: SyncRecord, from peer: String, reason: String, missing: [String], in db: Database) throws {
+    private func hold(_ record: SyncRecord, from peer: String, reason: String, missing: [String], retry: String, in db: Database) throws {
         guard record.id.utf8.count <= 200 else {
             throw ServiceError(.invalidArgument, "\(record.kind.rawValue) \(record.id.prefix(64))…: an id of \(record.id.utf8.count) bytes is not an id")
         }
@@ -122,17 +127,29 @@ struct SyncApplier {
         }
         let missingText = String(decoding: try JSONEncoder().encode(missing), as: UTF8.self)
         try db.cachedStatement(sql: """
-            INSERT INTO sync_held (peer, kind, id, body, reason, missing, heldAt) VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (peer, kind, id) DO UPDATE SET body = excluded.body, reason = excluded.reason, missing = excluded.missing
+            INSERT INTO sync_held (peer, kind, id, body, reason, missing, retry, heldAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (peer, kind, id) DO UPDATE SET body = excluded.body, reason = excluded.reason, missing = excluded.missing,
+                retry = excluded.retry
             """).execute(arguments: [peer, record.kind.rawValue, record.id, try SyncLog.encodeBody(record), String(reason.prefix(500)),
-                                     missingText, RecipeStore.now()])
+                                     missingText, retry, RecipeStore.now()])
     }
 
-    static func heldRecords(in db: Database) throws -> [(peer: String, record: SyncRecord)] {
-        try Row.fetchAll(db, sql: "SELECT peer, body FROM sync_held ORDER BY heldAt, peer, kind, id").compactMap { row in
-            guard let record = try? SyncLog.decode(row["body"], seq: 0) else { return nil }
-            return (row["peer"], record)
-        }.sorted { $0.record.kind.applyOrder < $1.record.kind.applyOrder }
+    /// The held records worth another try now: those whose photos are all here, and those whose stamps are no longer
+    /// too far ahead. (A record refused for its values waits for a newer version from its sender, which replaces it.)
+    static func heldRecords(in db: Database, photos: PhotoBlobs, now: Int64) throws -> [(peer: String, record: SyncRecord)] {
+        var ready: [(peer: String, record: SyncRecord)] = []
+        for row in try Row.fetchAll(db, sql: "SELECT peer, body, missing, retry FROM sync_held WHERE retry != 'never' ORDER BY heldAt, peer, kind, id") {
+            let retry: String = row["retry"]
+            if retry == "photos" {
+                let missing = (try? JSONDecoder().decode([String].self, from: Data((row["missing"] as String).utf8))) ?? []
+                guard missing.allSatisfy(photos.contains) else { continue }
+            } else if retry.hasPrefix("clock:"), let wall = Int64(retry.dropFirst(6)) {
+                guard wall <= now + SyncValidation.maxClockAheadMilliseconds else { continue }
+            }
+            guard let record = try? SyncLog.decode(row["body"], seq: 0) else { continue }
+            ready.append((row["peer"], record))
+        }
+        return ready.sorted { $0.record.kind.applyOrder < $1.record.kind.applyOrder }
     }
 
     static func heldSummaries(in db: Database) throws -> [HeldRecord] {

@@ -171,10 +171,14 @@ enum SyncLog {
             if var values = try currentValues(kind, id, stored: states, in: db) {
                 // A reference whose target is gone (deleted, or not arrived yet) reads NULL in the table but stays
                 // the record's value: the unlinking was the database's doing, not a person's edit.
-                if let (field, table) = referenceField(kind), values[field] == .null,
-                   let kept = states[field]?.value.string, try !exists(kept, in: table, db) {
-                    values[field] = .string(kept)
-                    try remember(dangling: kind, id, target: kept, in: db)
+                if let (field, table) = referenceField(kind) {
+                    if values[field] == .null, let kept = states[field]?.value.string, try !exists(kept, in: table, db) {
+                        values[field] = .string(kept)
+                        try remember(dangling: kind, id, target: kept, in: db)
+                    } else {
+                        // Linked, or set to something else: nothing waits to be relinked any more.
+                        try db.cachedStatement(sql: "DELETE FROM sync_dangling WHERE kind = ? AND id = ?").execute(arguments: [kind.rawValue, id])
+                    }
                 }
                 let genesis = stored == nil && SampleIdentity.isSample(kind, id: id, values: values)
                 for (name, value) in values where states[name]?.value != value {
@@ -505,7 +509,13 @@ enum SyncLog {
     private static func relink(target: String, table: String, column: String, kind: SyncKind, in db: Database) throws {
         let waiting = try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM sync_dangling WHERE target = ? AND kind = ?"),
                                           arguments: [target, kind.rawValue])
+        let field = referenceField(kind)?.field ?? ""
         for id in waiting {
+            // Only a row whose record still names the target is linked to it.
+            guard try storedRecord(kind, id, in: db)?.fields[field]?.string ?? target == target else {
+                try db.execute(sql: "DELETE FROM sync_dangling WHERE kind = ? AND id = ?", arguments: [kind.rawValue, id])
+                continue
+            }
             try db.execute(sql: "UPDATE \(table) SET \(column) = ? WHERE id = ?", arguments: [target, id])
             try db.execute(sql: "DELETE FROM sync_dangling WHERE kind = ? AND id = ?", arguments: [kind.rawValue, id])
             try db.execute(sql: "DELETE FROM sync_pending WHERE kind = ? AND id = ?", arguments: [kind.rawValue, id])
