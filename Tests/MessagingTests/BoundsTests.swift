@@ -19,7 +19,8 @@ struct BoundsTests {
         }
         try await withServer(routes, configure: { $0.maxRequestsInFlight = 1 }) { endpoint in
             let holder = try RawPeer(endpoint)
-            let held = Task { try await holder.request(#"{"v":1,"id":"hold","op":"test.hold","body":{}}"#) }
+            // Its reply comes only after the gate opens, several steps later: a loaded machine may take seconds.
+            let held = Task { try await holder.request(#"{"v":1,"id":"hold","op":"test.hold","body":{}}"#, timeout: .seconds(30)) }
             try await gate.waitUntilEntered()
             let other = try RawPeer(endpoint)
             let refused = try await other.request(#"{"v":1,"id":"second","op":"test.increment","body":{}}"#)

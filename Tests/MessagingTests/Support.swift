@@ -72,9 +72,9 @@ actor RawPeer {
     }
 
     /// Sends `[delimiter, json]` and returns what the reply's JSON says.
-    func request(_ json: String, extraFrames: [Data] = []) throws -> RawReply? {
+    func request(_ json: String, extraFrames: [Data] = [], timeout: Duration = .seconds(2)) throws -> RawReply? {
         try send([Data(), Data(json.utf8)] + extraFrames)
-        guard let reply = try receive(), reply.frames.count >= 2 else { return nil }
+        guard let reply = try receive(timeout: timeout), reply.frames.count >= 2 else { return nil }
         return try RawReply(reply.frames[1])
     }
 
