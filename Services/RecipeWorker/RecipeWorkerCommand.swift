@@ -54,6 +54,10 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Seconds between syncs when no change notice arrives (5 to 86400).", valueName: "seconds"))
     var syncInterval: Double = 60
 
+    @Flag(name: .long, help: ArgumentHelp(
+        "Sync only when `recipes sync` asks: no syncs on change notices or the interval (a laptop on a metered link). Environment: RECIPES_WORKER_SYNC_ON_REQUEST=1."))
+    var syncOnRequest = false
+
     @Option(name: .customLong("allow-host"), help: ArgumentHelp(
         "A host name, address or network the worker may fetch from although it is not public (a NAS: nas.local, 192.168.1.0/24). Repeatable; environment: RECIPES_WORKER_ALLOW_HOSTS, comma-separated.",
         valueName: "host"))
@@ -93,6 +97,10 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
         for replica in replicaEndpoints where !replica.contains("://") {
             throw ValidationError("--replica \"\(replica)\" is not an endpoint; give one like tcp://laptop:5555")
         }
+    }
+
+    var syncOnlyOnRequest: Bool {
+        syncOnRequest || ["1", "true", "yes"].contains(ProcessInfo.processInfo.environment["RECIPES_WORKER_SYNC_ON_REQUEST"]?.lowercased() ?? "")
     }
 
     var replicaEndpoints: [String] {
@@ -145,6 +153,7 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
         configuration.replyCacheBytes = limits.replyCacheBytes
         configuration.replicaEndpoints = replicaEndpoints
         configuration.syncInterval = .milliseconds(Int(syncInterval * 1_000))
+        configuration.syncAutomatically = !syncOnlyOnRequest
         configuration.fetchPolicy = FetchPolicy(
             allowList: try AllowList(allowHostEntries), maxPageBytes: maxPageBytes, connectTimeout: connectTimeout,
             readTimeout: readTimeout, overallTimeout: fetchTimeout)
@@ -161,6 +170,7 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
             "storage": "\(configuration.storageEndpoint)", "allowed": "\(configuration.fetchPolicy.allowList)",
             "concurrency": "\(configuration.concurrency)",
             "replicas": "\(configuration.replicaEndpoints.isEmpty ? "none" : configuration.replicaEndpoints.joined(separator: ","))",
+            "sync": "\(configuration.replicaEndpoints.isEmpty ? "off" : syncOnlyOnRequest ? "on request" : "automatic")",
         ])
         let group = ServiceGroup(
             services: [service.server, JobWatcher(runner: service.runner), SyncWatcher(coordinator: service.sync)],

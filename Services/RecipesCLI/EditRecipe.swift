@@ -34,10 +34,12 @@ struct EditRecipe: AsyncParsableCommand {
     @Option(name: .customLong("keyword"), help: "Replace the keywords; repeat for each.") var keywords: [String] = []
     @Option(help: "Your notes.") var notes: String?
     @Option(help: "The page it came from.") var website: String?
+    @Option(help: ArgumentHelp("File it in a book (title, id or short id); \"\" takes it out of its book.", valueName: "book")) var book: String?
 
     var hasFieldFlags: Bool {
         name != nil || description != nil || !ingredients.isEmpty || !addIngredients.isEmpty || !steps.isEmpty || servings != nil
             || prep != nil || cook != nil || cuisine != nil || category != nil || !keywords.isEmpty || notes != nil || website != nil
+            || book != nil
     }
 
     func run() async throws {
@@ -48,6 +50,7 @@ struct EditRecipe: AsyncParsableCommand {
             var document = EditDocument(version: current.version, recipe: RecipeDraft(current))
             if hasFieldFlags {
                 try apply(to: &document.recipe)
+                if let book { document.recipe.bookID = book.isEmpty ? nil : try await resolveBook(book, client) }
             } else {
                 guard let edited = try openInEditor(document) else { return print("No changes.") }
                 document = edited

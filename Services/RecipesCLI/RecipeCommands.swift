@@ -137,6 +137,7 @@ struct AddRecipe: AsyncParsableCommand {
     @Option(name: .customLong("keyword"), help: "A keyword; repeat for each.") var keywords: [String] = []
     @Option(help: "Your notes.") var notes: String?
     @Option(help: "The page it came from.") var website: String?
+    @Option(help: ArgumentHelp("File it in a book (title, id or short id).", valueName: "book")) var book: String?
     @Flag(help: "Mark it a favourite.") var favorite = false
 
     func validate() throws {
@@ -162,8 +163,10 @@ struct AddRecipe: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let draft = try draft()
-            let created = try await connection.storageClient().call(RecipeOps.Create.self, .init(id: UUID(), recipe: draft))
+            var draft = try draft()
+            let client = try connection.storageClient()
+            if let book { draft.bookID = try await resolveBook(book, client) }
+            let created = try await client.call(RecipeOps.Create.self, .init(id: UUID(), recipe: draft))
             if connection.json { return try Output.json(created) }
             print("Added \"\(created.recipe.name)\" (\(Output.shortID(created.recipe.id))) with \(created.recipe.ingredients.count) ingredients and \(created.recipe.instructions.count) steps.")
         }

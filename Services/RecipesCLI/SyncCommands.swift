@@ -61,13 +61,14 @@ struct SyncStatus: AsyncParsableCommand {
             })
             let held = reply.pairs.flatMap { $0.held ?? [] }
             if !held.isEmpty {
-                print("Held back (received, not applied yet; retried on every sync):")
+                print("Held back (received, not applied yet; retried once what each waits for is there):")
                 for record in held {
                     let photos = record.missingPhotos.isEmpty ? "" : " [photos: \(record.missingPhotos.map { String($0.prefix(12)) }.joined(separator: ", "))]"
                     print("  \(record.kind.rawValue) \(record.id) from replica \(record.from): \(record.reason)\(photos)")
                 }
             }
-            print("Synced after every change, and every \(Int(reply.intervalSeconds)) s otherwise.")
+            print(reply.onRequestOnly == true ? "Synced only when asked (recipes sync)."
+                  : "Synced after every change, and every \(Int(reply.intervalSeconds)) s otherwise.")
         }
     }
 }

@@ -16,6 +16,8 @@ public actor SyncCoordinator {
     /// Separate clients for `status`: quick to give up, and never queued behind a sync in progress.
     let probes: [String: RemoteReplica]
     let interval: Duration
+    /// When false, pairs sync only when asked (`sync.run`), never on change notices or the interval.
+    public nonisolated let automatic: Bool
     let logger: Logger
     private let listener: ChangeListener
     private var lastRuns: [String: PairSync] = [:]
@@ -25,17 +27,21 @@ public actor SyncCoordinator {
     /// Pairs a notice or the interval asked for that have not started yet, and pairs running now.
     private var wanted: Set<String> = []
     private var busy: Set<String> = []
+    /// The replica id each endpoint last gave: two endpoints with one id are two storages on copies of one
+    /// database, and syncing either would mix their feeds under one cursor, so both pairs are refused.
+    private var replicaIDs: [String: String] = [:]
 
     /// A coordinator for `storage` and its `replicas`; `security` holds the CURVE keys to
     /// connect to each endpoint with (an endpoint not in it is reached without CURVE).
     public init(storage: String, replicas: [String], security: [String: CurveClientSecurity] = [:],
-                interval: Duration, logger: Logger) throws {
+                interval: Duration, automatic: Bool = true, logger: Logger) throws {
         self.storage = try RemoteReplica(endpoint: storage, security: security[storage], logger: logger)
         self.replicas = try replicas.map { try RemoteReplica(endpoint: $0, security: security[$0], logger: logger) }
         probes = try Dictionary(([storage] + replicas).map {
             ($0, try RemoteReplica(endpoint: $0, security: security[$0], timeout: .seconds(2), attempts: 1, logger: logger))
         }, uniquingKeysWith: { first, _ in first })
         self.interval = interval
+        self.automatic = automatic
         self.logger = logger
         listener = ChangeListener(logger: logger)
     }
@@ -98,7 +104,7 @@ public actor SyncCoordinator {
             }
             pairs.append(status)
         }
-        return .init(pairs: pairs, intervalSeconds: Double(interval.components.seconds))
+        return .init(pairs: pairs, intervalSeconds: Double(interval.components.seconds), onRequestOnly: automatic ? nil : true)
     }
 
     /// Runs until cancelled: a sync at start, after change notices (gathered for a moment), and every `interval`.
@@ -137,6 +143,7 @@ public actor SyncCoordinator {
         do {
             try await listen(to: storage)
             try await listen(to: replica)
+            try await checkDistinct(storage, replica)
             let (sent, received) = try await SyncEngine.sync(storage, replica)
             result.toReplica = sent.changed
             result.toStorage = received.changed
@@ -157,6 +164,19 @@ public actor SyncCoordinator {
         result.finishedAt = Date()
         lastRuns[replica.name] = result
         return result
+    }
+
+    /// Refuses a pair when another endpoint of this worker has given the same replica id as either side.
+    private func checkDistinct(_ endpoints: RemoteReplica...) async throws {
+        for endpoint in endpoints {
+            let id = try await endpoint.info().replicaID
+            replicaIDs[endpoint.name] = id
+            if let other = replicaIDs.first(where: { $0.key != endpoint.name && $0.value == id })?.key {
+                throw ServiceError(.conflict, "\(endpoint.name) and \(other) both call themselves replica \(id): one data folder is a copy of "
+                                   + "the other's that has not started as a new incarnation. Stop one, and start it from `recipes backup` or a copy "
+                                   + "made while it was stopped (it then takes a new replica id); this pair was not synced")
+            }
+        }
     }
 
     /// Subscribes to a storage's change notices once its endpoint is known.
@@ -264,8 +284,8 @@ public struct SyncWatcher: Service {
     public init(coordinator: SyncCoordinator) { self.coordinator = coordinator }
 
     public func run() async throws {
-        // Without replicas there is nothing to watch, but the service stays up with the group.
-        guard coordinator.isEnabled else { return try await gracefulShutdown() }
+        // Without replicas (or when syncing only on request) there is nothing to watch, but the service stays up with the group.
+        guard coordinator.isEnabled, coordinator.automatic else { return try await gracefulShutdown() }
         await cancelWhenGracefulShutdown { await coordinator.watch() }
     }
 }

@@ -30,6 +30,8 @@ public struct WorkerConfiguration: Sendable {
     public var replicaEndpoints: [String] = []
     /// How often the pairs are synced when no change notice arrives.
     public var syncInterval: Duration = .seconds(60)
+    /// False: pairs sync only when `recipes sync` asks (`--sync-on-request`).
+    public var syncAutomatically = true
     /// CURVE for the worker's own endpoint: its key pair and the clients (the CLI) allowed in.
     public var security: CurveServerSecurity?
     /// The public key of each storage (the worker's storage and its replicas) to connect with CURVE,
@@ -71,7 +73,7 @@ public struct WorkerService: Sendable {
             storage: configuration.storageEndpoint, replicas: configuration.replicaEndpoints,
             security: Dictionary(endpoints.compactMap { endpoint in configuration.clientSecurity(for: endpoint).map { (endpoint, $0) } },
                                  uniquingKeysWith: { first, _ in first }),
-            interval: configuration.syncInterval, logger: logger)
+            interval: configuration.syncInterval, automatic: configuration.syncAutomatically, logger: logger)
         self.sync = sync
         var routes = Routes()
         routes.addSystemOperations(service: "recipe-worker")

@@ -516,9 +516,12 @@ public enum WorkerSyncOps {
             public var pairs: [PairStatus]
             /// Seconds between syncs when no change notice arrives.
             public var intervalSeconds: Double
-            public init(pairs: [PairStatus], intervalSeconds: Double) {
+            /// True when the worker syncs only when asked (`--sync-on-request`); left out otherwise.
+            public var onRequestOnly: Bool?
+            public init(pairs: [PairStatus], intervalSeconds: Double, onRequestOnly: Bool? = nil) {
                 self.pairs = pairs
                 self.intervalSeconds = intervalSeconds
+                self.onRequestOnly = onRequestOnly
             }
         }
     }

@@ -9,21 +9,25 @@ import Glibc
 /// The project folder (the README's commands run from here).
 let projectFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-/// A TCP port on 127.0.0.1 that was free a moment ago (the system picks it).
+/// A TCP port on 127.0.0.1 that was free a moment ago, for a process that must come back on the same
+/// endpoint. It is drawn below the system's ephemeral range (32768 and up on Linux), where ports bound to
+/// `*` by tests running alongside, and outgoing connections, never land between this check and the bind.
 func freeLoopbackPort() throws -> Int {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-            bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
+    for _ in 0..<500 {
+        let port = Int.random(in: 20_000..<32_768)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { break }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let bound = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
+        if bound { return port }
     }
-    guard descriptor >= 0, bound else { throw ProcessTestError("cannot find a free port") }
-    return Int(UInt16(bigEndian: address.sin_port))
+    throw ProcessTestError("cannot find a free port between 20000 and 32767")
 }
 
 /// `deploy/local` as the README runs it, with the test's data folder and ports, and the executables

@@ -7,33 +7,12 @@ import Testing
 /// syncs; then `recipes sync` until nothing moves, and every replica's `recipes export` is the same, byte for byte.
 @Suite("Replica sync under restores and kill -9, through the CLI", .serialized)
 struct ReplicaChaosTests {
-    /// One storage: a fixed endpoint (so it can come back where the worker expects it) and its data folder.
-    final class Storage {
-        let folder: String
-        let port: Int
-        let publishPort: Int
-        var process: ServiceProcess?
-        var endpoint: String { "tcp://127.0.0.1:\(port)" }
-
-        init() throws {
-            folder = temporaryDataFolder()
-            port = try freeLoopbackPort()
-            publishPort = try freeLoopbackPort()
-        }
-
-        func start() async throws {
-            let process = try ServiceProcess("recipe-storage", ["--bind", endpoint, "--publish", "tcp://127.0.0.1:\(publishPort)", "--data", folder])
-            _ = try await process.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
-            self.process = process
-        }
-    }
-
     @Test("random CLI changes on three replicas, a restore and kill -9: every replica exports the same bytes")
     func chaos() async throws {
         let seed = ProcessInfo.processInfo.environment["RECIPES_CHAOS_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0 ... .max)
         var random = ChaosRandom(seed: seed)
         let note = "seed \(seed) (RECIPES_CHAOS_SEED replays it)"
-        let storages = try (0..<3).map { _ in try Storage() }
+        let storages = try (0..<3).map { _ in try StorageNode() }
         for storage in storages { try await storage.start() }
         func startWorker() async throws -> (ServiceProcess, String) {
             let worker = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", storages[0].endpoint,
