@@ -284,6 +284,11 @@ enum Migrations {
                 """)
             // Photos and keywords were whole-list fields; every recipe is captured again on the first open, as set elements.
         }
+        migrator.registerMigration("v13 conflicts live on their records") { db in
+            // Losing values are kept on the records (conflict fields and conflicted copies) and listed from there;
+            // this local log of them was written and never read.
+            try db.execute(sql: "DROP TABLE IF EXISTS sync_conflicts")
+        }
         return migrator
     }
 }

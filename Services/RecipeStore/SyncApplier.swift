@@ -173,12 +173,6 @@ struct SyncApplier {
         for stamp in byWrite.keys.sorted(by: StampOrder.precedes) {
             let group = byWrite[stamp]!
             let copyID = DerivedID.uuid("conflict|\(id)|\(stamp)").uuidString
-            for loss in group {
-                try db.execute(sql: """
-                    INSERT OR IGNORE INTO sync_conflicts (id, kind, recordId, field, lostValue, copyId, createdAt) VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [DerivedID.uuid("loss|recipe|\(id)|\(stamp)|\(loss.field)").uuidString, "recipe", id,
-                                     loss.field, loss.value.canonicalText, copyID, RecipeStore.now()])
-            }
             let existing = try SyncLog.storedRecord(.recipe, copyID, in: db)
             let lost = Set(group.map(\.field))
             var states = Self.copyStates(of: id, copyID: copyID, merged: merged, losses: group, stamp: stamp)

@@ -89,6 +89,10 @@ struct ReplicaFindingTests {
             try await rig.cli(0, ["cooked", "Cooked", "--rating", "4"])
             try await rig.cli(0, ["add", "--name", "Loved", "--ingredient", "1 egg"])
             try await rig.cli(0, ["cooked", "Loved", "--rating", "5"])
+            try await rig.cli(0, ["edit", "Cooked", "--book", "book"])
+            #expect(try await recipe(rig, 0, "Cooked").bookID == recipe(rig, 0, "In the book").bookID)
+            try await rig.cli(0, ["edit", "Cooked", "--book", ""])
+            #expect(try await recipe(rig, 0, "Cooked").bookID == nil)
             try await rig.syncUntilQuiet()
             #expect(try await recipe(rig, 1, "In the book").bookID != nil)
 
