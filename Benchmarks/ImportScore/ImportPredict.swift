@@ -8,8 +8,14 @@ import RecipeImport
 enum ImportPredict {
     static func main() throws {
         let arguments = CommandLine.arguments
+        if arguments.count == 3, arguments[1] == "--outline" {
+            // What the heading reader sees on one page: a block per line, kind first.
+            let html = String(decoding: try Data(contentsOf: URL(fileURLWithPath: arguments[2])), as: UTF8.self)
+            for line in RecipeExtractor.outline(html: html) { print(line) }
+            return
+        }
         guard arguments.count == 3 else {
-            FileHandle.standardError.write(Data("usage: import-predict GOLD_FOLDER OUTPUT_FOLDER\n".utf8))
+            FileHandle.standardError.write(Data("usage: import-predict GOLD_FOLDER OUTPUT_FOLDER | import-predict --outline PAGE.html\n".utf8))
             exit(64)
         }
         let gold = URL(fileURLWithPath: arguments[1]), output = URL(fileURLWithPath: arguments[2])

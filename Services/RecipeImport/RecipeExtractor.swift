@@ -14,6 +14,11 @@ public struct ImportedRecipe: Sendable, Equatable {
     public var yields: [String] = []
     /// What the page said that was out of range and left out, for a person ("prepTime P99999Y is longer than…").
     public var leftOut: [String] = []
+    /// True when the page had no schema.org recipe and the recipe was read from its headings and lists.
+    public var readWithoutStructuredData = false
+
+    /// The note a recipe read without structured data carries, so its reader checks it.
+    public static let unstructuredNote = "Read from the page's headings and lists (it has no schema.org recipe): check the ingredients and steps against the page."
 }
 
 /// Reads schema.org/Recipe from a page's HTML (JSON-LD; microdata when there is no JSON-LD recipe).
@@ -22,18 +27,43 @@ public enum RecipeExtractor {
     public static func extract(html: String, url: String) -> ImportedRecipe? {
         let blocks = JSONLD.blocks(in: html)
         var found = JSONLD.recipe(in: blocks) ?? Microdata.recipe(in: html)
+        var structured = found != nil
+        if !structured { found = HeadingReader.recipe(in: html) }
+        // A schema.org recipe without its ingredients or steps: those the page shows under its headings.
+        if structured, let recipe = found, list(recipe["recipeIngredient"] ?? recipe["ingredients"]).isEmpty || isEmptyValue(recipe["recipeInstructions"]),
+           let read = HeadingReader.recipe(in: html) {
+            for key in ["recipeIngredient", "recipeInstructions"] where isEmptyValue(recipe[key]) && (key != "recipeIngredient" || recipe["ingredients"] == nil) {
+                found?[key] = read[key]
+                structured = false
+            }
+        }
         if let author = found?["author"] { found?["author"] = JSONLD.resolvingReferences(author, in: blocks) }
-        // A page that names its author only in the document head.
-        if found != nil, found?["author"].flatMap(author) == nil, let meta = HTMLText.meta("author", in: html), meta.count <= 200 {
-            found?["author"] = meta
+        // No author on the recipe: the page's author in its head, else its publisher (a brand's site is the recipe's author).
+        if found != nil, found?["author"].flatMap(author) == nil {
+            let publisher = found?["publisher"].flatMap { JSONLD.resolvingReferences($0, in: blocks) }.flatMap(author)
+            if let byline = HTMLText.meta("author", in: html) ?? publisher ?? HTMLText.meta("og:site_name", in: html), byline.count <= 200 {
+                found?["author"] = byline
+            }
+        }
+        // No description on the recipe: the page's own summary of itself.
+        if found != nil, found.flatMap({ text($0["description"]) }) == nil,
+           let summary = HTMLText.meta("description", in: html) ?? HTMLText.meta("og:description", in: html) {
+            found?["description"] = summary
         }
         guard var recipe = found.flatMap({ normalize($0, url: url) }) else { return nil }
-        // The page's sharing image is the one its authors chose to stand for it: the best main photo.
-        if let shared = HTMLText.meta("og:image", in: html) {
-            recipe.images = [shared] + recipe.images.filter { $0 != shared }
+        if !structured {
+            recipe.readWithoutStructuredData = true
+            recipe.draft.notes = ImportedRecipe.unstructuredNote
         }
-        recipe.images = resolved(recipe.images, against: url)
+        let shared = HTMLText.meta("og:image", in: html).flatMap { resolved([$0], against: url).first }
+        recipe.images = ImageChoice.ordered(recipeImages: resolved(recipe.images, against: url), shared: shared)
         return recipe
+    }
+
+    /// The page as the heading reader sees it, a block per line ("heading: Ingredients", "item: 2 eggs"), to see why a page without
+    /// structured data gave no recipe.
+    public static func outline(html: String) -> [String] {
+        HeadingReader.blocks(in: html).map { "\($0.kind): \($0.text.prefix(160))" }
     }
 
     /// The recipe in an already-parsed JSON-LD value (a file's contents). `url` is
@@ -46,7 +76,17 @@ public enum RecipeExtractor {
     static func resolved(_ images: [String], against page: String) -> [String] {
         let base = URL(string: page)
         var seen = Set<String>()
+        let scheme = base?.scheme ?? "https"
         return images.compactMap { image -> String? in
+            // Absolute (or scheme-relative) addresses are kept as the page wrote them, not re-encoded.
+            let trimmed = image.trimmingCharacters(in: .whitespaces)
+            let lowered = trimmed.lowercased()
+            if lowered.hasPrefix("https://") || lowered.hasPrefix("http://") || trimmed.hasPrefix("//"),
+               !trimmed.contains(where: { $0 == " " || $0 == "\"" || $0 == "<" || $0 == ">" }) {
+                let bare = String(trimmed.prefix { $0 != "#" })
+                let absolute = bare.hasPrefix("//") ? scheme + ":" + bare : bare
+                return seen.insert(absolute).inserted ? absolute : nil
+            }
             guard var components = URLComponents(string: image.trimmingCharacters(in: .whitespaces)) else { return nil }
             components.fragment = nil
             guard let absolute = components.url(relativeTo: base)?.absoluteString, seen.insert(absolute).inserted else { return nil }
@@ -59,7 +99,7 @@ public enum RecipeExtractor {
         guard let name = text(r["name"]) ?? text(r["headline"]), !RecipeDraft.isBlank(name) else { return nil }
         var leftOut: [String] = []
         // A line whose quantity is absurd ("999…9 cups") is dropped; the rest of the recipe is imported.
-        let ingredients = list(r["recipeIngredient"] ?? r["ingredients"]).map(HTMLText.clean).filter { line in
+        let ingredients = list(r["recipeIngredient"] ?? r["ingredients"]).map { tidyIngredient(HTMLText.clean($0)) }.filter { line in
             guard !RecipeDraft.isBlank(line) else { return false }
             guard let number = IngredientParser.outOfRangeQuantity(line) else { return true }
             leftOut.append("the ingredient line \"\(line.prefix(60))\" (its quantity \(number.prefix(20)) is out of range)")
@@ -70,9 +110,10 @@ public enum RecipeExtractor {
         let yields = yieldCandidates(r["recipeYield"] ?? r["yield"])
         let prep = duration(r["prepTime"], "prepTime", &leftOut), cook = duration(r["cookTime"], "cookTime", &leftOut)
         var total = duration(r["totalTime"], "totalTime", &leftOut)
-        if total == nil, let prepMinutes = prep.flatMap(ISODuration.minutes), let cookMinutes = cook.flatMap(ISODuration.minutes),
-           prepMinutes + cookMinutes <= ISODuration.maxMinutes {
-            total = ISODuration.text(minutes: prepMinutes + cookMinutes)
+        // No total given: the parts the page does give, added up (prep alone is the total of a no-cook recipe).
+        let parts = [prep, cook].compactMap { $0.flatMap(ISODuration.minutes) }
+        if total == nil, !parts.isEmpty, parts.reduce(0, +) <= ISODuration.maxMinutes {
+            total = ISODuration.text(minutes: parts.reduce(0, +))
         }
         let nutrition = nutritionFields(r["nutrition"])
         var draft = RecipeDraft(
@@ -80,7 +121,7 @@ public enum RecipeExtractor {
             description: text(r["description"]).map { String($0.prefix(RecipeDraft.Limits.textLength)) },
             ingredients: ingredients.prefix(RecipeDraft.Limits.lines).map { .init(text: String($0.prefix(RecipeDraft.Limits.lineLength))) },
             instructions: Array(steps.prefix(RecipeDraft.Limits.lines)),
-            recipeYield: yields.first.map(short), servings: yields.lazy.compactMap(leadingNumber).first,
+            recipeYield: yields.first.map(short), servings: yields.lazy.compactMap { YieldText.read($0)?.count }.first,
             prepTime: prep, cookTime: cook, totalTime: total,
             recipeCategory: joined(r["recipeCategory"]).map(short), recipeCuisine: joined(r["recipeCuisine"]).map(short),
             keywords: keywords(r["keywords"]), author: author(r["author"]).map(short), datePublished: text(r["datePublished"]).map(short),
@@ -97,6 +138,32 @@ public enum RecipeExtractor {
     }
 
     // MARK: Fields
+
+    /// An ingredient line as the page meant it, undoing what recipe plugins and encodings get wrong:
+    /// - "1 chilli ((optional))" → "1 chilli (optional)" (a note that already had its parentheses, wrapped again);
+    /// - "bok choy (, chopped)" → "bok choy , chopped" (an empty unit note before the note);
+    /// - "- 300 g flour" → "300 g flour" (a bullet typed into the text);
+    /// - "2/3 cupÂ orange juice" → "2/3 cup orange juice" (a no-break space read in the wrong encoding);
+    /// - "2.0 Zehen" → "2 Zehen" (a whole number written as a decimal), "1Zwiebel" → "1 Zwiebel".
+    static func tidyIngredient(_ line: String) -> String {
+        var line = line
+        if line.contains("Â") { line = HTMLText.collapse(line.replacingOccurrences(of: "Â\u{A0}", with: " ").replacingOccurrences(of: "Â ", with: " ")) }
+        if line.contains("((") { line.replace(#/\(\(([^()]*)\)\s*\)/#) { "(\($0.output.1))" } }
+        if line.contains("(,") { line.replace(#/\(,\s*((?:[^()]|\([^()]*\))*)\)/#) { ", \($0.output.1)" } }
+        if let first = line.first, "-•*·–▪".contains(first), line.dropFirst().first == " " { line = String(line.dropFirst(2)) }
+        if line.contains(".0") { line.replace(#/(^|\s)(\d+)\.0(?=\s|$)/#) { "\($0.output.1)\($0.output.2)" } }
+        line.replace(#/(^|\s)(\d+)(\p{Lu}\p{Ll})/#) { "\($0.output.1)\($0.output.2) \($0.output.3)" }
+        return line
+    }
+
+    static func isEmptyValue(_ value: Any?) -> Bool {
+        switch value {
+        case nil: return true
+        case let string as String: return RecipeDraft.isBlank(HTMLText.clean(string))
+        case let list as [Any]: return list.isEmpty
+        default: return false
+        }
+    }
 
     /// A one-line field cut to what storage keeps.
     static func short(_ text: String) -> String { String(text.prefix(RecipeDraft.Limits.lineLength)) }
@@ -122,11 +189,20 @@ public enum RecipeExtractor {
     private static func collectSteps(_ value: Any?, section: String?, into steps: inout [RecipeDraft.Step]) {
         switch value {
         case let string as String:
-            // One string: its lines (or HTML paragraphs) are the steps.
-            let separated = string.replacingOccurrences(of: "</p>", with: "\n").replacingOccurrences(of: "<br", with: "\n<br")
-            for line in separated.split(whereSeparator: \.isNewline) {
-                let cleaned = HTMLText.clean(String(line))
-                if !RecipeDraft.isBlank(cleaned) { steps.append(.init(text: String(cleaned.prefix(RecipeDraft.Limits.stepLength)), section: section)) }
+            // One string: its paragraphs are the steps (HTML paragraphs, or blank-line separated text whose single line
+            // breaks only wrap), else its lines; numbered steps run together in one text are parted.
+            var separated = string.replacingOccurrences(of: "</p>", with: "\n\n").replacingOccurrences(of: "<br", with: "\n<br")
+            separated = separated.replacingOccurrences(of: "\r\n", with: "\n")
+            let paragraphs = separated.components(separatedBy: "\n\n")
+            let lines = paragraphs.count > 1 && string.contains("\n\n") && !string.contains("<")
+                ? paragraphs.map { $0.replacingOccurrences(of: "\n", with: " ") }
+                : separated.split(whereSeparator: \.isNewline).map(String.init)
+            for line in lines {
+                let cleaned = HTMLText.clean(line)
+                guard !RecipeDraft.isBlank(cleaned) else { continue }
+                for part in numberedParts(cleaned) ?? [cleaned] {
+                    steps.append(.init(text: String(part.prefix(RecipeDraft.Limits.stepLength)), section: section))
+                }
             }
         case let list as [Any]:
             for item in list { collectSteps(item, section: section, into: &steps) }
@@ -136,11 +212,65 @@ public enum RecipeExtractor {
                 collectSteps(object["itemListElement"], section: text(object["name"]).map { String($0.prefix(RecipeDraft.Limits.nameLength)) } ?? section,
                              into: &steps)
             } else if let stepText = text(object["text"]) ?? text(object["name"]) ?? text(object["description"]) {
-                steps.append(.init(text: String(stepText.prefix(RecipeDraft.Limits.stepLength)), section: section))
+                let title = text(object["name"]).flatMap { stepTitle($0, text: stepText) }
+                let parts = numberedParts(stepText) ?? [stepText]
+                for (index, part) in parts.enumerated() {
+                    steps.append(.init(text: String(part.prefix(RecipeDraft.Limits.stepLength)), section: section, title: index == 0 ? title : nil))
+                }
             }
         default:
             break
         }
+    }
+
+    /// A step's `name` when it is a title of its own ("Make the caramel"), not the text again or its opening words
+    /// (many sites repeat the text, or its first sentence, as the name).
+    /// (A name that opens the text is read as the text again, as schema.org readers do; RecipeVault's own export is read
+    /// back exactly by `recipes import-dir`.)
+    static func stepTitle(_ name: String, text: String) -> String? {
+        let bare = name.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: ".…")))
+        guard !bare.isEmpty, bare.count <= RecipeDraft.Limits.nameLength, !isNumbering(bare),
+              !text.lowercased().hasPrefix(bare.lowercased()) else { return nil }
+        return name
+    }
+
+    /// "Step 1", "Schritt 2", "stap 3", "step4", "5.": a step's number in any language, not a title.
+    static func isNumbering(_ label: String) -> Bool {
+        guard label.contains(where: \.isNumber) else { return false }
+        let words = label.split(whereSeparator: { !$0.isLetter && !$0.isNumber })
+        let letters = label.filter(\.isLetter)
+        return words.count <= 2 && letters.count <= 8
+    }
+
+    /// "1. Preheat the oven.2. Whisk the eggs." → its numbered steps, when one text holds several numbered 1, 2, 3….
+    static func numberedParts(_ text: String) -> [String]? {
+        guard text.hasPrefix("1.") || text.hasPrefix("1)") else { return nil }
+        var parts: [String] = []
+        var rest = Substring(text)
+        var number = 1
+        while true {
+            let marker = "\(number)", next = "\(number + 1)"
+            guard rest.hasPrefix(marker + ".") || rest.hasPrefix(marker + ")") else { return nil }
+            rest = rest.dropFirst(marker.count + 1)
+            // The next number starts a part only right after the end of a sentence.
+            var end = rest.endIndex
+            var search = rest.startIndex
+            while let found = rest[search...].range(of: next) {
+                let after = rest[found.upperBound...]
+                let before = rest[..<found.lowerBound].last { !$0.isWhitespace }
+                if (after.hasPrefix(".") || after.hasPrefix(")")), let before, ".!?)".contains(before) {
+                    end = found.lowerBound
+                    break
+                }
+                search = found.upperBound
+            }
+            let part = rest[..<end].trimmingCharacters(in: .whitespaces)
+            if !part.isEmpty { parts.append(part) }
+            guard end < rest.endIndex else { break }
+            rest = rest[end...]
+            number += 1
+        }
+        return parts.count >= 2 ? parts : nil
     }
 
     private static func yieldCandidates(_ value: Any?) -> [String] {
@@ -155,21 +285,44 @@ public enum RecipeExtractor {
         }
     }
 
-    private static func leadingNumber(_ text: String) -> Double? {
-        let digits = text.drop { !$0.isNumber }.prefix { $0.isNumber || $0 == "." }
-        return Double(digits)
-    }
-
     /// The page's duration in a clean form; one that is longer than a recipe may take is left out, and said so.
+    /// Read leniently, as sites write durations: ISO 8601 with empty parts ("PTH25MS"), or words ("1 hour 30 mins", "45 Minuten", "90").
     private static func duration(_ value: Any?, _ field: String, _ leftOut: inout [String]) -> String? {
-        guard let raw = text(value)?.replacingOccurrences(of: " ", with: "") else { return nil }
-        switch ISODuration.read(raw) {
+        guard let written = text(value), written.count <= ISODuration.maxTextLength else { return nil }
+        let raw = written.replacingOccurrences(of: " ", with: "")
+        var reading = ISODuration.read(raw)
+        if reading == .notADuration, raw.uppercased().hasPrefix("P") {
+            // A designator with no number before it is an empty part: "PTH25MS" → "PT25M".
+            var repaired = ""
+            for character in raw.uppercased() {
+                if "YMWDHS".contains(character), let last = repaired.last, !(last.isNumber || last == "." || last == ",") { continue }
+                repaired.append(character)
+            }
+            reading = ISODuration.read(repaired)
+        }
+        if reading == .notADuration, let minutes = spokenMinutes(written) { reading = .minutes(minutes) }
+        switch reading {
         case .minutes(let minutes) where minutes > 0: return ISODuration.text(minutes: minutes)
         case .outOfRange:
             leftOut.append("\(field) \(raw.prefix(40)) (longer than \(ISODuration.maxMinutes / 1_440) days)")
             return nil
         default: return nil
         }
+    }
+
+    /// "1 hour 30 mins", "1h30", "45 Minuten", "2 heures", "90": minutes, when the text is only a duration.
+    static func spokenMinutes(_ text: String) -> Int? {
+        let lowered = text.lowercased()
+        if let whole = Int(lowered.trimmingCharacters(in: .whitespaces)), (1...ISODuration.maxMinutes).contains(whole) { return whole }
+        let hourWords = #/(\d+(?:[.,]\d+)?)\s*(?:h|hr|hrs|hour|hours|std|stunde|stunden|uur|heure|heures|hora|horas|ora|ore|timme|timmar|time|timer|godz|óra)(?![a-z])/#
+        let minuteWords = #/(\d+)\s*(?:m|min|mins|minute|minutes|minuten|minuut|minuti|minutos|minuter|minutter|perc|minut|minuty)\b/#
+        let hours = lowered.firstMatch(of: hourWords).flatMap { Double($0.output.1.replacingOccurrences(of: ",", with: ".")) }
+        var minutes = lowered.firstMatch(of: minuteWords).flatMap { Int($0.output.1) }
+        // "1h30": minutes right after the hours mark.
+        if minutes == nil, hours != nil, let tail = lowered.firstMatch(of: #/\d\s*h\s*(\d{1,2})\b/#) { minutes = Int(tail.output.1) }
+        guard hours != nil || minutes != nil else { return nil }
+        let total = Int(((hours ?? 0) * 60).rounded()) + (minutes ?? 0)
+        return (1...ISODuration.maxMinutes).contains(total) ? total : nil
     }
 
     private static func joined(_ value: Any?) -> String? {
@@ -191,7 +344,12 @@ public enum RecipeExtractor {
         case let list as [Any]:
             let names = list.compactMap { author($0) }
             return names.isEmpty ? nil : names.joined(separator: ", ")
-        default: return text(value)
+        default:
+            // A profile address for a name ("https://e.com/contributors/claire-saffitz"): the name it spells.
+            guard let name = text(value) else { return nil }
+            guard name.hasPrefix("http://") || name.hasPrefix("https://"), let last = URL(string: name)?.lastPathComponent,
+                  last.count > 2, last.contains(where: \.isLetter) else { return name }
+            return last.split(separator: "-").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined(separator: " ")
         }
     }
 

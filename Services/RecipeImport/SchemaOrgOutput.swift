@@ -8,7 +8,7 @@ extension ImportedRecipe {
         let d = draft
         return SchemaOrgRecipe(
             name: d.name, description: d.description, recipeIngredient: d.ingredients.map(\.text),
-            recipeInstructions: d.instructions.map { .init(text: $0.text) }, recipeYield: yieldForms,
+            recipeInstructions: SchemaOrgRecipe.Step.items(d.instructions.map { ($0.text, $0.section, $0.title) }), recipeYield: yieldForms,
             prepTime: d.prepTime, cookTime: d.cookTime, totalTime: d.totalTime,
             recipeCategory: d.recipeCategory, recipeCuisine: d.recipeCuisine,
             keywords: d.keywords.isEmpty ? nil : d.keywords.joined(separator: ", "),
@@ -18,15 +18,11 @@ extension ImportedRecipe {
             url: d.website)
     }
 
-    /// The yields as written, followed by the serving counts they name ("3 to 4" → "3 servings", "4 servings").
+    /// The yields as written, followed by what `YieldText` reads from them: "28-32 cookies" → "32 cookies", "32 servings".
     var yieldForms: [String]? {
         var forms = yields.isEmpty ? [draft.recipeYield].compactMap { $0 } : yields
         for written in forms {
-            let numbers = written.matches(of: #/\d+(?:[.,]\d+)?/#).map { String($0.output).replacingOccurrences(of: ",", with: ".") }
-            for number in [numbers.first, numbers.count > 1 ? numbers.last : nil].compactMap({ $0 }) {
-                let form = number == "1" ? "1 serving" : "\(number) servings"
-                if !forms.contains(form) { forms.append(form) }
-            }
+            for form in YieldText.read(written)?.forms ?? [] where !forms.contains(form) { forms.append(form) }
         }
         return forms.isEmpty ? nil : forms
     }

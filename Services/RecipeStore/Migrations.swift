@@ -289,6 +289,10 @@ enum Migrations {
             // this local log of them was written and never read.
             try db.execute(sql: "DROP TABLE IF EXISTS sync_conflicts")
         }
+        migrator.registerMigration("v14 step titles") { db in
+            // A step's own title ("Make the caramel"), as schema.org HowToStep.name gives it.
+            try db.execute(sql: "ALTER TABLE recipe_instructions ADD COLUMN title TEXT")
+        }
         return migrator
     }
 }

@@ -59,7 +59,9 @@ extension RecipeStore {
         func plain(_ draft: RecipeDraft) -> RecipeDraft {
             var copy = draft
             copy.ingredients = draft.ingredients.map { .init(text: $0.text.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            copy.instructions = draft.instructions.map { .init(text: $0.text.trimmingCharacters(in: .whitespacesAndNewlines), section: $0.section) }
+            copy.instructions = draft.instructions.map {
+                .init(text: $0.text.trimmingCharacters(in: .whitespacesAndNewlines), section: $0.section, title: $0.title)
+            }
             copy.name = draft.name.trimmingCharacters(in: .whitespacesAndNewlines)
             copy.keywords = draft.keywords.map { $0.trimmingCharacters(in: .whitespaces) }
             copy.origin = .imported

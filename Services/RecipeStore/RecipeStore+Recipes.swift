@@ -29,7 +29,7 @@ extension RecipeStore {
                                   quantityMax: line["quantityMax"], unit: line["unit"], food: food, note: line["note"])
         }
         let instructions = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM recipe_instructions WHERE recipeId = ? ORDER BY position"), arguments: [id]
-        ).map { Instruction(id: $0.uuid("id") ?? UUID(), text: $0["text"], section: $0["section"]) }
+        ).map { Instruction(id: $0.uuid("id") ?? UUID(), text: $0["text"], section: $0["section"], title: $0["title"]) }
         let keywords = try String.fetchAll(db.cachedStatement(sql: "SELECT keyword FROM recipe_keywords WHERE recipeId = ? ORDER BY position"), arguments: [id])
         let photos = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM recipe_photos WHERE recipeId = ? ORDER BY position"), arguments: [id]
         ).map { PhotoInfo(id: $0.uuid("id") ?? UUID(), position: $0["position"], sha256: $0["sha256"],
@@ -116,7 +116,7 @@ extension RecipeStore {
             var draft = RecipeDraft(source)
             draft.name = name ?? source.name
             draft.ingredients = draft.ingredients.map { RecipeDraft.Line(text: $0.text) }
-            draft.instructions = draft.instructions.map { RecipeDraft.Step(text: $0.text, section: $0.section) }
+            draft.instructions = draft.instructions.map { RecipeDraft.Step(text: $0.text, section: $0.section, title: $0.title) }
             draft.origin = .custom
             try draft.validate()
             let now = Self.now()
@@ -212,9 +212,9 @@ extension RecipeStore {
         }
         try db.execute(sql: "DELETE FROM recipe_instructions WHERE recipeId = ?", arguments: [key])
         for (position, step) in draft.instructions.enumerated() {
-            try db.cachedStatement(sql: "INSERT INTO recipe_instructions (id, recipeId, position, text, section) VALUES (?, ?, ?, ?, ?)")
+            try db.cachedStatement(sql: "INSERT INTO recipe_instructions (id, recipeId, position, text, section, title) VALUES (?, ?, ?, ?, ?, ?)")
                 .execute(arguments: [try freeID(step.id, table: "recipe_instructions", in: db).databaseText, key, position,
-                                     step.text.trimmingCharacters(in: .whitespacesAndNewlines), step.section])
+                                     step.text.trimmingCharacters(in: .whitespacesAndNewlines), step.section, step.title])
         }
         try db.execute(sql: "DELETE FROM recipe_keywords WHERE recipeId = ?", arguments: [key])
         // Keywords are a set: the same keyword twice is kept once (sync merges them by their text).

@@ -344,8 +344,11 @@ enum SyncLog {
         var values: [String: JSONValue] = [
             "name": .string(recipe.name), "description": JSONValue(recipe.description),
             "ingredients": .array(recipe.ingredients.map { .object(["id": .string($0.id.uuidString), "text": .string($0.text)]) }),
-            "instructions": .array(recipe.instructions.map {
-                .object(["id": .string($0.id.uuidString), "text": .string($0.text), "section": JSONValue($0.section)])
+            "instructions": .array(recipe.instructions.map { step in
+                // A title only when there is one: steps without stay the values they were before titles existed.
+                var value: [String: JSONValue] = ["id": .string(step.id.uuidString), "text": .string(step.text), "section": JSONValue(step.section)]
+                if let title = step.title { value["title"] = .string(title) }
+                return .object(value)
             }),
             "recipeYield": JSONValue(recipe.recipeYield), "servings": JSONValue(recipe.servings),
             "prepTime": JSONValue(recipe.prepTime), "cookTime": JSONValue(recipe.cookTime), "totalTime": JSONValue(recipe.totalTime),
@@ -458,7 +461,8 @@ enum SyncLog {
             RecipeDraft.Line(id: $0["id"]?.string.flatMap(UUID.init(uuidString:)), text: $0["text"]?.string ?? "")
         }
         draft.instructions = (values["instructions"]?.array ?? []).compactMap(\.object).map {
-            RecipeDraft.Step(id: $0["id"]?.string.flatMap(UUID.init(uuidString:)), text: $0["text"]?.string ?? "", section: $0["section"]?.string)
+            RecipeDraft.Step(id: $0["id"]?.string.flatMap(UUID.init(uuidString:)), text: $0["text"]?.string ?? "", section: $0["section"]?.string,
+                             title: $0["title"]?.string)
         }
         draft.recipeYield = values["recipeYield"]?.string
         draft.servings = values["servings"]?.number

@@ -22,11 +22,7 @@ enum CookbookFolder {
         var object: [String: Any] = [
             "@context": "https://schema.org", "@type": "Recipe", "identifier": recipe.id.uuidString, "name": recipe.name,
             "recipeIngredient": recipe.ingredients.map(\.text),
-            "recipeInstructions": recipe.instructions.map { step -> [String: Any] in
-                var value: [String: Any] = ["@type": "HowToStep", "text": step.text]
-                if let section = step.section { value["recipeVaultSection"] = section }
-                return value
-            },
+            "recipeInstructions": jsonObject(SchemaOrgRecipe.Step.items(recipe.instructions.map { ($0.text, $0.section, $0.title) })),
             "keywords": recipe.keywords.joined(separator: ","), "image": photoNames,
             "dateCreated": recipe.createdAt.formatted(.iso8601), "dateModified": recipe.updatedAt.formatted(.iso8601),
         ]
@@ -48,6 +44,11 @@ enum CookbookFolder {
         return object
     }
 
+    /// A Codable value as the plain JSON object JSONSerialization writes.
+    static func jsonObject(_ value: some Encodable) -> Any {
+        (try? JSONEncoder().encode(value)).flatMap { try? JSONSerialization.jsonObject(with: $0) } ?? []
+    }
+
     /// The recipe in a `recipe.json`: its id (the identifier, or one derived from the
     /// file so a second import finds the same recipe), draft, book, and photo file names.
     static func read(_ data: Data, source: String) throws -> (id: UUID, draft: RecipeDraft, book: BookOps.Fields?, images: [String]) {
@@ -56,10 +57,18 @@ enum CookbookFolder {
         }
         var draft = try DraftFile.decode(data, source: source)
         let vault = object["recipeVault"] as? [String: Any] ?? [:]
-        // Steps with sections, as exported.
-        if let steps = object["recipeInstructions"] as? [[String: Any]], steps.contains(where: { $0["recipeVaultSection"] != nil }) {
-            draft.instructions = steps.compactMap { step in
-                (step["text"] as? String).map { RecipeDraft.Step(text: $0, section: step["recipeVaultSection"] as? String) }
+        // RecipeVault's own export: steps exactly as written, sections (HowToSection) and titles (HowToStep.name) included;
+        // exports from before HowToSection named sections in recipeVaultSection.
+        if !vault.isEmpty, let items = object["recipeInstructions"] as? [[String: Any]] {
+            draft.instructions = items.flatMap { item -> [RecipeDraft.Step] in
+                if let inner = item["itemListElement"] as? [[String: Any]] {
+                    return inner.compactMap { step in
+                        (step["text"] as? String).map { RecipeDraft.Step(text: $0, section: item["name"] as? String, title: step["name"] as? String) }
+                    }
+                }
+                return (item["text"] as? String).map {
+                    [RecipeDraft.Step(text: $0, section: item["recipeVaultSection"] as? String, title: item["name"] as? String)]
+                } ?? []
             }
         }
         if let nutrition = (object["nutrition"] as? [String: Any])?["description"] as? String { draft.nutrition = nutrition }

@@ -105,10 +105,11 @@ struct ImportRecipes: AsyncParsableCommand {
             if let total = recipe.totalTime.flatMap(ISODuration.minutes) { facts.append(Output.minutes(total)) }
             if let author = recipe.author?.name { facts.append("by \(author)") }
             if !facts.isEmpty { print(facts.joined(separator: " · ")) }
-            print("\(recipe.recipeIngredient.count) ingredients, \(recipe.recipeInstructions.count) steps")
+            print("\(recipe.recipeIngredient.count) ingredients, \(recipe.recipeInstructions.reduce(0) { $0 + $1.stepCount }) steps")
             for line in recipe.recipeIngredient.prefix(5) { print("  • \(line)") }
             if recipe.recipeIngredient.count > 5 { print("  …") }
             if let image = recipe.image?.first { print("image: \(image)") }
+            if result.readWithoutStructuredData == true { print("read from the page's headings and lists (it has no schema.org recipe): check it") }
             print("source: \(result.source)")
             return
         }
@@ -127,6 +128,9 @@ struct ImportRecipes: AsyncParsableCommand {
             print(Output.dim("Photo: \(note)."))
         }
         for item in result.leftOut ?? [] { print(Output.dim("Left out: \(item).")) }
+        if result.readWithoutStructuredData == true {
+            print("The page has no schema.org recipe: it was read from its headings and lists. Check it with recipes show \(Output.shortID(recipe.id)).")
+        }
     }
 }
 

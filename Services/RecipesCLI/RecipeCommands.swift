@@ -81,8 +81,16 @@ struct ShowRecipe: AsyncParsableCommand {
             print("\n" + Output.bold("Steps"))
             var section: String?
             for (index, step) in r.instructions.enumerated() {
-                if let name = step.section, name != section { print("  " + Output.bold(name)); section = name }
-                print(String(format: "%3d. ", index + 1) + step.text)
+                if step.section != section {
+                    section = step.section
+                    if let name = section { print("\n  " + Output.bold(name)) }
+                }
+                if let title = step.title {
+                    print(String(format: "%3d. ", index + 1) + Output.bold(title))
+                    print("     " + step.text)
+                } else {
+                    print(String(format: "%3d. ", index + 1) + step.text)
+                }
             }
             if let notes = r.notes { print("\n" + Output.bold("Notes") + "\n" + notes) }
             if !r.photos.isEmpty {

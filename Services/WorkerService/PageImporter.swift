@@ -55,10 +55,11 @@ public struct PageImporter: Sendable {
         imported.draft.sourceType = .url
         imported.draft.origin = .imported
         let leftOut = imported.leftOut.isEmpty ? nil : imported.leftOut
+        let unstructured: Bool? = imported.readWithoutStructuredData ? true : nil
         if dryRun {
             return ImportResult(outcome: .dryRun, recipe: nil, schemaOrg: imported.schemaOrg, source: website,
                                 photo: PhotoIntake(added: false, source: imported.images.first, note: "a dry run stores nothing"),
-                                leftOut: leftOut)
+                                leftOut: leftOut, readWithoutStructuredData: unstructured)
         }
         let saved = try await storage.call(RecipeOps.SaveImported.self, .init(
             id: id ?? UUID(), recipe: imported.draft,
@@ -68,7 +69,8 @@ public struct PageImporter: Sendable {
         ])
         let photo = await intake(imported.images, into: saved.recipe)
         let recipe = photo.added ? try await storage.call(RecipeOps.Get.self, .init(id: saved.recipe.id)).recipe : saved.recipe
-        return ImportResult(outcome: saved.outcome, recipe: recipe, schemaOrg: nil, source: website, photo: photo, leftOut: leftOut)
+        return ImportResult(outcome: saved.outcome, recipe: recipe, schemaOrg: nil, source: website, photo: photo, leftOut: leftOut,
+                            readWithoutStructuredData: unstructured)
     }
 
     // MARK: Reading the page
@@ -92,7 +94,7 @@ public struct PageImporter: Sendable {
             return ServiceError(.noRecipeFound, "\(address) is \(kind), not a web page; give the address of the recipe's page")
         }
         return ServiceError(.noRecipeFound,
-            "no recipe found on \(address): the page has no schema.org Recipe (JSON-LD or microdata) to read. If it shows a recipe in a browser, the site may build it with scripts: save the page and try --html, or add the recipe with `recipes add`")
+            "no recipe found on \(address): the page has no schema.org Recipe (JSON-LD or microdata), and no ingredients and method headings with lists under them. If it shows a recipe in a browser, the site may build it with scripts: save the page and try --html, or add the recipe with `recipes add`")
     }
 
     /// The address a recipe keeps as its `website`: no fragment, no tracking

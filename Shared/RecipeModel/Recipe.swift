@@ -49,12 +49,15 @@ public struct Instruction: Codable, Sendable, Equatable, Identifiable {
     public var text: String
     /// The section the step belongs to ("For the sauce"), if the recipe has sections.
     public var section: String?
+    /// The step's own title ("Make the caramel"), shown above its text, if it has one.
+    public var title: String?
 
     /// A step.
-    public init(id: UUID = UUID(), text: String, section: String? = nil) {
+    public init(id: UUID = UUID(), text: String, section: String? = nil, title: String? = nil) {
         self.id = id
         self.text = text
         self.section = section
+        self.title = title
     }
 }
 

@@ -232,8 +232,11 @@ public struct ImportResult: Codable, Sendable, Equatable {
     public var photo: PhotoIntake
     /// What the page said that was out of range and was left out (the rest was imported); absent when nothing was.
     public var leftOut: [String]?
+    /// True when the page had no schema.org recipe and it was read from the page's headings and lists (check it); absent otherwise.
+    public var readWithoutStructuredData: Bool?
     public init(outcome: ImportOutcome, recipe: Recipe?, schemaOrg: SchemaOrgRecipe?, source: String, photo: PhotoIntake,
-                leftOut: [String]? = nil) {
+                leftOut: [String]? = nil, readWithoutStructuredData: Bool? = nil) {
+        self.readWithoutStructuredData = readWithoutStructuredData
         self.outcome = outcome
         self.recipe = recipe
         self.schemaOrg = schemaOrg

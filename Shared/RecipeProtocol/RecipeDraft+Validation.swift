@@ -59,6 +59,9 @@ extension RecipeDraft {
             if let section = step.section, section.count > Limits.nameLength {
                 throw fail("instructions[\(index)].section is \(section.count) characters; the most allowed is \(Limits.nameLength)")
             }
+            if let title = step.title, title.count > Limits.nameLength {
+                throw fail("instructions[\(index)].title is \(title.count) characters; the most allowed is \(Limits.nameLength)")
+            }
         }
         for (field, value) in [("recipeYield", recipeYield), ("recipeCategory", recipeCategory), ("recipeCuisine", recipeCuisine),
                                ("author", author), ("datePublished", datePublished), ("website", website)] {

@@ -25,19 +25,22 @@ public struct RecipeDraft: Codable, Sendable, Equatable {
         }
     }
 
-    /// A step: its text, section, and id when it already has one.
+    /// A step: its text, section, title, and id when it already has one.
     public struct Step: Codable, Sendable, Equatable {
         public var id: UUID?
         public var text: String
         public var section: String?
+        /// The step's own title ("Make the caramel"), if it has one.
+        public var title: String?
 
-        public init(id: UUID? = nil, text: String, section: String? = nil) {
+        public init(id: UUID? = nil, text: String, section: String? = nil, title: String? = nil) {
             self.id = id
             self.text = text
             self.section = section
+            self.title = title
         }
 
-        /// Accepts `"Boil the water."` or `{"id": "…", "text": "…", "section": "…"}`.
+        /// Accepts `"Boil the water."` or `{"id": "…", "text": "…", "section": "…", "title": "…"}`.
         public init(from decoder: any Decoder) throws {
             if let text = try? decoder.singleValueContainer().decode(String.self) {
                 self.init(text: text)
@@ -47,7 +50,8 @@ public struct RecipeDraft: Codable, Sendable, Equatable {
             self.init(
                 id: try container.decodeIfPresent(UUID.self, forKey: .id),
                 text: try container.decode(String.self, forKey: .text),
-                section: try container.decodeIfPresent(String.self, forKey: .section))
+                section: try container.decodeIfPresent(String.self, forKey: .section),
+                title: try container.decodeIfPresent(String.self, forKey: .title))
         }
     }
 
@@ -114,7 +118,7 @@ public struct RecipeDraft: Codable, Sendable, Equatable {
         self.init(
             name: recipe.name, description: recipe.description,
             ingredients: recipe.ingredients.map { Line(id: $0.id, text: $0.text) },
-            instructions: recipe.instructions.map { Step(id: $0.id, text: $0.text, section: $0.section) },
+            instructions: recipe.instructions.map { Step(id: $0.id, text: $0.text, section: $0.section, title: $0.title) },
             recipeYield: recipe.recipeYield, servings: recipe.servings, prepTime: recipe.prepTime,
             cookTime: recipe.cookTime, totalTime: recipe.totalTime, recipeCategory: recipe.recipeCategory,
             recipeCuisine: recipe.recipeCuisine, keywords: recipe.keywords, author: recipe.author,

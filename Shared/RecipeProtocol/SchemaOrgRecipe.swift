@@ -3,14 +3,55 @@ import Foundation
 /// A recipe as schema.org JSON-LD: what a dry-run import returns and what
 /// `recipes import --dry-run --json` prints. Field names are schema.org's.
 public struct SchemaOrgRecipe: Codable, Sendable, Equatable {
-    /// `{"@type": "HowToStep", "text": …}`.
+    /// A `HowToStep` (`text`, and `name` when the step has a title of its own) or a `HowToSection`
+    /// (`name`, and its steps in `itemListElement`).
     public struct Step: Codable, Sendable, Equatable {
-        public var type = "HowToStep"
-        public var text: String
-        public init(text: String) { self.text = text }
+        public var type: String
+        public var name: String?
+        public var text: String?
+        public var itemListElement: [Step]?
+
+        /// A step, with its title if it has one.
+        public init(text: String, title: String? = nil) {
+            type = "HowToStep"
+            self.text = text
+            name = title
+        }
+
+        /// A section and its steps.
+        public init(section: String, steps: [Step]) {
+            type = "HowToSection"
+            name = section
+            itemListElement = steps
+        }
+
+        /// Steps as schema.org writes them: each run of consecutive steps of one section inside a
+        /// `HowToSection` named after it, steps of no section as they are.
+        public static func items(_ steps: [(text: String, section: String?, title: String?)]) -> [Step] {
+            var items: [Step] = []
+            var index = steps.startIndex
+            while index < steps.endIndex {
+                guard let section = steps[index].section else {
+                    items.append(Step(text: steps[index].text, title: steps[index].title))
+                    index += 1
+                    continue
+                }
+                var run: [Step] = []
+                while index < steps.endIndex, steps[index].section == section {
+                    run.append(Step(text: steps[index].text, title: steps[index].title))
+                    index += 1
+                }
+                items.append(Step(section: section, steps: run))
+            }
+            return items
+        }
+
+        /// How many steps this item holds (a section: its steps).
+        public var stepCount: Int { itemListElement.map { $0.reduce(0) { $0 + $1.stepCount } } ?? 1 }
+
         enum CodingKeys: String, CodingKey {
             case type = "@type"
-            case text
+            case name, text, itemListElement
         }
     }
 

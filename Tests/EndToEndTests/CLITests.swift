@@ -146,19 +146,32 @@ struct CLITests {
             defer { try? FileManager.default.removeItem(at: file) }
             try Data(#"""
                 {"name": "Sunday Roast", "description": "The whole thing.", "ingredients": ["1.5 kg chicken", "1 kg potatoes, halved"],
-                 "instructions": [{"text": "Season the bird.", "section": "Chicken"}, {"text": "Par-boil.", "section": "Potatoes"}],
+                 "instructions": [{"text": "Season the bird.", "section": "Chicken", "title": "Season"}, {"text": "Par-boil.", "section": "Potatoes"},
+                                  {"text": "Roast everything together.", "title": "Roast"}],
                  "recipeYield": "4 plates", "prepTime": "PT20M", "cookTime": "PT1H30M", "recipeCategory": "Dinner", "recipeCuisine": "British",
                  "keywords": ["roast", "sunday"], "author": "Gran", "nutrition": "600 kcal per plate", "notes": "Rest 15 minutes.",
                  "website": "https://example.com/roast", "sourceType": "url", "isFavorite": true, "rating": 5}
                 """#.utf8).write(to: file)
             _ = try await recipes(["add", "--file", file.path], storage: storage)
+            // Sections and step titles show as headings.
+            let shown = try await recipes(["show", "Sunday Roast"], storage: storage).output
+            for heading in ["Chicken", "  1. Season", "     Season the bird.", "Potatoes", "  2. Par-boil.", "  3. Roast"] {
+                #expect(shown.contains(heading), "\(heading) in \(shown)")
+            }
             _ = try await recipes(["add", "--name", "Gravy", "--ingredient", "2 tbsp flour", "--servings", "4"], storage: storage)
             #expect(try await recipes(["photo", "add", "Sunday Roast", photo.path], storage: storage).status == 0)
             let exported = try await recipes(["export", folder.path], storage: storage)
             #expect(exported.status == 0 && exported.output.contains("Exported 2 recipes and 1 photos"))
             return try await [details("Sunday Roast", storage), details("Gravy", storage)]
         }
-        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("Sunday Roast (\(Output_short(original[0].recipe.id)))/full.jpg").path))
+        let exportedRoast = folder.appendingPathComponent("Sunday Roast (\(Output_short(original[0].recipe.id)))")
+        #expect(FileManager.default.fileExists(atPath: exportedRoast.appendingPathComponent("full.jpg").path))
+        // Steps go out as schema.org: sections as HowToSection, titles as HowToStep.name.
+        let written = try JSONSerialization.jsonObject(with: Data(contentsOf: exportedRoast.appendingPathComponent("recipe.json"))) as? [String: Any]
+        let steps = written?["recipeInstructions"] as? [[String: Any]] ?? []
+        #expect(steps.map { $0["@type"] as? String } == ["HowToSection", "HowToSection", "HowToStep"])
+        #expect(steps.first?["name"] as? String == "Chicken" && steps.last?["name"] as? String == "Roast")
+        #expect((steps.first?["itemListElement"] as? [[String: Any]])?.first?["name"] as? String == "Season")
 
         try await withStorageProcess { storage async throws in
             let first = try await recipes(["import-dir", folder.path], storage: storage)
@@ -242,7 +255,7 @@ extension RecipeDraft {
     var withoutLineIDs: RecipeDraft {
         var copy = self
         copy.ingredients = copy.ingredients.map { .init(text: $0.text) }
-        copy.instructions = copy.instructions.map { .init(text: $0.text, section: $0.section) }
+        copy.instructions = copy.instructions.map { .init(text: $0.text, section: $0.section, title: $0.title) }
         copy.bookID = nil
         return copy
     }

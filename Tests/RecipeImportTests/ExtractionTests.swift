@@ -103,17 +103,18 @@ struct ExtractionTests {
 
 @Suite("The saved recipe pages in shared/fixtures")
 struct FixtureTests {
-    static let gold = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/fixtures/recipe-pages")
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/fixtures")
 
-    @Test("recipes are read from the saved pages with the reference names and ingredient lines")
-    func fixtures() throws {
-        try #require(FileManager.default.fileExists(atPath: Self.gold.path),
-                     "the saved pages belong in shared/fixtures/recipe-pages beside the project folder (\(Self.gold.path))")
-        let hosts = try FileManager.default.contentsOfDirectory(atPath: Self.gold.path).filter { !$0.hasPrefix("LICENSE") }
+    @Test("recipes are read from every saved page with the reference names and ingredient lines", arguments: ["recipe-pages", "recipe-pages-more"])
+    func fixtures(set: String) throws {
+        let gold = Self.fixtures.appendingPathComponent(set)
+        try #require(FileManager.default.fileExists(atPath: gold.path),
+                     "the saved pages belong in shared/fixtures/\(set) beside the project folder (\(gold.path))")
+        let hosts = try FileManager.default.contentsOfDirectory(atPath: gold.path).filter { !$0.hasPrefix("LICENSE") }
         var pages = 0, read = 0, sameName = 0, sameIngredients = 0
         for host in hosts {
-            let folder = Self.gold.appendingPathComponent(host)
+            let folder = gold.appendingPathComponent(host)
             for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) where file.hasSuffix(".html") {
                 pages += 1
                 let html = String(decoding: try Data(contentsOf: folder.appendingPathComponent(file)), as: UTF8.self)
@@ -127,11 +128,15 @@ struct FixtureTests {
                 #expect(throws: Never.self, "\(host)/\(file)") { try recipe.draft.validate() }
             }
         }
-        print("fixtures: \(read) of \(pages) read, \(sameName) names and \(sameIngredients) ingredient lists exactly as the reference")
-        #expect(pages == 52)
-        #expect(read >= 48)
-        #expect(sameName >= 45)
-        #expect(sameIngredients >= 35)
+        print("fixtures \(set): \(read) of \(pages) read, \(sameName) names and \(sameIngredients) ingredient lists exactly as the reference")
+        // Each page counts; the shares are floors under what the importer reaches today (see import-score.py for every field).
+        let expected = try hosts.reduce(0) { count, host in
+            count + (try FileManager.default.contentsOfDirectory(atPath: gold.appendingPathComponent(host).path).filter { $0.hasSuffix(".expected.json") }.count)
+        }
+        #expect(pages == expected && pages >= 50)
+        #expect(Double(read) >= 0.95 * Double(pages))
+        #expect(Double(sameName) >= 0.90 * Double(pages))
+        #expect(Double(sameIngredients) >= 0.70 * Double(pages))
     }
 }
 
@@ -166,7 +171,8 @@ struct PageContextTests {
     func yieldForms() throws {
         let page = #"<script type="application/ld+json">{"@type": "Recipe", "name": "Soup", "recipeYield": "3 to 4 people"}</script>"#
         let recipe = try #require(RecipeExtractor.extract(html: page, url: "https://e.com/soup"))
-        #expect(recipe.schemaOrg.recipeYield == ["3 to 4 people", "3 servings", "4 servings"])
+        #expect(recipe.schemaOrg.recipeYield == ["3 to 4 people", "4 servings", "3 servings"], "the upper end first (YieldText)")
+        #expect(recipe.draft.servings == 4 && recipe.draft.recipeYield == "3 to 4 people")
         #expect(recipe.schemaOrg.type == "Recipe" && recipe.schemaOrg.url == "https://e.com/soup")
     }
 }

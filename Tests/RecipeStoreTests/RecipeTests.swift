@@ -9,7 +9,7 @@ struct RecipeTests {
     let draft = RecipeDraft(
         name: "Weeknight Dal", description: "Red lentils with spices.",
         ingredients: [.init(text: "1 cup red lentils"), .init(text: "2 cloves garlic, minced"), .init(text: "½ tsp turmeric")],
-        instructions: [.init(text: "Rinse the lentils."), .init(text: "Simmer with the spices.", section: "Cooking")],
+        instructions: [.init(text: "Rinse the lentils."), .init(text: "Simmer with the spices.", section: "Cooking", title: "Simmer")],
         recipeYield: "4 bowls", servings: 4, prepTime: "PT10M", cookTime: "PT30M", recipeCategory: "Dinner",
         recipeCuisine: "Indian", keywords: ["lentils", "vegan"], notes: "Add spinach at the end.")
 
@@ -24,7 +24,8 @@ struct RecipeTests {
             #expect(fetched.name == "Weeknight Dal" && fetched.recipeCuisine == "Indian" && fetched.keywords == ["lentils", "vegan"])
             #expect(fetched.ingredients.map(\.food) == ["red lentil", "garlic", "turmeric"])
             #expect(fetched.ingredients[1].quantity == 2 && fetched.ingredients[1].unit == "clove" && fetched.ingredients[1].note == "minced")
-            #expect(fetched.instructions[1].section == "Cooking")
+            #expect(fetched.instructions[1].section == "Cooking" && fetched.instructions[1].title == "Simmer")
+            #expect(fetched.instructions[0].title == nil)
             #expect(fetched.totalMinutes == 40)
             #expect(fetched.version == 1 && fetched.origin == .custom)
         }

@@ -28,9 +28,14 @@ struct ScenarioTests {
             let (a, b) = (replicas[0], replicas[1])
             let recipe = try await shared(a, b)
             #expect(try await b.store.recipe(recipe.id).name == "Soup")
-            try await edit(a, recipe.id) { $0.notes = "more salt" }
+            try await edit(a, recipe.id) {
+                $0.notes = "more salt"
+                $0.instructions.append(.init(text: "Season to taste.", section: "Finishing", title: "Season"))
+            }
             try await syncAll([a, b])
             #expect(try await b.store.recipe(recipe.id).notes == "more salt")
+            let steps = try await b.store.recipe(recipe.id).instructions
+            #expect(steps.map(\.title) == [nil, "Season"] && steps.map(\.section) == [nil, "Finishing"], "step titles and sections travel")
             try await expectSameContent(a, b)
             #expect(try await syncAll([a, b]) == 0)
         }

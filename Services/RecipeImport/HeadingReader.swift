@@ -1,0 +1,250 @@
+import Foundation
+
+/// Reads a recipe from a page that carries no schema.org recipe: the title, the list under an
+/// "Ingredients" heading and the steps under a "Method" heading, in English, German, French,
+/// Spanish, Italian, Dutch, Portuguese, the Scandinavian languages, Polish and Hungarian.
+///
+/// The page is read once into blocks of text (headings, list items, paragraphs), skipping what is
+/// never text (scripts, styles, inline images, frames). A recipe is found only when an
+/// ingredients heading is followed by at least two ingredient lines and a method heading by at least
+/// one step, so an article that merely mentions ingredients gives nothing.
+enum HeadingReader {
+    /// The most blocks read from one page, and the longest text kept for one block.
+    static let maxBlocks = 20_000
+    static let maxBlockText = 4_000
+    static let maxCandidates = 20
+    static let maxSpan = 600
+
+    enum Kind: Equatable { case heading, item, paragraph }
+
+    struct Block: Equatable {
+        var kind: Kind
+        var text: String
+        /// 1 to 6 for a heading (`h1`…`h6`), 0 otherwise.
+        var level = 0
+    }
+
+    /// What a page without structured data gives: a recipe object in the shape JSON-LD gives, for `normalize`.
+    static func recipe(in html: String) -> [String: Any]? {
+        let blocks = blocks(in: html)
+        guard let (ingredients, steps) = ingredientsAndSteps(blocks) else { return nil }
+        // The page's main heading is the recipe's name; else its sharing title without the site's name.
+        let title = blocks.first { $0.level == 1 && $0.text.count > 2 && $0.text.count <= 200 }?.text
+            ?? HTMLText.meta("og:title", in: html).map(withoutSiteName)
+            ?? blocks.first { $0.kind == .heading && $0.text.count > 2 }?.text
+        guard let title, !title.isEmpty else { return nil }
+        var recipe: [String: Any] = ["@type": "Recipe", "name": title, "recipeIngredient": ingredients, "recipeInstructions": steps]
+        if let description = HTMLText.meta("og:description", in: html) ?? HTMLText.meta("description", in: html) {
+            recipe["description"] = description
+        }
+        if let image = HTMLText.meta("og:image", in: html) { recipe["image"] = image }
+        return recipe
+    }
+
+    /// The first ingredients heading followed by ingredient lines and then a method heading with steps under it.
+    /// Without a method heading, a heading after the ingredients whose lines read like steps (sentences) stands for it.
+    /// Bounded: at most `maxCandidates` ingredients headings are tried, each looking `maxSpan` blocks ahead.
+    static func ingredientsAndSteps(_ blocks: [Block]) -> (ingredients: [String], steps: [String])? {
+        let methods = blocks.indices.filter { isHeading(blocks[$0], methodWords) }
+        var tried = 0
+        for start in blocks.indices where isHeading(blocks[start], ingredientWords, numbersAllowed: true) {
+            tried += 1
+            guard tried <= maxCandidates else { break }
+            let span = (start + 1)..<min(blocks.count, start + 1 + maxSpan)
+            let method = methods.first { span.contains($0) }
+                ?? span.first { index in
+                    blocks[index].kind == .heading && index > start + 2 && looksLikeSteps(lines(blocks[(index + 1)...].prefix(30), stopAtHeading: true))
+                }
+            guard let method else { continue }
+            // Another ingredients heading before the method with no ingredient lines before it (this one was a menu's
+            // "Ingredients" link): that one is tried next. One after some lines is a group's ("Equipment needed").
+            if let next = blocks[(start + 1)..<method].firstIndex(where: { isHeading($0, ingredientWords, numbersAllowed: true) }),
+               lines(blocks[(start + 1)..<next], stopAtHeading: false).count < 2 {
+                continue
+            }
+            let ingredients = lines(blocks[(start + 1)..<method], stopAtHeading: false)
+            guard ingredients.count >= 2, ingredients.count <= 150 else { continue }
+            let end = blocks[(method + 1)...].firstIndex { isHeading($0, endWords) } ?? blocks.endIndex
+            let steps = Array(lines(blocks[(method + 1)..<end], stopAtHeading: true).prefix(100))
+            guard !steps.isEmpty else { continue }
+            return (ingredients, steps)
+        }
+        return nil
+    }
+
+    /// "Mango Guacamole - Rick Bayless" → "Mango Guacamole": a page title's first part, before the site's name.
+    static func withoutSiteName(_ title: String) -> String {
+        for separator in [" | ", " │ ", " - ", " – ", " — ", " :: ", " · "] {
+            if let range = title.range(of: separator), !title[..<range.lowerBound].isEmpty {
+                return String(title[..<range.lowerBound])
+            }
+        }
+        return title
+    }
+
+    /// Lines that read like steps: most of them sentences, not short names.
+    static func looksLikeSteps(_ lines: [String]) -> Bool {
+        guard lines.count >= 2 else { return false }
+        return lines.filter { $0.count >= 30 && $0.contains(" ") }.count * 3 >= lines.count * 2
+    }
+
+    /// The lines of a part of the page: its list items when it has any, else its paragraphs (a heading
+    /// in between is a group's name, left out; among the steps, a heading after some steps ends them).
+    static func lines(_ blocks: ArraySlice<Block>, stopAtHeading: Bool) -> [String] {
+        var part = blocks
+        if stopAtHeading, let firstLine = part.firstIndex(where: { $0.kind != .heading }),
+           let heading = part[firstLine...].firstIndex(where: { $0.kind == .heading || ($0.kind == .paragraph && $0.text.count <= 40 && $0.text.hasSuffix(":")) }) {
+            part = part[..<heading]
+        }
+        let items = part.filter { $0.kind == .item }.map(\.text)
+        if items.count >= 2 || (stopAtHeading && !items.isEmpty) { return items }
+        return part.filter { $0.kind == .paragraph && !$0.text.hasSuffix(":") }.map(\.text)
+    }
+
+    static let ingredientWords = [
+        "ingredients", "ingredient", "you will need", "you'll need", "what you need", "zutaten", "ingrédients", "ingredientes",
+        "ingredienti", "ingrediënten", "ingredienten", "benodigdheden", "ingredienser", "ingredienserne", "ainekset", "składniki",
+        "hozzávalók", "suroviny", "sastojci", "malzemeler", "ingrediente", "材料", "食材",
+    ]
+    static let methodWords = [
+        "instructions", "instruction", "directions", "method", "methods", "preparation", "steps", "how to make it", "how to make",
+        "step-by-step", "step by step", "what to do",
+        "zubereitung", "anleitung", "zubereitungsschritte", "so geht's", "préparation", "instructions de préparation", "étapes",
+        "preparación", "elaboración", "instrucciones", "pasos", "procedimiento", "preparazione", "procedimento", "istruzioni",
+        "bereiding", "bereidingswijze", "werkwijze", "instructies", "gör så här", "tillagning", "instruktioner", "fremgangsmåde",
+        "fremgangsmåte", "valmistus", "przygotowanie", "sposób przygotowania", "elkészítés", "elkészítése", "modo de preparo",
+        "modo de preparação", "postup", "做法", "步骤",
+    ]
+    static let endWords = [
+        "notes", "note", "tips", "nutrition", "comments", "reviews", "related recipes", "you may also like", "more recipes",
+        "notizen", "tipps", "nährwerte", "astuces", "remarques", "notas", "consejos", "note dello chef", "consigli", "tips en trucs",
+        "opmerkingen", "tips och trix", "leave a comment", "share this recipe",
+    ]
+
+    /// A short block that names one of `words`: "Ingredients", "INGREDIENTS:", a heading "Zutaten für 4 Personen" or
+    /// "Cooking Instructions", a paragraph "Here's how to make it:".
+    static func isHeading(_ block: Block, _ words: [String], numbersAllowed: Bool = false) -> Bool {
+        guard block.kind != .item || block.text.count <= 20, block.text.count <= 60 else { return false }
+        let text = block.text.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: " :：.-–—#*!"))
+        if words.contains(text) { return true }
+        // Ingredients headings often say for how many: "Zutaten für 4 Personen", "Ingredients (serves 4)".
+        if numbersAllowed, block.kind != .item, block.text.count <= 40,
+           words.contains(where: { text.hasPrefix($0 + " ") || text.hasPrefix($0 + ":") || text.hasPrefix($0 + " (") }) {
+            return true
+        }
+        // Within a longer heading (or a short line ending in a colon), as whole words; never a line with a number in it
+        // ("Preparation time: 10 min", "6 ingredients") — a label or a title, not the heading over the recipe.
+        guard block.kind == .heading || (block.text.hasSuffix(":") && block.text.count <= 40), !text.contains(where: \.isNumber)
+        else { return false }
+        let spaced = " " + String(text.map { $0.isLetter || $0 == "'" || $0 == "’" ? $0 : " " }) + " "
+        return words.contains { word in
+            word.unicodeScalars.contains { $0.value >= 0x3000 } ? text.contains(word) : spaced.contains(" " + word + " ")
+        }
+    }
+
+    // MARK: Blocks
+
+    /// Elements whose content is never page text. (Navigation, forms and footers are read: pages wrap whole
+    /// articles in them, and the heading search passes over menus on its own.)
+    private static let skipped: Set<String> = ["script", "style", "noscript", "svg", "template", "iframe", "select", "textarea", "object"]
+    private static let headings: Set<String> = ["h1", "h2", "h3", "h4", "h5", "h6"]
+    private static let breaking: Set<String> = [
+        "p", "div", "li", "ul", "ol", "br", "section", "article", "table", "tr", "td", "th", "dt", "dd", "header", "main",
+        "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "figure", "figcaption", "hr", "span-break",
+    ]
+
+    /// The page's text as blocks, in order.
+    static func blocks(in html: String) -> [Block] {
+        var html = html
+        return html.withUTF8 { page in
+            var reader = BlockReader(page: page)
+            reader.read()
+            return reader.blocks
+        }
+    }
+
+    private struct BlockReader {
+        let page: UnsafeBufferPointer<UInt8>
+        var blocks: [Block] = []
+        var text: [UInt8] = []
+        /// Open headings and list items (a block's kind), and how deep inside skipped elements the reader is.
+        var headingDepth = 0
+        var headingLevel = 0
+        var itemDepth = 0
+        var skipDepth = 0
+        var skippedName: String?
+
+        init(page: UnsafeBufferPointer<UInt8>) { self.page = page }
+
+        mutating func read() {
+            var index = 0
+            while index < page.count, blocks.count < HeadingReader.maxBlocks {
+                let byte = page[index]
+                guard byte == UInt8(ascii: "<") else {
+                    if skipDepth == 0, text.count < HeadingReader.maxBlockText { text.append(byte) }
+                    index += 1
+                    continue
+                }
+                // A comment is passed over whole.
+                if index + 3 < page.count, page[index + 1] == UInt8(ascii: "!"), page[index + 2] == UInt8(ascii: "-"), page[index + 3] == UInt8(ascii: "-") {
+                    index = (ByteScan.find("-->", in: page, from: index + 4) ?? page.count - 3) + 3
+                    continue
+                }
+                guard let close = ByteScan.find(byte: UInt8(ascii: ">"), in: page, from: index + 1) else { break }
+                tag(UnsafeBufferPointer(rebasing: page[(index + 1)..<close]))
+                index = close + 1
+            }
+            flush()
+        }
+
+        mutating func tag(_ bytes: UnsafeBufferPointer<UInt8>) {
+            var start = 0
+            let closing = bytes.first == UInt8(ascii: "/")
+            if closing { start = 1 }
+            var end = start
+            while end < bytes.count, isNameByte(bytes[end]) { end += 1 }
+            guard end > start else { return }
+            let name = String(decoding: bytes[start..<end].map(ByteScan.lower), as: UTF8.self)
+            if skipDepth > 0 {
+                // Inside a skipped element only its own end matters (nested ones of the same name counted).
+                if name == skippedName { skipDepth += closing ? -1 : (bytes.last == UInt8(ascii: "/") ? 0 : 1) }
+                if skipDepth == 0 { skippedName = nil }
+                return
+            }
+            if !closing, HeadingReader.skipped.contains(name), bytes.last != UInt8(ascii: "/") {
+                flush()
+                skipDepth = 1
+                skippedName = name
+                return
+            }
+            guard HeadingReader.breaking.contains(name) else {
+                text.append(UInt8(ascii: " "))
+                return
+            }
+            flush()
+            if HeadingReader.headings.contains(name) {
+                // Headings do not nest: a new one ends any left open.
+                headingDepth = closing ? max(0, headingDepth - 1) : 1
+                headingLevel = headingDepth > 0 ? Int(name.dropFirst()) ?? 0 : 0
+            } else if !closing, ["ul", "ol", "li", "p", "table", "dl"].contains(name) {
+                headingDepth = 0 // a list or paragraph is never part of a heading left open
+            }
+            if name == "li" || name == "dd" { itemDepth = max(0, itemDepth + (closing ? -1 : 1)) }
+            // Items may be left unclosed: the end of their list ends them.
+            if closing, name == "ul" || name == "ol" || name == "dl" { itemDepth = 0 }
+        }
+
+        func isNameByte(_ byte: UInt8) -> Bool {
+            (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39) || byte == UInt8(ascii: "-")
+        }
+
+        mutating func flush() {
+            defer { text.removeAll(keepingCapacity: true) }
+            guard text.contains(where: { $0 > 0x20 }) else { return }
+            let cleaned = HTMLText.collapse(HTMLText.decodeEntities(String(decoding: text, as: UTF8.self)))
+            guard !cleaned.isEmpty else { return }
+            let kind: Kind = headingDepth > 0 ? .heading : itemDepth > 0 ? .item : .paragraph
+            blocks.append(Block(kind: kind, text: cleaned, level: kind == .heading ? headingLevel : 0))
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+
+/// Which of a page's image addresses stands for the recipe.
+///
+/// The page's sharing image (`og:image`) is the one its authors chose for it, so it comes first,
+/// unless it is the site's logo or icon, or another cut of the recipe's own first image (then that image,
+/// the sharing one being a crop for social previews). A chosen image narrower than `upgradeBelow` pixels (by the
+/// size its address names: `-500x500.jpg`, `/w400-h228/`, `?width=768`) gives way to a larger
+/// variant of the same picture when the page lists one, and to the original (an address without a
+/// size) before any resized copy: imports keep sharp photos, never a thumbnail when a larger one is there.
+enum ImageChoice {
+    /// Widths below this are thumbnails or in-page crops; 1,200 px is what sharing previews ask for.
+    static let upgradeBelow = 1_200
+
+    /// `recipeImages` (the recipe's own, in the page's order) and `shared` (the sharing image), best first, each once.
+    static func ordered(recipeImages: [String], shared: String?) -> [String] {
+        var candidates = recipeImages
+        if let shared, !candidates.contains(shared) { candidates.append(shared) }
+        guard !candidates.isEmpty else { return [] }
+        var primary = shared.flatMap { looksLikeLogo($0) ? nil : $0 } ?? candidates.first { !looksLikeLogo($0) } ?? candidates[0]
+        // The recipe's own image and the sharing image are two cuts of one picture: the recipe's (the sharing one is a social crop).
+        if primary == shared, let own = recipeImages.first, own != primary, pictureKey(own) == pictureKey(primary) { primary = own }
+        var best = primary
+        if let width = width(primary), width < upgradeBelow {
+            let key = pictureKey(primary)
+            var bestWidth: Int? = width
+            for candidate in candidates where candidate != primary && pictureKey(candidate) == key {
+                let candidateWidth = Self.width(candidate)
+                // No size in the address: the original, larger than any resized copy of it.
+                if let current = bestWidth, candidateWidth.map({ $0 > current }) ?? true {
+                    best = candidate
+                    bestWidth = candidateWidth
+                }
+            }
+        }
+        return [best] + candidates.filter { $0 != best && !looksLikeLogo($0) } + candidates.filter { $0 != best && looksLikeLogo($0) }
+    }
+
+    /// A site's logo, icon or stock sharing picture rather than a photo of the dish.
+    static func looksLikeLogo(_ address: String) -> Bool {
+        let file = address.split(separator: "?").first.map { $0.lowercased() } ?? ""
+        return ["logo", "favicon", "site-icon", "siteicon", "ogimage", "og-image-default", "placeholder", "default-image", "share-default"]
+            .contains { file.contains($0) }
+    }
+
+    /// The width an address names, if it names one.
+    static func width(_ address: String) -> Int? {
+        guard let components = URLComponents(string: address) else { return nil }
+        let path = components.percentEncodedPath
+        if let match = path.matches(of: #/[-_](\d{2,5})x\d{2,5}/#).last { return Int(match.output.1) }
+        // A folder naming the crop's width: `/food_16x9_448/`.
+        if let match = path.firstMatch(of: #/\/[A-Za-z]+(?:_\d+x\d+)?_(\d{3,4})\//#) { return Int(match.output.1) }
+        if let match = path.firstMatch(of: #/\/(?:w(\d{2,5})-h\d+[^\/]*|s(\d{2,5})|crop-(\d{2,5})x\d+|(\d{2,5})x\d{2,5}|w_(\d{2,5})[^\/]*)\//#) {
+            let found = match.output.1 ?? match.output.2 ?? match.output.3 ?? match.output.4 ?? match.output.5
+            return found.flatMap { Int($0) }
+        }
+        for item in components.queryItems ?? [] where ["w", "width", "imwidth", "resize"].contains(item.name.lowercased()) {
+            if let value = item.value, let number = value.firstMatch(of: #/^(\d{2,5})/#) { return Int(number.output.1) }
+        }
+        return nil
+    }
+
+    /// The picture an address shows, whatever size or crop of it: host and path without size markers or query.
+    static func pictureKey(_ address: String) -> String {
+        guard let components = URLComponents(string: address) else { return address }
+        var path = components.percentEncodedPath.lowercased()
+        path.replace(#/\/(?:w\d{2,5}-h\d+[^\/]*|s\d{2,5}|crop-\d{2,5}x\d+|\d{2,5}x\d{2,5}|w_\d{2,5}[^\/]*)\//#, with: "/")
+        path.replace(#/\/([a-z]+(?:_\d+x\d+)?)_\d{3,4}\//#) { "/\($0.output.1)/" }
+        path.replace(#/[-_]\d{2,5}x\d{2,5}/#, with: "")
+        path.replace("-scaled", with: "")
+        let host = (components.host ?? "").lowercased()
+        return (host.hasPrefix("www.") ? String(host.dropFirst(4)) : host) + path
+    }
+}

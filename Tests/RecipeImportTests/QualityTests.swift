@@ -1,0 +1,194 @@
+import Foundation
+import RecipeModel
+import RecipeProtocol
+import Testing
+@testable import RecipeImport
+
+/// One small hand-written page per kind of mistake the importer once made on real sites.
+@Suite("Import quality: sections, step titles, images, notes and pages without structured data")
+struct QualityTests {
+    func page(_ json: String, head: String = "") -> String {
+        "<html><head>\(head)<script type=\"application/ld+json\">\(json)</script></head><body>x</body></html>"
+    }
+
+    @Test("sections and step titles are kept, numbering labels and repeated text are not titles, and they go back out as HowToSection / HowToStep.name")
+    func sectionsAndTitles() throws {
+        let recipe = try #require(RecipeExtractor.extract(html: page(#"""
+            {"@type":"Recipe","name":"Pie","recipeInstructions":[
+              {"@type":"HowToSection","name":"For the crust","itemListElement":[
+                {"@type":"HowToStep","name":"Rub in the butter","text":"Rub the butter into the flour until it looks like crumbs."},
+                {"@type":"HowToStep","name":"Chill the dough.","text":"Chill the dough. An hour is enough."}]},
+              {"@type":"HowToStep","name":"Step 3","text":"Bake for 40 minutes."},
+              {"@type":"HowToStep","name":"Schritt 4","text":"Cool."}]}
+            """#), url: "https://e.com/pie"))
+        let steps = recipe.draft.instructions
+        #expect(steps.map(\.title) == ["Rub in the butter", nil, nil, nil])
+        #expect(steps.map(\.section) == ["For the crust", "For the crust", nil, nil])
+        let output = recipe.schemaOrg.recipeInstructions
+        #expect(output.count == 3)
+        #expect(output[0].type == "HowToSection" && output[0].name == "For the crust" && output[0].itemListElement?.count == 2)
+        #expect(output[0].itemListElement?.first?.name == "Rub in the butter")
+        #expect(output[1].type == "HowToStep" && output[1].name == nil && output[1].text == "Bake for 40 minutes.")
+        // What a reader of schema.org makes of it, the way the reference lists steps.
+        let encoded = try JSONSerialization.jsonObject(with: JSONEncoder().encode(output)) as? [[String: Any]]
+        #expect(encoded?.first?["@type"] as? String == "HowToSection")
+        #expect(output.reduce(0) { $0 + $1.stepCount } == 4)
+        #expect(throws: Never.self) { try recipe.draft.validate() }
+    }
+
+    @Test("numbered steps run together in one text are parted; blank lines separate steps whose lines only wrap")
+    func runTogetherSteps() throws {
+        let numbered = try #require(RecipeExtractor.extract(html: page(#"""
+            {"@type":"Recipe","name":"Eggs","recipeInstructions":[{"@type":"HowToStep","text":"1. Preheat the oven to 325°F.2. Whisk 2 eggs with 1.5 cups milk.3) Bake for 18 minutes."}]}
+            """#), url: "https://e.com/eggs"))
+        #expect(numbered.draft.instructions.map(\.text) == ["Preheat the oven to 325°F.", "Whisk 2 eggs with 1.5 cups milk.", "Bake for 18 minutes."])
+        let wrapped = try #require(RecipeExtractor.extract(html: page(#"""
+            {"@type":"Recipe","name":"Noodles","recipeInstructions":"Cook noodles according to\npackage directions.\n\nToss with the sauce."}
+            """#), url: "https://e.com/noodles"))
+        #expect(wrapped.draft.instructions.map(\.text) == ["Cook noodles according to package directions.", "Toss with the sauce."])
+        // A step that merely starts with a number is left whole.
+        let plain = try #require(RecipeExtractor.extract(html: page(#"{"@type":"Recipe","name":"X","recipeInstructions":["1. Mix 2 cups flour."]}"#), url: "https://e/"))
+        #expect(plain.draft.instructions.map(\.text) == ["1. Mix 2 cups flour."])
+    }
+
+    @Test("yields: the text as written, the count (a range's upper end) and the thing counted, the servings from the count")
+    func yields() throws {
+        let cases: [(String, [String])] = [
+            ("10-12 blondies", ["12 blondies", "12 servings", "10 servings"]),
+            ("1 Bundt Cake (10\")", ["1 cake", "1 serving"]),
+            ("70 pizzelles approximately 35 of each flavor", ["70 pizzelles", "70 servings"]),
+            ("Serves 4", ["4 servings"]),
+            ("Makes 6", ["6 items", "6 servings"]),
+            ("4 to 6 people", ["6 servings", "4 servings"]),
+            ("2 Pie Crusts", ["2 pies", "2 servings"]),
+            ("1 9x13” loaf tin", ["1 loaf", "1 serving"]),
+            ("4 1.25 cups curry lentils + 1 cup rice", ["4 cups", "4 servings"]),
+            ("4 Portionen", ["4 servings"]),
+            ("40 falafel", ["40 falafel", "40 servings"]),
+        ]
+        for (written, forms) in cases {
+            #expect(YieldText.read(written)?.forms == forms, "\(written)")
+        }
+        #expect(YieldText.read("a big bowl") == nil)
+        let recipe = try #require(RecipeExtractor.extract(html: page(#"{"@type":"Recipe","name":"B","recipeYield":"10-12 blondies"}"#), url: "https://e/"))
+        #expect(recipe.draft.recipeYield == "10-12 blondies" && recipe.draft.servings == 12)
+        #expect(recipe.schemaOrg.recipeYield == ["10-12 blondies", "12 blondies", "12 servings", "10 servings"])
+    }
+
+    @Test("durations as sites write them: empty ISO parts, words in several languages; a missing total is the parts added up")
+    func durations() throws {
+        func recipe(_ times: String) throws -> RecipeDraft {
+            try #require(RecipeExtractor.extract(html: page(#"{"@type":"Recipe","name":"T",\#(times)}"#), url: "https://e/")).draft
+        }
+        #expect(try recipe(#""cookTime":"PTH25MS","prepTime":"PTH5MS""#).cookTime == "PT25M")
+        #expect(try recipe(#""cookTime":"PTH25MS","prepTime":"PTH5MS""#).totalTime == "PT30M")
+        #expect(try recipe(#""prepTime":"1 hour 30 mins""#).prepTime == "PT1H30M")
+        #expect(try recipe(#""prepTime":"45 Minuten""#).totalTime == "PT45M", "prep alone is the total")
+        #expect(try recipe(#""cookTime":"1h30""#).cookTime == "PT1H30M")
+        #expect(try recipe(#""cookTime":"soon""#).cookTime == nil)
+    }
+
+    @Test("a recipe plugin's doubled parentheses are undone; nested ones are kept")
+    func doubledParentheses() throws {
+        let recipe = try #require(RecipeExtractor.extract(html: page(#"""
+            {"@type":"Recipe","name":"Stew","recipeIngredient":["1 scotch bonnet ((optional))","2 pounds beef, (cut into cubes (any cut will work))","½ teaspoon lemon pepper seasoning ((optional))"]}
+            """#), url: "https://e.com/stew"))
+        #expect(recipe.draft.ingredients.map(\.text) == [
+            "1 scotch bonnet (optional)", "2 pounds beef, (cut into cubes (any cut will work))", "½ teaspoon lemon pepper seasoning (optional)",
+        ])
+        let tidied = try #require(RecipeExtractor.extract(html: page(#"""
+            {"@type":"Recipe","name":"Mix","recipeIngredient":["- 300 g emmental","2/3 cupÂ orange juice","2.0 Zehen Knoblauch","1Zwiebel","1 lb bok choy (, chopped (see above))","0.5 Bund Petersilie"]}
+            """#), url: "https://e.com/mix"))
+        #expect(tidied.draft.ingredients.map(\.text) == [
+            "300 g emmental", "2/3 cup orange juice", "2 Zehen Knoblauch", "1 Zwiebel", "1 lb bok choy , chopped (see above)", "0.5 Bund Petersilie",
+        ])
+    }
+
+    @Test("the image: the sharing image, never a thumbnail when the page lists a larger variant, never the site's logo")
+    func imageChoice() throws {
+        func first(_ shared: String?, _ images: [String]) throws -> String? {
+            let head = shared.map { #"<meta property="og:image" content="\#($0)">"# } ?? ""
+            let list = images.map { "\"\($0)\"" }.joined(separator: ",")
+            return try #require(RecipeExtractor.extract(html: page(#"{"@type":"Recipe","name":"X","image":[\#(list)]}"#, head: head),
+                                                        url: "https://e.com/x")).images.first
+        }
+        // A WordPress thumbnail as the sharing image: the full image it was cut from.
+        #expect(try first("https://e.com/wp-content/uploads/pie-500x500.jpg",
+                          ["https://e.com/wp-content/uploads/pie.jpg", "https://e.com/wp-content/uploads/pie-500x500.jpg"])
+                == "https://e.com/wp-content/uploads/pie.jpg")
+        // A 448-px crop beside the 1,600-px one of the same picture.
+        #expect(try first("https://ichef.e.com/food/ic/food_16x9_448/recipes/cake_16x9.jpg",
+                          ["https://ichef.e.com/food/ic/food_16x9_1600/recipes/cake_16x9.jpg"])
+                == "https://ichef.e.com/food/ic/food_16x9_1600/recipes/cake_16x9.jpg")
+        #expect(try first("https://cdn.e.com/a.jpg?width=768", ["https://cdn.e.com/a.jpg?width=1200", "https://cdn.e.com/a.jpg?width=300"])
+                == "https://cdn.e.com/a.jpg?width=1200")
+        // The sharing image is another cut of the recipe's own first image: the recipe's.
+        #expect(try first("https://e.com/uploads/pie-1200x800.jpg", ["https://e.com/uploads/pie.jpg"]) == "https://e.com/uploads/pie.jpg")
+        // A sharing image 1,200 px wide or more is kept; a different picture is never taken for a variant.
+        #expect(try first("https://e.com/uploads/pie-1600x900.jpg", ["https://e.com/uploads/tart.jpg", "https://e.com/uploads/pie.jpg"])
+                == "https://e.com/uploads/pie-1600x900.jpg")
+        #expect(try first("https://e.com/uploads/pie-500x500.jpg", ["https://e.com/uploads/tart.jpg"]) == "https://e.com/uploads/pie-500x500.jpg")
+        // The site's logo as the sharing image: the recipe's own photo.
+        #expect(try first("https://e.com/wp-content/uploads/site-logo.png", ["https://e.com/uploads/stew.jpg"]) == "https://e.com/uploads/stew.jpg")
+        // Addresses the page wrote out in full are kept as written, not re-encoded.
+        #expect(try first(nil, ["https://e.com/uploads/Coxa-Elétrica.jpg"]) == "https://e.com/uploads/Coxa-Elétrica.jpg")
+    }
+
+    @Test("a page without schema.org: title, ingredients and steps under their headings, in several languages, with a note to check it")
+    func pagesWithoutStructuredData() throws {
+        let english = """
+            <html><head><title>Mango Guacamole - Rick's Kitchen</title><meta property="og:image" content="https://e.com/mango.jpg">
+            <meta name="description" content="A sweet guacamole."></head><body>
+            <nav><ul><li>Recipes</li><li>Ingredients</li><li>About</li></ul></nav>
+            <h1>Mango Guacamole</h1><p>Serves 4. Preparation time: 10 minutes</p>
+            <h2>INGREDIENTS</h2><ul><li>3 large avocados</li><li>1/2 small red onion, diced<li>1 mango, diced</ul>
+            <h2>Instructions</h2><ol><li>Halve the avocados and scoop out the flesh.</li><li>Mash with the onion, fold in the mango.</li></ol>
+            <h3>Notes</h3><p>Keeps a day.</p><footer><h3>Related recipes</h3><ul><li>Salsa</li><li>Nachos</li></ul></footer>
+            </body></html>
+            """
+        let recipe = try #require(RecipeExtractor.extract(html: english, url: "https://e.com/mango"))
+        #expect(recipe.draft.name == "Mango Guacamole")
+        #expect(recipe.draft.ingredients.map(\.text) == ["3 large avocados", "1/2 small red onion, diced", "1 mango, diced"])
+        #expect(recipe.draft.instructions.map(\.text) == ["Halve the avocados and scoop out the flesh.", "Mash with the onion, fold in the mango."])
+        #expect(recipe.draft.description == "A sweet guacamole." && recipe.images == ["https://e.com/mango.jpg"])
+        #expect(recipe.readWithoutStructuredData && recipe.draft.notes == ImportedRecipe.unstructuredNote)
+        #expect(throws: Never.self) { try recipe.draft.validate() }
+
+        let pages: [(String, String, String)] = [
+            ("Zutaten für 4 Personen", "Zubereitung", "de"), ("Ingrédients", "Préparation", "fr"), ("Ingredientes", "Elaboración", "es"),
+            ("Ingredienti", "Preparazione", "it"), ("Ingrediënten", "Bereiding", "nl"), ("Ingredienser", "Gör så här", "sv"),
+        ]
+        for (ingredients, method, language) in pages {
+            let html = """
+                <html lang="\(language)"><body><h1>Soup</h1><p><strong>\(ingredients)</strong></p>
+                <p>500 g tomatoes</p><p>1 onion</p><p>\(method):</p><p>Chop everything and simmer it for twenty minutes.</p></body></html>
+                """
+            let found = RecipeExtractor.extract(html: html, url: "https://e.com/soup")
+            #expect(found?.draft.ingredients.map(\.text) == ["500 g tomatoes", "1 onion"], "\(language)")
+            #expect(found?.draft.instructions.map(\.text) == ["Chop everything and simmer it for twenty minutes."], "\(language)")
+        }
+    }
+
+    @Test("an article that only mentions ingredients, or has a list with no method, gives no recipe")
+    func noFalseRecipes() {
+        let pages = [
+            "<html><body><h1>Our favourite ingredients</h1><p>We love tomatoes.</p><ul><li>Tomatoes</li><li>Basil</li></ul></body></html>",
+            "<html><body><h1>Shop</h1><h2>Ingredients</h2><ul><li>Flour</li><li>Sugar</li></ul><p>Buy now.</p></body></html>",
+            "<html><body><h1>X</h1><h2>Ingredients</h2><ul><li>Flour</li></ul><h2>Method</h2><ol><li>Bake.</li></ol></body></html>",
+        ]
+        for html in pages { #expect(RecipeExtractor.extract(html: html, url: "https://e.com/") == nil, "\(html)") }
+    }
+
+    @Test("hostile pages for the heading reader: unclosed tags, deep nesting, a huge page of headings; bounded and without a crash")
+    func hostileHeadingPages() {
+        let unclosed = "<html><body><h1>Soup<h2>Ingredients<ul><li>1 egg<li>2 eggs<h2>Method<ol><li>Boil them for ten minutes in salted water."
+        #expect(RecipeExtractor.extract(html: unclosed, url: "https://e.com/")?.draft.instructions.count == 1)
+        let deep = String(repeating: "<div><li><h2>", count: 50_000) + "Ingredients"
+        #expect(RecipeExtractor.extract(html: deep, url: "https://e.com/") == nil)
+        let many = "<h1>T</h1>" + String(repeating: "<h2>Ingredients</h2><li>a</li><li>b</li>", count: 30_000)
+        #expect(HeadingReader.blocks(in: many).count <= HeadingReader.maxBlocks)
+        #expect(RecipeExtractor.extract(html: many, url: "https://e.com/") == nil)
+        let comment = "<h1>T</h1><!-- never closed <h2>Ingredients</h2>"
+        #expect(RecipeExtractor.extract(html: comment, url: "https://e.com/") == nil)
+    }
+}
