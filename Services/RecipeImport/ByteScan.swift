@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Searching a page's UTF-8 bytes: ASCII case-insensitive, no Foundation bridging,
 /// no regular expressions — the importer's hot path runs on these.
 enum ByteScan {
@@ -9,7 +17,14 @@ enum ByteScan {
             guard let first = pattern.first, limit - pattern.count >= start else { return nil }
             var index = start
             let last = limit - pattern.count
+            // A first byte that is not a letter has one form: jump to it with memchr.
+            let exact = !((first >= 0x61 && first <= 0x7A) || (first >= 0x41 && first <= 0x5A))
             while index <= last {
+                if exact {
+                    guard let base = bytes.baseAddress,
+                          let found = memchr(base + index, Int32(first), last - index + 1) else { return nil }
+                    index = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                }
                 if lower(bytes[index]) == first {
                     var matched = 1
                     while matched < pattern.count && lower(bytes[index + matched]) == pattern[matched] { matched += 1 }
@@ -33,12 +48,8 @@ enum ByteScan {
 
     /// The offset of the first `byte` at or after `start`.
     static func find(byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
-        var index = start
-        while index < bytes.count {
-            if bytes[index] == byte { return index }
-            index += 1
-        }
-        return nil
+        guard start < bytes.count, let base = bytes.baseAddress, let found = memchr(base + start, Int32(byte), bytes.count - start) else { return nil }
+        return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
     }
 
     @inline(__always)

@@ -8,7 +8,21 @@ enum HTMLText {
     }
 
     static func collapse(_ text: String) -> String {
-        text.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+        // ASCII text (most of it) is collapsed byte by byte; other text by Unicode's white space.
+        let bytes = text.utf8
+        guard bytes.allSatisfy({ $0 < 0x80 }) else { return text.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ") }
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        var pendingSpace = false
+        for byte in bytes {
+            if byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) || byte == 0x1C || byte == 0x1D || byte == 0x1E || byte == 0x1F {
+                pendingSpace = !result.isEmpty
+            } else {
+                if pendingSpace { result.append(0x20); pendingSpace = false }
+                result.append(byte)
+            }
+        }
+        return String(decoding: result, as: UTF8.self)
     }
 
     static func stripTags(_ text: String) -> String {
@@ -67,6 +81,12 @@ enum HTMLText {
 
     /// The `content` of the first `<meta name="KEY">` or `<meta property="KEY">` in the page, cleaned.
     static func meta(_ key: String, in html: String) -> String? {
+        metas(in: html)[key]
+    }
+
+    /// Every `<meta name|property="KEY" content="…">` of the page (the first 300 KB), by lower-case key, the first of each,
+    /// cleaned; read once per page.
+    static func metas(in html: String) -> [String: String] {
         var html = html
         let tags: [[String: String]] = html.withUTF8 { page in
             let window = UnsafeBufferPointer(rebasing: page[0..<min(page.count, 300_000)])
@@ -80,11 +100,13 @@ enum HTMLText {
             }
             return found
         }
-        for attributes in tags where attributes["name"]?.lowercased() == key || attributes["property"]?.lowercased() == key {
-            guard let content = attributes["content"] else { continue }
+        var found: [String: String] = [:]
+        for attributes in tags {
+            guard let key = (attributes["name"] ?? attributes["property"])?.lowercased(), found[key] == nil,
+                  let content = attributes["content"] else { continue }
             let value = clean(content)
-            return value.isEmpty || value.count > 2_000 ? nil : value
+            if !value.isEmpty, value.count <= 2_000 { found[key] = value }
         }
-        return nil
+        return found
     }
 }

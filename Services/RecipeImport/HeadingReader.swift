@@ -25,19 +25,20 @@ enum HeadingReader {
     }
 
     /// What a page without structured data gives: a recipe object in the shape JSON-LD gives, for `normalize`.
-    static func recipe(in html: String) -> [String: Any]? {
+    static func recipe(in html: String, meta: [String: String]? = nil) -> [String: Any]? {
+        let meta = meta ?? HTMLText.metas(in: html)
         let blocks = blocks(in: html)
         guard let (ingredients, steps) = ingredientsAndSteps(blocks) else { return nil }
         // The page's main heading is the recipe's name; else its sharing title without the site's name.
         let title = blocks.first { $0.level == 1 && $0.text.count > 2 && $0.text.count <= 200 }?.text
-            ?? HTMLText.meta("og:title", in: html).map(withoutSiteName)
+            ?? meta["og:title"].map(withoutSiteName)
             ?? blocks.first { $0.kind == .heading && $0.text.count > 2 }?.text
         guard let title, !title.isEmpty else { return nil }
         var recipe: [String: Any] = ["@type": "Recipe", "name": title, "recipeIngredient": ingredients, "recipeInstructions": steps]
-        if let description = HTMLText.meta("og:description", in: html) ?? HTMLText.meta("description", in: html) {
+        if let description = meta["og:description"] ?? meta["description"] {
             recipe["description"] = description
         }
-        if let image = HTMLText.meta("og:image", in: html) { recipe["image"] = image }
+        if let image = meta["og:image"] { recipe["image"] = image }
         return recipe
     }
 
@@ -101,12 +102,12 @@ enum HeadingReader {
         return part.filter { $0.kind == .paragraph && !$0.text.hasSuffix(":") }.map(\.text)
     }
 
-    static let ingredientWords = [
+    static let ingredientWords = Vocabulary([
         "ingredients", "ingredient", "you will need", "you'll need", "what you need", "zutaten", "ingrédients", "ingredientes",
         "ingredienti", "ingrediënten", "ingredienten", "benodigdheden", "ingredienser", "ingredienserne", "ainekset", "składniki",
         "hozzávalók", "suroviny", "sastojci", "malzemeler", "ingrediente", "材料", "食材",
-    ]
-    static let methodWords = [
+    ])
+    static let methodWords = Vocabulary([
         "instructions", "instruction", "directions", "method", "methods", "preparation", "steps", "how to make it", "how to make",
         "step-by-step", "step by step", "what to do",
         "zubereitung", "anleitung", "zubereitungsschritte", "so geht's", "préparation", "instructions de préparation", "étapes",
@@ -114,31 +115,54 @@ enum HeadingReader {
         "bereiding", "bereidingswijze", "werkwijze", "instructies", "gör så här", "tillagning", "instruktioner", "fremgangsmåde",
         "fremgangsmåte", "valmistus", "przygotowanie", "sposób przygotowania", "elkészítés", "elkészítése", "modo de preparo",
         "modo de preparação", "postup", "做法", "步骤",
-    ]
-    static let endWords = [
+    ])
+    static let endWords = Vocabulary([
         "notes", "note", "tips", "nutrition", "comments", "reviews", "related recipes", "you may also like", "more recipes",
         "notizen", "tipps", "nährwerte", "astuces", "remarques", "notas", "consejos", "note dello chef", "consigli", "tips en trucs",
         "opmerkingen", "tips och trix", "leave a comment", "share this recipe",
-    ]
+    ])
 
     /// A short block that names one of `words`: "Ingredients", "INGREDIENTS:", a heading "Zutaten für 4 Personen" or
     /// "Cooking Instructions", a paragraph "Here's how to make it:".
-    static func isHeading(_ block: Block, _ words: [String], numbersAllowed: Bool = false) -> Bool {
-        guard block.kind != .item || block.text.count <= 20, block.text.count <= 60 else { return false }
-        let text = block.text.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: " :：.-–—#*!"))
-        if words.contains(text) { return true }
+    static func isHeading(_ block: Block, _ words: Vocabulary, numbersAllowed: Bool = false) -> Bool {
+        guard block.text.utf8.count <= 240, block.kind != .item || block.text.count <= 20, block.text.count <= 60 else { return false }
+        let text = block.text.lowercased().trimmingCharacters(in: headingPunctuation)
+        if words.phrases.contains(text) { return true }
+        let tokens = text.split(whereSeparator: { !($0.isLetter || $0 == "'" || $0 == "’" || $0 == "-") })
+            .flatMap { $0.split(separator: "-", omittingEmptySubsequences: false) }.map(String.init)
         // Ingredients headings often say for how many: "Zutaten für 4 Personen", "Ingredients (serves 4)".
-        if numbersAllowed, block.kind != .item, block.text.count <= 40,
-           words.contains(where: { text.hasPrefix($0 + " ") || text.hasPrefix($0 + ":") || text.hasPrefix($0 + " (") }) {
-            return true
+        if numbersAllowed, block.kind != .item, block.text.count <= 40 {
+            for count in stride(from: 1, through: min(words.longest, tokens.count), by: 1)
+            where words.phrases.contains(tokens[..<count].joined(separator: " ")) {
+                let phrase = tokens[..<count].joined(separator: " ")
+                if text.hasPrefix(phrase + " ") || text.hasPrefix(phrase + ":") || text.hasPrefix(phrase + " (") { return true }
+            }
         }
         // Within a longer heading (or a short line ending in a colon), as whole words; never a line with a number in it
         // ("Preparation time: 10 min", "6 ingredients") — a label or a title, not the heading over the recipe.
         guard block.kind == .heading || (block.text.hasSuffix(":") && block.text.count <= 40), !text.contains(where: \.isNumber)
         else { return false }
-        let spaced = " " + String(text.map { $0.isLetter || $0 == "'" || $0 == "’" ? $0 : " " }) + " "
-        return words.contains { word in
-            word.unicodeScalars.contains { $0.value >= 0x3000 } ? text.contains(word) : spaced.contains(" " + word + " ")
+        for start in tokens.indices {
+            for count in stride(from: 1, through: min(words.longest, tokens.count - start), by: 1)
+            where words.phrases.contains(tokens[start..<(start + count)].joined(separator: " ")) {
+                return true
+            }
+        }
+        return words.ideographic.contains { text.firstRange(of: $0) != nil }
+    }
+
+    private static let headingPunctuation = CharacterSet(charactersIn: " :：.-–—#*!")
+
+    /// Heading words: phrases of one to `longest` words (as "step by step"), and ideographic ones matched anywhere.
+    struct Vocabulary: Sendable {
+        let phrases: Set<String>
+        let longest: Int
+        let ideographic: [String]
+        init(_ words: [String]) {
+            let normalized = words.map { $0.replacingOccurrences(of: "-", with: " ") }
+            phrases = Set(normalized)
+            longest = normalized.map { $0.split(separator: " ").count }.max() ?? 1
+            ideographic = words.filter { $0.unicodeScalars.contains { $0.value >= 0x3000 } }
         }
     }
 

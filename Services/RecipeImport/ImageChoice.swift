@@ -7,13 +7,15 @@ import Foundation
 /// the sharing one being a crop for social previews). A chosen image narrower than `upgradeBelow` pixels (by the
 /// size its address names: `-500x500.jpg`, `/w400-h228/`, `?width=768`) gives way to a larger
 /// variant of the same picture when the page lists one, and to the original (an address without a
-/// size) before any resized copy: imports keep sharp photos, never a thumbnail when a larger one is there.
+/// size) before any resized copy; among images the recipe lists with declared widths (`ImageObject.width`), the widest:
+/// imports keep sharp photos, never a thumbnail when a larger one is there.
 enum ImageChoice {
     /// Widths below this are thumbnails or in-page crops; 1,200 px is what sharing previews ask for.
     static let upgradeBelow = 1_200
 
     /// `recipeImages` (the recipe's own, in the page's order) and `shared` (the sharing image), best first, each once.
-    static func ordered(recipeImages: [String], shared: String?) -> [String] {
+    static func ordered(recipeImages: [String], shared: String?, declaredWidths: [String: Int] = [:]) -> [String] {
+        func width(_ address: String) -> Int? { Self.width(address) ?? declaredWidths[address] }
         var candidates = recipeImages
         if let shared, !candidates.contains(shared) { candidates.append(shared) }
         guard !candidates.isEmpty else { return [] }
@@ -21,11 +23,13 @@ enum ImageChoice {
         // The recipe's own image and the sharing image are two cuts of one picture: the recipe's (the sharing one is a social crop).
         if primary == shared, let own = recipeImages.first, own != primary, pictureKey(own) == pictureKey(primary) { primary = own }
         var best = primary
-        if let width = width(primary), width < upgradeBelow {
+        if let primaryWidth = width(primary), primaryWidth < upgradeBelow {
             let key = pictureKey(primary)
-            var bestWidth: Int? = width
-            for candidate in candidates where candidate != primary && pictureKey(candidate) == key {
-                let candidateWidth = Self.width(candidate)
+            var bestWidth: Int? = primaryWidth
+            // Variants: the same picture by its address, or images the recipe lists with declared sizes (sizes of one photo).
+            let sized = declaredWidths[primary] != nil
+            for candidate in candidates where candidate != primary && (pictureKey(candidate) == key || (sized && declaredWidths[candidate] != nil)) {
+                let candidateWidth = width(candidate)
                 // No size in the address: the original, larger than any resized copy of it.
                 if let current = bestWidth, candidateWidth.map({ $0 > current }) ?? true {
                     best = candidate
@@ -40,22 +44,22 @@ enum ImageChoice {
     static func looksLikeLogo(_ address: String) -> Bool {
         let file = address.split(separator: "?").first.map { $0.lowercased() } ?? ""
         return ["logo", "favicon", "site-icon", "siteicon", "ogimage", "og-image-default", "placeholder", "default-image", "share-default"]
-            .contains { file.contains($0) }
+            .contains { file.firstRange(of: $0) != nil }
     }
 
     /// The width an address names, if it names one.
     static func width(_ address: String) -> Int? {
         guard let components = URLComponents(string: address) else { return nil }
         let path = components.percentEncodedPath
-        if let match = path.matches(of: #/[-_](\d{2,5})x\d{2,5}/#).last { return Int(match.output.1) }
+        if let match = path.matches(of: Patterns.sizeSuffix).last { return Int(match.output.1) }
         // A folder naming the crop's width: `/food_16x9_448/`.
-        if let match = path.firstMatch(of: #/\/[A-Za-z]+(?:_\d+x\d+)?_(\d{3,4})\//#) { return Int(match.output.1) }
-        if let match = path.firstMatch(of: #/\/(?:w(\d{2,5})-h\d+[^\/]*|s(\d{2,5})|crop-(\d{2,5})x\d+|(\d{2,5})x\d{2,5}|w_(\d{2,5})[^\/]*)\//#) {
+        if let match = path.firstMatch(of: Patterns.widthFolder) { return Int(match.output.1) }
+        if let match = path.firstMatch(of: Patterns.sizeFolder) {
             let found = match.output.1 ?? match.output.2 ?? match.output.3 ?? match.output.4 ?? match.output.5
             return found.flatMap { Int($0) }
         }
         for item in components.queryItems ?? [] where ["w", "width", "imwidth", "resize"].contains(item.name.lowercased()) {
-            if let value = item.value, let number = value.firstMatch(of: #/^(\d{2,5})/#) { return Int(number.output.1) }
+            if let value = item.value, let number = value.firstMatch(of: Patterns.leadingNumber) { return Int(number.output.1) }
         }
         return nil
     }
@@ -64,11 +68,19 @@ enum ImageChoice {
     static func pictureKey(_ address: String) -> String {
         guard let components = URLComponents(string: address) else { return address }
         var path = components.percentEncodedPath.lowercased()
-        path.replace(#/\/(?:w\d{2,5}-h\d+[^\/]*|s\d{2,5}|crop-\d{2,5}x\d+|\d{2,5}x\d{2,5}|w_\d{2,5}[^\/]*)\//#, with: "/")
-        path.replace(#/\/([a-z]+(?:_\d+x\d+)?)_\d{3,4}\//#) { "/\($0.output.1)/" }
-        path.replace(#/[-_]\d{2,5}x\d{2,5}/#, with: "")
-        path.replace("-scaled", with: "")
+        path.replace(Patterns.sizeFolder, with: "/")
+        path.replace(Patterns.widthFolder) { "/\($0.output.0.dropFirst().dropLast().dropLast($0.output.1.count + 1))/" }
+        path.replace(Patterns.sizeSuffix, with: "")
+        if path.firstRange(of: "-scaled") != nil { path.replace("-scaled", with: "") }
         let host = (components.host ?? "").lowercased()
         return (host.hasPrefix("www.") ? String(host.dropFirst(4)) : host) + path
+    }
+
+    /// The patterns, compiled once (a regex literal is parsed each time it is made).
+    private enum Patterns {
+        nonisolated(unsafe) static let sizeSuffix = #/[-_](\d{2,5})x\d{2,5}/#
+        nonisolated(unsafe) static let widthFolder = #/\/[A-Za-z]+(?:_\d+x\d+)?_(\d{3,4})\//#
+        nonisolated(unsafe) static let sizeFolder = #/\/(?:w(\d{2,5})-h\d+[^\/]*|s(\d{2,5})|crop-(\d{2,5})x\d+|(\d{2,5})x\d{2,5}|w_(\d{2,5})[^\/]*)\//#
+        nonisolated(unsafe) static let leadingNumber = #/^(\d{2,5})/#
     }
 }

@@ -38,6 +38,15 @@ enum JSONLD {
             body = trimmed(body)
         }
         if let value = try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed]) { return value }
+        // Any other wrapper ("// <![CDATA[", "/* … */"): without CDATA marks, from the first bracket to the last.
+        if body.contains("<![CDATA[") {
+            body = body.replacingOccurrences(of: "<![CDATA[", with: "").replacingOccurrences(of: "]]>", with: "")
+        }
+        if let open = body.firstIndex(where: { $0 == "{" || $0 == "[" }), let close = body.lastIndex(where: { $0 == "}" || $0 == "]" }),
+           open < close, open != body.startIndex || body.index(after: close) != body.endIndex {
+            body = String(body[open...close])
+            if let value = try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed]) { return value }
+        }
         let repaired = removeTrailingCommas(escapeControlCharacters(body))
         if let value = try? JSONSerialization.jsonObject(with: Data(repaired.utf8), options: [.fragmentsAllowed]) { return value }
         // Several values one after another (or junk after the first): read each balanced value.

@@ -18,7 +18,9 @@ enum Microdata {
 
     /// The first item of type Recipe on the page.
     static func recipe(in html: String) -> [String: Any]? {
-        guard ByteScan.find("schema.org/recipe", in: html, from: html.startIndex) != nil else { return nil }
+        // Written with "//" before it ("https://schema.org/Recipe"): the search jumps from slash to slash.
+        guard ByteScan.find("//schema.org/recipe", in: html, from: html.startIndex) != nil
+            || ByteScan.find("//www.schema.org/recipe", in: html, from: html.startIndex) != nil else { return nil }
         var html = html
         return html.withUTF8 { page in
             var reader = Reader(page: page)

@@ -16,6 +16,8 @@ public struct ImportedRecipe: Sendable, Equatable {
     public var leftOut: [String] = []
     /// True when the page had no schema.org recipe and the recipe was read from its headings and lists.
     public var readWithoutStructuredData = false
+    /// The widths the page declares for its images (ImageObject.width), by address.
+    var imageWidths: [String: Int] = [:]
 
     /// The note a recipe read without structured data carries, so its reader checks it.
     public static let unstructuredNote = "Read from the page's headings and lists (it has no schema.org recipe): check the ingredients and steps against the page."
@@ -26,12 +28,23 @@ public enum RecipeExtractor {
     /// The recipe on the page at `url`, or `nil` when the page has none.
     public static func extract(html: String, url: String) -> ImportedRecipe? {
         let blocks = JSONLD.blocks(in: html)
-        var found = JSONLD.recipe(in: blocks) ?? Microdata.recipe(in: html)
+        let meta = HTMLText.metas(in: html)
+        var found = JSONLD.recipe(in: blocks)
+        // Microdata: the recipe when JSON-LD has none, else what the JSON-LD recipe leaves out (some pages split them).
+        let fillable = ["recipeIngredient", "recipeInstructions", "recipeYield", "nutrition", "prepTime", "cookTime", "totalTime",
+                        "recipeCategory", "recipeCuisine", "image", "description", "author"]
+        if found == nil || fillable.contains(where: { isEmptyValue(found?[$0]) }), let micro = Microdata.recipe(in: html) {
+            if found == nil {
+                found = micro
+            } else {
+                for key in fillable where isEmptyValue(found?[key]) && !isEmptyValue(micro[key]) { found?[key] = micro[key] }
+            }
+        }
         var structured = found != nil
-        if !structured { found = HeadingReader.recipe(in: html) }
+        if !structured { found = HeadingReader.recipe(in: html, meta: meta) }
         // A schema.org recipe without its ingredients or steps: those the page shows under its headings.
         if structured, let recipe = found, list(recipe["recipeIngredient"] ?? recipe["ingredients"]).isEmpty || isEmptyValue(recipe["recipeInstructions"]),
-           let read = HeadingReader.recipe(in: html) {
+           let read = HeadingReader.recipe(in: html, meta: meta) {
             for key in ["recipeIngredient", "recipeInstructions"] where isEmptyValue(recipe[key]) && (key != "recipeIngredient" || recipe["ingredients"] == nil) {
                 found?[key] = read[key]
                 structured = false
@@ -41,13 +54,13 @@ public enum RecipeExtractor {
         // No author on the recipe: the page's author in its head, else its publisher (a brand's site is the recipe's author).
         if found != nil, found?["author"].flatMap(author) == nil {
             let publisher = found?["publisher"].flatMap { JSONLD.resolvingReferences($0, in: blocks) }.flatMap(author)
-            if let byline = HTMLText.meta("author", in: html) ?? publisher ?? HTMLText.meta("og:site_name", in: html), byline.count <= 200 {
+            if let byline = meta["author"] ?? publisher ?? meta["og:site_name"], byline.count <= 200 {
                 found?["author"] = byline
             }
         }
         // No description on the recipe: the page's own summary of itself.
         if found != nil, found.flatMap({ text($0["description"]) }) == nil,
-           let summary = HTMLText.meta("description", in: html) ?? HTMLText.meta("og:description", in: html) {
+           let summary = meta["description"] ?? meta["og:description"] {
             found?["description"] = summary
         }
         guard var recipe = found.flatMap({ normalize($0, url: url) }) else { return nil }
@@ -55,8 +68,11 @@ public enum RecipeExtractor {
             recipe.readWithoutStructuredData = true
             recipe.draft.notes = ImportedRecipe.unstructuredNote
         }
-        let shared = HTMLText.meta("og:image", in: html).flatMap { resolved([$0], against: url).first }
-        recipe.images = ImageChoice.ordered(recipeImages: resolved(recipe.images, against: url), shared: shared)
+        let shared = meta["og:image"].flatMap { resolved([$0], against: url).first }
+        recipe.images = ImageChoice.ordered(recipeImages: resolved(recipe.images, against: url), shared: shared,
+                                            declaredWidths: recipe.imageWidths.reduce(into: [:]) { widths, entry in
+                                                if let address = resolved([entry.key], against: url).first { widths[address] = entry.value }
+                                            })
         return recipe
     }
 
@@ -134,7 +150,9 @@ public enum RecipeExtractor {
             leftOut.append("servings \(servings) (out of range)")
             draft.servings = nil
         }
-        return ImportedRecipe(draft: draft, images: images(r["image"]), nutrition: nutrition, yields: yields, leftOut: leftOut)
+        var imported = ImportedRecipe(draft: draft, images: images(r["image"]), nutrition: nutrition, yields: yields, leftOut: leftOut)
+        imported.imageWidths = declaredWidths(r["image"])
+        return imported
     }
 
     // MARK: Fields
@@ -147,12 +165,12 @@ public enum RecipeExtractor {
     /// - "2.0 Zehen" → "2 Zehen" (a whole number written as a decimal), "1Zwiebel" → "1 Zwiebel".
     static func tidyIngredient(_ line: String) -> String {
         var line = line
-        if line.contains("Â") { line = HTMLText.collapse(line.replacingOccurrences(of: "Â\u{A0}", with: " ").replacingOccurrences(of: "Â ", with: " ")) }
-        if line.contains("((") { line.replace(#/\(\(([^()]*)\)\s*\)/#) { "(\($0.output.1))" } }
-        if line.contains("(,") { line.replace(#/\(,\s*((?:[^()]|\([^()]*\))*)\)/#) { ", \($0.output.1)" } }
+        if line.firstRange(of: "Â") != nil { line = HTMLText.collapse(line.replacingOccurrences(of: "Â\u{A0}", with: " ").replacingOccurrences(of: "Â ", with: " ")) }
+        if line.firstRange(of: "((") != nil { line.replace(Patterns.doubled) { "(\($0.output.1))" } }
+        if line.firstRange(of: "(,") != nil { line.replace(Patterns.emptyNote) { ", \($0.output.1)" } }
         if let first = line.first, "-•*·–▪".contains(first), line.dropFirst().first == " " { line = String(line.dropFirst(2)) }
-        if line.contains(".0") { line.replace(#/(^|\s)(\d+)\.0(?=\s|$)/#) { "\($0.output.1)\($0.output.2)" } }
-        line.replace(#/(^|\s)(\d+)(\p{Lu}\p{Ll})/#) { "\($0.output.1)\($0.output.2) \($0.output.3)" }
+        if line.firstRange(of: ".0") != nil { line.replace(Patterns.wholeDecimal) { "\($0.output.1)\($0.output.2)" } }
+        if hasDigitBeforeCapital(line) { line.replace(Patterns.numberRunIn) { "\($0.output.1)\($0.output.2) \($0.output.3)" } }
         return line
     }
 
@@ -163,6 +181,27 @@ public enum RecipeExtractor {
         case let list as [Any]: return list.isEmpty
         default: return false
         }
+    }
+
+    /// A digit right before a capital letter ("1Zwiebel"), found without a regular expression.
+    static func hasDigitBeforeCapital(_ line: String) -> Bool {
+        var previousIsDigit = false
+        for character in line {
+            if previousIsDigit && character.isUppercase { return true }
+            previousIsDigit = character.isNumber
+        }
+        return false
+    }
+
+    /// The patterns, compiled once (a regex literal is parsed each time it is made).
+    private enum Patterns {
+        nonisolated(unsafe) static let doubled = #/\(\(([^()]*)\)\s*\)/#
+        nonisolated(unsafe) static let emptyNote = #/\(,\s*((?:[^()]|\([^()]*\))*)\)/#
+        nonisolated(unsafe) static let wholeDecimal = #/(^|\s)(\d+)\.0(?=\s|$)/#
+        nonisolated(unsafe) static let numberRunIn = #/(^|\s)(\d+)(\p{Lu}\p{Ll})/#
+        nonisolated(unsafe) static let hourWords = #/(\d+(?:[.,]\d+)?)\s*(?:h|hr|hrs|hour|hours|std|stunde|stunden|uur|heure|heures|hora|horas|ora|ore|timme|timmar|time|timer|godz|óra)(?![a-z])/#
+        nonisolated(unsafe) static let minuteWords = #/(\d+)\s*(?:m|min|mins|minute|minutes|minuten|minuut|minuti|minutos|minuter|minutter|perc|minut|minuty)\b/#
+        nonisolated(unsafe) static let hoursThenMinutes = #/\d\s*h\s*(\d{1,2})\b/#
     }
 
     /// A one-line field cut to what storage keeps.
@@ -314,12 +353,10 @@ public enum RecipeExtractor {
     static func spokenMinutes(_ text: String) -> Int? {
         let lowered = text.lowercased()
         if let whole = Int(lowered.trimmingCharacters(in: .whitespaces)), (1...ISODuration.maxMinutes).contains(whole) { return whole }
-        let hourWords = #/(\d+(?:[.,]\d+)?)\s*(?:h|hr|hrs|hour|hours|std|stunde|stunden|uur|heure|heures|hora|horas|ora|ore|timme|timmar|time|timer|godz|óra)(?![a-z])/#
-        let minuteWords = #/(\d+)\s*(?:m|min|mins|minute|minutes|minuten|minuut|minuti|minutos|minuter|minutter|perc|minut|minuty)\b/#
-        let hours = lowered.firstMatch(of: hourWords).flatMap { Double($0.output.1.replacingOccurrences(of: ",", with: ".")) }
-        var minutes = lowered.firstMatch(of: minuteWords).flatMap { Int($0.output.1) }
+        let hours = lowered.firstMatch(of: Patterns.hourWords).flatMap { Double($0.output.1.replacingOccurrences(of: ",", with: ".")) }
+        var minutes = lowered.firstMatch(of: Patterns.minuteWords).flatMap { Int($0.output.1) }
         // "1h30": minutes right after the hours mark.
-        if minutes == nil, hours != nil, let tail = lowered.firstMatch(of: #/\d\s*h\s*(\d{1,2})\b/#) { minutes = Int(tail.output.1) }
+        if minutes == nil, hours != nil, let tail = lowered.firstMatch(of: Patterns.hoursThenMinutes) { minutes = Int(tail.output.1) }
         guard hours != nil || minutes != nil else { return nil }
         let total = Int(((hours ?? 0) * 60).rounded()) + (minutes ?? 0)
         return (1...ISODuration.maxMinutes).contains(total) ? total : nil
@@ -357,13 +394,22 @@ public enum RecipeExtractor {
         switch value {
         case let string as String: return string.isEmpty ? [] : [string]
         case let list as [Any]:
-            // Prefer the widest ImageObject when sizes are given; otherwise keep the page's order.
-            let candidates = list.flatMap { item in images(item).map { url in (url, width(of: item)) } }
-            let sorted = candidates.enumerated().sorted { ($0.element.1 ?? 0, -$0.offset) > ($1.element.1 ?? 0, -$1.offset) }
-            return sorted.map(\.element.0)
+            // In the page's order: the first is the one the recipe leads with (ImageChoice picks among sizes).
+            return list.flatMap { images($0) }
         case let object as [String: Any]:
             return images(object["url"] ?? object["contentUrl"] ?? object["@id"])
         default: return []
+        }
+    }
+
+    /// The widths ImageObjects declare, by address.
+    static func declaredWidths(_ value: Any?) -> [String: Int] {
+        switch value {
+        case let list as [Any]: return list.reduce(into: [:]) { $0.merge(declaredWidths($1)) { first, _ in first } }
+        case let object as [String: Any]:
+            guard let width = width(of: object) else { return [:] }
+            return Dictionary(images(object).map { ($0, width) }, uniquingKeysWith: { first, _ in first })
+        default: return [:]
         }
     }
 

@@ -37,7 +37,16 @@ public enum IngredientParser {
 
     /// The number at the start of `line` that is too large to be a quantity ("999…9 cups"), if any.
     public static func outOfRangeQuantity(_ line: String) -> String? {
-        read(line).outOfRange
+        // Over 1,000,000 takes seven digits, or an exponent after a digit: most lines have neither and are not parsed.
+        var digits = 0, exponent = false, previousIsDigit = false
+        for scalar in line.unicodeScalars {
+            let isDigit = (scalar.value >= 0x30 && scalar.value <= 0x39) || (scalar.value > 0x7F && scalar.properties.numericType != nil)
+            if isDigit { digits += 1 }
+            if previousIsDigit && (scalar == "e" || scalar == "E") { exponent = true }
+            previousIsDigit = isDigit
+        }
+        guard digits >= 7 || exponent else { return nil }
+        return read(line).outOfRange
     }
 
     private static func read(_ line: String) -> (parsed: ParsedIngredient, outOfRange: String?) {

@@ -16,7 +16,13 @@ extension RecipeDraft {
     /// Whether `text` holds nothing but white space, as validation judges it: importers and
     /// clients that clean text call this too, so what they keep is never refused as empty.
     public static func isBlank(_ text: String) -> Bool {
-        text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+        // What trimming white space and newlines would leave empty, without a trip through Foundation per call:
+        // printable ASCII ends the search at once.
+        for scalar in text.unicodeScalars {
+            if scalar.value > 0x20 && scalar.value < 0x7F { return false }
+            if !CharacterSet.whitespacesAndNewlines.contains(scalar) { return false }
+        }
+        return true
     }
 
     /// Checks every field; the error names the field, what it was and what is allowed.

@@ -188,6 +188,11 @@ struct QualityTests {
         let many = "<h1>T</h1>" + String(repeating: "<h2>Ingredients</h2><li>a</li><li>b</li>", count: 30_000)
         #expect(HeadingReader.blocks(in: many).count <= HeadingReader.maxBlocks)
         #expect(RecipeExtractor.extract(html: many, url: "https://e.com/") == nil)
+        // Headings with no words at all (digits, punctuation, emoji, nothing but an ideograph).
+        for odd in ["123", "!!!", ":", "🍝🍝", "—", "材", "4 -"] {
+            let html = "<h1>\(odd)</h1><h2>\(odd)</h2><p>\(odd):</p><h2>Ingredients</h2><ul><li>1 egg</li><li>2 eggs</li></ul><h2>\(odd)</h2>"
+            #expect(RecipeExtractor.extract(html: html, url: "https://e.com/") == nil, "\(odd)")
+        }
         let comment = "<h1>T</h1><!-- never closed <h2>Ingredients</h2>"
         #expect(RecipeExtractor.extract(html: comment, url: "https://e.com/") == nil)
     }
