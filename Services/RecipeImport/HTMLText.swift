@@ -4,7 +4,17 @@ import Foundation
 enum HTMLText {
     /// "Mac &amp; <b>cheese</b>\n  bake" → "Mac & cheese bake".
     static func clean(_ text: String) -> String {
-        collapse(decodeEntities(stripTags(text)))
+        collapse(withoutInvisibles(decodeEntities(stripTags(text))))
+    }
+
+    /// Soft hyphens, zero-width spaces and byte-order marks removed ("Berg&shy;käse" is "Bergkäse").
+    static func withoutInvisibles(_ text: String) -> String {
+        guard !text.utf8.allSatisfy({ $0 < 0x80 }) else { return text }
+        let invisible: Set<Unicode.Scalar> = ["\u{AD}", "\u{200B}", "\u{2060}", "\u{FEFF}"]
+        guard text.unicodeScalars.contains(where: { invisible.contains($0) }) else { return text }
+        var scalars = String.UnicodeScalarView()
+        scalars.append(contentsOf: text.unicodeScalars.filter { !invisible.contains($0) })
+        return String(scalars)
     }
 
     static func collapse(_ text: String) -> String {
@@ -25,24 +35,41 @@ enum HTMLText {
         return String(decoding: result, as: UTF8.self)
     }
 
+    /// Tags removed; a block tag (`<p>`, `<br>`, `<li>`…) leaves a space, an inline one (`<a>`, `<span>`, `<b>`…) nothing,
+    /// as a browser shows them ("carrots</a>, then" is "carrots, then").
     static func stripTags(_ text: String) -> String {
         guard text.utf8.contains(UInt8(ascii: "<")) else { return text }
         var result = ""
+        var tag = ""
         var inTag = false
         for character in text {
-            if character == "<" { inTag = true; continue }
-            if character == ">" && inTag { inTag = false; result.append(" "); continue }
-            if !inTag { result.append(character) }
+            if character == "<" { inTag = true; tag = ""; continue }
+            if inTag {
+                if character == ">" {
+                    inTag = false
+                    let name = tag.drop { $0 == "/" }.prefix { $0.isLetter || $0.isNumber }.lowercased()
+                    if !inlineTags.contains(name) { result.append(" ") }
+                } else if tag.count < 12 {
+                    tag.append(character)
+                }
+                continue
+            }
+            result.append(character)
         }
         return result
     }
+
+    private static let inlineTags: Set<String> = [
+        "a", "span", "b", "strong", "i", "em", "u", "small", "sup", "sub", "mark", "abbr", "font", "code", "s", "strike", "del",
+        "ins", "q", "cite", "time", "data", "bdi", "bdo", "wbr",
+    ]
 
     private static let named: [String: String] = [
         "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": " ", "ndash": "–", "mdash": "—",
         "hellip": "…", "rsquo": "’", "lsquo": "‘", "rdquo": "”", "ldquo": "“", "deg": "°", "frac12": "½", "frac14": "¼",
         "frac34": "¾", "frac13": "⅓", "frac23": "⅔", "eacute": "é", "egrave": "è", "agrave": "à", "aacute": "á", "ccedil": "ç",
         "ouml": "ö", "uuml": "ü", "auml": "ä", "szlig": "ß", "ntilde": "ñ", "iacute": "í", "oacute": "ó", "uacute": "ú",
-        "times": "×", "reg": "®", "copy": "©", "trade": "™", "euro": "€", "pound": "£", "ecirc": "ê", "acirc": "â", "ocirc": "ô",
+        "times": "×", "shy": "\u{AD}", "reg": "®", "copy": "©", "trade": "™", "euro": "€", "pound": "£", "ecirc": "ê", "acirc": "â", "ocirc": "ô",
     ]
 
     /// `&amp;`, `&#39;`, `&#x27;` and the common named entities (twice, for double-escaped text).

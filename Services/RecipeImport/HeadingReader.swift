@@ -66,7 +66,7 @@ enum HeadingReader {
             let ingredients = lines(blocks[(start + 1)..<method], stopAtHeading: false)
             guard ingredients.count >= 2, ingredients.count <= 150 else { continue }
             let end = blocks[(method + 1)...].firstIndex { isHeading($0, endWords) } ?? blocks.endIndex
-            let steps = Array(lines(blocks[(method + 1)..<end], stopAtHeading: true).prefix(100))
+            let steps = RecipeExtractor.withoutListNumbers(Array(lines(blocks[(method + 1)..<end], stopAtHeading: true).prefix(100)))
             guard !steps.isEmpty else { continue }
             return (ingredients, steps)
         }

@@ -273,12 +273,30 @@ public enum RecipeExtractor {
         return name
     }
 
-    /// "Step 1", "Schritt 2", "stap 3", "step4", "5.": a step's number in any language, not a title.
+    /// "Step 1", "Schritt 2", "stap 3", "step4", "5.", "gazpacho_r step 1": a step's number in any language, not a title.
     static func isNumbering(_ label: String) -> Bool {
         guard label.contains(where: \.isNumber) else { return false }
-        let words = label.split(whereSeparator: { !$0.isLetter && !$0.isNumber })
+        let words = label.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber })
         let letters = label.filter(\.isLetter)
-        return words.count <= 2 && letters.count <= 8
+        if words.count <= 2 && letters.count <= 8 { return true }
+        // "… step 3": a step word, then the number, at the end.
+        guard words.count >= 2, words.last!.allSatisfy(\.isNumber) else { return false }
+        return stepWords.contains(String(words[words.count - 2]))
+    }
+
+    static let stepWords: Set<String> = ["step", "stap", "schritt", "passo", "paso", "étape", "etape", "etapa", "krok", "steg", "trin",
+                                         "vaihe", "lépés", "adım", "stage", "fase"]
+
+    /// Lines numbered 1, 2, 3… at their start ("1. Mix.", "2) Bake."): the numbers are the list's, not the text's.
+    static func withoutListNumbers(_ lines: [String]) -> [String] {
+        guard lines.count >= 2 else { return lines }
+        var stripped: [String] = []
+        for (index, line) in lines.enumerated() {
+            let marker = "\(index + 1)"
+            guard line.hasPrefix(marker + ". ") || line.hasPrefix(marker + ") ") || line.hasPrefix(marker + "- ") else { return lines }
+            stripped.append(String(line.dropFirst(marker.count + 2)))
+        }
+        return stripped
     }
 
     /// "1. Preheat the oven.2. Whisk the eggs." → its numbered steps, when one text holds several numbered 1, 2, 3….
