@@ -5,7 +5,7 @@ enum HostilePages {
     static let size = 10_000_000
 
     static let kinds = ["benign", "deep-nesting", "unmatched-tags", "many-itemscopes", "nested-itemprops",
-                        "jsonld-deep", "jsonld-huge", "unclosed-scripts", "no-gt"]
+                        "jsonld-deep", "jsonld-huge", "unclosed-scripts", "no-gt", "ingredient-headings", "open-headings", "inline-tags"]
 
     /// `unit` repeated after `head` until the page is `size` bytes.
     static func fill(_ head: String, _ unit: String, tail: String = "") -> String {
@@ -32,6 +32,10 @@ enum HostilePages {
         case "jsonld-huge": return fill(#"<script type="application/ld+json">{"@type":"Recipe","name":"Big","recipeIngredient":["#, #""1 egg","#, tail: #""x"]}</script>"#)
         case "unclosed-scripts": return fill(recipeHead, "<script>x")
         case "no-gt": return fill(recipeHead, "<a itemprop=\"x\" ")
+        // For the heading reader (pages without schema.org): every heading a candidate, headings never closed, tags in text.
+        case "ingredient-headings": return fill("<html><body><h1>Soup</h1>", "<h2>Ingredients</h2><ul><li>1 egg</li></ul><h3>Zutaten für 4</h3>")
+        case "open-headings": return fill("<html><body><h1>Soup", "<h2>Ingredients<li>1 egg")
+        case "inline-tags": return fill(#"<html><body><h1>Soup</h1><h2>Ingredients</h2><ul><li>1 egg</li><li>2 eggs</li></ul><h2>Method</h2><p>"#, "<b>a</b><i>")
         default: return nil
         }
     }

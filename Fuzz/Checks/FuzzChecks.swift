@@ -30,15 +30,29 @@ public enum FuzzChecks {
         if let error = header?.error, error.code == .internalError { broken("internal_error for a client's input: \(error.message)") }
     }
 
-    /// A web page: reading it never traps, and what it yields is a recipe storage accepts.
+    /// A web page: reading it never traps, and what it yields is a recipe storage accepts. The same bytes are also
+    /// read as every text field of a JSON-LD recipe (yield, durations, ingredient lines, steps, image addresses), so the
+    /// field readers see arbitrary text too.
     public static func page(_ data: Data) {
         let html = String(decoding: data, as: UTF8.self)
-        guard let imported = RecipeExtractor.extract(html: html, url: "https://example.com/recipe") else { return }
+        accepted(RecipeExtractor.extract(html: html, url: "https://example.com/recipe"))
+        let text = String(html.prefix(4_000))
+        let recipe: [String: Any] = [
+            "@type": "Recipe", "name": "Fuzz", "recipeYield": text, "prepTime": text, "cookTime": text, "recipeIngredient": [text, text],
+            "recipeInstructions": [text, ["@type": "HowToStep", "name": text, "text": text], ["@type": "HowToSection", "name": text, "itemListElement": [text]]],
+            "image": [text, ["@type": "ImageObject", "url": text, "width": 300]], "author": text, "description": text,
+        ]
+        accepted(RecipeExtractor.extract(json: recipe, url: "https://example.com/recipe"))
+    }
+
+    private static func accepted(_ imported: ImportedRecipe?) {
+        guard let imported else { return }
         do {
             try imported.draft.validate()
         } catch {
             broken("the importer produced a recipe storage refuses: \(error.message)")
         }
+        _ = imported.schemaOrg
     }
 
     /// Durations and ingredient lines: any text reads without trapping, within the documented ranges.

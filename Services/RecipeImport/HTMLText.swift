@@ -21,6 +21,14 @@ enum HTMLText {
         // ASCII text (most of it) is collapsed byte by byte; other text by Unicode's white space.
         let bytes = text.utf8
         guard bytes.allSatisfy({ $0 < 0x80 }) else { return text.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ") }
+        // Already collapsed (single spaces between words, none at the ends): as it is.
+        var previousSpace = true, clean = true
+        for byte in bytes {
+            let space = byte == 0x20
+            if (space && previousSpace) || (byte < 0x20 && byte != 0x20) { clean = false; break }
+            previousSpace = space
+        }
+        if clean && !previousSpace { return text }
         var result: [UInt8] = []
         result.reserveCapacity(bytes.count)
         var pendingSpace = false
@@ -39,27 +47,31 @@ enum HTMLText {
     /// as a browser shows them ("carrots</a>, then" is "carrots, then").
     static func stripTags(_ text: String) -> String {
         guard text.utf8.contains(UInt8(ascii: "<")) else { return text }
-        var result = ""
-        var tag = ""
-        var inTag = false
-        for character in text {
-            if character == "<" { inTag = true; tag = ""; continue }
-            if inTag {
-                if character == ">" {
-                    inTag = false
-                    let name = tag.drop { $0 == "/" }.prefix { $0.isLetter || $0.isNumber }.lowercased()
-                    if !inlineTags.contains(name) { result.append(" ") }
-                } else if tag.count < 12 {
-                    tag.append(character)
-                }
-                continue
-            }
-            result.append(character)
+        var result: [UInt8] = []
+        result.reserveCapacity(text.utf8.count)
+        var tagStart: Int?
+        let bytes = Array(text.utf8)
+        for (index, byte) in bytes.enumerated() {
+            if byte == UInt8(ascii: "<") { tagStart = index + 1; continue }
+            guard let start = tagStart else { result.append(byte); continue }
+            guard byte == UInt8(ascii: ">") else { continue }
+            tagStart = nil
+            var nameStart = start
+            while nameStart < index, bytes[nameStart] == UInt8(ascii: "/") { nameStart += 1 }
+            var nameEnd = nameStart
+            while nameEnd < index, nameEnd - nameStart < 12, isNameByte(bytes[nameEnd]) { nameEnd += 1 }
+            if !inlineKeys.contains(Microdata.key(bytes[nameStart..<nameEnd])) { result.append(UInt8(ascii: " ")) }
         }
-        return result
+        return String(decoding: result, as: UTF8.self)
     }
 
-    private static let inlineTags: Set<String> = [
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x30 && byte <= 0x39)
+    }
+
+    private static let inlineKeys = Set(inlineTags.map { Microdata.key(Array($0.utf8)) })
+
+    static let inlineTags: Set<String> = [
         "a", "span", "b", "strong", "i", "em", "u", "small", "sup", "sub", "mark", "abbr", "font", "code", "s", "strike", "del",
         "ins", "q", "cite", "time", "data", "bdi", "bdo", "wbr",
     ]

@@ -126,7 +126,8 @@ enum HeadingReader {
     /// "Cooking Instructions", a paragraph "Here's how to make it:".
     static func isHeading(_ block: Block, _ words: Vocabulary, numbersAllowed: Bool = false) -> Bool {
         guard block.text.utf8.count <= 240, block.kind != .item || block.text.count <= 20, block.text.count <= 60 else { return false }
-        let text = block.text.lowercased().trimmingCharacters(in: headingPunctuation)
+        let lowered = block.text.lowercased()
+        let text = String(lowered.drop { headingPunctuation.contains($0) }.reversed().drop { headingPunctuation.contains($0) }.reversed())
         if words.phrases.contains(text) { return true }
         let tokens = text.split(whereSeparator: { !($0.isLetter || $0 == "'" || $0 == "’" || $0 == "-") })
             .flatMap { $0.split(separator: "-", omittingEmptySubsequences: false) }.map(String.init)
@@ -151,7 +152,7 @@ enum HeadingReader {
         return words.ideographic.contains { text.firstRange(of: $0) != nil }
     }
 
-    private static let headingPunctuation = CharacterSet(charactersIn: " :：.-–—#*!")
+    private static let headingPunctuation: Set<Character> = [" ", ":", "：", ".", "-", "–", "—", "#", "*", "!"]
 
     /// Heading words: phrases of one to `longest` words (as "step by step"), and ideographic ones matched anywhere.
     struct Vocabulary: Sendable {
@@ -171,11 +172,22 @@ enum HeadingReader {
     /// Elements whose content is never page text. (Navigation, forms and footers are read: pages wrap whole
     /// articles in them, and the heading search passes over menus on its own.)
     private static let skipped: Set<String> = ["script", "style", "noscript", "svg", "template", "iframe", "select", "textarea", "object"]
-    private static let headings: Set<String> = ["h1", "h2", "h3", "h4", "h5", "h6"]
     private static let breaking: Set<String> = [
         "p", "div", "li", "ul", "ol", "br", "section", "article", "table", "tr", "td", "th", "dt", "dd", "header", "main",
-        "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "figure", "figcaption", "hr", "span-break",
+        "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "figure", "figcaption", "hr", "nav", "footer", "aside", "form",
     ]
+
+    /// The tag names the reader acts on, as packed keys.
+    private enum Keys {
+        static func key(_ name: String) -> Microdata.TagKey { Microdata.key(Array(name.utf8)) }
+        static let skipped = Set(HeadingReader.skipped.map(key))
+        static let breaking = Set(HeadingReader.breaking.map(key))
+        static let inline = Set(HTMLText.inlineTags.map(key))
+        static let headings = Dictionary(uniqueKeysWithValues: (1...6).map { (key("h\($0)"), $0) })
+        static let endHeading = Set(["ul", "ol", "li", "p", "table", "dl"].map(key))
+        static let lists = Set(["ul", "ol", "dl"].map(key))
+        static let li = key("li"), dd = key("dd")
+    }
 
     /// The page's text as blocks, in order.
     static func blocks(in html: String) -> [Block] {
@@ -196,7 +208,7 @@ enum HeadingReader {
         var headingLevel = 0
         var itemDepth = 0
         var skipDepth = 0
-        var skippedName: String?
+        var skippedName: Microdata.TagKey?
 
         init(page: UnsafeBufferPointer<UInt8>) { self.page = page }
 
@@ -228,34 +240,36 @@ enum HeadingReader {
             var end = start
             while end < bytes.count, isNameByte(bytes[end]) { end += 1 }
             guard end > start else { return }
-            let name = String(decoding: bytes[start..<end].map(ByteScan.lower), as: UTF8.self)
+            // Tag names compared as packed numbers: no string is made per tag.
+            let name = Microdata.key(UnsafeBufferPointer(rebasing: bytes[start..<end]))
             if skipDepth > 0 {
                 // Inside a skipped element only its own end matters (nested ones of the same name counted).
                 if name == skippedName { skipDepth += closing ? -1 : (bytes.last == UInt8(ascii: "/") ? 0 : 1) }
                 if skipDepth == 0 { skippedName = nil }
                 return
             }
-            if !closing, HeadingReader.skipped.contains(name), bytes.last != UInt8(ascii: "/") {
+            if !closing, Keys.skipped.contains(name), bytes.last != UInt8(ascii: "/") {
                 flush()
                 skipDepth = 1
                 skippedName = name
                 return
             }
-            guard HeadingReader.breaking.contains(name) else {
-                text.append(UInt8(ascii: " "))
+            guard Keys.breaking.contains(name) else {
+                // An inline tag (a link, bold text) joins its text to what is around it, as a browser shows it.
+                if !Keys.inline.contains(name) { text.append(UInt8(ascii: " ")) }
                 return
             }
             flush()
-            if HeadingReader.headings.contains(name) {
+            if let level = Keys.headings[name] {
                 // Headings do not nest: a new one ends any left open.
                 headingDepth = closing ? max(0, headingDepth - 1) : 1
-                headingLevel = headingDepth > 0 ? Int(name.dropFirst()) ?? 0 : 0
-            } else if !closing, ["ul", "ol", "li", "p", "table", "dl"].contains(name) {
+                headingLevel = headingDepth > 0 ? level : 0
+            } else if !closing, Keys.endHeading.contains(name) {
                 headingDepth = 0 // a list or paragraph is never part of a heading left open
             }
-            if name == "li" || name == "dd" { itemDepth = max(0, itemDepth + (closing ? -1 : 1)) }
+            if name == Keys.li || name == Keys.dd { itemDepth = max(0, itemDepth + (closing ? -1 : 1)) }
             // Items may be left unclosed: the end of their list ends them.
-            if closing, name == "ul" || name == "ol" || name == "dl" { itemDepth = 0 }
+            if closing, Keys.lists.contains(name) { itemDepth = 0 }
         }
 
         func isNameByte(_ byte: UInt8) -> Bool {

@@ -19,7 +19,8 @@ enum ImageChoice {
         var candidates = recipeImages
         if let shared, !candidates.contains(shared) { candidates.append(shared) }
         guard !candidates.isEmpty else { return [] }
-        var primary = shared.flatMap { looksLikeLogo($0) ? nil : $0 } ?? candidates.first { !looksLikeLogo($0) } ?? candidates[0]
+        let logos = Set(candidates.filter(looksLikeLogo))
+        var primary = shared.flatMap { logos.contains($0) ? nil : $0 } ?? candidates.first { !logos.contains($0) } ?? candidates[0]
         // The recipe's own image and the sharing image are two cuts of one picture: the recipe's (the sharing one is a social crop).
         if primary == shared, let own = recipeImages.first, own != primary, pictureKey(own) == pictureKey(primary) { primary = own }
         var best = primary
@@ -37,15 +38,21 @@ enum ImageChoice {
                 }
             }
         }
-        return [best] + candidates.filter { $0 != best && !looksLikeLogo($0) } + candidates.filter { $0 != best && looksLikeLogo($0) }
+        return [best] + candidates.filter { $0 != best && !logos.contains($0) } + candidates.filter { $0 != best && logos.contains($0) }
     }
 
     /// A site's logo, icon or stock sharing picture rather than a photo of the dish.
     static func looksLikeLogo(_ address: String) -> Bool {
-        let file = address.split(separator: "?").first.map { $0.lowercased() } ?? ""
-        return ["logo", "favicon", "site-icon", "siteicon", "ogimage", "og-image-default", "placeholder", "default-image", "share-default"]
-            .contains { file.firstRange(of: $0) != nil }
+        // The address before its query, lower-cased ASCII, searched byte by byte.
+        let file = Array(address.utf8.prefix { $0 != UInt8(ascii: "?") }.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 })
+        return logoWords.contains { word in
+            guard word.count <= file.count else { return false }
+            return (0...(file.count - word.count)).contains { start in file[start..<(start + word.count)].elementsEqual(word) }
+        }
     }
+
+    private static let logoWords = ["logo", "favicon", "site-icon", "siteicon", "ogimage", "og-image-default", "placeholder", "default-image",
+                                    "share-default"].map { Array($0.utf8) }
 
     /// The width an address names, if it names one.
     static func width(_ address: String) -> Int? {

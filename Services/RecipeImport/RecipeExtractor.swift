@@ -269,7 +269,7 @@ public enum RecipeExtractor {
     static func stepTitle(_ name: String, text: String) -> String? {
         let bare = name.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: ".…")))
         guard !bare.isEmpty, bare.count <= RecipeDraft.Limits.nameLength, !isNumbering(bare),
-              !text.lowercased().hasPrefix(bare.lowercased()) else { return nil }
+              !text.prefix(bare.count + 8).lowercased().hasPrefix(bare.lowercased()) else { return nil }
         return name
     }
 
