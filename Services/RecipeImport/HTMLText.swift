@@ -50,17 +50,26 @@ enum HTMLText {
         var result: [UInt8] = []
         result.reserveCapacity(text.utf8.count)
         var tagStart: Int?
+        // Just after an inline element closed: another element starting right there is a separate piece ("<span>150 g</span><span>rice</span>").
+        var afterInlineEnd = false
         let bytes = Array(text.utf8)
         for (index, byte) in bytes.enumerated() {
             if byte == UInt8(ascii: "<") { tagStart = index + 1; continue }
-            guard let start = tagStart else { result.append(byte); continue }
+            guard let start = tagStart else {
+                result.append(byte)
+                afterInlineEnd = false
+                continue
+            }
             guard byte == UInt8(ascii: ">") else { continue }
             tagStart = nil
+            let closing = start < index && bytes[start] == UInt8(ascii: "/")
             var nameStart = start
             while nameStart < index, bytes[nameStart] == UInt8(ascii: "/") { nameStart += 1 }
             var nameEnd = nameStart
             while nameEnd < index, nameEnd - nameStart < 12, isNameByte(bytes[nameEnd]) { nameEnd += 1 }
-            if !inlineKeys.contains(Microdata.key(bytes[nameStart..<nameEnd])) { result.append(UInt8(ascii: " ")) }
+            let inline = inlineKeys.contains(Microdata.key(bytes[nameStart..<nameEnd]))
+            if !inline || (!closing && afterInlineEnd) { result.append(UInt8(ascii: " ")) }
+            afterInlineEnd = inline && closing
         }
         return String(decoding: result, as: UTF8.self)
     }

@@ -255,8 +255,11 @@ enum HeadingReader {
                 return
             }
             guard Keys.breaking.contains(name) else {
-                // An inline tag (a link, bold text) joins its text to what is around it, as a browser shows it.
-                if !Keys.inline.contains(name) { text.append(UInt8(ascii: " ")) }
+                // An inline tag (a link, bold text) joins its text to what is around it, as a browser shows it; an element
+                // starting right where an inline one closed is a separate piece.
+                let inline = Keys.inline.contains(name)
+                if !inline || (!closing && text.last == 0) { text.append(UInt8(ascii: " ")) }
+                if inline && closing { text.append(0) }
                 return
             }
             flush()
@@ -279,7 +282,8 @@ enum HeadingReader {
         mutating func flush() {
             defer { text.removeAll(keepingCapacity: true) }
             guard text.contains(where: { $0 > 0x20 }) else { return }
-            let cleaned = HTMLText.collapse(HTMLText.decodeEntities(String(decoding: text, as: UTF8.self)))
+            // (A zero byte marks where an inline element closed; it is not text.)
+            let cleaned = HTMLText.collapse(HTMLText.decodeEntities(String(decoding: text.lazy.filter { $0 != 0 }, as: UTF8.self)))
             guard !cleaned.isEmpty else { return }
             let kind: Kind = headingDepth > 0 ? .heading : itemDepth > 0 ? .item : .paragraph
             blocks.append(Block(kind: kind, text: cleaned, level: kind == .heading ? headingLevel : 0))

@@ -84,6 +84,9 @@ enum Microdata {
         /// The text of the page since the outermost open property began.
         var text: [UInt8] = []
         var collecting = 0
+        /// Where the text ended when an element last closed: an element opening right there is a separate piece
+        /// ("<span>150 g</span><span>rice</span>" reads "150 g rice").
+        var closedAt = -1
 
         init(page: UnsafeBufferPointer<UInt8>) { self.page = page }
 
@@ -133,6 +136,7 @@ enum Microdata {
         }
 
         mutating func openElement(_ name: TagKey, tag: UnsafeBufferPointer<UInt8>) {
+            if collecting > 0, text.count == closedAt, text.last != 0x20 { text.append(0x20) }
             var element = Element(name: name, owner: stack.last.flatMap { $0.scope ?? $0.owner }, textStart: text.count)
             // Only tags that mention microdata carry anything this reader keeps.
             if ByteScan.find("item", in: tag, from: 0) != nil {
@@ -171,6 +175,7 @@ enum Microdata {
             openByName[element.name]?.removeLast()
             if element.collectsText { collecting -= 1 }
             finish(element)
+            closedAt = text.count
             if collecting == 0 { text.removeAll(keepingCapacity: text.count < 1_000_000) }
         }
 

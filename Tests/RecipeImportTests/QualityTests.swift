@@ -171,6 +171,26 @@ struct QualityTests {
         }
     }
 
+    @Test("pieces of text in elements side by side are apart, text inside a word stays whole: in JSON-LD, microdata and headings")
+    func inlinePieces() throws {
+        #expect(HTMLText.clean("<span>150 g</span><span>rice</span>, <a href=x>carrot</a>s, then") == "150 g rice, carrots, then")
+        let microdata = """
+            <div itemscope itemtype="https://schema.org/Recipe"><h1 itemprop="name">Risotto</h1>
+            <li itemprop="recipeIngredient"><span>150 g</span><span>Risottoreis</span></li>
+            <li itemprop="recipeIngredient"><b>1</b> onion<i>s</i></li>
+            <div itemprop="recipeInstructions">Cook it.</div></div>
+            """
+        let recipe = try #require(RecipeExtractor.extract(html: microdata, url: "https://e.com/r"))
+        #expect(recipe.draft.ingredients.map(\.text) == ["150 g Risottoreis", "1 onions"])
+        let headings = """
+            <h1>Soup</h1><h2>Ingredients</h2><ul><li><span>2</span><span>leeks</span></li><li>1 <em>small</em> onion</li></ul>
+            <h2>Method</h2><ol><li>Cook the <a href="/leeks">leek</a>s slowly for twenty minutes.</li></ol>
+            """
+        let read = try #require(RecipeExtractor.extract(html: headings, url: "https://e.com/s"))
+        #expect(read.draft.ingredients.map(\.text) == ["2 leeks", "1 small onion"])
+        #expect(read.draft.instructions.map(\.text) == ["Cook the leeks slowly for twenty minutes."])
+    }
+
     @Test("an article that only mentions ingredients, or has a list with no method, gives no recipe")
     func noFalseRecipes() {
         let pages = [
