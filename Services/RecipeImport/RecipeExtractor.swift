@@ -376,7 +376,10 @@ public enum RecipeExtractor {
         // "1h30": minutes right after the hours mark.
         if minutes == nil, hours != nil, let tail = lowered.firstMatch(of: Patterns.hoursThenMinutes) { minutes = Int(tail.output.1) }
         guard hours != nil || minutes != nil else { return nil }
-        let total = Int(((hours ?? 0) * 60).rounded()) + (minutes ?? 0)
+        // Bounded before any conversion: "99999999999999999999 hours" is out of range, never a trap.
+        let hourMinutes = (hours ?? 0) * 60
+        guard hourMinutes.isFinite, hourMinutes <= Double(ISODuration.maxMinutes), (minutes ?? 0) <= ISODuration.maxMinutes else { return nil }
+        let total = Int(hourMinutes.rounded()) + (minutes ?? 0)
         return (1...ISODuration.maxMinutes).contains(total) ? total : nil
     }
 

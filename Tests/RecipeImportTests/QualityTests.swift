@@ -88,6 +88,12 @@ struct QualityTests {
         #expect(try recipe(#""prepTime":"45 Minuten""#).totalTime == "PT45M", "prep alone is the total")
         #expect(try recipe(#""cookTime":"1h30""#).cookTime == "PT1H30M")
         #expect(try recipe(#""cookTime":"soon""#).cookTime == nil)
+        // Absurd spoken durations are out of range, never a trap.
+        for absurd in ["99999999999999999999 hours", "9999999999999999999999 minutes", "99999999999999999999 h 99999999999999999999 min",
+                       "9223372036854775807 min", "600000 hours"] {
+            #expect(try recipe(#""cookTime":"\#(absurd)""#).cookTime == nil, "\(absurd)")
+        }
+        #expect(RecipeExtractor.spokenMinutes("99999999999999999999 hours") == nil)
     }
 
     @Test("a recipe plugin's doubled parentheses are undone; nested ones are kept")
