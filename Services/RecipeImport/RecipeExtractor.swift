@@ -89,11 +89,16 @@ public enum RecipeExtractor {
     }
 
     /// Image addresses made absolute against the page, without fragments, each once.
+    static let maxImageAddressBytes = 4_096
+    static let maxImages = 64
+
     static func resolved(_ images: [String], against page: String) -> [String] {
         let base = URL(string: page)
         var seen = Set<String>()
         let scheme = base?.scheme ?? "https"
-        return images.compactMap { image -> String? in
+        // No real image address is longer than a few hundred characters: a longer one (a hostile page's) is not read at all.
+        return images.prefix(maxImages).compactMap { image -> String? in
+            guard image.utf8.count <= maxImageAddressBytes else { return nil }
             // Absolute (or scheme-relative) addresses are kept as the page wrote them, not re-encoded.
             let trimmed = image.trimmingCharacters(in: .whitespaces)
             let lowered = trimmed.lowercased()

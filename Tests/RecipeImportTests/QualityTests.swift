@@ -138,6 +138,11 @@ struct QualityTests {
         #expect(try first("https://e.com/uploads/pie-500x500.jpg", ["https://e.com/uploads/tart.jpg"]) == "https://e.com/uploads/pie-500x500.jpg")
         // The site's logo as the sharing image: the recipe's own photo.
         #expect(try first("https://e.com/wp-content/uploads/site-logo.png", ["https://e.com/uploads/stew.jpg"]) == "https://e.com/uploads/stew.jpg")
+        // A hostile page's megabyte-long addresses and thousands of images are not read.
+        let long = "https://e.com/" + String(repeating: "a", count: 1_000_000) + ".jpg"
+        #expect(try first(nil, [long, "https://e.com/ok.jpg"]) == "https://e.com/ok.jpg")
+        let many = (0..<5_000).map { "https://e.com/p\($0)-100x100.jpg" }
+        #expect(try first(many[0], many) == many[0])
         // Addresses the page wrote out in full are kept as written, not re-encoded.
         #expect(try first(nil, ["https://e.com/uploads/Coxa-Elétrica.jpg"]) == "https://e.com/uploads/Coxa-Elétrica.jpg")
     }
