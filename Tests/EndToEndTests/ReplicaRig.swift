@@ -9,21 +9,41 @@ import Testing
 /// come back where the worker expects it (a restart, a restore, a kill -9).
 final class StorageNode {
     var folder: String
-    let port: Int
-    let publishPort: Int
+    private(set) var port: Int
+    private(set) var publishPort: Int
     var process: ServiceProcess?
+    /// Whether it has run: from then on its endpoint is fixed (the worker knows it).
+    private var started = false
     var endpoint: String { "tcp://127.0.0.1:\(port)" }
 
     init(folder: String = temporaryDataFolder()) throws {
         self.folder = folder
-        port = try freeLoopbackPort()
-        publishPort = try freeLoopbackPort()
+        (port, publishPort) = try Self.drawPorts()
     }
 
+    static func drawPorts() throws -> (Int, Int) {
+        let port = try freeLoopbackPort()
+        var publish = try freeLoopbackPort()
+        while publish == port { publish = try freeLoopbackPort() }
+        return (port, publish)
+    }
+
+    /// Starts the storage. A port another process took since it was drawn (tests run side by side) is drawn again on the
+    /// first start, and waited for on a restart (the endpoint is fixed then; the old process may still be letting it go).
     func start() async throws {
-        let process = try ServiceProcess("recipe-storage", ["--bind", endpoint, "--publish", "tcp://127.0.0.1:\(publishPort)", "--data", folder])
-        _ = try await process.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
-        self.process = process
+        for attempt in 1...5 {
+            let process = try ServiceProcess("recipe-storage", ["--bind", endpoint, "--publish", "tcp://127.0.0.1:\(publishPort)", "--data", folder])
+            do {
+                _ = try await process.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+                self.process = process
+                started = true
+                return
+            } catch {
+                _ = try? await process.stop()
+                guard process.printed.contains("Address already in use"), attempt < 5 else { throw error }
+                if started { try await Task.sleep(for: .milliseconds(500)) } else { (port, publishPort) = try Self.drawPorts() }
+            }
+        }
     }
 
     func stop(signal: Int32 = SIGTERM) async throws {
@@ -121,5 +141,30 @@ final class ReplicaRig {
         _ = try? await worker?.stop()
         for node in nodes { try? await node.stop() }
         try? FileManager.default.removeItem(at: scratch)
+    }
+}
+
+@Suite("The replica rig itself")
+struct ReplicaRigTests {
+    @Test("a storage whose drawn port was taken before it started draws another and starts")
+    func takenPortIsDrawnAgain() async throws {
+        let node = try StorageNode()
+        // Another process takes the port between the draw and the start.
+        let taker = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(taker) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(node.port).bigEndian
+        let taken = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(taker, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        } && listen(taker, 1) == 0
+        try #require(taken)
+        let drawn = node.port
+        try await node.start()
+        #expect(node.port != drawn && node.process != nil)
+        #expect(try await recipes(["list"], storage: node.endpoint).status == 0)
+        try await node.stop()
+        try? FileManager.default.removeItem(atPath: node.folder)
     }
 }
