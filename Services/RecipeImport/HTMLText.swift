@@ -133,8 +133,8 @@ enum HTMLText {
     }
 
     /// Every `<meta name|property="KEY" content="…">` of the page (the first 300 KB), by lower-case key, the first of each,
-    /// cleaned; read once per page.
-    static func metas(in html: String) -> [String: String] {
+    /// cleaned, and its sharing images in order with the sizes declared for them; read once per page.
+    static func metas(in html: String) -> PageMeta {
         var html = html
         let tags: [[String: String]] = html.withUTF8 { page in
             let window = UnsafeBufferPointer(rebasing: page[0..<min(page.count, 300_000)])
@@ -148,13 +148,34 @@ enum HTMLText {
             }
             return found
         }
-        var found: [String: String] = [:]
+        var meta = PageMeta()
         for attributes in tags {
-            guard let key = (attributes["name"] ?? attributes["property"])?.lowercased(), found[key] == nil,
-                  let content = attributes["content"] else { continue }
+            guard let key = (attributes["name"] ?? attributes["property"])?.lowercased(), let content = attributes["content"] else { continue }
             let value = clean(content)
-            if !value.isEmpty, value.count <= 2_000 { found[key] = value }
+            guard !value.isEmpty, value.count <= 2_000 else { continue }
+            if meta.values[key] == nil { meta.values[key] = value }
+            switch attributes["property"]?.lowercased() ?? key {
+            case "og:image", "og:image:url", "og:image:secure_url", "twitter:image", "twitter:image:src":
+                if meta.images.count < PageMeta.imageLimit { meta.images.append((value, ImageChoice.Size())) }
+            case "og:image:width", "og:image:height":
+                guard !meta.images.isEmpty, let number = Int(value.prefix { $0.isASCII && $0.isNumber }.prefix(6)) else { continue }
+                if key.hasSuffix("width") { meta.images[meta.images.count - 1].size.width = number } else { meta.images[meta.images.count - 1].size.height = number }
+            default: break
+            }
         }
-        return found
+        return meta
     }
+}
+
+/// A page's `<meta>` values by lower-case name or property (the first of each), and its sharing images.
+struct PageMeta {
+    /// Sharing images read: a page listing more is hostile or broken.
+    static let imageLimit = 16
+
+    var values: [String: String] = [:]
+    /// `og:image`, `og:image:url`, `og:image:secure_url`, `twitter:image`, in the page's order, each with the size
+    /// `og:image:width`/`height` after it declare.
+    var images: [(address: String, size: ImageChoice.Size)] = []
+
+    subscript(key: String) -> String? { values[key] }
 }

@@ -25,7 +25,7 @@ enum HeadingReader {
     }
 
     /// What a page without structured data gives: a recipe object in the shape JSON-LD gives, for `normalize`.
-    static func recipe(in html: String, meta: [String: String]? = nil) -> [String: Any]? {
+    static func recipe(in html: String, meta: PageMeta? = nil) -> [String: Any]? {
         let meta = meta ?? HTMLText.metas(in: html)
         let blocks = blocks(in: html)
         guard let (ingredients, steps) = ingredientsAndSteps(blocks) else { return nil }

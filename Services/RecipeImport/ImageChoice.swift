@@ -2,43 +2,84 @@ import Foundation
 
 /// Which of a page's image addresses stands for the recipe.
 ///
-/// The page's sharing image (`og:image`) is the one its authors chose for it, so it comes first,
-/// unless it is the site's logo or icon, or another cut of the recipe's own first image (then that image,
-/// the sharing one being a crop for social previews). A chosen image narrower than `upgradeBelow` pixels (by the
-/// size its address names: `-500x500.jpg`, `/w400-h228/`, `?width=768`) gives way to a larger
-/// variant of the same picture when the page lists one, and to the original (an address without a
-/// size) before any resized copy; among images the recipe lists with declared widths (`ImageObject.width`), the widest:
-/// imports keep sharp photos, never a thumbnail when a larger one is there.
+/// The candidates are the recipe's own images (schema.org `image`, in the page's order) and the page's sharing images
+/// (`og:image`, `twitter:image`). The largest wins, by the size the page declares (`ImageObject.width`/`height`,
+/// `og:image:width`/`height`) or the size its address names (`-500x500.jpg`, `/w400-h228/`, `?width=768&height=400`);
+/// an address without a size that other listed addresses are resized copies of (`pie.jpg` beside `pie-500x500.jpg`)
+/// is the original, larger than any of them. Among equals (or when no size is known) the recipe's first image, then its
+/// others, then the sharing ones. A site's logo or icon comes last: imports keep sharp photos of the dish, never a
+/// thumbnail when a larger one is there.
 enum ImageChoice {
-    /// Widths below this are thumbnails or in-page crops; 1,200 px is what sharing previews ask for.
-    static let upgradeBelow = 1_200
+    /// A resized copy smaller than this on its long side is a thumbnail: the original it was cut from is preferred.
+    static let thumbnailBelow = 1_000
 
-    /// `recipeImages` (the recipe's own, in the page's order) and `shared` (the sharing image), best first, each once.
-    static func ordered(recipeImages: [String], shared: String?, declaredWidths: [String: Int] = [:]) -> [String] {
-        func width(_ address: String) -> Int? { Self.width(address) ?? declaredWidths[address] }
-        var candidates = recipeImages
-        if let shared, !candidates.contains(shared) { candidates.append(shared) }
-        guard !candidates.isEmpty else { return [] }
-        let logos = Set(candidates.filter(looksLikeLogo))
-        var primary = shared.flatMap { logos.contains($0) ? nil : $0 } ?? candidates.first { !logos.contains($0) } ?? candidates[0]
-        // The recipe's own image and the sharing image are two cuts of one picture: the recipe's (the sharing one is a social crop).
-        if primary == shared, let own = recipeImages.first, own != primary, pictureKey(own) == pictureKey(primary) { primary = own }
-        var best = primary
-        if let primaryWidth = width(primary), primaryWidth < upgradeBelow {
-            let key = pictureKey(primary)
-            var bestWidth: Int? = primaryWidth
-            // Variants: the same picture by its address, or images the recipe lists with declared sizes (sizes of one photo).
-            let sized = declaredWidths[primary] != nil
-            for candidate in candidates where candidate != primary && (pictureKey(candidate) == key || (sized && declaredWidths[candidate] != nil)) {
-                let candidateWidth = width(candidate)
-                // No size in the address: the original, larger than any resized copy of it.
-                if let current = bestWidth, candidateWidth.map({ $0 > current }) ?? true {
-                    best = candidate
-                    bestWidth = candidateWidth
-                }
+    /// A size a page declares for an image; either side may be unknown.
+    struct Size: Equatable, Sendable {
+        var width: Int?
+        var height: Int?
+
+        /// Pixels, or one side squared when only one is known.
+        var area: Int? {
+            switch (width, height) {
+            case let (width?, height?): return width.multipliedReportingOverflow(by: height).overflow ? Int.max / 2 : width * height
+            case let (side?, nil), let (nil, side?): return side.multipliedReportingOverflow(by: side).overflow ? Int.max / 2 : side * side
+            default: return nil
             }
         }
-        return [best] + candidates.filter { $0 != best && !logos.contains($0) } + candidates.filter { $0 != best && logos.contains($0) }
+
+        /// Each side this one leaves unknown, taken from `other`.
+        func filled(from other: Size?) -> Size {
+            Size(width: width ?? other?.width, height: height ?? other?.height)
+        }
+    }
+
+    /// `recipeImages` (the recipe's own, in the page's order, with the sizes it declares) and `shared` (the page's
+    /// sharing images with theirs), best first, each once.
+    static func ordered(recipeImages: [String], declared: [String: Size] = [:], shared: [(address: String, size: Size)] = []) -> [String] {
+        var addresses: [String] = []
+        var sizes: [String: Size] = [:]
+        var rank: [String: Int] = [:]  // 2: the recipe's first image, 1: its others, 0: sharing images
+        for (index, address) in recipeImages.enumerated() where rank[address] == nil {
+            addresses.append(address)
+            rank[address] = index == 0 ? 2 : 1
+            sizes[address] = declared[address]
+        }
+        for (address, size) in shared {
+            if rank[address] == nil {
+                addresses.append(address)
+                rank[address] = 0
+            }
+            sizes[address] = (sizes[address] ?? Size()).filled(from: size)
+        }
+        guard !addresses.isEmpty else { return [] }
+        let logos = Set(addresses.filter(looksLikeLogo))
+        var areas: [String: Int] = [:]
+        for address in addresses {
+            let size = (sizes[address] ?? Size()).filled(from: Self.size(address))
+            if let area = size.area { areas[address] = area }
+        }
+        // An original beside thumbnails cut from it: larger than the largest of them.
+        let keys = Dictionary(addresses.map { ($0, pictureKey($0)) }, uniquingKeysWith: { first, _ in first })
+        for address in addresses where areas[address] == nil && !logos.contains(address) && Self.size(address) == nil {
+            let copies = addresses.filter { $0 != address && keys[$0] == keys[address] && areas[$0] != nil }
+            guard !copies.isEmpty, copies.allSatisfy({ longSide($0) < thumbnailBelow }) else { continue }
+            areas[address] = copies.compactMap { areas[$0] }.max()! + 1
+        }
+        func longSide(_ address: String) -> Int {
+            let size = (sizes[address] ?? Size()).filled(from: Self.size(address))
+            return max(size.width ?? 0, size.height ?? 0)
+        }
+        let order = Dictionary(addresses.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        func before(_ a: String, _ b: String) -> Bool {
+            let aLogo = logos.contains(a), bLogo = logos.contains(b)
+            if aLogo != bLogo { return bLogo }
+            let aArea = areas[a] ?? 0, bArea = areas[b] ?? 0
+            if aArea != bArea { return aArea > bArea }
+            if rank[a]! != rank[b]! { return rank[a]! > rank[b]! }
+            return order[a]! < order[b]!
+        }
+        guard let best = addresses.min(by: before) else { return [] }
+        return [best] + addresses.filter { $0 != best && !logos.contains($0) } + addresses.filter { $0 != best && logos.contains($0) }
     }
 
     /// A site's logo, icon or stock sharing picture rather than a photo of the dish.
@@ -54,21 +95,29 @@ enum ImageChoice {
     private static let logoWords = ["logo", "favicon", "site-icon", "siteicon", "ogimage", "og-image-default", "placeholder", "default-image",
                                     "share-default"].map { Array($0.utf8) }
 
-    /// The width an address names, if it names one.
-    static func width(_ address: String) -> Int? {
+    /// The size an address names, if it names one: `-500x375.jpg`, `/w400-h228/`, `/food_16x9_448/`, `?width=768&height=400`.
+    static func size(_ address: String) -> Size? {
         guard let components = URLComponents(string: address) else { return nil }
         let path = components.percentEncodedPath
-        if let match = path.matches(of: Patterns.sizeSuffix).last { return Int(match.output.1) }
+        if let match = path.matches(of: Patterns.sizeSuffix).last { return Size(width: Int(match.output.1), height: Int(match.output.2)) }
         // A folder naming the crop's width: `/food_16x9_448/`.
-        if let match = path.firstMatch(of: Patterns.widthFolder) { return Int(match.output.1) }
+        if let match = path.firstMatch(of: Patterns.widthFolder) { return Size(width: Int(match.output.1)) }
         if let match = path.firstMatch(of: Patterns.sizeFolder) {
-            let found = match.output.1 ?? match.output.2 ?? match.output.3 ?? match.output.4 ?? match.output.5
-            return found.flatMap { Int($0) }
+            let width = match.output.1 ?? match.output.3 ?? match.output.4 ?? match.output.6 ?? match.output.8
+            let height = match.output.2 ?? match.output.5 ?? match.output.7
+            return Size(width: width.flatMap { Int($0) }, height: height.flatMap { Int($0) })
         }
-        for item in components.queryItems ?? [] where ["w", "width", "imwidth", "resize"].contains(item.name.lowercased()) {
-            if let value = item.value, let number = value.firstMatch(of: Patterns.leadingNumber) { return Int(number.output.1) }
+        var size = Size()
+        for item in components.queryItems ?? [] {
+            guard let value = item.value, let number = value.firstMatch(of: Patterns.leadingNumber).flatMap({ Int($0.output.1) }) else { continue }
+            switch item.name.lowercased() {
+            case "w", "width", "imwidth": size.width = size.width ?? number
+            case "h", "height": size.height = size.height ?? number
+            case "resize": size.width = size.width ?? number
+            default: break
+            }
         }
-        return nil
+        return size.width == nil && size.height == nil ? nil : size
     }
 
     /// The picture an address shows, whatever size or crop of it: host and path without size markers or query.
@@ -85,9 +134,9 @@ enum ImageChoice {
 
     /// The patterns, compiled once (a regex literal is parsed each time it is made).
     private enum Patterns {
-        nonisolated(unsafe) static let sizeSuffix = #/[-_](\d{2,5})x\d{2,5}/#
+        nonisolated(unsafe) static let sizeSuffix = #/[-_](\d{2,5})x(\d{2,5})/#
         nonisolated(unsafe) static let widthFolder = #/\/[A-Za-z]+(?:_\d+x\d+)?_(\d{3,4})\//#
-        nonisolated(unsafe) static let sizeFolder = #/\/(?:w(\d{2,5})-h\d+[^\/]*|s(\d{2,5})|crop-(\d{2,5})x\d+|(\d{2,5})x\d{2,5}|w_(\d{2,5})[^\/]*)\//#
+        nonisolated(unsafe) static let sizeFolder = #/\/(?:w(\d{2,5})-h(\d+)[^\/]*|s(\d{2,5})|crop-(\d{2,5})x(\d+)|(\d{2,5})x(\d{2,5})|w_(\d{2,5})[^\/]*)\//#
         nonisolated(unsafe) static let leadingNumber = #/^(\d{2,5})/#
     }
 }

@@ -16,8 +16,8 @@ public struct ImportedRecipe: Sendable, Equatable {
     public var leftOut: [String] = []
     /// True when the page had no schema.org recipe and the recipe was read from its headings and lists.
     public var readWithoutStructuredData = false
-    /// The widths the page declares for its images (ImageObject.width), by address.
-    var imageWidths: [String: Int] = [:]
+    /// The sizes the page declares for its images (ImageObject.width and height), by address.
+    var imageSizes: [String: ImageChoice.Size] = [:]
 
     /// The note a recipe read without structured data carries, so its reader checks it.
     public static let unstructuredNote = "Read from the page's headings and lists (it has no schema.org recipe): check the ingredients and steps against the page."
@@ -68,11 +68,12 @@ public enum RecipeExtractor {
             recipe.readWithoutStructuredData = true
             recipe.draft.notes = ImportedRecipe.unstructuredNote
         }
-        let shared = meta["og:image"].flatMap { resolved([$0], against: url).first }
-        recipe.images = ImageChoice.ordered(recipeImages: resolved(recipe.images, against: url), shared: shared,
-                                            declaredWidths: recipe.imageWidths.reduce(into: [:]) { widths, entry in
-                                                if let address = resolved([entry.key], against: url).first { widths[address] = entry.value }
-                                            })
+        let shared = meta.images.compactMap { image in resolved([image.address], against: url).first.map { ($0, image.size) } }
+        recipe.images = ImageChoice.ordered(recipeImages: resolved(recipe.images, against: url),
+                                            declared: recipe.imageSizes.reduce(into: [:]) { sizes, entry in
+                                                if let address = resolved([entry.key], against: url).first { sizes[address] = entry.value }
+                                            },
+                                            shared: shared)
         return recipe
     }
 
@@ -156,7 +157,7 @@ public enum RecipeExtractor {
             draft.servings = nil
         }
         var imported = ImportedRecipe(draft: draft, images: images(r["image"]), nutrition: nutrition, yields: yields, leftOut: leftOut)
-        imported.imageWidths = declaredWidths(r["image"])
+        imported.imageSizes = declaredSizes(r["image"])
         return imported
     }
 
@@ -428,21 +429,27 @@ public enum RecipeExtractor {
         }
     }
 
-    /// The widths ImageObjects declare, by address.
-    static func declaredWidths(_ value: Any?) -> [String: Int] {
+    /// The sizes ImageObjects declare, by address.
+    static func declaredSizes(_ value: Any?) -> [String: ImageChoice.Size] {
         switch value {
-        case let list as [Any]: return list.reduce(into: [:]) { $0.merge(declaredWidths($1)) { first, _ in first } }
+        case let list as [Any]: return list.prefix(maxImages).reduce(into: [:]) { $0.merge(declaredSizes($1)) { first, _ in first } }
         case let object as [String: Any]:
-            guard let width = width(of: object) else { return [:] }
-            return Dictionary(images(object).map { ($0, width) }, uniquingKeysWith: { first, _ in first })
+            let size = ImageChoice.Size(width: dimension(object["width"]), height: dimension(object["height"]))
+            guard size.area != nil else { return [:] }
+            return Dictionary(images(object).map { ($0, size) }, uniquingKeysWith: { first, _ in first })
         default: return [:]
         }
     }
 
-    private static func width(of value: Any) -> Int? {
-        guard let object = value as? [String: Any] else { return nil }
-        return (object["width"] as? Int) ?? (object["width"] as? String).flatMap { Int($0) }
-            ?? ((object["width"] as? [String: Any])?["value"] as? Int)
+    /// A declared pixel count: 1200, "1200", "1200px", {"@type": "QuantitativeValue", "value": 1200}.
+    private static func dimension(_ value: Any?) -> Int? {
+        switch value {
+        case let number as Int: return number > 0 ? number : nil
+        case let number as Double: return number >= 1 && number < 1e6 ? Int(number) : nil
+        case let text as String: return Int(text.drop { !$0.isASCII || !$0.isNumber }.prefix { $0.isASCII && $0.isNumber }.prefix(6))
+        case let object as [String: Any]: return dimension(object["value"] ?? object["maxValue"] ?? object["minValue"])
+        default: return nil
+        }
     }
 
     private static func nutritionFields(_ value: Any?) -> [String: String] {

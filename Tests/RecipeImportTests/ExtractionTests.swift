@@ -156,7 +156,7 @@ struct PageContextTests {
         #expect(RecipeExtractor.extract(html: noAuthor, url: "https://e.com/pie")?.draft.author == "Meta Name")
     }
 
-    @Test("the sharing image comes first; relative images are made absolute; fragments dropped")
+    @Test("of images of unknown size the recipe's first comes first; relative images are made absolute; fragments dropped")
     func images() throws {
         let page = """
             <html><head><meta property="og:image" content="https://cdn.e.com/share.jpg" />
@@ -164,7 +164,7 @@ struct PageContextTests {
             </head></html>
             """
         let recipe = try #require(RecipeExtractor.extract(html: page, url: "https://e.com/recipes/pie"))
-        #expect(recipe.images == ["https://cdn.e.com/share.jpg", "https://e.com/img/a.jpg"])
+        #expect(recipe.images == ["https://e.com/img/a.jpg", "https://cdn.e.com/share.jpg"])
     }
 
     @Test("the schema.org output gives the yield as written and as servings")

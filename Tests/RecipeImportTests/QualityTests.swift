@@ -112,7 +112,7 @@ struct QualityTests {
         ])
     }
 
-    @Test("the image: the sharing image, never a thumbnail when the page lists a larger variant, never the site's logo")
+    @Test("the image: the largest the page declares or names, never a thumbnail when the page lists a larger variant, never the site's logo")
     func imageChoice() throws {
         func first(_ shared: String?, _ images: [String]) throws -> String? {
             let head = shared.map { #"<meta property="og:image" content="\#($0)">"# } ?? ""
@@ -130,14 +130,29 @@ struct QualityTests {
                 == "https://ichef.e.com/food/ic/food_16x9_1600/recipes/cake_16x9.jpg")
         #expect(try first("https://cdn.e.com/a.jpg?width=768", ["https://cdn.e.com/a.jpg?width=1200", "https://cdn.e.com/a.jpg?width=300"])
                 == "https://cdn.e.com/a.jpg?width=1200")
-        // The sharing image is another cut of the recipe's own first image: the recipe's.
-        #expect(try first("https://e.com/uploads/pie-1200x800.jpg", ["https://e.com/uploads/pie.jpg"]) == "https://e.com/uploads/pie.jpg")
+        // A copy of known size that is no thumbnail is preferred to an original of unknown size.
+        #expect(try first("https://e.com/uploads/pie-1200x800.jpg", ["https://e.com/uploads/pie.jpg"]) == "https://e.com/uploads/pie-1200x800.jpg")
+        // An 800-px copy is a thumbnail beside its original; any 1,000-px side is not.
+        #expect(try first("https://e.com/uploads/pie-800x533.jpg", ["https://e.com/uploads/pie.jpg"]) == "https://e.com/uploads/pie.jpg")
+        #expect(try first("https://e.com/uploads/pie-683x1024.jpg", ["https://e.com/uploads/pie.jpg"]) == "https://e.com/uploads/pie-683x1024.jpg")
         // A sharing image 1,200 px wide or more is kept; a different picture is never taken for a variant.
         #expect(try first("https://e.com/uploads/pie-1600x900.jpg", ["https://e.com/uploads/tart.jpg", "https://e.com/uploads/pie.jpg"])
                 == "https://e.com/uploads/pie-1600x900.jpg")
         #expect(try first("https://e.com/uploads/pie-500x500.jpg", ["https://e.com/uploads/tart.jpg"]) == "https://e.com/uploads/pie-500x500.jpg")
         // The site's logo as the sharing image: the recipe's own photo.
         #expect(try first("https://e.com/wp-content/uploads/site-logo.png", ["https://e.com/uploads/stew.jpg"]) == "https://e.com/uploads/stew.jpg")
+        // Sizes the page declares: og:image:width/height after its og:image, ImageObject width/height (as numbers, text or values).
+        func chosen(_ head: String, _ image: String) throws -> String? {
+            try #require(RecipeExtractor.extract(html: page(#"{"@type":"Recipe","name":"X","image":\#(image)}"#, head: head),
+                                                 url: "https://e.com/x")).images.first
+        }
+        #expect(try chosen(#"<meta property="og:image" content="https://e.com/share.jpg"><meta property="og:image:width" content="1200"><meta property="og:image:height" content="630">"#,
+                           #"["https://e.com/own.jpg"]"#) == "https://e.com/share.jpg")
+        #expect(try chosen(#"<meta property="og:image" content="https://e.com/share.jpg"><meta property="og:image:width" content="300">"#,
+                           #"[{"@type":"ImageObject","url":"https://e.com/a.jpg","width":"640px","height":480},{"@type":"ImageObject","url":"https://e.com/b.jpg","width":{"@type":"QuantitativeValue","value":1600},"height":900}]"#)
+                == "https://e.com/b.jpg")
+        #expect(try chosen(#"<meta name="twitter:image" content="https://e.com/tw-1600x900.jpg">"#, #""https://e.com/own-500x500.jpg""#)
+                == "https://e.com/tw-1600x900.jpg")
         // A hostile page's megabyte-long addresses and thousands of images are not read.
         let long = "https://e.com/" + String(repeating: "a", count: 1_000_000) + ".jpg"
         #expect(try first(nil, [long, "https://e.com/ok.jpg"]) == "https://e.com/ok.jpg")
