@@ -22,6 +22,8 @@ enum HeadingReader {
         var text: String
         /// 1 to 6 for a heading (`h1`…`h6`), 0 otherwise.
         var level = 0
+        /// Which list item a block of kind item is in (blocks of one item are joined into one).
+        var item = 0
     }
 
     /// What a page without structured data gives: a recipe object in the shape JSON-LD gives, for `normalize`.
@@ -42,35 +44,128 @@ enum HeadingReader {
         return recipe
     }
 
-    /// The first ingredients heading followed by ingredient lines and then a method heading with steps under it.
-    /// Without a method heading, a heading after the ingredients whose lines read like steps (sentences) stands for it.
+    /// The first ingredients heading followed by ingredient lines and then the steps: under a method heading; else
+    /// under numbered headings ("Step 1", "1. Preheat the oven"); else under a heading after the ingredients whose lines
+    /// read like steps (sentences); else, with no heading at all, the run of sentences right after the ingredient list.
     /// Bounded: at most `maxCandidates` ingredients headings are tried, each looking `maxSpan` blocks ahead.
-    static func ingredientsAndSteps(_ blocks: [Block]) -> (ingredients: [String], steps: [String])? {
+    static func ingredientsAndSteps(_ blocks: [Block]) -> (ingredients: [String], steps: [Any])? {
         let methods = blocks.indices.filter { isHeading(blocks[$0], methodWords) }
         var tried = 0
         for start in blocks.indices where isHeading(blocks[start], ingredientWords, numbersAllowed: true) {
             tried += 1
             guard tried <= maxCandidates else { break }
             let span = (start + 1)..<min(blocks.count, start + 1 + maxSpan)
-            let method = methods.first { span.contains($0) }
-                ?? span.first { index in
-                    blocks[index].kind == .heading && index > start + 2 && looksLikeSteps(lines(blocks[(index + 1)...].prefix(30), stopAtHeading: true))
-                }
-            guard let method else { continue }
-            // Another ingredients heading before the method with no ingredient lines before it (this one was a menu's
+            // Where the ingredients end, and where the steps begin (after the method heading, or at the first numbered one).
+            var bounds: (end: Int, steps: Int)?
+            var stepsEnd: Int?
+            if let method = methods.first(where: { span.contains($0) }) {
+                bounds = (method, method + 1)
+            } else if let first = span.first(where: { index in
+                index > start + 2 && blocks[index].kind == .heading && startsWith(number: 1, blocks[index].text)
+                    && numberedHeadingTitle(blocks[index].text) != nil && numberedSteps(blocks[index...].prefix(200)) != nil
+            }) {
+                bounds = (first, first)
+            } else if let heading = span.first(where: { index in
+                blocks[index].kind == .heading && index > start + 2 && looksLikeSteps(lines(blocks[(index + 1)...].prefix(30), stopAtHeading: true))
+            }) {
+                bounds = (heading, heading + 1)
+            } else if let run = unheadedSteps(blocks, after: start, in: span) {
+                bounds = (run.lowerBound, run.lowerBound)
+                stepsEnd = run.upperBound
+            }
+            guard let (end, stepsStart) = bounds else { continue }
+            // Another ingredients heading before the steps with no ingredient lines before it (this one was a menu's
             // "Ingredients" link): that one is tried next. One after some lines is a group's ("Equipment needed").
-            if let next = blocks[(start + 1)..<method].firstIndex(where: { isHeading($0, ingredientWords, numbersAllowed: true) }),
+            if let next = blocks[(start + 1)..<end].firstIndex(where: { isHeading($0, ingredientWords, numbersAllowed: true) }),
                lines(blocks[(start + 1)..<next], stopAtHeading: false).count < 2 {
                 continue
             }
-            let ingredients = lines(blocks[(start + 1)..<method], stopAtHeading: false)
+            let ingredients = lines(blocks[(start + 1)..<end], stopAtHeading: false)
             guard ingredients.count >= 2, ingredients.count <= 150 else { continue }
-            let end = blocks[(method + 1)...].firstIndex { isHeading($0, endWords) } ?? blocks.endIndex
-            let steps = RecipeExtractor.withoutListNumbers(Array(lines(blocks[(method + 1)..<end], stopAtHeading: true).prefix(100)))
+            let stop = stepsEnd ?? blocks[stepsStart...].dropFirst().firstIndex { isHeading($0, endWords) } ?? blocks.endIndex
+            let part = blocks[stepsStart..<max(stepsStart, stop)]
+            let steps: [Any] = numberedSteps(part)
+                ?? RecipeExtractor.withoutListNumbers(Array(lines(part, stopAtHeading: true).prefix(100)))
             guard !steps.isEmpty else { continue }
             return (ingredients, steps)
         }
         return nil
+    }
+
+    /// Steps with no heading over them: the ingredient list under `start` (items, and short lines naming its groups) is
+    /// followed straight away by sentences. Those paragraphs, when at least two read like steps.
+    static func unheadedSteps(_ blocks: [Block], after start: Int, in span: Range<Int>) -> Range<Int>? {
+        guard let firstItem = blocks[span].firstIndex(where: { $0.kind == .item }), firstItem <= start + 3 else { return nil }
+        var index = firstItem
+        while index < span.upperBound, blocks[index].kind == .item || (blocks[index].kind == .paragraph && blocks[index].text.count < 30) {
+            index += 1
+        }
+        guard index < span.upperBound, blocks[index].kind == .paragraph else { return nil }
+        let run = blocks[index..<span.upperBound].prefix { $0.kind == .paragraph }.prefix(100)
+        return looksLikeSteps(run.prefix(30).map(\.text)) ? run.startIndex..<run.endIndex : nil
+    }
+
+    /// Steps written as numbered headings, each over its text ("Step 1" / "1. Preheat the oven" then a paragraph):
+    /// a step per heading, the heading its title unless it is only the number. Nil when the part does not open so.
+    static func numberedSteps(_ part: ArraySlice<Block>) -> [Any]? {
+        var steps: [Any] = []
+        var title: String?
+        var text: [String] = []
+        func finish() {
+            guard let heading = title else { return }
+            // The heading without its number: a title, unless nothing (or only a label like "Step 2") is left.
+            let bare = numberedHeadingTitle(heading) ?? heading
+            let isTitle = !bare.isEmpty && !RecipeExtractor.isNumbering(heading.count == bare.count ? heading : bare)
+            if text.isEmpty {
+                if isTitle { steps.append(bare) }
+            } else {
+                var step: [String: Any] = ["@type": "HowToStep", "text": text.joined(separator: " ")]
+                if isTitle { step["name"] = bare }
+                steps.append(step)
+            }
+            title = nil
+            text = []
+        }
+        var number = 0
+        for block in part {
+            if block.kind == .heading {
+                // Numbered 1, 2, 3… in order; any other heading ends the steps.
+                guard numberedHeadingTitle(block.text) != nil, startsWith(number: number + 1, block.text) else { break }
+                finish()
+                number += 1
+                title = block.text
+            } else if title != nil {
+                text.append(block.text)
+            } else if !steps.isEmpty {
+                break
+            } else {
+                return nil // text before the first numbered heading: not this layout
+            }
+            if number >= 100 { break }
+        }
+        finish()
+        return number >= 2 && !steps.isEmpty ? steps : nil
+    }
+
+    /// "1. Preheat your oven" → "Preheat your oven"; "Step 2" → "" ; nil when the heading does not open with a step number.
+    static func numberedHeadingTitle(_ heading: String) -> String? {
+        var rest = Substring(heading)
+        if let word = rest.split(separator: " ", maxSplits: 1).first, RecipeExtractor.stepWords.contains(word.lowercased()) {
+            rest = rest.dropFirst(word.count).drop { $0 == " " }
+        }
+        let digits = rest.prefix { $0.isASCII && $0.isNumber }
+        guard !digits.isEmpty, digits.count <= 3 else { return nil }
+        rest = rest.dropFirst(digits.count)
+        guard rest.isEmpty || [".", ")", ":", " ", "-", "–"].contains(rest.first!) else { return nil }
+        return String(rest.drop { [".", ")", ":", " ", "-", "–"].contains($0) })
+    }
+
+    private static func startsWith(number: Int, _ heading: String) -> Bool {
+        var rest = Substring(heading)
+        if let word = rest.split(separator: " ", maxSplits: 1).first, RecipeExtractor.stepWords.contains(word.lowercased()) {
+            rest = rest.dropFirst(word.count).drop { $0 == " " }
+        }
+        return Int(rest.prefix { $0.isASCII && $0.isNumber }) == number
     }
 
     /// "Mango Guacamole - Rick Bayless" → "Mango Guacamole": a page title's first part, before the site's name.
@@ -126,7 +221,7 @@ enum HeadingReader {
     /// "Cooking Instructions", a paragraph "Here's how to make it:".
     static func isHeading(_ block: Block, _ words: Vocabulary, numbersAllowed: Bool = false) -> Bool {
         guard block.text.utf8.count <= 240, block.kind != .item || block.text.count <= 20, block.text.count <= 60 else { return false }
-        let lowered = block.text.lowercased()
+        let lowered = block.text.lowercased().replacingOccurrences(of: "’", with: "'")
         let text = String(lowered.drop { headingPunctuation.contains($0) }.reversed().drop { headingPunctuation.contains($0) }.reversed())
         if words.phrases.contains(text) { return true }
         let tokens = text.split(whereSeparator: { !($0.isLetter || $0 == "'" || $0 == "’" || $0 == "-") })
@@ -187,6 +282,11 @@ enum HeadingReader {
         static let endHeading = Set(["ul", "ol", "li", "p", "table", "dl"].map(key))
         static let lists = Set(["ul", "ol", "dl"].map(key))
         static let li = key("li"), dd = key("dd")
+        /// Elements whose content is raw text, with the start of their end tag.
+        static let rawTextEnds: [Microdata.TagKey: StaticString] = [
+            key("script"): "</script", key("style"): "</style", key("textarea"): "</textarea", key("noscript"): "</noscript",
+            key("iframe"): "</iframe",
+        ]
     }
 
     /// The page's text as blocks, in order.
@@ -209,6 +309,9 @@ enum HeadingReader {
         var itemDepth = 0
         var skipDepth = 0
         var skippedName: Microdata.TagKey?
+        /// The list items open, innermost last, each by its number on the page.
+        var openItems: [Int] = []
+        var itemCount = 0
 
         init(page: UnsafeBufferPointer<UInt8>) { self.page = page }
 
@@ -229,6 +332,10 @@ enum HeadingReader {
                 guard let close = ByteScan.find(byte: UInt8(ascii: ">"), in: page, from: index + 1) else { break }
                 tag(UnsafeBufferPointer(rebasing: page[(index + 1)..<close]))
                 index = close + 1
+                // Raw text (a script's `a<b` is no tag): straight to the element's end tag, or the page's end when it has none.
+                if skipDepth > 0, let name = skippedName, let end = Keys.rawTextEnds[name] {
+                    index = ByteScan.find(end, in: page, from: index) ?? page.count
+                }
             }
             flush()
         }
@@ -270,9 +377,20 @@ enum HeadingReader {
             } else if !closing, Keys.endHeading.contains(name) {
                 headingDepth = 0 // a list or paragraph is never part of a heading left open
             }
-            if name == Keys.li || name == Keys.dd { itemDepth = max(0, itemDepth + (closing ? -1 : 1)) }
+            if name == Keys.li || name == Keys.dd {
+                itemDepth = max(0, itemDepth + (closing ? -1 : 1))
+                if closing {
+                    _ = openItems.popLast()
+                } else {
+                    itemCount += 1
+                    if openItems.count < 64 { openItems.append(itemCount) } else { openItems[openItems.count - 1] = itemCount }
+                }
+            }
             // Items may be left unclosed: the end of their list ends them.
-            if closing, Keys.lists.contains(name) { itemDepth = 0 }
+            if closing, Keys.lists.contains(name) {
+                itemDepth = 0
+                openItems.removeAll(keepingCapacity: true)
+            }
         }
 
         func isNameByte(_ byte: UInt8) -> Bool {
@@ -286,7 +404,13 @@ enum HeadingReader {
             let cleaned = HTMLText.collapse(HTMLText.decodeEntities(String(decoding: text.lazy.filter { $0 != 0 }, as: UTF8.self)))
             guard !cleaned.isEmpty else { return }
             let kind: Kind = headingDepth > 0 ? .heading : itemDepth > 0 ? .item : .paragraph
-            blocks.append(Block(kind: kind, text: cleaned, level: kind == .heading ? headingLevel : 0))
+            let item = kind == .item ? openItems.last ?? 0 : 0
+            // A list item is one line, however its parts are laid out ("<li><div>1</div><div>cup flour</div></li>").
+            if kind == .item, item > 0, let last = blocks.last, last.kind == .item, last.item == item, last.text.count < HeadingReader.maxBlockText {
+                blocks[blocks.count - 1].text += " " + cleaned
+                return
+            }
+            blocks.append(Block(kind: kind, text: cleaned, level: kind == .heading ? headingLevel : 0, item: item))
         }
     }
 }

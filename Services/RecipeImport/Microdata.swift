@@ -16,11 +16,14 @@ enum Microdata {
     /// The most values kept for one property of one item.
     static let maxValuesPerProperty = 1_000
 
-    /// The first item of type Recipe on the page.
-    static func recipe(in html: String) -> [String: Any]? {
+    /// The first item of type Recipe on the page; else, when the page marks up a recipe's ingredients and steps
+    /// with no item around them (older themes do), those properties as a recipe.
+    /// (`orphans`: whether to look for those properties at all; a page with a JSON-LD recipe needs no such guess.)
+    static func recipe(in html: String, orphans: Bool = true) -> [String: Any]? {
         // Written with "//" before it ("https://schema.org/Recipe"): the search jumps from slash to slash.
         guard ByteScan.find("//schema.org/recipe", in: html, from: html.startIndex) != nil
-            || ByteScan.find("//www.schema.org/recipe", in: html, from: html.startIndex) != nil else { return nil }
+            || ByteScan.find("//www.schema.org/recipe", in: html, from: html.startIndex) != nil
+            || (orphans && ByteScan.find("recipeinstructions", in: html, from: html.startIndex) != nil) else { return nil }
         var html = html
         return html.withUTF8 { page in
             var reader = Reader(page: page)
@@ -81,6 +84,8 @@ enum Microdata {
         var openByName: [TagKey: [Int]] = [:]
         var scopes: [Scope] = []
         var recipeScope: Int?
+        /// Where properties outside any item go.
+        let pageScope = Scope(type: nil)
         /// The text of the page since the outermost open property began.
         var text: [UInt8] = []
         var collecting = 0
@@ -121,7 +126,13 @@ enum Microdata {
                 openElement(name, tag: tag)
             }
             while !stack.isEmpty { popElement() }
-            return recipeScope.map { scopes[$0].dictionary }
+            if let recipeScope { return scopes[recipeScope].dictionary }
+            // Properties of no item: a recipe when they name its ingredients and its steps.
+            var page = pageScope.dictionary
+            guard page["recipeInstructions"] != nil, page["recipeIngredient"] != nil || page["ingredients"] != nil else { return nil }
+            page["@type"] = "Recipe"
+            if page["name"] == nil { page["name"] = page["headline"] }
+            return page
         }
 
         /// The tag name at the start of `tag`, as a key.
@@ -189,9 +200,10 @@ enum Microdata {
             if collecting > 0, element.name == brKey || element.name == pKey || element.name == liKey {
                 text.append(0x0A)
             }
-            guard let property = element.property, let owner = element.owner else { return }
+            guard let property = element.property else { return }
+            let item = element.owner.map { scopes[$0] } ?? pageScope
             let names = property.split(separator: " ").prefix(8).map(String.init)
-                .filter { scopes[owner].properties[$0, default: []].count < maxValuesPerProperty }
+                .filter { item.properties[$0, default: []].count < maxValuesPerProperty }
             guard !names.isEmpty else { return } // full: the value is not even built
             let value: Any
             if let scope = element.scope {
@@ -203,7 +215,7 @@ enum Microdata {
                 let end = min(text.count, start + maxValueBytes)
                 value = String(decoding: text[start..<end], as: UTF8.self)
             }
-            for name in names { scopes[owner].properties[name, default: []].append(value) }
+            for name in names { item.properties[name, default: []].append(value) }
         }
 
         /// The attributes of a tag, entities decoded.

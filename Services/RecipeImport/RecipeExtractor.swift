@@ -33,7 +33,7 @@ public enum RecipeExtractor {
         // Microdata: the recipe when JSON-LD has none, else what the JSON-LD recipe leaves out (some pages split them).
         let fillable = ["recipeIngredient", "recipeInstructions", "recipeYield", "nutrition", "prepTime", "cookTime", "totalTime",
                         "recipeCategory", "recipeCuisine", "image", "description", "author"]
-        if found == nil || fillable.contains(where: { isEmptyValue(found?[$0]) }), let micro = Microdata.recipe(in: html) {
+        if found == nil || fillable.contains(where: { isEmptyValue(found?[$0]) }), let micro = Microdata.recipe(in: html, orphans: found == nil) {
             if found == nil {
                 found = micro
             } else {

@@ -217,12 +217,62 @@ struct QualityTests {
         #expect(read.draft.instructions.map(\.text) == ["Cook the leeks slowly for twenty minutes."])
     }
 
+    @Test("pages without schema.org laid out other ways: numbered step headings, steps with no heading, parts of one list item, a script with `a<b` before the recipe")
+    func otherLayoutsWithoutStructuredData() throws {
+        // A script's comparison is no tag: it must not hide the rest of the page.
+        let script = "<script>for(r=0;r<o.length;r++)x();</script>"
+        // "What You’ll Need" (a typographic apostrophe) over groups; the steps as numbered headings, each over its text.
+        let numbered = """
+            <html><body>\(script)<h1>Sheet Pan Pitas</h1><h2>What You’ll Need</h2><h3>For the Chicken:</h3>
+            <ul><li>1.5 lbs chicken thighs</li><li>1 red onion, sliced</li></ul><h3>For Serving:</h3><ul><li>4 pitas</li></ul>
+            <h2>Step-by-Step Instructions</h2><h3>1. Preheat your oven to 425°F</h3><p>We want it nice and hot.</p>
+            <h3>2. Into the oven</h3><p>Roast for 20 minutes.</p><p>Flip halfway through.</p><h2>Leftovers</h2><ul><li>Keeps 3 days.</li></ul></body></html>
+            """
+        let recipe = try #require(RecipeExtractor.extract(html: numbered, url: "https://e.com/pitas"))
+        #expect(recipe.draft.name == "Sheet Pan Pitas")
+        #expect(recipe.draft.ingredients.map(\.text) == ["1.5 lbs chicken thighs", "1 red onion, sliced", "4 pitas"])
+        #expect(recipe.draft.instructions.map(\.text) == ["We want it nice and hot.", "Roast for 20 minutes. Flip halfway through."])
+        #expect(recipe.draft.instructions.map(\.title) == ["Preheat your oven to 425°F", "Into the oven"])
+        // "Step 1" headings are numbers, not titles; the amount and the rest of a line in separate elements of one item.
+        let steps = """
+            <h1>Charred Spaghetti</h1><p>Ingredients</p><ul><li><div>1</div><div>can tomato puree</div></li><li><div>12</div><div>ounces spaghetti</div></li></ul>
+            <h3>Step 1</h3><p>Combine the puree with boiling water.</p><h3>Step 2</h3><p>Cook the spaghetti in the sauce until crusty.</p>
+            """
+        let spaghetti = try #require(RecipeExtractor.extract(html: steps, url: "https://e.com/spaghetti"))
+        #expect(spaghetti.draft.ingredients.map(\.text) == ["1 can tomato puree", "12 ounces spaghetti"])
+        #expect(spaghetti.draft.instructions.map(\.text) == ["Combine the puree with boiling water.", "Cook the spaghetti in the sauce until crusty."])
+        #expect(spaghetti.draft.instructions.allSatisfy { $0.title == nil })
+        // No method heading: the sentences right after the ingredient list.
+        let unheaded = """
+            <h1>Ribs</h1><p>Ingredients</p><ul><li>Baby back ribs</li><li>1 cup brown sugar</li></ul><p>Optional</p><ul><li>BBQ sauce</li></ul>
+            <p>Prepare your smoker at 275 degrees with hickory wood.</p><p>Remove the membrane off the back of the rack.</p>
+            <ul><li>Facebook</li><li>Twitter</li></ul>
+            """
+        let ribs = try #require(RecipeExtractor.extract(html: unheaded, url: "https://e.com/ribs"))
+        #expect(ribs.draft.ingredients.map(\.text) == ["Baby back ribs", "1 cup brown sugar", "BBQ sauce"])
+        #expect(ribs.draft.instructions.map(\.text) == ["Prepare your smoker at 275 degrees with hickory wood.", "Remove the membrane off the back of the rack."])
+        // Microdata properties of a recipe with no Recipe item around them (older themes).
+        let orphans = """
+            <h1 itemprop="headline">Tagliatelles carbonara</h1><h3 itemprop="recipeYield">Pour 2 personnes</h3>
+            <ul><li itemprop="ingredients">250 g de tagliatelles</li><li itemprop="ingredients">1 oeuf</li></ul>
+            <div itemprop="recipeInstructions"><p>Battez l'œuf.</p><p>Mélangez avec les pâtes.</p></div>
+            """
+        let carbonara = try #require(RecipeExtractor.extract(html: orphans, url: "https://e.com/carbonara"))
+        #expect(carbonara.draft.name == "Tagliatelles carbonara" && carbonara.draft.servings == 2)
+        #expect(carbonara.draft.ingredients.map(\.text) == ["250 g de tagliatelles", "1 oeuf"])
+        #expect(carbonara.draft.instructions.map(\.text) == ["Battez l'œuf.", "Mélangez avec les pâtes."])
+        #expect(!carbonara.readWithoutStructuredData)
+    }
+
     @Test("an article that only mentions ingredients, or has a list with no method, gives no recipe")
     func noFalseRecipes() {
         let pages = [
             "<html><body><h1>Our favourite ingredients</h1><p>We love tomatoes.</p><ul><li>Tomatoes</li><li>Basil</li></ul></body></html>",
             "<html><body><h1>Shop</h1><h2>Ingredients</h2><ul><li>Flour</li><li>Sugar</li></ul><p>Buy now.</p></body></html>",
             "<html><body><h1>X</h1><h2>Ingredients</h2><ul><li>Flour</li></ul><h2>Method</h2><ol><li>Bake.</li></ol></body></html>",
+            // A list followed by one sentence, and numbered headings that do not count 1, 2, 3.
+            "<h1>Pantry</h1><h2>Ingredients</h2><ul><li>Flour</li><li>Sugar</li></ul><p>These are the staples every kitchen should keep.</p>",
+            "<h1>Top</h1><h2>Ingredients</h2><ul><li>Flour</li><li>Sugar</li></ul><h3>10. Best flour brands</h3><p>Our ranking of flours.</p><h3>9. Sugar</h3><p>The sugars.</p>",
         ]
         for html in pages { #expect(RecipeExtractor.extract(html: html, url: "https://e.com/") == nil, "\(html)") }
     }
