@@ -66,7 +66,7 @@ enum HeadingReader {
             }) {
                 bounds = (first, first)
             } else if let heading = span.first(where: { index in
-                blocks[index].kind == .heading && index > start + 2 && looksLikeSteps(lines(blocks[(index + 1)...].prefix(30), stopAtHeading: true))
+                blocks[index].kind == .heading && index > start + 2 && looksLikeSteps(flattened(stepRun(blocks[(index + 1)...].prefix(30))))
             }) {
                 bounds = (heading, heading + 1)
             } else if let run = unheadedSteps(blocks, after: start, in: span) {
@@ -85,7 +85,7 @@ enum HeadingReader {
             let stop = stepsEnd ?? blocks[stepsStart...].dropFirst().firstIndex { isHeading($0, endWords) } ?? blocks.endIndex
             let part = blocks[stepsStart..<max(stepsStart, stop)]
             let steps: [Any] = numberedSteps(part)
-                ?? RecipeExtractor.withoutListNumbers(Array(lines(part, stopAtHeading: true).prefix(100)))
+                ?? stepRun(part)
             guard !steps.isEmpty else { continue }
             return (ingredients, steps)
         }
@@ -182,6 +182,83 @@ enum HeadingReader {
     static func looksLikeSteps(_ lines: [String]) -> Bool {
         guard lines.count >= 2 else { return false }
         return lines.filter { $0.count >= 30 && $0.contains(" ") }.count * 3 >= lines.count * 2
+    }
+
+    /// The steps at the start of a part of the page: after any headings, the first run of lines of one kind (list items,
+    /// or paragraphs), at most 100. Between runs of items, a short line ending in a colon ("Rice Method:") names a section
+    /// (a HowToSection of the steps after it). Steps numbered 1, 2, 3… end where the numbering does, without their numbers.
+    static func stepRun(_ part: ArraySlice<Block>) -> [Any] {
+        func isLabel(_ block: Block) -> Bool { block.kind == .paragraph && block.text.count <= 40 && block.text.hasSuffix(":") }
+        var index = part.startIndex
+        while index < part.endIndex, part[index].kind == .heading { index += 1 }
+        var sections: [(name: String?, steps: [String])] = [(nil, [])]
+        var kind: Kind?
+        var count = 0
+        while index < part.endIndex, count < 100 {
+            let block = part[index]
+            if block.kind == .heading { break }
+            if isLabel(block) {
+                // A section's name when items follow it (the steps so far being items, or none yet).
+                guard kind != .paragraph, index + 1 < part.endIndex, part[index + 1].kind == .item else { break }
+                if sections[sections.count - 1].steps.isEmpty { sections[sections.count - 1].name = String(block.text.dropLast()).trimmingCharacters(in: .whitespaces) }
+                else { sections.append((String(block.text.dropLast()).trimmingCharacters(in: .whitespaces), [])) }
+                index += 1
+                continue
+            }
+            if let kind, block.kind != kind { break }
+            kind = block.kind
+            sections[sections.count - 1].steps.append(block.text)
+            count += 1
+            index += 1
+        }
+        var steps: [Any] = []
+        for section in sections where !section.steps.isEmpty {
+            if let name = section.name {
+                steps.append(["@type": "HowToSection", "name": name, "itemListElement": numberedRun(section.steps)] as [String: Any])
+            } else {
+                steps.append(contentsOf: numberedRun(section.steps) as [Any])
+            }
+        }
+        return steps
+    }
+
+    /// Steps numbered "1.", "2)", "3-" at their start: up to where the numbering stops (a line without the next number
+    /// that is not followed by it within two lines ends them; one that is belongs to the step before), numbers removed.
+    /// Lines not numbered from 1 are kept as they are.
+    static func numberedRun(_ lines: [String]) -> [String] {
+        func rest(_ line: String, _ number: Int) -> String? {
+            let marker = "\(number)"
+            for separator in [". ", ") ", "- ", ".", ")"] where line.hasPrefix(marker + separator) {
+                let text = line.dropFirst(marker.count + separator.count).drop { $0 == " " }
+                // "1.5 kg" is an amount, not a number 1.
+                guard let first = text.first, !first.isNumber else { return nil }
+                return String(text)
+            }
+            return nil
+        }
+        guard lines.count >= 2, rest(lines[0], 1) != nil else { return lines }
+        var steps: [String] = []
+        var index = 0
+        while index < lines.count {
+            if let text = rest(lines[index], steps.count + 1) {
+                steps.append(text)
+                index += 1
+            } else if let next = (index + 1..<min(lines.count, index + 3)).first(where: { rest(lines[$0], steps.count + 1) != nil }) {
+                steps[steps.count - 1] += " " + lines[index..<next].joined(separator: " ")
+                index = next
+            } else {
+                break
+            }
+        }
+        return steps
+    }
+
+    /// The lines of the steps, sections flattened.
+    static func flattened(_ steps: [Any]) -> [String] {
+        steps.flatMap { step -> [String] in
+            if let text = step as? String { return [text] }
+            return ((step as? [String: Any])?["itemListElement"] as? [String]) ?? []
+        }
     }
 
     /// The lines of a part of the page: its list items when it has any, else its paragraphs (a heading
