@@ -41,8 +41,71 @@ enum HeadingReader {
             recipe["description"] = description
         }
         if let image = meta["og:image"] { recipe["image"] = image }
+        if let byline = byline(blocks) { recipe["author"] = byline }
+        if let yield = yieldText(blocks) { recipe["recipeYield"] = yield }
         return recipe
     }
+
+    /// The yield the page shows as text ("Serves: 4 | Total Time: 35 minutes", "Makes 4 to 6 servings", "Yield:" over
+    /// "20 to 22", "4 portioner"): the part that says how many, for YieldText to read. Only short lines are read.
+    static func yieldText(_ blocks: [Block]) -> String? {
+        for (index, block) in blocks.enumerated() where block.text.count <= 60 {
+            let text = block.text.split(separator: "|").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? block.text
+            let words = text.split(whereSeparator: { $0 == " " || $0 == ":" })
+            guard let first = words.first else { continue }
+            // A label, then the count (on this line, or alone on the next).
+            let twoWords = words.count > 1 && yieldLabels.contains("\(first) \(words[1])".lowercased())
+            if twoWords || yieldLabels.contains(first.lowercased()) {
+                let labelWords = twoWords ? 2 : 1
+                let rest = words.dropFirst(labelWords).joined(separator: " ")
+                // A serving size is a yield only as a bare count ("Serving Size: 4-6"), not an amount ("1 cup").
+                if labelWords == 2, !rest.allSatisfy({ $0.isNumber || " -–".contains($0) }) { continue }
+                if rest.first?.isNumber == true { return rest }
+                if rest.isEmpty, index + 1 < blocks.count, blocks[index + 1].text.count <= 30, blocks[index + 1].text.first?.isNumber == true {
+                    return blocks[index + 1].text
+                }
+                continue
+            }
+            // The count, then what it counts in people or portions ("3-4 Servings", "4 porce").
+            guard first.first?.isNumber == true, words.count <= 4,
+                  let noun = words.dropFirst().first(where: { !$0.allSatisfy { $0.isNumber || "-–".contains($0) } && !["to", "bis", "à", "a", "a"].contains($0.lowercased()) }),
+                  portionWords.contains(noun.lowercased()) else { continue }
+            return text
+        }
+        return nil
+    }
+
+    private static let yieldLabels: Set<String> = [
+        "serves", "servings", "serving", "makes", "yield", "yields", "portions", "portionen", "personen", "für", "porciones", "raciones",
+        "rinde", "porzioni", "dosi", "personnes", "portioner", "porce", "porcje", "adag", "rendement", "opbrengst", "serving size",
+        "servings per recipe",
+    ]
+    private static let portionWords: Set<String> = [
+        "servings", "serving", "serves", "portions", "portion", "people", "persons", "portionen", "personen", "porciones", "personas",
+        "raciones", "porzioni", "persone", "personnes", "parts", "portioner", "personer", "porce", "porcje", "porcji", "osób", "adag",
+        "personen", "porties",
+    ]
+
+    /// The name in a byline near the top of the page ("By Rose Hattabaugh April 4, 2023", "Von Anna Weber"): the capitalised
+    /// words after the word for "by", up to the first that is not one.
+    static func byline(_ blocks: [Block]) -> String? {
+        for block in blocks.prefix(400) where block.kind != .item && block.text.count <= 120 {
+            let words = block.text.split(separator: " ")
+            guard words.count >= 3, bylineWords.contains(words[0].lowercased()) else { continue }
+            let name = words.dropFirst().prefix { word in
+                word.first.map { $0.isUppercase } == true && word.count <= 30 && !word.contains(where: \.isNumber) && !months.contains(word.lowercased())
+            }.prefix(4)
+            guard name.count >= 2 else { continue }
+            return name.joined(separator: " ").trimmingCharacters(in: CharacterSet(charactersIn: ",;|·"))
+        }
+        return nil
+    }
+
+    private static let bylineWords: Set<String> = ["by", "von", "par", "por", "di", "door", "av", "af", "przez"]
+    private static let months: Set<String> = [
+        "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",
+        "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+    ]
 
     /// The first ingredients heading followed by ingredient lines and then the steps: under a method heading; else
     /// under numbered headings ("Step 1", "1. Preheat the oven"); else under a heading after the ingredients whose lines

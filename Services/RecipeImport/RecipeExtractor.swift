@@ -63,6 +63,11 @@ public enum RecipeExtractor {
            let summary = meta["description"] ?? meta["og:description"] {
             found?["description"] = summary
         }
+        // No yield on a schema.org recipe: the one the page shows as text ("Serves: 4").
+        if structured, found != nil, isEmptyValue(found?["recipeYield"]) && isEmptyValue(found?["yield"]),
+           let shown = HeadingReader.yieldText(HeadingReader.blocks(in: html)) {
+            found?["recipeYield"] = shown
+        }
         guard var recipe = found.flatMap({ normalize($0, url: url) }) else { return nil }
         if !structured {
             recipe.readWithoutStructuredData = true
@@ -406,7 +411,9 @@ public enum RecipeExtractor {
     private static func author(_ value: Any?) -> String? {
         switch value {
         case let list as [Any]:
-            let names = list.compactMap { author($0) }
+            // Each name once (pages repeat the same author for every part of a recipe).
+            var seen = Set<String>()
+            let names = list.compactMap { author($0) }.filter { seen.insert($0.lowercased()).inserted }
             return names.isEmpty ? nil : names.joined(separator: ", ")
         default:
             // A profile address for a name ("https://e.com/contributors/claire-saffitz"): the name it spells.

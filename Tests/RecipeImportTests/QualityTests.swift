@@ -264,6 +264,29 @@ struct QualityTests {
         #expect(!carbonara.readWithoutStructuredData)
     }
 
+    @Test("a yield the page shows only as text, and a byline on a page without schema.org")
+    func yieldAndBylineFromText() throws {
+        func yield(_ body: String) throws -> [String] {
+            try #require(RecipeExtractor.extract(html: page(#"{"@type":"Recipe","name":"X","recipeIngredient":["1 egg"]}"#) + body,
+                                                 url: "https://e.com/x")).yields
+        }
+        #expect(try yield("<p>Serves: 4 | Total Time: 35 minutes</p>") == ["4"])
+        #expect(try yield("<ul><li>Makes 4 to 6 servings</li></ul>") == ["4 to 6 servings"])
+        #expect(try yield("<p>Yield:</p><p>20 to 22</p>") == ["20 to 22"])
+        #expect(try yield("<h3>4 portioner</h3>") == ["4 portioner"])
+        #expect(try yield("<p>Zutaten für 4 Personen</p><p>Für 2 Personen</p>") == ["2 Personen"])
+        #expect(try yield("<p>Serving Size: 4-6</p>") == ["4-6"])
+        // Not a yield: serving suggestions, an amount per serving, a sentence.
+        #expect(try yield("<p>Serving suggestions:</p><p>warm bread</p><p>Serving Size: 1 cup</p><p>Serve and enjoy 4 ways!</p>") == [])
+        let recipe = try #require(RecipeExtractor.extract(html: """
+            <h1>Charred Spaghetti</h1><p>By Rose Hattabaugh April 4, 2023</p><ul><li>Makes</li><li>4 to 6 servings</li></ul>
+            <h2>Ingredients</h2><ul><li>1 can tomato puree</li><li>12 ounces spaghetti</li></ul>
+            <h2>Method</h2><ol><li>Combine the puree with boiling water.</li><li>Cook the spaghetti in it.</li></ol>
+            """, url: "https://e.com/spaghetti"))
+        #expect(recipe.draft.author == "Rose Hattabaugh")
+        #expect(recipe.draft.servings == 6)
+    }
+
     @Test("an article that only mentions ingredients, or has a list with no method, gives no recipe")
     func noFalseRecipes() {
         let pages = [
