@@ -18,22 +18,37 @@ enum HTMLText {
     }
 
     static func collapse(_ text: String) -> String {
-        // ASCII text (most of it) is collapsed byte by byte; other text by Unicode's white space.
+        // Byte by byte: ASCII white space (tab to carriage return, space), and the UTF-8 forms of Unicode's other white
+        // space characters — what `Character.isWhitespace` reads as white space.
         let bytes = text.utf8
-        guard bytes.allSatisfy({ $0 < 0x80 }) else { return text.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ") }
-        // Already collapsed (single spaces between words, none at the ends): as it is.
+        // Already collapsed (single spaces between words, none at the ends, only ASCII): as it is.
         var previousSpace = true, clean = true
         for byte in bytes {
             let space = byte == 0x20
-            if (space && previousSpace) || (byte < 0x20 && byte != 0x20) { clean = false; break }
+            if (space && previousSpace) || byte < 0x20 || byte >= 0x80 { clean = false; break }
             previousSpace = space
         }
         if clean && !previousSpace { return text }
         var result: [UInt8] = []
         result.reserveCapacity(bytes.count)
         var pendingSpace = false
-        for byte in bytes {
-            if byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) || byte == 0x1C || byte == 0x1D || byte == 0x1E || byte == 0x1F {
+        var iterator = bytes.makeIterator()
+        var lookahead: [UInt8] = []
+        func next() -> UInt8? { lookahead.isEmpty ? iterator.next() : lookahead.removeFirst() }
+        while let byte = next() {
+            var width = 0
+            if byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) {
+                width = 1
+            } else if byte == 0xC2 || byte == 0xE1 || byte == 0xE2 || byte == 0xE3 {
+                // A possible multi-byte white space: read its continuation bytes.
+                let count = byte == 0xC2 ? 1 : 2
+                while lookahead.count < count, let following = iterator.next() { lookahead.append(following) }
+                if lookahead.count == count, isUnicodeSpace(byte, lookahead) {
+                    lookahead.removeAll()
+                    width = count + 1
+                }
+            }
+            if width > 0 {
                 pendingSpace = !result.isEmpty
             } else {
                 if pendingSpace { result.append(0x20); pendingSpace = false }
@@ -41,6 +56,19 @@ enum HTMLText {
             }
         }
         return String(decoding: result, as: UTF8.self)
+    }
+
+    /// Whether `lead` and `rest` encode a white space character beyond ASCII (as `Character.isWhitespace` reads it):
+    /// U+0085, U+00A0, U+1680, U+2000–U+200A, U+2028, U+2029, U+202F, U+205F, U+3000.
+    private static func isUnicodeSpace(_ lead: UInt8, _ rest: [UInt8]) -> Bool {
+        switch lead {
+        case 0xC2: return rest[0] == 0x85 || rest[0] == 0xA0
+        case 0xE1: return rest[0] == 0x9A && rest[1] == 0x80
+        case 0xE2: return (rest[0] == 0x80 && ((0x80...0x8A).contains(rest[1]) || rest[1] == 0xA8 || rest[1] == 0xA9 || rest[1] == 0xAF))
+            || (rest[0] == 0x81 && rest[1] == 0x9F)
+        case 0xE3: return rest[0] == 0x80 && rest[1] == 0x80
+        default: return false
+        }
     }
 
     /// Tags removed; a block tag (`<p>`, `<br>`, `<li>`…) leaves a space, an inline one (`<a>`, `<span>`, `<b>`…) nothing,

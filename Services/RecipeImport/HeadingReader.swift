@@ -43,6 +43,7 @@ enum HeadingReader {
         if let image = meta["og:image"] { recipe["image"] = image }
         if let byline = byline(blocks) { recipe["author"] = byline }
         if let yield = yieldText(blocks) { recipe["recipeYield"] = yield }
+        for (field, text) in timeTexts(blocks) { recipe[field] = text }
         return recipe
     }
 
@@ -84,6 +85,58 @@ enum HeadingReader {
         "servings", "serving", "serves", "portions", "portion", "people", "persons", "portionen", "personen", "porciones", "personas",
         "raciones", "porzioni", "persone", "personnes", "parts", "portioner", "personer", "porce", "porcje", "porcji", "osób", "adag",
         "personen", "porties",
+    ]
+
+    /// The times the page shows as text ("Prep Time: 5 minutes", "Cuisson 1h10", "Tempo de preparo" over "30" and
+    /// "minutos", "30 min Preparation Time"), by schema.org field (`totalTime`, `prepTime`, `cookTime`), as written:
+    /// only a label opening a short line (or a part of one between "|"), then a duration.
+    static func timeTexts(_ blocks: [Block]) -> [String: String] {
+        var found: [String: String] = [:]
+        for (index, block) in blocks.enumerated() where block.text.count <= 80 && found.count < 3 {
+            // A label opens the line, or a number does ("30 min Preparation Time").
+            guard let opening = block.text.first, opening.isNumber || timeLabelOpenings.contains(opening.lowercased()) || block.text.contains("|") else { continue }
+            for segment in block.text.split(separator: "|") {
+                let part = segment.trimmingCharacters(in: .whitespaces)
+                let lowered = part.lowercased()
+                for (field, labels) in timeLabels where found[field] == nil {
+                    for label in labels {
+                        var value: String?
+                        if lowered.hasPrefix(label) {
+                            let rest = part.dropFirst(label.count).drop { $0 == ":" || $0 == " " || $0 == "\u{a0}" }
+                            if rest.isEmpty {
+                                // The value on its own line, maybe with its unit on the next ("30" / "minutos").
+                                let next = blocks[(index + 1)...].prefix(2).map(\.text)
+                                if let first = next.first, first.count <= 20, first.first?.isNumber == true {
+                                    value = first.allSatisfy(\.isNumber) && next.count > 1 && next[1].count <= 12 ? first + " " + next[1] : first
+                                }
+                            } else if rest.first?.isNumber == true, rest.count <= 30 {
+                                value = String(rest)
+                            }
+                        } else if lowered.hasSuffix(" " + label), part.first?.isNumber == true, part.count <= label.count + 20 {
+                            value = String(part.dropLast(label.count)).trimmingCharacters(in: .whitespaces)
+                        }
+                        if let value, RecipeExtractor.spokenMinutes(value) != nil {
+                            found[field] = value
+                            break
+                        }
+                    }
+                }
+            }
+        }
+        return found
+    }
+
+    /// The first letters of the time labels.
+    private static let timeLabelOpenings = Set(timeLabels.flatMap { $0.1.compactMap { $0.first.map(String.init) } })
+
+    /// Labels of times, longest first within each field.
+    private static let timeLabels: [(String, [String])] = [
+        ("totalTime", ["total time", "temps total", "tiempo total", "tempo totale", "tempo total", "totale tijd", "gesamtzeit", "totaltid", "ready in"]),
+        ("prepTime", ["preparation time", "prep time", "temps de préparation", "tiempo de preparación", "tempo di preparazione", "tempo de preparo",
+                      "zubereitungszeit", "vorbereitungszeit", "arbeitszeit", "bereidingstijd", "voorbereidingstijd", "préparation", "preparación",
+                      "preparazione", "active time", "prep"]),
+        ("cookTime", ["cooking time", "cook time", "temps de cuisson", "tiempo de cocción", "tempo di cottura", "tempo de cocção", "tempo de cozimento",
+                      "kochzeit", "backzeit", "garzeit", "kooktijd", "baktijd", "tillagningstid", "cuisson", "cocción", "cottura"]),
     ]
 
     /// The name in a byline near the top of the page ("By Rose Hattabaugh April 4, 2023", "Von Anna Weber"): the capitalised
@@ -361,7 +414,10 @@ enum HeadingReader {
     /// "Cooking Instructions", a paragraph "Here's how to make it:".
     static func isHeading(_ block: Block, _ words: Vocabulary, numbersAllowed: Bool = false) -> Bool {
         guard block.text.utf8.count <= 240, block.kind != .item || block.text.count <= 20, block.text.count <= 60 else { return false }
-        let lowered = block.text.lowercased().replacingOccurrences(of: "’", with: "'")
+        // Past 45 characters only a heading or a line ending in a colon can be one (every phrase is shorter).
+        if block.kind != .heading, block.text.count > 45, block.text.last != ":" { return false }
+        var lowered = block.text.lowercased()
+        if lowered.utf8.contains(0xE2) { lowered = lowered.replacingOccurrences(of: "’", with: "'") }
         let text = String(lowered.drop { headingPunctuation.contains($0) }.reversed().drop { headingPunctuation.contains($0) }.reversed())
         if words.phrases.contains(text) { return true }
         let tokens = text.split(whereSeparator: { !($0.isLetter || $0 == "'" || $0 == "’" || $0 == "-") })

@@ -53,21 +53,24 @@ enum ImageChoice {
         }
         guard !addresses.isEmpty else { return [] }
         let logos = Set(addresses.filter(looksLikeLogo))
+        // Each address's size: declared, else named in it (read once per address).
+        var named: [String: Size] = [:]
         var areas: [String: Int] = [:]
         for address in addresses {
-            let size = (sizes[address] ?? Size()).filled(from: Self.size(address))
-            if let area = size.area { areas[address] = area }
+            if let size = Self.size(address) { named[address] = size }
+            sizes[address] = (sizes[address] ?? Size()).filled(from: named[address])
+            if let area = sizes[address]?.area { areas[address] = area }
         }
+        func longSide(_ address: String) -> Int { max(sizes[address]?.width ?? 0, sizes[address]?.height ?? 0) }
         // An original beside thumbnails cut from it: larger than the largest of them.
-        let keys = Dictionary(addresses.map { ($0, pictureKey($0)) }, uniquingKeysWith: { first, _ in first })
-        for address in addresses where areas[address] == nil && !logos.contains(address) && Self.size(address) == nil {
-            let copies = addresses.filter { $0 != address && keys[$0] == keys[address] && areas[$0] != nil }
-            guard !copies.isEmpty, copies.allSatisfy({ longSide($0) < thumbnailBelow }) else { continue }
-            areas[address] = copies.compactMap { areas[$0] }.max()! + 1
-        }
-        func longSide(_ address: String) -> Int {
-            let size = (sizes[address] ?? Size()).filled(from: Self.size(address))
-            return max(size.width ?? 0, size.height ?? 0)
+        let originals = addresses.filter { areas[$0] == nil && named[$0] == nil && !logos.contains($0) }
+        if !originals.isEmpty, !areas.isEmpty {
+            let keys = Dictionary(addresses.map { ($0, pictureKey($0)) }, uniquingKeysWith: { first, _ in first })
+            for address in originals {
+                let copies = addresses.filter { $0 != address && keys[$0] == keys[address] && areas[$0] != nil }
+                guard !copies.isEmpty, copies.allSatisfy({ longSide($0) < thumbnailBelow }) else { continue }
+                areas[address] = copies.compactMap { areas[$0] }.max()! + 1
+            }
         }
         let order = Dictionary(addresses.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         func before(_ a: String, _ b: String) -> Bool {

@@ -63,10 +63,14 @@ public enum RecipeExtractor {
            let summary = meta["description"] ?? meta["og:description"] {
             found?["description"] = summary
         }
-        // No yield on a schema.org recipe: the one the page shows as text ("Serves: 4").
-        if structured, found != nil, isEmptyValue(found?["recipeYield"]) && isEmptyValue(found?["yield"]),
-           let shown = HeadingReader.yieldText(HeadingReader.blocks(in: html)) {
-            found?["recipeYield"] = shown
+        // No yield, or no time at all, on a schema.org recipe: those the page shows as text ("Serves: 4", "Prep Time: 5 minutes").
+        // (Read only then: the page's text is read once more for it.)
+        let noYield = isEmptyValue(found?["recipeYield"]) && isEmptyValue(found?["yield"])
+        let noTimes = ["totalTime", "prepTime", "cookTime"].allSatisfy { isEmptyValue(found?[$0]) }
+        if structured, found != nil, noYield || noTimes {
+            let page = HeadingReader.blocks(in: html)
+            if noYield, let shown = HeadingReader.yieldText(page) { found?["recipeYield"] = shown }
+            if noTimes { for (field, text) in HeadingReader.timeTexts(page) { found?[field] = text } }
         }
         guard var recipe = found.flatMap({ normalize($0, url: url) }) else { return nil }
         if !structured {

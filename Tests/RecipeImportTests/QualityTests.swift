@@ -264,7 +264,7 @@ struct QualityTests {
         #expect(!carbonara.readWithoutStructuredData)
     }
 
-    @Test("a yield the page shows only as text, and a byline on a page without schema.org")
+    @Test("a yield and times the page shows only as text, and a byline on a page without schema.org")
     func yieldAndBylineFromText() throws {
         func yield(_ body: String) throws -> [String] {
             try #require(RecipeExtractor.extract(html: page(#"{"@type":"Recipe","name":"X","recipeIngredient":["1 egg"]}"#) + body,
@@ -278,6 +278,20 @@ struct QualityTests {
         #expect(try yield("<p>Serving Size: 4-6</p>") == ["4-6"])
         // Not a yield: serving suggestions, an amount per serving, a sentence.
         #expect(try yield("<p>Serving suggestions:</p><p>warm bread</p><p>Serving Size: 1 cup</p><p>Serve and enjoy 4 ways!</p>") == [])
+        // Times shown as text, where the recipe gives none.
+        func times(_ body: String, recipe: String = #"{"@type":"Recipe","name":"X","recipeIngredient":["1 egg"]}"#) throws -> [String?] {
+            let draft = try #require(RecipeExtractor.extract(html: page(recipe) + body, url: "https://e.com/x")).draft
+            return [draft.totalTime, draft.prepTime, draft.cookTime]
+        }
+        #expect(try times("<p>Serves: 4 | Total Time: 35 minutes</p><p>Prep Time: 5 minutes</p><p>Cook Time: 1 hour 10 minutes</p>")
+                == ["PT35M", "PT5M", "PT1H10M"])
+        #expect(try times("<p>Préparation 15 min</p><p>Cuisson 1h10</p>") == ["PT1H25M", "PT15M", "PT1H10M"], "the total from the parts")
+        #expect(try times("<p>Tempo de preparo</p><p>30</p><p>minutos</p><li>30 min Preparation Time</li>") == ["PT30M", "PT30M", nil])
+        #expect(try times("<p>Cook Time: 20 minutes</p>", recipe: #"{"@type":"Recipe","name":"X","recipeIngredient":["1 egg"],"cookTime":"PT45M"}"#)
+                == ["PT45M", nil, "PT45M"], "the recipe's own time wins")
+        // Not times: a sentence that mentions one, a label over a step.
+        #expect(try times("<p>Prep the onions: 10 minutes in a pan, then serve.</p><h2>Cook time</h2><p>Bake until golden, about 20 minutes.</p>")
+                == [nil, nil, nil])
         let recipe = try #require(RecipeExtractor.extract(html: """
             <h1>Charred Spaghetti</h1><p>By Rose Hattabaugh April 4, 2023</p><ul><li>Makes</li><li>4 to 6 servings</li></ul>
             <h2>Ingredients</h2><ul><li>1 can tomato puree</li><li>12 ounces spaghetti</li></ul>
@@ -285,6 +299,23 @@ struct QualityTests {
             """, url: "https://e.com/spaghetti"))
         #expect(recipe.draft.author == "Rose Hattabaugh")
         #expect(recipe.draft.servings == 6)
+    }
+
+    @Test("white space is collapsed byte by byte exactly as Unicode's white space reads (10,000 generated texts)")
+    func collapseMatchesUnicode() {
+        let pieces = ["a", "Zutaten", " ", "  ", "\t", "\n", "\r\n", "\u{0B}", "\u{0C}", "\u{1C}", "\u{85}", "\u{A0}", "\u{1680}",
+                      "\u{2000}", "\u{2005}", "\u{200A}", "\u{200B}", "\u{2028}", "\u{2029}", "\u{202F}", "\u{205F}", "\u{3000}",
+                      "é", "€", "’", "‐", "ー", "ᚠ", "\u{2030}", "\u{20AC}", "¡", "\u{C2}", "材料", "🍝"]
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<10_000 {
+            var text = ""
+            for _ in 0..<Int(state % 12) {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                text += pieces[Int((state >> 33) % UInt64(pieces.count))]
+            }
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            #expect(HTMLText.collapse(text) == text.split(whereSeparator: \.isWhitespace).joined(separator: " "), "\(Array(text.unicodeScalars))")
+        }
     }
 
     @Test("an article that only mentions ingredients, or has a list with no method, gives no recipe")
