@@ -5,7 +5,8 @@ enum HostilePages {
     static let size = 10_000_000
 
     static let kinds = ["benign", "deep-nesting", "unmatched-tags", "many-itemscopes", "nested-itemprops",
-                        "jsonld-deep", "jsonld-huge", "unclosed-scripts", "no-gt", "ingredient-headings", "open-headings", "inline-tags"]
+                        "jsonld-deep", "jsonld-huge", "unclosed-scripts", "no-gt", "ingredient-headings", "open-headings", "inline-tags",
+                        "numbered-headings", "unheaded-steps", "time-labels"]
 
     /// `unit` repeated after `head` until the page is `size` bytes.
     static func fill(_ head: String, _ unit: String, tail: String = "") -> String {
@@ -35,6 +36,13 @@ enum HostilePages {
         // For the heading reader (pages without schema.org): every heading a candidate, headings never closed, tags in text.
         case "ingredient-headings": return fill("<html><body><h1>Soup</h1>", "<h2>Ingredients</h2><ul><li>1 egg</li></ul><h3>Zutaten für 4</h3>")
         case "open-headings": return fill("<html><body><h1>Soup", "<h2>Ingredients<li>1 egg")
+        // Every heading a step number, each candidate ingredients list followed by them; sentences with no end; a page
+        // of time and yield labels over a recipe that gives none.
+        case "numbered-headings": return fill("<html><body><h1>Soup</h1><h2>Ingredients</h2><ul><li>1 egg</li><li>2 eggs</li></ul>",
+                                              "<h3>1. Stir the soup well</h3><p>Stir it.</p><h2>Ingredients</h2><li>a</li><li>b</li>")
+        case "unheaded-steps": return fill("<html><body><h1>Soup</h1><p>Ingredients</p><ul><li>1 egg</li><li>2 eggs</li></ul>",
+                                           "<p>Stir the soup until it is smooth and hot.</p>")
+        case "time-labels": return fill(recipeHead, "<p>Prep Time:</p><p>5</p><p>Serves: x | Cook Time: y | Total Time</p>")
         case "inline-tags": return fill(#"<html><body><h1>Soup</h1><h2>Ingredients</h2><ul><li>1 egg</li><li>2 eggs</li></ul><h2>Method</h2><p>"#, "<b>a</b><i>")
         default: return nil
         }

@@ -50,8 +50,10 @@ enum HeadingReader {
     /// The yield the page shows as text ("Serves: 4 | Total Time: 35 minutes", "Makes 4 to 6 servings", "Yield:" over
     /// "20 to 22", "4 portioner"): the part that says how many, for YieldText to read. Only short lines are read.
     static func yieldText(_ blocks: [Block]) -> String? {
-        for (index, block) in blocks.enumerated() where block.text.count <= 60 {
-            let text = block.text.split(separator: "|").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? block.text
+        for (index, block) in blocks.enumerated() where block.text.utf8.count <= 240 && block.text.count <= 60 {
+            // Only a line opening with a number or with a label's first letter can say it.
+            guard let opening = block.text.first, opening.isNumber || yieldLabelOpenings.contains(opening.lowercased()) else { continue }
+            let text = block.text.utf8.contains(UInt8(ascii: "|")) ? trimmed(block.text.split(separator: "|").first ?? "") : block.text
             let words = text.split(whereSeparator: { $0 == " " || $0 == ":" })
             guard let first = words.first else { continue }
             // A label, then the count (on this line, or alone on the next).
@@ -76,6 +78,13 @@ enum HeadingReader {
         return nil
     }
 
+    private static let yieldLabelOpenings = Set(yieldLabels.compactMap { $0.first.map(String.init) })
+
+    /// `text` without spaces at either end.
+    static func trimmed<Text: StringProtocol>(_ text: Text) -> String {
+        String(text.drop { $0 == " " || $0 == "\u{a0}" }.reversed().drop { $0 == " " || $0 == "\u{a0}" }.reversed())
+    }
+
     private static let yieldLabels: Set<String> = [
         "serves", "servings", "serving", "makes", "yield", "yields", "portions", "portionen", "personen", "für", "porciones", "raciones",
         "rinde", "porzioni", "dosi", "personnes", "portioner", "porce", "porcje", "adag", "rendement", "opbrengst", "serving size",
@@ -92,11 +101,12 @@ enum HeadingReader {
     /// only a label opening a short line (or a part of one between "|"), then a duration.
     static func timeTexts(_ blocks: [Block]) -> [String: String] {
         var found: [String: String] = [:]
-        for (index, block) in blocks.enumerated() where block.text.count <= 80 && found.count < 3 {
+        for (index, block) in blocks.enumerated() where block.text.utf8.count <= 320 && block.text.count <= 80 && found.count < 3 {
             // A label opens the line, or a number does ("30 min Preparation Time").
-            guard let opening = block.text.first, opening.isNumber || timeLabelOpenings.contains(opening.lowercased()) || block.text.contains("|") else { continue }
-            for segment in block.text.split(separator: "|") {
-                let part = segment.trimmingCharacters(in: .whitespaces)
+            let segmented = block.text.utf8.contains(UInt8(ascii: "|"))
+            guard let opening = block.text.first, opening.isNumber || timeLabelOpenings.contains(opening.lowercased()) || segmented else { continue }
+            for segment in segmented ? block.text.split(separator: "|") : [Substring(block.text)] {
+                let part = trimmed(segment)
                 let lowered = part.lowercased()
                 for (field, labels) in timeLabels where found[field] == nil {
                     for label in labels {
@@ -113,7 +123,7 @@ enum HeadingReader {
                                 value = String(rest)
                             }
                         } else if lowered.hasSuffix(" " + label), part.first?.isNumber == true, part.count <= label.count + 20 {
-                            value = String(part.dropLast(label.count)).trimmingCharacters(in: .whitespaces)
+                            value = trimmed(part.dropLast(label.count))
                         }
                         if let value, RecipeExtractor.spokenMinutes(value) != nil {
                             found[field] = value
@@ -414,8 +424,11 @@ enum HeadingReader {
     /// "Cooking Instructions", a paragraph "Here's how to make it:".
     static func isHeading(_ block: Block, _ words: Vocabulary, numbersAllowed: Bool = false) -> Bool {
         guard block.text.utf8.count <= 240, block.kind != .item || block.text.count <= 20, block.text.count <= 60 else { return false }
-        // Past 45 characters only a heading or a line ending in a colon can be one (every phrase is shorter).
-        if block.kind != .heading, block.text.count > 45, block.text.last != ":" { return false }
+        // Other than a heading or a line ending in a colon, a block is one only when it opens with a phrase's first word
+        // (every phrase is shorter than 45 characters).
+        if block.kind != .heading, block.text.last != ":" {
+            guard block.text.utf8.count <= 180, words.firstWords.contains(firstWord(of: block.text)) else { return false }
+        }
         var lowered = block.text.lowercased()
         if lowered.utf8.contains(0xE2) { lowered = lowered.replacingOccurrences(of: "’", with: "'") }
         let text = String(lowered.drop { headingPunctuation.contains($0) }.reversed().drop { headingPunctuation.contains($0) }.reversed())
@@ -445,14 +458,23 @@ enum HeadingReader {
 
     private static let headingPunctuation: Set<Character> = [" ", ":", "：", ".", "-", "–", "—", "#", "*", "!"]
 
+    /// The first word of a text, lower-cased, after any heading punctuation: "INGREDIENTS:" → "ingredients", "What You’ll" → "what".
+    static func firstWord<Text: StringProtocol>(of text: Text) -> String {
+        text.drop { headingPunctuation.contains($0) }.prefix { $0.isLetter || $0 == "'" || $0 == "’" }.prefix(24).lowercased()
+            .replacingOccurrences(of: "’", with: "'")
+    }
+
     /// Heading words: phrases of one to `longest` words (as "step by step"), and ideographic ones matched anywhere.
     struct Vocabulary: Sendable {
         let phrases: Set<String>
         let longest: Int
         let ideographic: [String]
+        /// The first word of each phrase ("step" of "step by step").
+        let firstWords: Set<String>
         init(_ words: [String]) {
             let normalized = words.map { $0.replacingOccurrences(of: "-", with: " ") }
             phrases = Set(normalized)
+            firstWords = Set(normalized.compactMap { $0.split(separator: " ").first.map { HeadingReader.firstWord(of: $0) } })
             longest = normalized.map { $0.split(separator: " ").count }.max() ?? 1
             ideographic = words.filter { $0.unicodeScalars.contains { $0.value >= 0x3000 } }
         }

@@ -245,11 +245,13 @@ public enum RecipeExtractor {
         case let string as String:
             // One string: its paragraphs are the steps (HTML paragraphs, or blank-line separated text whose single line
             // breaks only wrap), else its lines; numbered steps run together in one text are parted.
-            var separated = string.replacingOccurrences(of: "</p>", with: "\n\n").replacingOccurrences(of: "<br", with: "\n<br")
-            separated = separated.replacingOccurrences(of: "\r\n", with: "\n")
-            let paragraphs = separated.components(separatedBy: "\n\n")
-            let lines = paragraphs.count > 1 && string.contains("\n\n") && !string.contains("<")
-                ? paragraphs.map { $0.replacingOccurrences(of: "\n", with: " ") }
+            var separated = string
+            let hasTags = string.utf8.contains(UInt8(ascii: "<"))
+            if hasTags { separated = separated.replacingOccurrences(of: "</p>", with: "\n\n").replacingOccurrences(of: "<br", with: "\n<br") }
+            if string.utf8.contains(0x0D) { separated = separated.replacingOccurrences(of: "\r\n", with: "\n") }
+            let blankLines = !hasTags && separated.utf8.count > 2 && ByteScan.find("\n\n", in: separated, from: separated.startIndex) != nil
+            let lines = blankLines
+                ? separated.components(separatedBy: "\n\n").map { $0.replacingOccurrences(of: "\n", with: " ") }
                 : separated.split(whereSeparator: \.isNewline).map(String.init)
             for line in lines {
                 let cleaned = HTMLText.clean(line)
