@@ -114,8 +114,8 @@ struct WorkerTests {
             try FileManager.default.subpathsOfDirectory(atPath: fixturesFolder.appendingPathComponent(set).path).filter { $0.hasSuffix(".expected.json") }
         }
         #expect(pages == references.count && pages >= 300)
-        #expect(Double(imported) >= 0.95 * Double(pages) && imported + noRecipe == pages)
-        #expect(Double(sameName) >= 0.90 * Double(pages))
+        #expect(Double(imported) >= 0.98 * Double(pages) && imported + noRecipe == pages)
+        #expect(Double(sameName) >= 0.95 * Double(pages))
         #expect(Double(withIngredients) >= 0.93 * Double(pages))
         #expect(unstructured >= 5, "pages without schema.org are read from their headings")
 

@@ -134,9 +134,9 @@ struct FixtureTests {
             count + (try FileManager.default.contentsOfDirectory(atPath: gold.appendingPathComponent(host).path).filter { $0.hasSuffix(".expected.json") }.count)
         }
         #expect(pages == expected && pages >= 50)
-        #expect(Double(read) >= 0.95 * Double(pages))
-        #expect(Double(sameName) >= 0.90 * Double(pages))
-        #expect(Double(sameIngredients) >= 0.70 * Double(pages))
+        #expect(Double(read) >= 0.98 * Double(pages))
+        #expect(Double(sameName) >= 0.95 * Double(pages))
+        #expect(Double(sameIngredients) >= 0.75 * Double(pages))
     }
 }
 
