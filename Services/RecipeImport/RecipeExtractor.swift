@@ -249,7 +249,8 @@ public enum RecipeExtractor {
             let hasTags = string.utf8.contains(UInt8(ascii: "<"))
             if hasTags { separated = separated.replacingOccurrences(of: "</p>", with: "\n\n").replacingOccurrences(of: "<br", with: "\n<br") }
             if string.utf8.contains(0x0D) { separated = separated.replacingOccurrences(of: "\r\n", with: "\n") }
-            let blankLines = !hasTags && separated.utf8.count > 2 && ByteScan.find("\n\n", in: separated, from: separated.startIndex) != nil
+            // (Blank lines as written: "\n\n", not the "\r\n" line ends of page source, which are not paragraphs.)
+            let blankLines = !hasTags && ByteScan.find("\n\n", in: string, from: string.startIndex) != nil
             let lines = blankLines
                 ? separated.components(separatedBy: "\n\n").map { $0.replacingOccurrences(of: "\n", with: " ") }
                 : separated.split(whereSeparator: \.isNewline).map(String.init)

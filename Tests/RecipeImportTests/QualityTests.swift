@@ -262,6 +262,11 @@ struct QualityTests {
         #expect(carbonara.draft.ingredients.map(\.text) == ["250 g de tagliatelles", "1 oeuf"])
         #expect(carbonara.draft.instructions.map(\.text) == ["Battez l'œuf.", "Mélangez avec les pâtes."])
         #expect(!carbonara.readWithoutStructuredData)
+        // Page source with Windows line ends ("\r\n\r\n" is no blank line between paragraphs): each line a step.
+        let crlf = "<div itemscope itemtype=\"http://schema.org/Recipe\"><h1 itemprop=\"name\">Sprouts</h1><span itemprop=\"recipeIngredient\">1 lb sprouts</span>"
+            + "<div itemprop=\"recipeInstructions\">\r\n\t<h3>Roast the sprouts.</h3>\r\n\t<h3>Turn them once.</h3>\r\n\r\n\t<h3>Season them well.</h3>\r\n</div></div>"
+        let sprouts = try #require(RecipeExtractor.extract(html: crlf, url: "https://e.com/sprouts"))
+        #expect(sprouts.draft.instructions.map(\.text) == ["Roast the sprouts.", "Turn them once.", "Season them well."])
     }
 
     @Test("a yield and times the page shows only as text, and a byline on a page without schema.org")
