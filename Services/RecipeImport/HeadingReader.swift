@@ -141,12 +141,12 @@ enum HeadingReader {
 
     /// Labels of times, longest first within each field.
     private static let timeLabels: [(String, [String])] = [
-        ("totalTime", ["total time", "temps total", "tiempo total", "tempo totale", "tempo total", "totale tijd", "gesamtzeit", "totaltid", "ready in"]),
+        ("totalTime", ["total time", "temps total", "tiempo total", "tempo totale", "tempo total", "totale tijd", "gesamtzeit", "totaltid", "ready in", "total"]),
         ("prepTime", ["preparation time", "prep time", "temps de préparation", "tiempo de preparación", "tempo di preparazione", "tempo de preparo",
                       "zubereitungszeit", "vorbereitungszeit", "arbeitszeit", "bereidingstijd", "voorbereidingstijd", "préparation", "preparación",
-                      "preparazione", "active time", "prep"]),
+                      "preparazione", "active time", "preparation", "prep"]),
         ("cookTime", ["cooking time", "cook time", "temps de cuisson", "tiempo de cocción", "tempo di cottura", "tempo de cocção", "tempo de cozimento",
-                      "kochzeit", "backzeit", "garzeit", "kooktijd", "baktijd", "tillagningstid", "cuisson", "cocción", "cottura"]),
+                      "kochzeit", "backzeit", "garzeit", "kooktijd", "baktijd", "tillagningstid", "cooking", "cuisson", "cocción", "cottura"]),
     ]
 
     /// The name in a byline near the top of the page ("By Rose Hattabaugh April 4, 2023", "Von Anna Weber"): the capitalised

@@ -100,8 +100,8 @@ enum ImageChoice {
 
     /// The size an address names, if it names one: `-500x375.jpg`, `/w400-h228/`, `/food_16x9_448/`, `?width=768&height=400`.
     static func size(_ address: String) -> Size? {
-        guard let components = URLComponents(string: address) else { return nil }
-        let path = components.percentEncodedPath
+        let components = AddressParts(address)
+        let path = components.path
         if let match = path.matches(of: Patterns.sizeSuffix).last { return Size(width: Int(match.output.1), height: Int(match.output.2)) }
         // A folder naming the crop's width: `/food_16x9_448/`.
         if let match = path.firstMatch(of: Patterns.widthFolder) { return Size(width: Int(match.output.1)) }
@@ -111,7 +111,7 @@ enum ImageChoice {
             return Size(width: width.flatMap { Int($0) }, height: height.flatMap { Int($0) })
         }
         var size = Size()
-        for item in components.queryItems ?? [] {
+        for item in components.queryItems {
             guard let value = item.value, let number = value.firstMatch(of: Patterns.leadingNumber).flatMap({ Int($0.output.1) }) else { continue }
             switch item.name.lowercased() {
             case "w", "width", "imwidth": size.width = size.width ?? number
@@ -125,14 +125,43 @@ enum ImageChoice {
 
     /// The picture an address shows, whatever size or crop of it: host and path without size markers or query.
     static func pictureKey(_ address: String) -> String {
-        guard let components = URLComponents(string: address) else { return address }
-        var path = components.percentEncodedPath.lowercased()
+        let components = AddressParts(address)
+        var path = components.path.lowercased()
         path.replace(Patterns.sizeFolder, with: "/")
         path.replace(Patterns.widthFolder) { "/\($0.output.0.dropFirst().dropLast().dropLast($0.output.1.count + 1))/" }
         path.replace(Patterns.sizeSuffix, with: "")
         if path.firstRange(of: "-scaled") != nil { path.replace("-scaled", with: "") }
-        let host = (components.host ?? "").lowercased()
+        let host = components.host.lowercased()
         return (host.hasPrefix("www.") ? String(host.dropFirst(4)) : host) + path
+    }
+
+    /// An image address's host, path and query items, as written (no percent-decoding; sizes are plain digits):
+    /// read by hand, as URLComponents costs more than the rest of the choice.
+    struct AddressParts {
+        var host = Substring()
+        var path = Substring()
+        var queryItems: [(name: Substring, value: Substring?)] = []
+
+        init(_ address: String) {
+            var rest = Substring(address)
+            if let fragment = rest.firstIndex(of: "#") { rest = rest[..<fragment] }
+            var query = Substring()
+            if let mark = rest.firstIndex(of: "?") {
+                query = rest[rest.index(after: mark)...]
+                rest = rest[..<mark]
+            }
+            if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] } else if rest.hasPrefix("//") { rest = rest.dropFirst(2) }
+            else { path = rest; rest = "" }
+            if !rest.isEmpty {
+                let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+                host = rest[..<slash]
+                path = rest[slash...]
+            }
+            queryItems = query.split(separator: "&").prefix(32).map { item in
+                guard let equals = item.firstIndex(of: "=") else { return (item, nil) }
+                return (item[..<equals], item[item.index(after: equals)...])
+            }
+        }
     }
 
     /// The patterns, compiled once (a regex literal is parsed each time it is made).

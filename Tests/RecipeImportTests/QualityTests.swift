@@ -291,6 +291,7 @@ struct QualityTests {
         #expect(try times("<p>Serves: 4 | Total Time: 35 minutes</p><p>Prep Time: 5 minutes</p><p>Cook Time: 1 hour 10 minutes</p>")
                 == ["PT35M", "PT5M", "PT1H10M"])
         #expect(try times("<p>Préparation 15 min</p><p>Cuisson 1h10</p>") == ["PT1H25M", "PT15M", "PT1H10M"], "the total from the parts")
+        #expect(try times("<p>Preparation 20 minutes</p><p>Cooking 1 hour</p><p>Total: 4 servings</p>") == ["PT1H20M", "PT20M", "PT1H"])
         #expect(try times("<p>Tempo de preparo</p><p>30</p><p>minutos</p><li>30 min Preparation Time</li>") == ["PT30M", "PT30M", nil])
         #expect(try times("<p>Cook Time: 20 minutes</p>", recipe: #"{"@type":"Recipe","name":"X","recipeIngredient":["1 egg"],"cookTime":"PT45M"}"#)
                 == ["PT45M", nil, "PT45M"], "the recipe's own time wins")
