@@ -130,7 +130,7 @@ public enum RecipeExtractor {
         guard let name = text(r["name"]) ?? text(r["headline"]), !RecipeDraft.isBlank(name) else { return nil }
         var leftOut: [String] = []
         // A line whose quantity is absurd ("999…9 cups") is dropped; the rest of the recipe is imported.
-        let ingredients = list(r["recipeIngredient"] ?? r["ingredients"]).map { tidyIngredient(HTMLText.clean($0)) }.filter { line in
+        let ingredients = rejoinedAtCommas(list(r["recipeIngredient"] ?? r["ingredients"])).map { tidyIngredient(HTMLText.clean($0)) }.filter { line in
             guard !RecipeDraft.isBlank(line) else { return false }
             guard let number = IngredientParser.outOfRangeQuantity(line) else { return true }
             leftOut.append("the ingredient line \"\(line.prefix(60))\" (its quantity \(number.prefix(20)) is out of range)")
@@ -315,6 +315,32 @@ public enum RecipeExtractor {
             stripped.append(String(line.dropFirst(marker.count + 2)))
         }
         return stripped
+    }
+
+    /// An ingredient list a site made by splitting its text at every comma (most items after the first start with the
+    /// space that followed a comma): the pieces that continue a line are joined back to it — one starting in lower case
+    /// after a line with an amount ("250 g Schweinefleisch" + "in Stücken", but not "Salz" + "frisch gemahlener Pfeffer"),
+    /// one after an open parenthesis ("(Thymian" + "Oregano)"), or digits after a bare number
+    /// ("1" + "5 TL" → "1,5 TL"). Other lists are returned as they are.
+    static func rejoinedAtCommas(_ items: [String]) -> [String] {
+        guard items.count >= 4, items.dropFirst().filter({ $0.first == " " }).count * 2 >= items.count else { return items }
+        var joined: [String] = []
+        for item in items {
+            let piece = item.drop { $0 == " " }
+            guard let previous = joined.last, let first = piece.first else {
+                joined.append(String(piece))
+                continue
+            }
+            let openParenthesis = previous.filter { $0 == "(" }.count > previous.filter { $0 == ")" }.count
+            if previous.allSatisfy(\.isNumber) && first.isNumber {
+                joined[joined.count - 1] += "," + piece
+            } else if (first.isLowercase && previous.first?.isNumber == true) || openParenthesis {
+                joined[joined.count - 1] += ", " + piece
+            } else {
+                joined.append(String(piece))
+            }
+        }
+        return joined
     }
 
     /// "1. Preheat the oven.2. Whisk the eggs." → its numbered steps, when one text holds several numbered 1, 2, 3….

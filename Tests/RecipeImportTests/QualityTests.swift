@@ -104,6 +104,15 @@ struct QualityTests {
         #expect(recipe.draft.ingredients.map(\.text) == [
             "1 scotch bonnet (optional)", "2 pounds beef, (cut into cubes (any cut will work))", "½ teaspoon lemon pepper seasoning (optional)",
         ])
+        // A list split at every comma is joined back; a list that merely has some lines with a leading space is not.
+        let split = try #require(RecipeExtractor.extract(html: page(#"""
+            {"@type":"Recipe","name":"Auflauf","recipeIngredient":["250 g Schweinefleisch", " in Stücken", " 1 Ei", " 1", "5 TL Senf", " 1 TL Kräuter (Thymian", " Oregano)", " Salz", " frisch gemahlener Pfeffer"]}
+            """#), url: "https://e.com/auflauf"))
+        #expect(split.draft.ingredients.map(\.text) == ["250 g Schweinefleisch, in Stücken", "1 Ei", "1,5 TL Senf", "1 TL Kräuter (Thymian, Oregano)", "Salz", "frisch gemahlener Pfeffer"])
+        let spaced = try #require(RecipeExtractor.extract(html: page(#"""
+            {"@type":"Recipe","name":"Soup","recipeIngredient":["1 onion", " chopped finely", "2 carrots", "1 l stock", "salt"]}
+            """#), url: "https://e.com/soup"))
+        #expect(spaced.draft.ingredients.map(\.text) == ["1 onion", "chopped finely", "2 carrots", "1 l stock", "salt"])
         let tidied = try #require(RecipeExtractor.extract(html: page(#"""
             {"@type":"Recipe","name":"Mix","recipeIngredient":["- 300 g emmental","2/3 cupÂ orange juice","2.0 Zehen Knoblauch","1Zwiebel","1 lb bok choy (, chopped (see above))","0.5 Bund Petersilie"]}
             """#), url: "https://e.com/mix"))
