@@ -82,7 +82,9 @@ enum HeadingReader {
 
     /// `text` without spaces at either end.
     static func trimmed<Text: StringProtocol>(_ text: Text) -> String {
-        String(text.drop { $0 == " " || $0 == "\u{a0}" }.reversed().drop { $0 == " " || $0 == "\u{a0}" }.reversed())
+        func isSpace(_ character: Character) -> Bool { character == " " || character == "\u{a0}" }
+        guard let first = text.first, let last = text.last, isSpace(first) || isSpace(last) else { return String(text) }
+        return String(text.drop(while: isSpace).reversed().drop(while: isSpace).reversed())
     }
 
     private static let yieldLabels: Set<String> = [
@@ -104,31 +106,31 @@ enum HeadingReader {
         for (index, block) in blocks.enumerated() where block.text.utf8.count <= 320 && block.text.count <= 80 && found.count < 3 {
             // A label opens the line, or a number does ("30 min Preparation Time").
             let segmented = block.text.utf8.contains(UInt8(ascii: "|"))
-            guard let opening = block.text.first, opening.isNumber || timeLabelOpenings.contains(opening.lowercased()) || segmented else { continue }
+            guard let opening = block.text.first, segmented || opening.isNumber || timeLabelsByFirstWord[firstWord(of: block.text)] != nil else { continue }
             for segment in segmented ? block.text.split(separator: "|") : [Substring(block.text)] {
                 let part = trimmed(segment)
+                guard let first = part.first else { continue }
+                let labels = first.isNumber ? timeLabelsAll : (timeLabelsByFirstWord[firstWord(of: part)] ?? [])
+                guard !labels.isEmpty else { continue }
                 let lowered = part.lowercased()
-                for (field, labels) in timeLabels where found[field] == nil {
-                    for label in labels {
-                        var value: String?
-                        if lowered.hasPrefix(label) {
-                            let rest = part.dropFirst(label.count).drop { $0 == ":" || $0 == " " || $0 == "\u{a0}" }
-                            if rest.isEmpty {
-                                // The value on its own line, maybe with its unit on the next ("30" / "minutos").
-                                let next = blocks[(index + 1)...].prefix(2).map(\.text)
-                                if let first = next.first, first.count <= 20, first.first?.isNumber == true {
-                                    value = first.allSatisfy(\.isNumber) && next.count > 1 && next[1].count <= 12 ? first + " " + next[1] : first
-                                }
-                            } else if rest.first?.isNumber == true, rest.count <= 30 {
-                                value = String(rest)
+                for (field, label) in labels where found[field] == nil {
+                    var value: String?
+                    if lowered.hasPrefix(label) {
+                        let rest = part.dropFirst(label.count).drop { $0 == ":" || $0 == " " || $0 == "\u{a0}" }
+                        if rest.isEmpty {
+                            // The value on its own line, maybe with its unit on the next ("30" / "minutos").
+                            let next = blocks[(index + 1)...].prefix(2).map(\.text)
+                            if let first = next.first, first.count <= 20, first.first?.isNumber == true {
+                                value = first.allSatisfy(\.isNumber) && next.count > 1 && next[1].count <= 12 ? first + " " + next[1] : first
                             }
-                        } else if lowered.hasSuffix(" " + label), part.first?.isNumber == true, part.count <= label.count + 20 {
-                            value = trimmed(part.dropLast(label.count))
+                        } else if rest.first?.isNumber == true, rest.count <= 30 {
+                            value = String(rest)
                         }
-                        if let value, RecipeExtractor.spokenMinutes(value) != nil {
-                            found[field] = value
-                            break
-                        }
+                    } else if first.isNumber, lowered.hasSuffix(" " + label), part.count <= label.count + 20 {
+                        value = trimmed(part.dropLast(label.count))
+                    }
+                    if let value, RecipeExtractor.spokenMinutes(value) != nil {
+                        found[field] = value
                     }
                 }
             }
@@ -136,8 +138,10 @@ enum HeadingReader {
         return found
     }
 
-    /// The first letters of the time labels.
-    private static let timeLabelOpenings = Set(timeLabels.flatMap { $0.1.compactMap { $0.first.map(String.init) } })
+    /// Every time label with its field, longest first within each field; and by the label's first word.
+    private static let timeLabelsAll: [(field: String, label: String)] = timeLabels.flatMap { field, labels in labels.map { (field, $0) } }
+    private static let timeLabelsByFirstWord: [String: [(field: String, label: String)]] =
+        Dictionary(grouping: timeLabelsAll, by: { firstWord(of: $0.label) })
 
     /// Labels of times, longest first within each field.
     private static let timeLabels: [(String, [String])] = [
@@ -460,8 +464,8 @@ enum HeadingReader {
 
     /// The first word of a text, lower-cased, after any heading punctuation: "INGREDIENTS:" → "ingredients", "What You’ll" → "what".
     static func firstWord<Text: StringProtocol>(of text: Text) -> String {
-        text.drop { headingPunctuation.contains($0) }.prefix { $0.isLetter || $0 == "'" || $0 == "’" }.prefix(24).lowercased()
-            .replacingOccurrences(of: "’", with: "'")
+        let word = text.drop { headingPunctuation.contains($0) }.prefix { $0.isLetter || $0 == "'" || $0 == "’" }.prefix(24).lowercased()
+        return word.utf8.contains(0xE2) ? word.replacingOccurrences(of: "’", with: "'") : word
     }
 
     /// Heading words: phrases of one to `longest` words (as "step by step"), and ideographic ones matched anywhere.
