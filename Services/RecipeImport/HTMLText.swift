@@ -29,45 +29,40 @@ enum HTMLText {
             previousSpace = space
         }
         if clean && !previousSpace { return text }
+        let input = Array(bytes)
         var result: [UInt8] = []
-        result.reserveCapacity(bytes.count)
+        result.reserveCapacity(input.count)
         var pendingSpace = false
-        var iterator = bytes.makeIterator()
-        var lookahead: [UInt8] = []
-        func next() -> UInt8? { lookahead.isEmpty ? iterator.next() : lookahead.removeFirst() }
-        while let byte = next() {
-            var width = 0
-            if byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) {
-                width = 1
-            } else if byte == 0xC2 || byte == 0xE1 || byte == 0xE2 || byte == 0xE3 {
-                // A possible multi-byte white space: read its continuation bytes.
-                let count = byte == 0xC2 ? 1 : 2
-                while lookahead.count < count, let following = iterator.next() { lookahead.append(following) }
-                if lookahead.count == count, isUnicodeSpace(byte, lookahead) {
-                    lookahead.removeAll()
-                    width = count + 1
-                }
-            }
+        var index = 0
+        while index < input.count {
+            let byte = input[index]
+            // How many bytes of white space start here (0: none).
+            let width = byte == 0x20 || (byte >= 0x09 && byte <= 0x0D) ? 1 : byte >= 0xC2 ? unicodeSpaceWidth(input, at: index) : 0
             if width > 0 {
                 pendingSpace = !result.isEmpty
+                index += width
             } else {
                 if pendingSpace { result.append(0x20); pendingSpace = false }
                 result.append(byte)
+                index += 1
             }
         }
         return String(decoding: result, as: UTF8.self)
     }
 
-    /// Whether `lead` and `rest` encode a white space character beyond ASCII (as `Character.isWhitespace` reads it):
-    /// U+0085, U+00A0, U+1680, U+2000–U+200A, U+2028, U+2029, U+202F, U+205F, U+3000.
-    private static func isUnicodeSpace(_ lead: UInt8, _ rest: [UInt8]) -> Bool {
-        switch lead {
-        case 0xC2: return rest[0] == 0x85 || rest[0] == 0xA0
-        case 0xE1: return rest[0] == 0x9A && rest[1] == 0x80
-        case 0xE2: return (rest[0] == 0x80 && ((0x80...0x8A).contains(rest[1]) || rest[1] == 0xA8 || rest[1] == 0xA9 || rest[1] == 0xAF))
-            || (rest[0] == 0x81 && rest[1] == 0x9F)
-        case 0xE3: return rest[0] == 0x80 && rest[1] == 0x80
-        default: return false
+    /// The length of the white space character beyond ASCII (as `Character.isWhitespace` reads it) that starts at
+    /// `index`, or 0: U+0085, U+00A0 (2 bytes); U+1680, U+2000–U+200A, U+2028, U+2029, U+202F, U+205F, U+3000 (3 bytes).
+    private static func unicodeSpaceWidth(_ bytes: [UInt8], at index: Int) -> Int {
+        func at(_ offset: Int) -> UInt8 { index + offset < bytes.count ? bytes[index + offset] : 0 }
+        switch bytes[index] {
+        case 0xC2: return at(1) == 0x85 || at(1) == 0xA0 ? 2 : 0
+        case 0xE1: return at(1) == 0x9A && at(2) == 0x80 ? 3 : 0
+        case 0xE2:
+            let second = at(1), third = at(2)
+            return (second == 0x80 && ((0x80...0x8A).contains(third) || third == 0xA8 || third == 0xA9 || third == 0xAF))
+                || (second == 0x81 && third == 0x9F) ? 3 : 0
+        case 0xE3: return at(1) == 0x80 && at(2) == 0x80 ? 3 : 0
+        default: return 0
         }
     }
 
@@ -153,11 +148,6 @@ enum HTMLText {
             return String(Character(scalar))
         }
         return named[name] ?? named[name.lowercased()]
-    }
-
-    /// The `content` of the first `<meta name="KEY">` or `<meta property="KEY">` in the page, cleaned.
-    static func meta(_ key: String, in html: String) -> String? {
-        metas(in: html)[key]
     }
 
     /// Every `<meta name|property="KEY" content="…">` of the page (the first 300 KB), by lower-case key, the first of each,

@@ -27,9 +27,9 @@ enum HeadingReader {
     }
 
     /// What a page without structured data gives: a recipe object in the shape JSON-LD gives, for `normalize`.
-    static func recipe(in html: String, meta: PageMeta? = nil) -> [String: Any]? {
+    static func recipe(in html: String, meta: PageMeta? = nil, blocks: [Block]? = nil) -> [String: Any]? {
         let meta = meta ?? HTMLText.metas(in: html)
-        let blocks = blocks(in: html)
+        let blocks = blocks ?? self.blocks(in: html)
         guard let (ingredients, steps) = ingredientsAndSteps(blocks) else { return nil }
         // The page's main heading is the recipe's name; else its sharing title without the site's name.
         let title = blocks.first { $0.level == 1 && $0.text.count > 2 && $0.text.count <= 200 }?.text
@@ -191,8 +191,8 @@ enum HeadingReader {
             if let method = methods.first(where: { span.contains($0) }) {
                 bounds = (method, method + 1)
             } else if let first = span.first(where: { index in
-                index > start + 2 && blocks[index].kind == .heading && startsWith(number: 1, blocks[index].text)
-                    && numberedHeadingTitle(blocks[index].text) != nil && numberedSteps(blocks[index...].prefix(200)) != nil
+                index > start + 2 && blocks[index].kind == .heading && headingNumber(blocks[index].text)?.number == 1
+                    && numberedSteps(blocks[index...].prefix(200)) != nil
             }) {
                 bounds = (first, first)
             } else if let heading = span.first(where: { index in
@@ -207,10 +207,10 @@ enum HeadingReader {
             // Another ingredients heading before the steps with no ingredient lines before it (this one was a menu's
             // "Ingredients" link): that one is tried next. One after some lines is a group's ("Equipment needed").
             if let next = blocks[(start + 1)..<end].firstIndex(where: { isHeading($0, ingredientWords, numbersAllowed: true) }),
-               lines(blocks[(start + 1)..<next], stopAtHeading: false).count < 2 {
+               lines(blocks[(start + 1)..<next]).count < 2 {
                 continue
             }
-            let ingredients = lines(blocks[(start + 1)..<end], stopAtHeading: false)
+            let ingredients = lines(blocks[(start + 1)..<end])
             guard ingredients.count >= 2, ingredients.count <= 150 else { continue }
             let stop = stepsEnd ?? blocks[stepsStart...].dropFirst().firstIndex { isHeading($0, endWords) } ?? blocks.endIndex
             let part = blocks[stepsStart..<max(stepsStart, stop)]
@@ -244,7 +244,7 @@ enum HeadingReader {
         func finish() {
             guard let heading = title else { return }
             // The heading without its number: a title, unless nothing (or only a label like "Step 2") is left.
-            let bare = numberedHeadingTitle(heading) ?? heading
+            let bare = headingNumber(heading)?.title ?? heading
             let isTitle = !bare.isEmpty && !RecipeExtractor.isNumbering(heading.count == bare.count ? heading : bare)
             if text.isEmpty {
                 if isTitle { steps.append(bare) }
@@ -260,7 +260,7 @@ enum HeadingReader {
         for block in part {
             if block.kind == .heading {
                 // Numbered 1, 2, 3… in order; any other heading ends the steps.
-                guard numberedHeadingTitle(block.text) != nil, startsWith(number: number + 1, block.text) else { break }
+                guard headingNumber(block.text)?.number == number + 1 else { break }
                 finish()
                 number += 1
                 title = block.text
@@ -277,25 +277,19 @@ enum HeadingReader {
         return number >= 2 && !steps.isEmpty ? steps : nil
     }
 
-    /// "1. Preheat your oven" → "Preheat your oven"; "Step 2" → "" ; nil when the heading does not open with a step number.
-    static func numberedHeadingTitle(_ heading: String) -> String? {
+    /// A heading's step number and what follows it: "1. Preheat your oven" → (1, "Preheat your oven"), "Step 2" → (2, "");
+    /// nil when the heading does not open with a step number.
+    static func headingNumber(_ heading: String) -> (number: Int, title: String)? {
         var rest = Substring(heading)
         if let word = rest.split(separator: " ", maxSplits: 1).first, RecipeExtractor.stepWords.contains(word.lowercased()) {
             rest = rest.dropFirst(word.count).drop { $0 == " " }
         }
         let digits = rest.prefix { $0.isASCII && $0.isNumber }
-        guard !digits.isEmpty, digits.count <= 3 else { return nil }
+        guard !digits.isEmpty, digits.count <= 3, let number = Int(digits) else { return nil }
         rest = rest.dropFirst(digits.count)
-        guard rest.isEmpty || [".", ")", ":", " ", "-", "–"].contains(rest.first!) else { return nil }
-        return String(rest.drop { [".", ")", ":", " ", "-", "–"].contains($0) })
-    }
-
-    private static func startsWith(number: Int, _ heading: String) -> Bool {
-        var rest = Substring(heading)
-        if let word = rest.split(separator: " ", maxSplits: 1).first, RecipeExtractor.stepWords.contains(word.lowercased()) {
-            rest = rest.dropFirst(word.count).drop { $0 == " " }
-        }
-        return Int(rest.prefix { $0.isASCII && $0.isNumber }) == number
+        let separators: Set<Character> = [".", ")", ":", " ", "-", "–"]
+        guard rest.first.map(separators.contains) ?? true else { return nil }
+        return (number, String(rest.drop(while: separators.contains)))
     }
 
     /// "Mango Guacamole - Rick Bayless" → "Mango Guacamole": a page title's first part, before the site's name.
@@ -391,16 +385,11 @@ enum HeadingReader {
         }
     }
 
-    /// The lines of a part of the page: its list items when it has any, else its paragraphs (a heading
-    /// in between is a group's name, left out; among the steps, a heading after some steps ends them).
-    static func lines(_ blocks: ArraySlice<Block>, stopAtHeading: Bool) -> [String] {
-        var part = blocks
-        if stopAtHeading, let firstLine = part.firstIndex(where: { $0.kind != .heading }),
-           let heading = part[firstLine...].firstIndex(where: { $0.kind == .heading || ($0.kind == .paragraph && $0.text.count <= 40 && $0.text.hasSuffix(":")) }) {
-            part = part[..<heading]
-        }
+    /// The ingredient lines of a part of the page: its list items when it has two or more, else its paragraphs (a heading
+    /// or a "For the sauce:" line in between is a group's name, left out).
+    static func lines(_ part: ArraySlice<Block>) -> [String] {
         let items = part.filter { $0.kind == .item }.map(\.text)
-        if items.count >= 2 || (stopAtHeading && !items.isEmpty) { return items }
+        if items.count >= 2 { return items }
         return part.filter { $0.kind == .paragraph && !$0.text.hasSuffix(":") }.map(\.text)
     }
 

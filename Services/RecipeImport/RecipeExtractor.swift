@@ -40,11 +40,19 @@ public enum RecipeExtractor {
                 for key in fillable where isEmptyValue(found?[key]) && !isEmptyValue(micro[key]) { found?[key] = micro[key] }
             }
         }
+        // The page as text blocks, read at most once, and only when something below needs it.
+        var readBlocks: [HeadingReader.Block]?
+        func textBlocks() -> [HeadingReader.Block] {
+            if let readBlocks { return readBlocks }
+            let read = HeadingReader.blocks(in: html)
+            readBlocks = read
+            return read
+        }
         var structured = found != nil
-        if !structured { found = HeadingReader.recipe(in: html, meta: meta) }
+        if !structured { found = HeadingReader.recipe(in: html, meta: meta, blocks: textBlocks()) }
         // A schema.org recipe without its ingredients or steps: those the page shows under its headings.
         if structured, let recipe = found, list(recipe["recipeIngredient"] ?? recipe["ingredients"]).isEmpty || isEmptyValue(recipe["recipeInstructions"]),
-           let read = HeadingReader.recipe(in: html, meta: meta) {
+           let read = HeadingReader.recipe(in: html, meta: meta, blocks: textBlocks()) {
             for key in ["recipeIngredient", "recipeInstructions"] where isEmptyValue(recipe[key]) && (key != "recipeIngredient" || recipe["ingredients"] == nil) {
                 found?[key] = read[key]
                 structured = false
@@ -68,7 +76,7 @@ public enum RecipeExtractor {
         let noYield = isEmptyValue(found?["recipeYield"]) && isEmptyValue(found?["yield"])
         let noTimes = ["totalTime", "prepTime", "cookTime"].allSatisfy { isEmptyValue(found?[$0]) }
         if structured, found != nil, noYield || noTimes {
-            let page = HeadingReader.blocks(in: html)
+            let page = textBlocks()
             if noYield, let shown = HeadingReader.yieldText(page) { found?["recipeYield"] = shown }
             if noTimes { for (field, text) in HeadingReader.timeTexts(page) { found?[field] = text } }
         }
@@ -304,18 +312,6 @@ public enum RecipeExtractor {
 
     static let stepWords: Set<String> = ["step", "stap", "schritt", "passo", "paso", "étape", "etape", "etapa", "krok", "steg", "trin",
                                          "vaihe", "lépés", "adım", "stage", "fase"]
-
-    /// Lines numbered 1, 2, 3… at their start ("1. Mix.", "2) Bake."): the numbers are the list's, not the text's.
-    static func withoutListNumbers(_ lines: [String]) -> [String] {
-        guard lines.count >= 2 else { return lines }
-        var stripped: [String] = []
-        for (index, line) in lines.enumerated() {
-            let marker = "\(index + 1)"
-            guard line.hasPrefix(marker + ". ") || line.hasPrefix(marker + ") ") || line.hasPrefix(marker + "- ") else { return lines }
-            stripped.append(String(line.dropFirst(marker.count + 2)))
-        }
-        return stripped
-    }
 
     /// An ingredient list a site made by splitting its text at every comma (most items after the first start with the
     /// space that followed a comma): the pieces that continue a line are joined back to it — one starting in lower case
