@@ -15,9 +15,13 @@ final class ServerLoop {
     private var cache: ReplyCache
     private var running = 0
     private let limits: Socket.ReceiveLimits
-    /// Where handlers run: a thread of their own, so neither this I/O thread nor a busy
-    /// cooperative pool holds them up (and they never hold up this thread).
-    private let handlers: ThreadExecutor
+    /// Where handlers run: on this I/O thread, between polls (no hand-off between threads), so a busy
+    /// cooperative pool never holds them up.
+    private let handlers: LoopExecutor
+    /// Where a request with a large body runs instead (decoding it would hold up the socket).
+    private let bulkHandlers: ThreadExecutor
+    /// From this size on, a request's JSON is decoded on `bulkHandlers`.
+    static let bulkBytes = 64 * 1_024
 
     init(configuration: MessageServer.Configuration, routes: Routes, logger: Logger, mailbox: ServerMailbox, context: Context) {
         self.context = context
@@ -28,7 +32,8 @@ final class ServerLoop {
         self.cache = ReplyCache(capacity: configuration.replyCacheCapacity, maxBytes: configuration.replyCacheBytes,
                                 lifetime: configuration.replyCacheLifetime)
         // The identity frame and a REQ-style delimiter come on top of what the client sent.
-        self.handlers = ThreadExecutor(name: "\(configuration.serviceName) handlers")
+        self.handlers = LoopExecutor(wakeup: mailbox.wakeup, name: "\(configuration.serviceName) handlers")
+        self.bulkHandlers = ThreadExecutor(name: "\(configuration.serviceName) large requests")
         self.limits = Socket.ReceiveLimits(maxBytes: configuration.maxMessageBytes + 1_024, maxFrames: configuration.maxFrames + 2)
     }
 
@@ -55,7 +60,10 @@ final class ServerLoop {
             throw failure
         }
         defer { socket.close() }
-        defer { handlers.shutdown() }
+        defer {
+            handlers.close()
+            bulkHandlers.shutdown()
+        }
         mailbox.wakeup.claim()
 
         let poller = Poller()
@@ -63,12 +71,15 @@ final class ServerLoop {
         let wakeItem = poller.add(fileDescriptor: mailbox.wakeup.readDescriptor)
         var drainDeadline: ContinuousClock.Instant?
 
+        var jobsWaiting = false
         while true {
-            let timeout: Duration? = drainDeadline.map { min(.milliseconds(50), max(.zero, $0 - .now)) }
+            var timeout: Duration? = drainDeadline.map { min(.milliseconds(50), max(.zero, $0 - .now)) }
+            if jobsWaiting { timeout = .zero }
             try poller.poll(timeout: timeout)
             if poller.events(at: wakeItem).contains(.readable) {
                 mailbox.wakeup.drain()
             }
+            jobsWaiting = handlers.runJobs()
             try runHandlers(on: socket)
             if drainDeadline == nil && mailbox.stopRequested {
                 drainDeadline = .now + configuration.drainTimeout
@@ -80,6 +91,7 @@ final class ServerLoop {
                     guard let message = try socket.receive(dontWait: true, limits: limits) else { break }
                     try handle(message, on: socket, stopping: drainDeadline != nil)
                 }
+                jobsWaiting = handlers.runJobs()
                 try runHandlers(on: socket)
             }
             if let deadline = drainDeadline, running == 0 || ContinuousClock.now >= deadline {
@@ -166,8 +178,9 @@ final class ServerLoop {
         let payload = frames[payloadIndex]
         let mailbox = self.mailbox
         let isWrite = route.isWrite
-        // Decoding a large body or reading a page never holds up this thread.
-        Task(executorPreference: handlers) {
+        // Decoding a large body never holds up this thread.
+        let executor: any TaskExecutor = payload.count >= Self.bulkBytes ? bulkHandlers : handlers
+        Task(executorPreference: executor) {
             let reply = await route.run(payload, context)
             mailbox.post(.init(peer: peer, requestID: context.requestID, isWrite: isWrite, frames: reply))
         }

@@ -19,7 +19,10 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Send
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
+        enqueueUnowned(UnownedJob(job))
+    }
+
+    func enqueueUnowned(_ job: UnownedJob) {
         condition.lock()
         jobs.append(job)
         condition.signal()

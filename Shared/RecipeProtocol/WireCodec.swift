@@ -63,7 +63,20 @@ public enum WireCodec {
     }
 
     /// Reads and checks the envelope of a request: JSON, nesting, fields, version.
+    /// The common case in one pass over the bytes; anything unusual (and every error) takes the full path.
     public static func decodeRequestHeader(_ frame: Data, using decoder: JSONDecoder) throws(RejectedRequest) -> RequestHeader {
+        if let header = scanRequestHeader(frame), header.version == WireProtocol.version { return header }
+        return try decodeRequestHeaderFully(frame, using: decoder)
+    }
+
+    /// The fast path alone: the envelope's fields when the frame is well-formed JSON within the nesting
+    /// limit and `v`, `id` and `op` are plain values given once; `nil` for anything else (no reason given).
+    public static func scanRequestHeader(_ frame: Data) -> RequestHeader? {
+        EnvelopeScanner.header(of: frame, maxDepth: WireProtocol.maxNestingDepth)
+    }
+
+    /// The full path alone: every check with its reason (Foundation's decoder).
+    public static func decodeRequestHeaderFully(_ frame: Data, using decoder: JSONDecoder) throws(RejectedRequest) -> RequestHeader {
         if JSONNesting.exceeds(WireProtocol.maxNestingDepth, in: frame) {
             throw RejectedRequest(id: nil, error: ServiceError(.nestingTooDeep,
                 "the request nests objects or arrays more than \(WireProtocol.maxNestingDepth) levels deep; that is the most allowed"))
@@ -99,6 +112,10 @@ public enum WireCodec {
             if let body = try decoder.decode(BodyEnvelope<Body>.self, from: frame).body { return body }
             return try decoder.decode(Body.self, from: Data("{}".utf8))
         } catch let error as DecodingError {
+            if error.isNotJSON {
+                // Only reached when the envelope was read on the fast path: the same answer the full path gives.
+                throw ServiceError(.malformedJSON, "frame 0 is not valid UTF-8 JSON; it must be a JSON object {\"v\", \"id\", \"op\", \"body\"}")
+            }
             var message = error.wireDescription
             if !message.hasPrefix("body") { message = "body: " + message }
             throw ServiceError(.invalidBody, message)
