@@ -308,9 +308,21 @@ enum SearchIndex {
             db.cachedStatement(sql: "SELECT text FROM recipe_ingredients WHERE recipeId = ? ORDER BY position"), arguments: [recipeID])
         let keywords = try String.fetchAll(
             db.cachedStatement(sql: "SELECT keyword FROM recipe_keywords WHERE recipeId = ? ORDER BY position"), arguments: [recipeID])
+        try add(recipeID: recipeID, name: row["title"], description: row["summary"], ingredients: ingredients,
+                keywords: keywords, notes: row["notes"], in: db)
+    }
+
+    /// Re-indexes a recipe from the values just written (the same values `refresh` would read back).
+    static func index(recipeID: String, name: String?, description: String?, ingredients: [String], keywords: [String],
+                      notes: String?, in db: Database) throws {
+        try remove(recipeID: recipeID, in: db)
+        try add(recipeID: recipeID, name: name, description: description, ingredients: ingredients, keywords: keywords, notes: notes, in: db)
+    }
+
+    private static func add(recipeID: String, name: String?, description: String?, ingredients: [String], keywords: [String],
+                            notes: String?, in db: Database) throws {
         try db.cachedStatement(sql: "INSERT INTO recipes_fts (name, description, ingredients, keywords, notes) VALUES (?, ?, ?, ?, ?)")
-            .execute(arguments: [row["title"] as String?, row["summary"] as String?, ingredients.joined(separator: "\n"),
-                                 keywords.joined(separator: "\n"), row["notes"] as String?])
+            .execute(arguments: [name, description, ingredients.joined(separator: "\n"), keywords.joined(separator: "\n"), notes])
         try db.cachedStatement(sql: "INSERT INTO recipe_search_keys (recipeId, ftsRowid) VALUES (?, ?)")
             .execute(arguments: [recipeID, db.lastInsertedRowID])
     }

@@ -65,8 +65,7 @@ extension RecipeStore {
             try db.execute(
                 sql: "INSERT INTO recipes (id, title, createdAt, updatedAt, version, origin) VALUES (?, ?, ?, ?, 1, ?)",
                 arguments: [id.databaseText, draft.name, now, now, draft.origin.rawValue])
-            try Self.writeFields(of: draft, to: id, in: db)
-            return (try Self.fetchRecipe(id, in: db), true)
+            return (try Self.writeFields(of: draft, to: id, in: db), true)
         }
     }
 
@@ -81,11 +80,10 @@ extension RecipeStore {
                     "\"\(current.name)\" changed since version \(expectedVersion) (it is at version \(current.version) now); fetch it again and reapply your change")
             }
             try Self.checkBook(draft.bookID, in: db)
-            try Self.writeFields(of: draft, to: id, in: db)
             try db.execute(
                 sql: "UPDATE recipes SET version = version + 1, updatedAt = ? WHERE id = ?",
                 arguments: [Self.now(), id.databaseText])
-            return try Self.fetchRecipe(id, in: db)
+            return try Self.writeFields(of: draft, to: id, in: db)
         }
     }
 
@@ -174,8 +172,10 @@ extension RecipeStore {
         }
     }
 
-    /// Writes every field of `draft` to recipe `id`, replacing its child rows.
-    static func writeFields(of draft: RecipeDraft, to id: UUID, in db: Database) throws {
+    /// Writes every field of `draft` to recipe `id`, replacing its child rows and its search entry,
+    /// and returns the recipe as stored (see `readBack`).
+    @discardableResult
+    static func writeFields(of draft: RecipeDraft, to id: UUID, in db: Database) throws -> Recipe {
         let key = id.databaseText
         let totalMinutes = draft.totalTime.flatMap(ISODuration.minutes)
             ?? { () -> Int? in
@@ -183,16 +183,17 @@ extension RecipeStore {
                 let cook = draft.cookTime.flatMap(ISODuration.minutes)
                 return prep == nil && cook == nil ? nil : (prep ?? 0) + (cook ?? 0)
             }()
-        try db.execute(
+        let name = draft.name.trimmingWhitespace()
+        try db.cachedStatement(
             sql: """
                 UPDATE recipes SET title = ?, summary = ?, prepTimeMinutes = ?, cookTimeMinutes = ?, servings = ?,
                     notes = ?, nutrition = ?, website = ?, recipeYield = ?, prepTime = ?, cookTime = ?, totalTime = ?,
                     totalTimeMinutes = ?, recipeCategory = ?, recipeCuisine = ?, author = ?, datePublished = ?,
                     sourceType = ?, sourcePageNumber = ?, isFavorite = ?, rating = ?, bookId = ?
                 WHERE id = ?
-                """,
+                """).execute(
             arguments: [
-                draft.name.trimmingCharacters(in: .whitespacesAndNewlines), draft.description,
+                name, draft.description,
                 draft.prepTime.flatMap(ISODuration.minutes), draft.cookTime.flatMap(ISODuration.minutes), draft.servings,
                 draft.notes, draft.nutrition, draft.website, draft.recipeYield, draft.prepTime, draft.cookTime, draft.totalTime,
                 totalMinutes, draft.recipeCategory, draft.recipeCuisine, draft.author, draft.datePublished,
@@ -200,43 +201,49 @@ extension RecipeStore {
                 key,
             ])
         // Lines keep their ids when the client sent them back, so edits do not churn identities.
-        try db.execute(sql: "DELETE FROM recipe_ingredients WHERE recipeId = ?", arguments: [key])
+        try db.cachedStatement(sql: "DELETE FROM recipe_ingredients WHERE recipeId = ?").execute(arguments: [key])
+        var lineTexts: [String] = []
+        lineTexts.reserveCapacity(draft.ingredients.count)
         for (position, line) in draft.ingredients.enumerated() {
             let lineID = try freeID(line.id, table: "recipe_ingredients", in: db)
-            let parsed = IngredientLine(id: lineID, text: line.text.trimmingCharacters(in: .whitespacesAndNewlines))
+            let parsed = IngredientLine(id: lineID, text: line.text.trimmingWhitespace())
+            lineTexts.append(parsed.text)
             try db.cachedStatement(sql: """
                 INSERT INTO recipe_ingredients (id, recipeId, position, text, quantity, quantityMax, unit, food, note)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """).execute(arguments: [parsed.id.databaseText, key, position, parsed.text, parsed.quantity, parsed.quantityMax,
                                          parsed.unit, parsed.food, parsed.note])
         }
-        try db.execute(sql: "DELETE FROM recipe_instructions WHERE recipeId = ?", arguments: [key])
+        try db.cachedStatement(sql: "DELETE FROM recipe_instructions WHERE recipeId = ?").execute(arguments: [key])
         for (position, step) in draft.instructions.enumerated() {
             try db.cachedStatement(sql: "INSERT INTO recipe_instructions (id, recipeId, position, text, section, title) VALUES (?, ?, ?, ?, ?, ?)")
                 .execute(arguments: [try freeID(step.id, table: "recipe_instructions", in: db).databaseText, key, position,
-                                     step.text.trimmingCharacters(in: .whitespacesAndNewlines), step.section, step.title])
+                                     step.text.trimmingWhitespace(), step.section, step.title])
         }
-        try db.execute(sql: "DELETE FROM recipe_keywords WHERE recipeId = ?", arguments: [key])
+        try db.cachedStatement(sql: "DELETE FROM recipe_keywords WHERE recipeId = ?").execute(arguments: [key])
         // Keywords are a set: the same keyword twice is kept once (sync merges them by their text).
         var seenKeywords = Set<String>()
-        let keywords = draft.keywords.map { $0.trimmingCharacters(in: .whitespaces) }.filter { seenKeywords.insert($0).inserted }
+        let keywords = draft.keywords.map { $0.trimmingWhitespace(newlines: false) }.filter { seenKeywords.insert($0).inserted }
         for (position, keyword) in keywords.enumerated() {
             try db.cachedStatement(sql: "INSERT INTO recipe_keywords (recipeId, position, keyword) VALUES (?, ?, ?)")
                 .execute(arguments: [key, position, keyword])
         }
-        try SearchIndex.refresh(recipeID: key, in: db)
-        try checkReadable(id, in: db)
+        // Indexed from the values just written (as stored: trimmed, keywords once each), not read back.
+        try SearchIndex.index(recipeID: key, name: name, description: draft.description, ingredients: lineTexts,
+                              keywords: keywords, notes: draft.notes, in: db)
+        return try readBack(id, in: db)
     }
 
     /// Reads the recipe just written back and encodes it as a reply would, inside the
     /// transaction: what cannot be read back and sent is rolled back, never committed.
-    static func checkReadable(_ id: UUID, in db: Database) throws {
+    static func readBack(_ id: UUID, in db: Database) throws -> Recipe {
         let recipe = try fetchRecipe(id, in: db)
         do {
             _ = try readBackEncoder.encode(recipe)
         } catch {
             throw ServiceError(.invalidArgument, "the recipe could not be stored as sent: a value cannot be read back (\(error)); nothing was changed")
         }
+        return recipe
     }
 
     private static let readBackEncoder = JSONEncoder()

@@ -8,8 +8,10 @@ extension RecipeStore {
     /// The transaction's writes are stamped with one time — the hybrid clock's next wall time — so a
     /// recipe's `updatedAt` is its newest version's time, the same on the replica that wrote it and on
     /// every replica that applies it.
+    ///
+    /// Concurrent writes share one transaction and one fsync (`WriteBatcher`), each in a savepoint of its own.
     func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await pool.write { db in
+        try await batcher.write { db in
             try SyncState.pinningTime(of: db) {
                 let result = try updates(db)
                 try SyncLog.capture(in: db)

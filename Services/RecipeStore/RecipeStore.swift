@@ -9,6 +9,8 @@ import Synchronization
 /// its intent-named methods; GRDB stays inside this module.
 public final class RecipeStore: Sendable {
     let pool: DatabasePool
+    /// Commits concurrent writes together (see `write`).
+    let batcher: WriteBatcher
     /// The data folder.
     public let folder: URL
     let photos: PhotoBlobs
@@ -29,6 +31,7 @@ public final class RecipeStore: Sendable {
         configuration.label = "Recipes"
         let path = folder.appendingPathComponent(RecipeVault.databaseFileName).path
         pool = try DatabasePool(path: path, configuration: configuration)
+        batcher = WriteBatcher(pool: pool)
         // GRDB turns WAL on and then sets synchronous=NORMAL on the writer; an
         // acknowledged write must survive power loss, so FULL it is.
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }

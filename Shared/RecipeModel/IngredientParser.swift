@@ -50,18 +50,20 @@ public enum IngredientParser {
     }
 
     private static func read(_ line: String) -> (parsed: ParsedIngredient, outOfRange: String?) {
-        var text = line.trimmingCharacters(in: .whitespacesAndNewlines)
-        text = text.replacingOccurrences(of: "\u{2044}", with: "/") // fraction slash
+        var text = line.trimmingWhitespace()
+        if text.unicodeScalars.contains("\u{2044}") { // fraction slash
+            text = String(String.UnicodeScalarView(text.unicodeScalars.map { $0 == "\u{2044}" ? "/" : $0 }))
+        }
         var notes: [String] = []
 
         // Parenthesised remarks and everything after the first comma are notes.
         while let open = text.firstIndex(of: "("), let close = text[open...].firstIndex(of: ")") {
-            let inside = text[text.index(after: open)..<close].trimmingCharacters(in: .whitespaces)
+            let inside = String(text[text.index(after: open)..<close]).trimmingWhitespace(newlines: false)
             if !inside.isEmpty { notes.append(inside) }
             text.removeSubrange(open...close)
         }
         if let comma = Self.noteComma(in: text) {
-            let after = text[text.index(after: comma)...].trimmingCharacters(in: .whitespaces)
+            let after = String(text[text.index(after: comma)...]).trimmingWhitespace(newlines: false)
             if !after.isEmpty { notes.append(after) }
             text = String(text[..<comma])
         }
@@ -78,7 +80,7 @@ public enum IngredientParser {
         var foodWords: [String] = []
         var preparation: [String] = []
         for word in scanner.remainingWords {
-            let lower = word.lowercased().trimmingCharacters(in: .punctuationCharacters)
+            let lower = word.lowercased().trimmingPunctuation()
             guard !lower.isEmpty else { continue }
             if descriptors.contains(lower) {
                 preparation.append(lower)
@@ -116,7 +118,7 @@ public enum IngredientParser {
     public static func normalizeFood(_ name: String) -> String {
         name.lowercased()
             .split(whereSeparator: \.isWhitespace)
-            .map { singular(String($0).trimmingCharacters(in: .punctuationCharacters)) }
+            .map { singular(String($0).trimmingPunctuation()) }
             .filter { !$0.isEmpty }
             .joined(separator: " ")
     }
@@ -293,7 +295,7 @@ enum Fractions {
             return numerator / denominator
         }
         guard text.allSatisfy({ $0.isNumber || $0 == "." || $0 == "," }), text.first!.isNumber else { return nil }
-        return Double(text.replacingOccurrences(of: ",", with: "."))
+        return Double(String(String.UnicodeScalarView(text.unicodeScalars.map { $0 == "," ? "." : $0 })))
     }
 }
 
@@ -346,7 +348,7 @@ enum Units {
     static let ambiguousAlone: Set<String> = ["c", "g", "l", "t", "el", "tl", "can", "head", "stick", "piece", "jar"]
 
     static func canonical(_ word: String) -> String? {
-        let lower = word.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "."))
+        let lower = word.lowercased().trimming { $0 == "." }
         return table[lower]
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import RecipeModel
 
@@ -96,5 +97,25 @@ struct DurationAndScalingTests {
         #expect(Scaling.format(2) == "2")
         #expect(Scaling.format(0.999) == "1")
         #expect(Scaling.format(12.5) == "12.5")
+    }
+}
+
+@Suite("Trimming as Foundation trims")
+struct TrimmingTests {
+    @Test("every scalar is trimmed exactly when Foundation's character sets say so")
+    func everyScalar() {
+        for value in UInt32(0)...0x10FFFF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            #expect(String.isTrimmed(scalar, newlines: true) == CharacterSet.whitespacesAndNewlines.contains(scalar), "U+\(String(value, radix: 16))")
+            #expect(String.isTrimmed(scalar, newlines: false) == CharacterSet.whitespaces.contains(scalar), "U+\(String(value, radix: 16))")
+            #expect(String.isPunctuation(scalar) == CharacterSet.punctuationCharacters.contains(scalar), "U+\(String(value, radix: 16))")
+        }
+    }
+
+    @Test("texts trim the same way", arguments: ["", " ", "  a b  ", "\t\n x\u{2028}", "\u{3000}é\u{00A0}", " \u{301}a", "a\u{85}", "\u{1C}x\u{1F}", "(salt).", "«¡hola!»", "--"])
+    func texts(_ text: String) {
+        #expect(text.trimmingWhitespace() == text.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(text.trimmingWhitespace(newlines: false) == text.trimmingCharacters(in: .whitespaces))
+        #expect(text.trimmingPunctuation() == text.trimmingCharacters(in: .punctuationCharacters))
     }
 }

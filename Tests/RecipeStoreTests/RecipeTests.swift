@@ -149,3 +149,51 @@ struct RecipeTests {
         }
     }
 }
+
+@Suite("Group commit")
+struct GroupCommitTests {
+    @Test("concurrent writes commit together, and one that fails takes nothing of the others with it")
+    func concurrentWrites() async throws {
+        try await withStore { store in
+            let ids = (0..<40).map { _ in UUID() }
+            let missingBook = UUID()
+            let outcomes = await withTaskGroup(of: (Int, Bool).self) { group in
+                for (index, id) in ids.enumerated() {
+                    group.addTask {
+                        var draft = RecipeDraft(name: "Recipe \(index)", ingredients: [.init(text: "\(index) g flour")])
+                        if index % 7 == 3 { draft.bookID = missingBook } // refused inside the transaction
+                        do {
+                            if index % 7 == 5 {
+                                // A write that changes a row and then fails: its change must not survive in the shared transaction.
+                                _ = try await store.write { db in
+                                    try db.execute(sql: "INSERT INTO recipes (id, title, createdAt, updatedAt, version, origin) VALUES (?, 'Doomed', '2026-01-01 00:00:00.000', '2026-01-01 00:00:00.000', 1, 'custom')",
+                                                   arguments: [id.databaseText])
+                                    throw ServiceError(.invalidArgument, "refused after writing")
+                                }
+                            }
+                            _ = try await store.createRecipe(id: id, draft)
+                            return (index, true)
+                        } catch {
+                            return (index, false)
+                        }
+                    }
+                }
+                var outcomes: [Int: Bool] = [:]
+                for await (index, ok) in group { outcomes[index] = ok }
+                return outcomes
+            }
+            for (index, id) in ids.enumerated() {
+                let refused = index % 7 == 3 || index % 7 == 5
+                #expect(outcomes[index] == !refused, "write \(index)")
+                let stored = try? await store.recipe(id)
+                #expect((stored != nil) == !refused, "recipe \(index)")
+                if let stored { #expect(stored.ingredients.map(\.text) == ["\(index) g flour"]) }
+            }
+            // Every stored recipe is in the change feed once, each with a version of its own.
+            let feed = try await store.syncChanges(since: 0, exclude: nil, limit: 1_000)
+            let recorded = feed.records.filter { $0.kind == .recipe }.map(\.id)
+            let expected = ids.enumerated().filter { $0.offset % 7 != 3 && $0.offset % 7 != 5 }.map { $0.element.uuidString }
+            for id in expected { #expect(recorded.filter { $0.caseInsensitiveCompare(id) == .orderedSame }.count == 1, "feed \(id)") }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import GRDB
+import Synchronization
+
+/// Group commit: writes that arrive while another transaction is committing are committed together.
+///
+/// Each write runs in a savepoint of its own, with its own pinned time and its own change capture, so it
+/// succeeds or fails alone exactly as if it were a transaction by itself; all of a batch are acknowledged
+/// once their one `COMMIT` (and its fsync) is done, so an acknowledged write is still durable. One writer
+/// alone never waits for company: a batch is whatever was queued when the previous one finished.
+final class WriteBatcher: Sendable {
+    private struct Pending: Sendable {
+        /// Runs the write in the open transaction; returns `false` when SQLite ended that transaction itself.
+        let run: @Sendable (Database) -> Bool
+        /// Reports the outcome: `nil` once the batch committed (the write's own result stands), else why the batch failed.
+        let finish: @Sendable ((any Error)?) -> Void
+    }
+
+    private struct State {
+        var queue: [Pending] = []
+        var draining = false
+    }
+
+    /// The most writes committed together (a bound on how long the first of them waits).
+    static let maxBatch = 64
+
+    private let pool: DatabasePool
+    private let state = Mutex(State())
+
+    init(pool: DatabasePool) {
+        self.pool = pool
+    }
+
+    /// Runs `body` in a transaction shared with the writes queued beside it and returns once it is committed.
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let slot = Slot<T>()
+            let pending = Pending(run: { db in
+                do {
+                    try db.inSavepoint {
+                        let outcome = Result { try body(db) }
+                        slot.outcome = outcome
+                        if case .success = outcome { return .commit }
+                        return .rollback
+                    }
+                } catch {
+                    slot.outcome = .failure(error)
+                }
+                return db.isInsideTransaction
+            }, finish: { batchError in
+                if let batchError {
+                    // The write that made the batch fail says its own error; the others say why they were not stored.
+                    if case .failure(let own)? = slot.outcome { continuation.resume(throwing: own) } else { continuation.resume(throwing: batchError) }
+                } else {
+                    continuation.resume(with: slot.outcome ?? .failure(CancellationError()))
+                }
+            })
+            let start = state.withLock { state -> Bool in
+                state.queue.append(pending)
+                guard !state.draining else { return false }
+                state.draining = true
+                return true
+            }
+            if start { Task.detached { await self.drain() } }
+        }
+    }
+
+    private func drain() async {
+        while true {
+            let batch = state.withLock { state -> [Pending] in
+                let batch = Array(state.queue.prefix(Self.maxBatch))
+                state.queue.removeFirst(batch.count)
+                if batch.isEmpty { state.draining = false }
+                return batch
+            }
+            if batch.isEmpty { return }
+            do {
+                try await pool.write { db in
+                    for pending in batch where !pending.run(db) {
+                        // SQLite rolled the whole transaction back (a full disk, an I/O error): nothing of the batch stands.
+                        throw BatchAborted()
+                    }
+                }
+                for pending in batch { pending.finish(nil) }
+            } catch {
+                for pending in batch { pending.finish(error) }
+            }
+        }
+    }
+
+    private struct BatchAborted: Error, CustomStringConvertible {
+        var description: String { "the database ended the transaction after an error; nothing of it was stored" }
+    }
+}
+
+/// One write's outcome, set on the writer's queue and read after its transaction ended.
+private final class Slot<T: Sendable>: @unchecked Sendable {
+    // @unchecked: written inside `pool.write`, read only after it returned (which orders the two).
+    var outcome: Result<T, any Error>?
+}
