@@ -295,6 +295,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "WorkerServiceTests",
+            dependencies: ["WorkerService"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "ReplicaSyncTests",
             dependencies: [
                 "ReplicaSync",

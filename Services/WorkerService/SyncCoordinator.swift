@@ -24,9 +24,6 @@ public actor SyncCoordinator {
     private var tails: [String: Task<PairSync, Never>] = [:]
     /// Per pair, the run that is queued and has not started: later requests join it (one pending run at most).
     private var queued: [String: Task<PairSync, Never>] = [:]
-    /// Pairs a notice or the interval asked for that have not started yet, and pairs running now.
-    private var wanted: Set<String> = []
-    private var busy: Set<String> = []
     /// The replica id each endpoint last gave: two endpoints with one id are two storages on copies of one
     /// database, and syncing either would mix their feeds under one cursor, so both pairs are refused.
     private var replicaIDs: [String: String] = [:]
@@ -107,36 +104,46 @@ public actor SyncCoordinator {
         return .init(pairs: pairs, intervalSeconds: Double(interval.components.seconds), onRequestOnly: automatic ? nil : true)
     }
 
-    /// Runs until cancelled: a sync at start, after change notices (gathered for a moment), and every `interval`.
+    /// Runs until cancelled: a sync at start, after change notices, and every `interval` (`SyncSchedule`
+    /// decides which pair runs when). A notice or a finished run wakes the loop at once; only the
+    /// interval is checked by a timer, once a second.
     public func watch() async {
         guard isEnabled else { return }
-        let notices = listener.start()
-        defer { listener.stop() }
+        let (events, sink) = AsyncStream.makeStream(of: SyncSchedule.Event.self)
+        listener.start { sink.yield(.notice) }
+        defer {
+            listener.stop()
+            sink.finish()
+        }
         // Subscribe before the first sync, and give the subscriptions a moment to reach the
         // storages: a change made during that sync is then announced, not missed until the interval.
         for endpoint in [storage] + replicas { try? await listen(to: endpoint) }
         try? await Task.sleep(for: .milliseconds(500))
-        var last = ContinuousClock.now
-        _ = await runNow()
-        while !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(200))
-            if notices.take() || ContinuousClock.now - last >= interval {
-                last = .now
-                wanted.formUnion(replicas.map(\.name))
+        let clock = ContinuousClock()
+        let origin = clock.now
+        var schedule = SyncSchedule(pairs: replicas.map(\.name), interval: interval, now: .zero)
+        let ticker = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                sink.yield(.tick(now: clock.now - origin))
             }
-            // A pair still running keeps its wish and starts once it is done.
-            for replica in replicas where wanted.contains(replica.name) && !busy.contains(replica.name) {
-                wanted.remove(replica.name)
-                busy.insert(replica.name)
+        }
+        defer { ticker.cancel() }
+        let byName = Dictionary(replicas.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        func launch(_ names: [String]) {
+            for name in names {
+                guard let replica = byName[name] else { continue }
                 Task {
                     _ = await self.runPair(replica)
-                    self.finished(replica.name)
+                    sink.yield(.finished(name))
                 }
             }
         }
+        launch(schedule.start())
+        for await event in events {
+            launch(schedule.handle(event))
+        }
     }
-
-    private func finished(_ name: String) { busy.remove(name) }
 
     private func syncPair(_ replica: RemoteReplica) async -> PairSync {
         var result = PairSync(storage: storage.name, replica: replica.name)
@@ -195,17 +202,9 @@ final class ChangeListener: Sendable {
         var stopped = false
     }
     private let state = Mutex(State())
-    private let noticed = Notices()
     private let logger: Logger
 
     init(logger: Logger) { self.logger = logger }
-
-    /// Set when a notice arrived since the last `take()`.
-    final class Notices: Sendable {
-        private let flag = Mutex(false)
-        func set() { flag.withLock { $0 = true } }
-        func take() -> Bool { flag.withLock { value in defer { value = false }; return value } }
-    }
 
     func isListening(to name: String) -> Bool { state.withLock { $0.connected.contains(name) } }
 
@@ -217,16 +216,16 @@ final class ChangeListener: Sendable {
         logger.debug("listening for change notices", metadata: ["endpoint": "\(endpoint)"])
     }
 
-    func start() -> Notices {
-        let thread = Thread { [self] in self.loop() }
+    /// Starts listening; `noticed` is called (on the listener's thread) once for each burst of notices that arrives.
+    func start(_ noticed: @escaping @Sendable () -> Void) {
+        let thread = Thread { [self] in self.loop(noticed) }
         thread.name = "recipe-worker notices"
         thread.start()
-        return noticed
     }
 
     func stop() { state.withLock { $0.stopped = true } }
 
-    private func loop() {
+    private func loop(_ noticed: @Sendable () -> Void) {
         do {
             let context = try Context()
             // One socket per storage: each may have its own CURVE server key.
@@ -250,10 +249,13 @@ final class ChangeListener: Sendable {
                     poller = Poller()
                     for socket in sockets { try poller.add(socket) }
                 }
+                // A notice wakes the poll at once; the timeout only bounds how soon a new endpoint or a stop is taken in.
                 if try poller.poll(timeout: .milliseconds(250)) > 0 {
+                    var any = false
                     for socket in sockets {
-                        while try socket.receive(dontWait: true) != nil { noticed.set() }
+                        while try socket.receive(dontWait: true) != nil { any = true }
                     }
+                    if any { noticed() }
                 }
             }
             for socket in sockets { socket.close() }
