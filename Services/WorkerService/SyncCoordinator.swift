@@ -1,9 +1,9 @@
 import Foundation
 import Logging
+import Messaging
 import RecipeProtocol
 import ReplicaSync
 import ServiceLifecycle
-import Synchronization
 import ZeroMQ
 
 /// Keeps each configured pair (the worker's storage and every replica) in step:
@@ -19,7 +19,7 @@ public actor SyncCoordinator {
     /// When false, pairs sync only when asked (`sync.run`), never on change notices or the interval.
     public nonisolated let automatic: Bool
     let logger: Logger
-    private let listener: ChangeListener
+    private let listener: ChangeSubscriber
     private var lastRuns: [String: PairSync] = [:]
     private var tails: [String: Task<PairSync, Never>] = [:]
     /// Per pair, the run that is queued and has not started: later requests join it (one pending run at most).
@@ -40,7 +40,7 @@ public actor SyncCoordinator {
         self.interval = interval
         self.automatic = automatic
         self.logger = logger
-        listener = ChangeListener(logger: logger)
+        listener = ChangeSubscriber(logger: logger)
     }
 
     /// Whether any replica is configured (without one there is nothing to sync).
@@ -190,92 +190,7 @@ public actor SyncCoordinator {
     private func listen(to replica: RemoteReplica) async throws {
         guard !listener.isListening(to: replica.name) else { return }
         guard let published = try await replica.info().publishEndpoint else { return }
-        listener.add(ChangeListener.reachable(published, via: replica.name), security: replica.security, for: replica.name)
-    }
-}
-
-/// Subscribes to the storages' change notices on a thread of its own (ZeroMQ sockets stay on one thread).
-final class ChangeListener: Sendable {
-    private struct State {
-        var pendingEndpoints: [(endpoint: String, security: CurveClientSecurity?)] = []
-        var connected: Set<String> = []
-        var stopped = false
-    }
-    private let state = Mutex(State())
-    private let logger: Logger
-
-    init(logger: Logger) { self.logger = logger }
-
-    func isListening(to name: String) -> Bool { state.withLock { $0.connected.contains(name) } }
-
-    func add(_ endpoint: String, security: CurveClientSecurity?, for name: String) {
-        state.withLock {
-            $0.connected.insert(name)
-            $0.pendingEndpoints.append((endpoint, security))
-        }
-        logger.debug("listening for change notices", metadata: ["endpoint": "\(endpoint)"])
-    }
-
-    /// Starts listening; `noticed` is called (on the listener's thread) once for each burst of notices that arrives.
-    func start(_ noticed: @escaping @Sendable () -> Void) {
-        let thread = Thread { [self] in self.loop(noticed) }
-        thread.name = "recipe-worker notices"
-        thread.start()
-    }
-
-    func stop() { state.withLock { $0.stopped = true } }
-
-    private func loop(_ noticed: @Sendable () -> Void) {
-        do {
-            let context = try Context()
-            // One socket per storage: each may have its own CURVE server key.
-            var sockets: [Socket] = []
-            var poller = Poller()
-            while true {
-                let (endpoints, stopped) = state.withLock { state in
-                    defer { state.pendingEndpoints = [] }
-                    return (state.pendingEndpoints, state.stopped)
-                }
-                if stopped { break }
-                if !endpoints.isEmpty {
-                    for (endpoint, security) in endpoints {
-                        let socket = try Socket(context, .subscribe)
-                        try socket.subscribe(Array("storage.changed".utf8))
-                        if endpoint.contains("[") { try socket.setIPv6(true) }
-                        if let security { try socket.apply(security) }
-                        try socket.connect(endpoint)
-                        sockets.append(socket)
-                    }
-                    poller = Poller()
-                    for socket in sockets { try poller.add(socket) }
-                }
-                // A notice wakes the poll at once; the timeout only bounds how soon a new endpoint or a stop is taken in.
-                if try poller.poll(timeout: .milliseconds(250)) > 0 {
-                    var any = false
-                    for socket in sockets {
-                        while try socket.receive(dontWait: true) != nil { any = true }
-                    }
-                    if any { noticed() }
-                }
-            }
-            for socket in sockets { socket.close() }
-        } catch {
-            logger.warning("change notices unavailable; syncing on the interval only", metadata: ["error": "\(error)"])
-        }
-    }
-
-    /// A storage's publish endpoint as the worker can reach it: a wildcard host (`*`, `0.0.0.0`, `[::]`)
-    /// becomes the host the worker reaches the storage on.
-    static func reachable(_ published: String, via requestEndpoint: String) -> String {
-        func split(_ endpoint: String) -> (scheme: String, host: String, port: String)? {
-            guard let schemeEnd = endpoint.range(of: "://"), let colon = endpoint.range(of: ":", options: .backwards),
-                  colon.lowerBound > schemeEnd.upperBound else { return nil }
-            return (String(endpoint[..<schemeEnd.lowerBound]), String(endpoint[schemeEnd.upperBound..<colon.lowerBound]),
-                    String(endpoint[colon.upperBound...]))
-        }
-        guard let publish = split(published), ["*", "0.0.0.0", "[::]", "[*]"].contains(publish.host),
-              let request = split(requestEndpoint) else { return published }
-        return "\(publish.scheme)://\(request.host):\(publish.port)"
+        listener.add(ChangeSubscriber.reachable(published, via: replica.name), security: replica.security, for: replica.name)
     }
 }
 

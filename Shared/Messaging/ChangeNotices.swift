@@ -1,0 +1,161 @@
+import Foundation
+import Logging
+import RecipeProtocol
+import Synchronization
+import ZeroMQ
+
+/// Publish/subscribe of change notices, both ends in one place: `ChangePublisher` (the storage) and
+/// `ChangeSubscriber` (the worker) share the topic and the notice's shape.
+///
+/// Announces every committed change on a PUB socket, so a syncing worker can act
+/// at once instead of polling: frames `["storage.changed", {"v":1,"seq":…,"op":…,"at":…}]`.
+public actor ChangePublisher {
+    /// The topic frame of every notice.
+    public static let topic = "storage.changed"
+
+    private let executor = ThreadExecutor(name: "change publisher")
+    private let context: Context
+    private let socket: Socket
+    /// Lets in only the allowed subscribers when the storage runs with CURVE.
+    private let authenticator: ZAPAuthenticator?
+    private let encoder = WireCodec.makeEncoder()
+    private var sequence = 0
+    /// The endpoint actually bound.
+    public nonisolated let endpoint: String
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// Binds the PUB socket at `endpoint` (`tcp://127.0.0.1:*` picks a port), with the
+    /// storage's CURVE `security` when given (subscribers need an allowed key, as requests do).
+    public init(endpoint: String, security: CurveServerSecurity? = nil, logger: Logger) throws {
+        context = try Context()
+        socket = try Socket(context, .publish)
+        if endpoint.contains("[") { try socket.setIPv6(true) }
+        if let security {
+            authenticator = try ZAPAuthenticator(serving: security, in: context, logger: logger)
+            try socket.apply(security, domain: ZAPAuthenticator.recipeVaultDomain)
+        } else {
+            authenticator = nil
+        }
+        do {
+            self.endpoint = try socket.bind(endpoint)
+        } catch {
+            throw ServerStartError(endpoint: endpoint, underlying: error)
+        }
+    }
+
+    deinit { executor.shutdown() }
+
+    /// Queues a notice for `op`; never blocks the caller (a slow subscriber loses notices, not the service).
+    public nonisolated func announce(_ op: String) {
+        Task { await self.publish(op) }
+    }
+
+    private func publish(_ op: String) {
+        sequence += 1
+        let notice = ChangeNotice(v: WireProtocol.version, seq: sequence, op: op, at: Date())
+        guard let json = try? encoder.encode(notice) else { return }
+        _ = try? socket.send(Message([Data(Self.topic.utf8), json]), dontWait: true)
+    }
+
+    public func close() {
+        socket.close()
+        authenticator?.stop()
+    }
+}
+
+/// What a change notice says: which write committed, and its number since the service started.
+public struct ChangeNotice: Codable, Sendable, Equatable {
+    public var v: Int
+    /// 1, 2, 3… since the service started; a gap means notices were dropped (sync anyway).
+    public var seq: Int
+    /// The write operation that committed.
+    public var op: String
+    public var at: Date
+}
+
+/// Subscribes to storages' change notices on a thread of its own (ZeroMQ sockets stay on one thread):
+/// the other end of `ChangePublisher`.
+public final class ChangeSubscriber: Sendable {
+    private struct State {
+        var pendingEndpoints: [(endpoint: String, security: CurveClientSecurity?)] = []
+        var connected: Set<String> = []
+        var stopped = false
+    }
+    private let state = Mutex(State())
+    private let logger: Logger
+
+    public init(logger: Logger) { self.logger = logger }
+
+    public func isListening(to name: String) -> Bool { state.withLock { $0.connected.contains(name) } }
+
+    public func add(_ endpoint: String, security: CurveClientSecurity?, for name: String) {
+        state.withLock {
+            $0.connected.insert(name)
+            $0.pendingEndpoints.append((endpoint, security))
+        }
+        logger.debug("listening for change notices", metadata: ["endpoint": "\(endpoint)"])
+    }
+
+    /// Starts listening; `noticed` is called (on the listener's thread) once for each burst of notices that arrives.
+    public func start(_ noticed: @escaping @Sendable () -> Void) {
+        let thread = Thread { [self] in self.loop(noticed) }
+        thread.name = "change notices"
+        thread.start()
+    }
+
+    public func stop() { state.withLock { $0.stopped = true } }
+
+    private func loop(_ noticed: @Sendable () -> Void) {
+        do {
+            let context = try Context()
+            // One socket per storage: each may have its own CURVE server key.
+            var sockets: [Socket] = []
+            var poller = Poller()
+            while true {
+                let (endpoints, stopped) = state.withLock { state in
+                    defer { state.pendingEndpoints = [] }
+                    return (state.pendingEndpoints, state.stopped)
+                }
+                if stopped { break }
+                if !endpoints.isEmpty {
+                    for (endpoint, security) in endpoints {
+                        let socket = try Socket(context, .subscribe)
+                        try socket.subscribe(Array(ChangePublisher.topic.utf8))
+                        if endpoint.contains("[") { try socket.setIPv6(true) }
+                        if let security { try socket.apply(security) }
+                        try socket.connect(endpoint)
+                        sockets.append(socket)
+                    }
+                    poller = Poller()
+                    for socket in sockets { try poller.add(socket) }
+                }
+                // A notice wakes the poll at once; the timeout only bounds how soon a new endpoint or a stop is taken in.
+                if try poller.poll(timeout: .milliseconds(250)) > 0 {
+                    var any = false
+                    for socket in sockets {
+                        while try socket.receive(dontWait: true) != nil { any = true }
+                    }
+                    if any { noticed() }
+                }
+            }
+            for socket in sockets { socket.close() }
+        } catch {
+            logger.warning("change notices unavailable; syncing on the interval only", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// A storage's publish endpoint as the worker can reach it: a wildcard host (`*`, `0.0.0.0`, `[::]`)
+    /// becomes the host the worker reaches the storage on.
+    public static func reachable(_ published: String, via requestEndpoint: String) -> String {
+        func split(_ endpoint: String) -> (scheme: String, host: String, port: String)? {
+            guard let schemeEnd = endpoint.range(of: "://"), let colon = endpoint.range(of: ":", options: .backwards),
+                  colon.lowerBound > schemeEnd.upperBound else { return nil }
+            return (String(endpoint[..<schemeEnd.lowerBound]), String(endpoint[schemeEnd.upperBound..<colon.lowerBound]),
+                    String(endpoint[colon.upperBound...]))
+        }
+        guard let publish = split(published), ["*", "0.0.0.0", "[::]", "[*]"].contains(publish.host),
+              let request = split(requestEndpoint) else { return published }
+        return "\(publish.scheme)://\(request.host):\(publish.port)"
+    }
+}
