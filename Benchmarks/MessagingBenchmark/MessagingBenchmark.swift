@@ -12,18 +12,20 @@ import RecipeProtocol
 /// What the measurements so far say (2-core VM, 1 KB body, tcp loopback):
 /// - "sockets alone" matches the bare echo: the wrapper, DEALER/ROUTER framing
 ///   and polling cost nothing measurable.
-/// - Running handlers on the I/O thread's own task executor (instead of the
-///   global pool) took the ratio from about 3.5× to 2–2.6×; letting the caller
-///   run on the client's thread saves another ~40 µs ("caller on the pool" is
-///   the difference).
-/// - The rest is CPU work on the critical path: five Foundation JSON passes and
-///   a task per request. In a hot loop the JSON takes ~27 µs per round trip; on
-///   the real path, right after a thread wakes, the same work takes several
-///   times longer (one reply decode measured at ~24 µs). Spinning the client
-///   for 300 µs before blocking brought the envelope from ~220 to ~160 µs,
-///   which confirms it, but busy-waiting is not a trade a home server should make.
-/// - Options not taken yet: read `v`/`id`/`op` with a validating byte scanner
-///   instead of a first Foundation pass; a leaner reply encoder for the envelope.
+/// - Handlers now run on the server's I/O thread between polls (`LoopExecutor`),
+///   and the envelope's `v`/`id`/`op` are read in one pass over the bytes
+///   (`EnvelopeScanner`): the server crosses no thread for an echo and makes one
+///   Foundation pass each way. Runs moved from 3.3–4.2× to 2.9–3.4× bare.
+/// - Timing the parts of one round trip (means, with probes since removed): the
+///   client's encode ~18 µs and reply decode ~23 µs; the server's body decode and
+///   reply encode ~40 µs; each `zmq_send` ~30 µs of wall time, which includes the
+///   wake-up of libzmq's I/O thread on a 2-core machine. The JSON — four
+///   Foundation passes, each several times slower right after a thread wakes than
+///   in a hot loop — is now the larger part of the difference to bare.
+/// - Options not taken yet: a JSON coder of our own for the envelope and the hot
+///   bodies (writing bytes directly, reading from one tape), which the ≤ 1.5× goal
+///   needs; spinning the client before blocking (~60 µs, but a busy-wait a home
+///   server should not pay for).
 @main
 struct MessagingBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -23,20 +23,18 @@ public enum FuzzChecks {
     /// A request to recipe-storage: any bytes as frame 0 (and a photo frame) get
     /// exactly one reply envelope, `ok` or an error with a documented code.
     public static func storageRequest(_ data: Data) {
-        // The envelope's fast path accepts only what the full path reads the same way.
+        // The envelope's fast path accepts only what the full path reads the same way (Foundation's scanner checks the
+        // whole document's syntax before it decodes a field; numbers it reads only when a field asks for them).
         if let fast = WireCodec.scanRequestHeader(data) {
-            let decoder = WireCodec.makeDecoder()
-            if (try? decoder.decode(JSONValue.self, from: data)) == nil { broken("the fast envelope path accepted bytes that are not JSON") }
-            guard fast.version == WireProtocol.version else { return storageReply(data) }
-            guard let full = try? WireCodec.decodeRequestHeaderFully(data, using: decoder) else {
-                broken("the fast envelope path accepted what the full path refuses: \(String(decoding: data.prefix(200), as: UTF8.self))")
+            do {
+                let full = try WireCodec.decodeRequestHeaderFully(data, using: WireCodec.makeDecoder())
+                if full != fast { broken("the fast envelope path read \(fast), the full path \(full)") }
+            } catch {
+                if !(fast.version != WireProtocol.version && error.error.code == .unsupportedVersion) {
+                    broken("the fast envelope path accepted what the full path refuses (\(error.error.code)): \(String(decoding: data.prefix(200), as: UTF8.self))")
+                }
             }
-            if full != fast { broken("the fast envelope path read \(fast), the full path \(full)") }
         }
-        storageReply(data)
-    }
-
-    private static func storageReply(_ data: Data) {
         let reply = blocking { await storage.routes.reply(to: data, frames: [samplePhoto], logger: quiet) }
         if reply.isEmpty { broken("no reply frames") }
         let header = try? WireCodec.decodeReplyHeader(reply[0], using: WireCodec.makeDecoder())

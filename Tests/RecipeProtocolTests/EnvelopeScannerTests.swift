@@ -8,11 +8,15 @@ import Testing
 struct EnvelopeScannerTests {
     let decoder = WireCodec.makeDecoder()
 
+    /// Foundation's scanner checks the whole document's syntax before it decodes a field, so the full path refusing
+    /// is the oracle (a frame with another version must be refused for that reason alone).
     private func agrees(_ frame: Data) -> Bool {
         guard let fast = WireCodec.scanRequestHeader(frame) else { return true }
-        guard (try? decoder.decode(JSONValue.self, from: frame)) != nil else { return false }
-        guard fast.version == WireProtocol.version else { return true }
-        return (try? WireCodec.decodeRequestHeaderFully(frame, using: decoder)) == fast
+        do {
+            return try WireCodec.decodeRequestHeaderFully(frame, using: decoder) == fast
+        } catch {
+            return fast.version != WireProtocol.version && error.error.code == .unsupportedVersion
+        }
     }
 
     @Test("reads the common envelope, in any key order, with any body")
@@ -21,6 +25,7 @@ struct EnvelopeScannerTests {
             #"{"v":1,"id":"r-1","op":"recipe.get","body":{"id":"x"}}"#,
             #" { "body" : [1, 2.5e-3, -0, true, false, null, "\u00e9\n"], "op":"a.b", "id":"é☃😀", "v" : 1 } "#,
             #"{"v":1,"id":"r","op":"system.echo"}"#,
+            #"{"v":1,"id":"r","op":"cooklog.add","body":{"ratinngs":1e+700}}"#, // valid JSON; the number is the body's business
         ]
         for text in cases {
             let header = WireCodec.scanRequestHeader(Data(text.utf8))
