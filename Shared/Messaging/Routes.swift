@@ -8,6 +8,8 @@ public struct Routes: Sendable {
         let isWrite: Bool
         /// Who may call it when the server has CURVE keys.
         let role: OperationRole
+        /// Runs off the server's I/O thread (it reads or writes photo files).
+        let touchesFiles: Bool
         /// Decodes the body, runs the handler, encodes the reply frames (JSON first).
         let run: @Sendable (_ frame: Data, _ context: RequestContext) async -> [Data]
     }
@@ -37,7 +39,7 @@ public struct Routes: Sendable {
         let encoder = WireCodec.makeEncoder()
         let decoder = WireCodec.makeDecoder()
         let observer = Op.isWrite ? writeObserver : nil
-        table[Op.name] = Route(isWrite: Op.isWrite, role: Op.role) { frame, context in
+        table[Op.name] = Route(isWrite: Op.isWrite, role: Op.role, touchesFiles: Op.touchesFiles) { frame, context in
             do {
                 let body = try WireCodec.decodeRequestBody(Op.Request.self, from: frame, using: decoder)
                 let reply = try await handler(body, context)

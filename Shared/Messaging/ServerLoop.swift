@@ -18,9 +18,9 @@ final class ServerLoop {
     /// Where handlers run: on this I/O thread, between polls (no hand-off between threads), so a busy
     /// cooperative pool never holds them up.
     private let handlers: LoopExecutor
-    /// Where a request with a large body runs instead (decoding it would hold up the socket).
+    /// Where a request with a large body, or one that reads or writes photo files, runs instead.
     private let bulkHandlers: ThreadExecutor
-    /// From this size on, a request's JSON is decoded on `bulkHandlers`.
+    /// From this size on (all frames together), a request runs on `bulkHandlers`.
     static let bulkBytes = 64 * 1_024
 
     init(configuration: MessageServer.Configuration, routes: Routes, logger: Logger, mailbox: ServerMailbox, context: Context) {
@@ -33,7 +33,7 @@ final class ServerLoop {
                                 lifetime: configuration.replyCacheLifetime)
         // The identity frame and a REQ-style delimiter come on top of what the client sent.
         self.handlers = LoopExecutor(wakeup: mailbox.wakeup, name: "\(configuration.serviceName) handlers")
-        self.bulkHandlers = ThreadExecutor(name: "\(configuration.serviceName) large requests")
+        self.bulkHandlers = ThreadExecutor(name: "\(configuration.serviceName) file and large requests")
         self.limits = Socket.ReceiveLimits(maxBytes: configuration.maxMessageBytes + 1_024, maxFrames: configuration.maxFrames + 2)
     }
 
@@ -178,8 +178,9 @@ final class ServerLoop {
         let payload = frames[payloadIndex]
         let mailbox = self.mailbox
         let isWrite = route.isWrite
-        // Decoding a large body never holds up this thread.
-        let executor: any TaskExecutor = payload.count >= Self.bulkBytes ? bulkHandlers : handlers
+        // Decoding a large body, or reading and writing photo files, never holds up this thread.
+        let offLoop = route.touchesFiles || frames[payloadIndex...].reduce(0) { $0 + $1.count } >= Self.bulkBytes
+        let executor: any TaskExecutor = offLoop ? bulkHandlers : handlers
         Task(executorPreference: executor) {
             let reply = await route.run(payload, context)
             mailbox.post(.init(peer: peer, requestID: context.requestID, isWrite: isWrite, frames: reply))

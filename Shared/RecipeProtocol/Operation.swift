@@ -15,11 +15,16 @@ public protocol WireOperation: Sendable {
     static var isWrite: Bool { get }
     /// Who may call it when the service has CURVE keys: people's clients, or only replication peers.
     static var role: OperationRole { get }
+    /// `true` for operations whose handler reads, writes or syncs photo files: a server runs them off its
+    /// I/O thread, so a slow disk never holds up the socket.
+    static var touchesFiles: Bool { get }
 }
 
 extension WireOperation {
     /// Operations are for people's clients unless they say otherwise.
     public static var role: OperationRole { .client }
+    /// Operations work in the database only unless they say otherwise.
+    public static var touchesFiles: Bool { false }
 }
 
 /// The two kinds of caller a service tells apart by their CURVE key (docs/PROTOCOL.md, "Roles").

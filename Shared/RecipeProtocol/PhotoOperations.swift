@@ -11,6 +11,7 @@ public enum PhotoOps {
 
     /// `photo.add`: the bytes in a binary frame; at most 10 per recipe, 2 MB each, JPEG/PNG/WebP/HEIC.
     public enum Add: WireOperation {
+        public static let touchesFiles = true
         public static let name = "photo.add"
         public static let isWrite = true
         public struct Request: Codable, Sendable, Equatable {
@@ -41,6 +42,7 @@ public enum PhotoOps {
 
     /// `photo.get`: the photo at `position`, its bytes in reply frame 1.
     public enum Get: WireOperation {
+        public static let touchesFiles = true
         public static let name = "photo.get"
         public static let isWrite = false
         public struct Request: Codable, Sendable, Equatable {
@@ -82,6 +84,7 @@ public enum PhotoOps {
 
     /// `photo.remove`
     public enum Remove: WireOperation {
+        public static let touchesFiles = true
         public static let name = "photo.remove"
         public static let isWrite = true
         public struct Request: Codable, Sendable, Equatable {

@@ -74,6 +74,7 @@ public enum RecipeOps {
 
     /// `recipe.delete`: deletes a recipe (not a starter); its cook-log entries stay.
     public enum Delete: WireOperation {
+        public static let touchesFiles = true // photos no recipe uses any more are collected
         public static let name = "recipe.delete"
         public static let isWrite = true
         public typealias Request = ByID

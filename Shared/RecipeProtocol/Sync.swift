@@ -302,6 +302,7 @@ public enum SyncOps {
 
     /// `sync.missingPhotos`: which of these photo hashes this replica does not hold.
     public enum MissingPhotos: WireOperation {
+        public static let touchesFiles = true
         public static let role = OperationRole.peer
         public static let name = "sync.missingPhotos"
         public static let isWrite = false
@@ -317,6 +318,7 @@ public enum SyncOps {
 
     /// `sync.photo`: a photo blob by hash; the bytes travel as frame 1.
     public enum Photo: WireOperation {
+        public static let touchesFiles = true
         public static let role = OperationRole.peer
         public static let name = "sync.photo"
         public static let isWrite = false
@@ -336,6 +338,7 @@ public enum SyncOps {
 
     /// `sync.putPhoto`: stores a blob (frame 1) after checking it against its SHA-256.
     public enum PutPhoto: WireOperation {
+        public static let touchesFiles = true
         public static let role = OperationRole.peer
         public static let name = "sync.putPhoto"
         public static let isWrite = false
@@ -356,6 +359,7 @@ public enum SyncOps {
 
     /// `sync.apply`: merges another replica's records and, in the same transaction, saves the cursor.
     public enum Apply: WireOperation {
+        public static let touchesFiles = true // checks which photos are here; collects unused ones
         public static let role = OperationRole.peer
         public static let name = "sync.apply"
         // Merging is idempotent, so a retried apply needs no remembered reply.
