@@ -42,7 +42,10 @@ struct BatchJobTests {
         var urls: [String] = []
         for index in 1...12 {
             let path = "/slow/recipe-\(index)"
-            server.route(path, .delayed(.milliseconds(300), .html(recipePage(name: "Batch Recipe \(index)", ingredients: ["\(index) eggs"], image: nil))))
+            // The first few quick, the rest slow: the job is still far from done when the worker is killed, however
+            // loaded the machine is (a single delay left a margin of about a second, which a busy CI run ate).
+            let delay = index <= 3 ? 200 : 1_500
+            server.route(path, .delayed(.milliseconds(Int64(delay)), .html(recipePage(name: "Batch Recipe \(index)", ingredients: ["\(index) eggs"], image: nil))))
             urls.append(server.baseURL + path)
         }
         urls.insert("\(server.baseURL)/missing-page", at: 5)

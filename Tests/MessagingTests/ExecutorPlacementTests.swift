@@ -2,64 +2,74 @@ import Foundation
 import Logging
 import Messaging
 import RecipeProtocol
+import Synchronization
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Small requests run on the server's I/O thread (no hand-off); requests that touch photo files, or carry
 /// 64 KB or more, run on a thread of their own, so a slow disk or a large decode never holds up the socket.
 @Suite("Where handlers run")
 struct ExecutorPlacementTests {
-    enum Quick: WireOperation {
-        static let name = "test.quick"
+    /// Releases the blocked handler.
+    enum Release: WireOperation {
+        static let name = "test.release"
         static let isWrite = false
         struct Request: Codable, Sendable { var padding = "" }
-        struct Response: Codable, Sendable { var ok = true }
+        struct Response: Codable, Sendable { var released = true }
     }
 
-    /// Blocks its thread for 800 ms, as a read from a stalled disk would.
-    enum SlowFiles: WireOperation {
-        static let name = "test.slowFiles"
+    /// Blocks its thread (as a read from a stalled disk would) until `test.release` arrives, for at most 10 s.
+    enum BlockFiles: WireOperation {
+        static let name = "test.blockFiles"
         static let isWrite = false
         static let touchesFiles = true
-        typealias Request = Quick.Request
-        typealias Response = Quick.Response
+        typealias Request = Release.Request
+        typealias Response = Release.Response
     }
 
     /// The same, for an operation that does not say it touches files, reached with a large body.
-    enum SlowLarge: WireOperation {
-        static let name = "test.slowLarge"
+    enum BlockLarge: WireOperation {
+        static let name = "test.blockLarge"
         static let isWrite = false
-        typealias Request = Quick.Request
-        typealias Response = Quick.Response
+        typealias Request = Release.Request
+        typealias Response = Release.Response
     }
 
-    static func block() { usleep(800_000) }
+    final class Gate: Sendable {
+        let release = DispatchSemaphore(value: 0)
+        let started = Mutex(false)
 
-    @Test("while a file operation or a large request blocks its thread, a small request is answered at once",
+        /// Blocks the calling thread until released; `false` when 10 s passed first.
+        func block() -> Bool {
+            started.withLock { $0 = true }
+            return release.wait(timeout: .now() + 10) == .success
+        }
+    }
+
+    @Test("while a file operation or a large request blocks its thread, a small request still gets through",
           arguments: ["files", "large"])
-    func slowWorkDoesNotHoldTheSocket(_ kind: String) async throws {
+    func blockedWorkDoesNotHoldTheSocket(_ kind: String) async throws {
+        let gate = Gate()
         var routes = Routes()
-        routes.handle(Quick.self) { _, _ in .init() }
-        routes.handle(SlowFiles.self) { _, _ in Self.block(); return .init() }
-        routes.handle(SlowLarge.self) { _, _ in Self.block(); return .init() }
+        routes.handle(Release.self) { _, _ in
+            gate.release.signal()
+            return .init()
+        }
+        routes.handle(BlockFiles.self) { _, _ in .init(released: gate.block()) }
+        routes.handle(BlockLarge.self) { _, _ in .init(released: gate.block()) }
         try await withServer(routes) { endpoint in
-            let slowClient = try makeClient(endpoint, timeout: .seconds(5), attempts: 1)
-            let quickClient = try makeClient(endpoint, timeout: .seconds(5), attempts: 1)
-            let slow = Task {
-                if kind == "files" {
-                    _ = try await slowClient.call(SlowFiles.self, .init())
-                } else {
-                    _ = try await slowClient.call(SlowLarge.self, .init(padding: String(repeating: "x", count: 70_000)))
-                }
+            let blockedClient = try makeClient(endpoint, timeout: .seconds(20), attempts: 1)
+            let releasingClient = try makeClient(endpoint, timeout: .seconds(20), attempts: 1)
+            let blocked = Task {
+                kind == "files"
+                    ? try await blockedClient.call(BlockFiles.self, .init()).released
+                    : try await blockedClient.call(BlockLarge.self, .init(padding: String(repeating: "x", count: 70_000))).released
             }
-            try await Task.sleep(for: .milliseconds(200)) // the slow one is running by now
-            let start = ContinuousClock.now
-            _ = try await quickClient.call(Quick.self, .init())
-            let elapsed = ContinuousClock.now - start
-            try await slow.value
-            #expect(elapsed < .milliseconds(400), "the quick request waited \(elapsed)")
+            // Only once the blocking handler runs: had the release come first, it would prove nothing.
+            for _ in 0..<500 where !gate.started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(gate.started.withLock { $0 })
+            _ = try await releasingClient.call(Release.self, .init())
+            // Had the blocked handler held the socket, the release could not have been read until it gave up.
+            #expect(try await blocked.value, "the small request was not read while the \(kind) request blocked its thread")
         }
     }
 }
