@@ -291,6 +291,12 @@ struct History {
                 if edit.value == .null { continue }
                 if let value = record?.states[edit.field]?.value, value != .null, record?.isLive == true,
                    value.object?["sha256"] == edit.value.object?["sha256"] { continue }
+                // A later change of the element (a move, a removal) made by someone whose version had already seen this
+                // one supersedes it, even when this position lost to a concurrent one first (seed 17613702999991073665).
+                if ledger.edits.contains(where: { later in
+                    later.recipe == edit.recipe && later.field == edit.field && later.clock.stamp != edit.clock.stamp
+                        && later.replaced.map { SyncClock.join($0.clock.vv, edit.clock.vv) == $0.clock.vv } == true
+                }) { continue }
             }
             if copyValues.contains(where: { SyncLogView.matches($0[edit.field], edit.value, field: edit.field) }) { continue }
             if kept.contains("\(edit.recipe)|\(edit.field)|\(edit.value.canonicalText)") { continue }
