@@ -42,6 +42,9 @@ struct MessagingBenchmark: AsyncParsableCommand {
     @Option(help: "Untimed round trips before timing starts.")
     var warmup = 2_000
 
+    @Flag(help: "Measure only the envelope round trip (for profiling it).")
+    var envelopeOnly = false
+
     @Option(help: "Endpoint pattern: tcp, ipc.")
     var transport = "tcp"
 
@@ -58,6 +61,11 @@ struct MessagingBenchmark: AsyncParsableCommand {
 
     func run() async throws {
         let text = String(repeating: "a", count: payload)
+        if envelopeOnly {
+            let stats = Stats(try await measureEnvelope(text: text, pinned: true))
+            print(row("RecipeVault envelope", stats.p50.micros, stats.p99.micros, stats.mean.micros, stats.throughput))
+            return
+        }
         let bare = try BareEcho.measure(endpoint: endpoint(), payload: Data(text.utf8), count: roundTrips, warmup: warmup)
         let ours = try await measureEnvelope(text: text, pinned: true)
         let oursPooled = try await measureEnvelope(text: text, pinned: false)
@@ -87,8 +95,8 @@ struct MessagingBenchmark: AsyncParsableCommand {
 
     /// The JSON work of one round trip, without any sockets: what the envelope costs in CPU.
     private func measureCoding(text: String) throws -> [Duration] {
-        let encoder = WireCodec.makeEncoder()
-        let decoder = WireCodec.makeDecoder()
+        let encoder = WireJSONEncoder()
+        let decoder = WireJSONDecoder()
         let request = System.Echo.Request(text: text)
         let clock = ContinuousClock()
         var samples: [Duration] = []

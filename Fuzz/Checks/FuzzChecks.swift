@@ -35,11 +35,32 @@ public enum FuzzChecks {
                 }
             }
         }
+        // The wire's JSON decoder reads from one pass only what Foundation's reads the same way.
+        agree(JSONValue.self, data)
+        agree(BodyOf<RecipeDraft>.self, data)
+        agree(BodyOf<SyncRecord>.self, data)
+        agree(BodyOf<[String: Int64]>.self, data)
         let reply = blocking { await storage.routes.reply(to: data, frames: [samplePhoto], logger: quiet) }
         if reply.isEmpty { broken("no reply frames") }
         let header = try? WireCodec.decodeReplyHeader(reply[0], using: WireCodec.makeDecoder())
         if header == nil { broken("the reply is not a reply envelope: \(String(decoding: reply[0].prefix(200), as: UTF8.self))") }
         if let error = header?.error, error.code == .internalError { broken("internal_error for a client's input: \(error.message)") }
+    }
+
+    /// A request's body read as `Body`.
+    private struct BodyOf<Body: Decodable & Equatable>: Decodable, Equatable {
+        var body: Body?
+    }
+
+    private static let wireDecoder = WireJSONDecoder()
+    private static let foundationDecoder = WireCodec.makeDecoder()
+
+    private static func agree<T: Decodable & Equatable>(_: T.Type, _ data: Data) {
+        guard let fast = wireDecoder.fastDecode(T.self, from: data) else { return }
+        guard let full = try? foundationDecoder.decode(T.self, from: data) else {
+            broken("the wire decoder read \(T.self) from what Foundation refuses: \(String(decoding: data.prefix(200), as: UTF8.self))")
+        }
+        if fast != full { broken("the wire decoder read \(T.self) differently from Foundation: \(String(decoding: data.prefix(200), as: UTF8.self))") }
     }
 
     /// A web page: reading it never traps, and what it yields is a recipe storage accepts. The same bytes are also

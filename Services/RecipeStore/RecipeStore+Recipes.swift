@@ -246,7 +246,7 @@ extension RecipeStore {
         return recipe
     }
 
-    private static let readBackEncoder = JSONEncoder()
+    private static let readBackEncoder = WireJSONEncoder()
 
     /// `id` when no other recipe's line uses it (ids are global), else a new one.
     private static func freeID(_ id: UUID?, table: String, in db: Database) throws -> UUID {

@@ -135,9 +135,10 @@ struct SyncState {
 /// Turning committed table changes into versioned feed entries, and feed entries back into tables.
 enum SyncLog {
     static let deleted = SyncRecord.deletedField
-    // Made once: every applied or captured record goes through them, and Foundation's coders are safe to share.
-    private static let encoder = JSONEncoder()
-    private static let decoder = JSONDecoder()
+    // Made once: every applied or captured record goes through them. The wire's coders: records hold no
+    // dates, and what they write (slashes unescaped, keys in their order) any JSON reader reads back the same.
+    private static let encoder = WireJSONEncoder()
+    private static let decoder = WireJSONDecoder()
 
     // MARK: Capturing local changes
 

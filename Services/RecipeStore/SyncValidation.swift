@@ -17,9 +17,9 @@ enum SyncValidation {
     static let maxReplicaIDLength = 64
     /// The most fields a record may carry.
     static let maxFields = 1_024
-    // Made once: every record of every page is read through them, and Foundation's coders are safe to share.
-    private static let encoder = JSONEncoder()
-    private static let decoder = JSONDecoder()
+    // Made once: every record of every page is read through them (they are values, safe to share).
+    private static let encoder = WireJSONEncoder()
+    private static let decoder = WireJSONDecoder()
 
     /// Checks `record` (and throws `invalid_argument` naming the record and what is wrong).
     static func check(_ record: SyncRecord, now: Int64) throws(ServiceError) {

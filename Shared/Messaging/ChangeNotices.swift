@@ -18,7 +18,7 @@ public actor ChangePublisher {
     private let socket: Socket
     /// Lets in only the allowed subscribers when the storage runs with CURVE.
     private let authenticator: ZAPAuthenticator?
-    private let encoder = WireCodec.makeEncoder()
+    private let encoder = WireJSONEncoder()
     private var sequence = 0
     /// The endpoint actually bound.
     public nonisolated let endpoint: String

@@ -46,8 +46,8 @@ public actor MessageClient {
     private let executor: ThreadExecutor
     private let context: Context
     private let logger: Logger
-    private let encoder = WireCodec.makeEncoder()
-    private let decoder = WireCodec.makeDecoder()
+    private let encoder = WireJSONEncoder()
+    private let decoder = WireJSONDecoder()
     private var connection: Connection?
     /// Security handshakes that failed in a row (see `refusal(on:)`).
     private var handshakeFailures = 0
@@ -96,7 +96,7 @@ public actor MessageClient {
     /// Sends `Op` with `body` (and `frames` as frames 1…n) and returns the reply
     /// body with its frames. A failed request throws the service's `ServiceError`.
     public func send<Op: WireOperation>(
-        _: Op.Type, _ body: Op.Request, frames: [Data] = [], requestID: String = UUID().uuidString
+        _: Op.Type, _ body: Op.Request, frames: [Data] = [], requestID: String = RequestID.make()
     ) throws -> Reply<Op.Response> {
         guard !closed else { throw MessageClientError.closed }
         for (index, frame) in frames.enumerated() where frame.count > configuration.maxFrameBytes {
@@ -110,7 +110,7 @@ public actor MessageClient {
     }
 
     /// Sends `Op` with `body` and returns the reply body (for replies without frames).
-    public func call<Op: WireOperation>(_ op: Op.Type, _ body: Op.Request, requestID: String = UUID().uuidString) throws -> Op.Response {
+    public func call<Op: WireOperation>(_ op: Op.Type, _ body: Op.Request, requestID: String = RequestID.make()) throws -> Op.Response {
         try send(op, body, requestID: requestID).body
     }
 

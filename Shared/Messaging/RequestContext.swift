@@ -10,15 +10,23 @@ public struct RequestContext: Sendable {
     public let op: String
     /// The binary frames after the JSON: `frames[0]` is frame 1.
     public let frames: [Data]
-    /// A logger tagged with the request id and operation.
-    public var logger: Logger
+    /// The service's logger; `logger` adds the request's tags to it when a handler logs.
+    private let serviceLogger: Logger
 
-    /// A context for a request (the server builds these; tests may too).
+    /// A logger tagged with the request id and operation (made when asked for: most requests log nothing).
+    public var logger: Logger {
+        var logger = serviceLogger
+        logger[metadataKey: "request"] = "\(requestID)"
+        logger[metadataKey: "op"] = "\(op)"
+        return logger
+    }
+
+    /// A context for a request (the server builds these; tests may too). `logger` is the service's.
     public init(requestID: String, op: String, frames: [Data], logger: Logger) {
         self.requestID = requestID
         self.op = op
         self.frames = frames
-        self.logger = logger
+        self.serviceLogger = logger
     }
 
     /// The bytes of the frame `reference` points to, or `invalid_body` saying which frames exist.

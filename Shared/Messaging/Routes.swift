@@ -35,9 +35,9 @@ public struct Routes: Sendable {
         _ handler: @escaping @Sendable (Op.Request, RequestContext) async throws -> Reply<Op.Response>
     ) {
         precondition(table[Op.name] == nil, "\(Op.name) is registered twice")
-        // Made once: Foundation's coders are safe to share, and costly to make per request.
-        let encoder = WireCodec.makeEncoder()
-        let decoder = WireCodec.makeDecoder()
+        // Made once: the coders hold Foundation's as their fallback, costly to make per request.
+        let encoder = WireJSONEncoder()
+        let decoder = WireJSONDecoder()
         let observer = Op.isWrite ? writeObserver : nil
         table[Op.name] = Route(isWrite: Op.isWrite, role: Op.role, touchesFiles: Op.touchesFiles) { frame, context in
             do {
@@ -60,10 +60,10 @@ public struct Routes: Sendable {
     /// operation looked up, body decoded, handler run — without a socket (tests and fuzzing).
     /// Roles, limits and the reply cache are the server loop's and are not applied here.
     public func reply(to payload: Data, frames: [Data] = [], logger: Logger) async -> [Data] {
-        let encoder = WireCodec.makeEncoder()
+        let encoder = WireJSONEncoder()
         let header: RequestHeader
         do {
-            header = try WireCodec.decodeRequestHeader(payload, using: WireCodec.makeDecoder())
+            header = try WireCodec.decodeRequestHeader(payload, using: WireJSONDecoder())
         } catch {
             return [WireCodec.encodeError(id: error.id, error: error.error, using: encoder)]
         }

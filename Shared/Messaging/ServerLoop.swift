@@ -10,8 +10,8 @@ final class ServerLoop {
     private let logger: Logger
     private let mailbox: ServerMailbox
     private let context: Context
-    private let encoder = WireCodec.makeEncoder()
-    private let decoder = WireCodec.makeDecoder()
+    private let encoder = WireJSONEncoder()
+    private let decoder = WireJSONDecoder()
     private var cache: ReplyCache
     private var running = 0
     private let limits: Socket.ReceiveLimits
@@ -169,12 +169,9 @@ final class ServerLoop {
         }
 
         running += 1
-        var requestLogger = logger
-        requestLogger[metadataKey: "request"] = "\(header.id)"
-        requestLogger[metadataKey: "op"] = "\(header.op)"
         let context = RequestContext(
             requestID: header.id, op: header.op,
-            frames: Array(frames[(payloadIndex + 1)...]), logger: requestLogger)
+            frames: Array(frames[(payloadIndex + 1)...]), logger: logger)
         let payload = frames[payloadIndex]
         let mailbox = self.mailbox
         let isWrite = route.isWrite

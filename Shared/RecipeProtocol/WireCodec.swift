@@ -28,9 +28,25 @@ public struct ReplyHeader: Sendable, Equatable {
     public var error: ServiceError?
 }
 
+/// What encodes a frame: `WireJSONEncoder` on the wire, Foundation's `JSONEncoder` in tests and files.
+public protocol WireEncoding {
+    func encode<T: Encodable>(_ value: T) throws -> Data
+}
+
+/// What decodes a frame: `WireJSONDecoder` on the wire, Foundation's `JSONDecoder` in tests and files.
+public protocol WireDecoding {
+    func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T
+}
+
+extension JSONEncoder: WireEncoding {}
+extension JSONDecoder: WireDecoding {}
+extension WireJSONEncoder: WireEncoding {}
+extension WireJSONDecoder: WireDecoding {}
+
 /// Encoding and decoding of the JSON frame of requests and replies (docs/PROTOCOL.md).
 public enum WireCodec {
-    /// The encoder for frame 0: ISO 8601 dates in UTC with milliseconds, unescaped slashes.
+    /// Foundation's encoder set up as the wire's: ISO 8601 dates in UTC with milliseconds, unescaped
+    /// slashes. `WireJSONEncoder` writes the same JSON faster; this one is for files and pretty output.
     public static func makeEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .custom { date, encoder in
@@ -41,7 +57,8 @@ public enum WireCodec {
         return encoder
     }
 
-    /// The decoder for frame 0: ISO 8601 dates, with or without fractional seconds.
+    /// Foundation's decoder set up as the wire's: ISO 8601 dates, with or without fractional seconds.
+    /// `WireJSONDecoder` reads the same JSON faster (and leaves errors and edge cases to this one).
     public static func makeDecoder() -> JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
@@ -58,13 +75,13 @@ public enum WireCodec {
     // MARK: Requests
 
     /// Frame 0 of a request.
-    public static func encodeRequest<Body: Encodable>(id: String, op: String, body: Body, using encoder: JSONEncoder) throws -> Data {
+    public static func encodeRequest<Body: Encodable>(id: String, op: String, body: Body, using encoder: some WireEncoding) throws -> Data {
         try encoder.encode(RequestEnvelope(v: WireProtocol.version, id: id, op: op, body: body))
     }
 
     /// Reads and checks the envelope of a request: JSON, nesting, fields, version.
     /// The common case in one pass over the bytes; anything unusual (and every error) takes the full path.
-    public static func decodeRequestHeader(_ frame: Data, using decoder: JSONDecoder) throws(RejectedRequest) -> RequestHeader {
+    public static func decodeRequestHeader(_ frame: Data, using decoder: some WireDecoding) throws(RejectedRequest) -> RequestHeader {
         if let header = scanRequestHeader(frame), header.version == WireProtocol.version { return header }
         return try decodeRequestHeaderFully(frame, using: decoder)
     }
@@ -76,7 +93,7 @@ public enum WireCodec {
     }
 
     /// The full path alone: every check with its reason (Foundation's decoder).
-    public static func decodeRequestHeaderFully(_ frame: Data, using decoder: JSONDecoder) throws(RejectedRequest) -> RequestHeader {
+    public static func decodeRequestHeaderFully(_ frame: Data, using decoder: some WireDecoding) throws(RejectedRequest) -> RequestHeader {
         if JSONNesting.exceeds(WireProtocol.maxNestingDepth, in: frame) {
             throw RejectedRequest(id: nil, error: ServiceError(.nestingTooDeep,
                 "the request nests objects or arrays more than \(WireProtocol.maxNestingDepth) levels deep; that is the most allowed"))
@@ -107,7 +124,7 @@ public enum WireCodec {
     }
 
     /// Reads the body of a request as `Body`. A missing `body` reads as `{}`.
-    public static func decodeRequestBody<Body: Decodable>(_: Body.Type, from frame: Data, using decoder: JSONDecoder) throws(ServiceError) -> Body {
+    public static func decodeRequestBody<Body: Decodable>(_: Body.Type, from frame: Data, using decoder: some WireDecoding) throws(ServiceError) -> Body {
         do {
             if let body = try decoder.decode(BodyEnvelope<Body>.self, from: frame).body { return body }
             return try decoder.decode(Body.self, from: Data("{}".utf8))
@@ -127,24 +144,24 @@ public enum WireCodec {
     // MARK: Replies
 
     /// Frame 0 of a successful reply.
-    public static func encodeReply<Body: Encodable>(id: String, body: Body, using encoder: JSONEncoder) throws -> Data {
+    public static func encodeReply<Body: Encodable>(id: String, body: Body, using encoder: some WireEncoding) throws -> Data {
         try encoder.encode(SuccessEnvelope(v: WireProtocol.version, id: id, body: body))
     }
 
     /// Frame 0 of a failed reply. Never fails: the error is plain text and a code.
-    public static func encodeError(id: String?, error: ServiceError, using encoder: JSONEncoder) -> Data {
+    public static func encodeError(id: String?, error: ServiceError, using encoder: some WireEncoding) -> Data {
         (try? encoder.encode(ErrorEnvelope(v: WireProtocol.version, id: id, error: error)))
             ?? Data(#"{"v":1,"id":null,"ok":false,"error":{"code":"internal_error","message":"the reply could not be encoded"}}"#.utf8)
     }
 
     /// Reads the fields every reply has.
-    public static func decodeReplyHeader(_ frame: Data, using decoder: JSONDecoder) throws -> ReplyHeader {
+    public static func decodeReplyHeader(_ frame: Data, using decoder: some WireDecoding) throws -> ReplyHeader {
         let header = try decoder.decode(ReplyEnvelopeHeader.self, from: frame)
         return ReplyHeader(version: header.v, id: header.id, error: header.ok ? nil : (header.error ?? ServiceError(.internalError, "the service failed without saying why")))
     }
 
     /// Reads a whole reply in one pass: its header and, for a success, its body as `Body`.
-    public static func decodeReply<Body: Decodable>(_: Body.Type, from frame: Data, using decoder: JSONDecoder) throws -> (header: ReplyHeader, body: Body?) {
+    public static func decodeReply<Body: Decodable>(_: Body.Type, from frame: Data, using decoder: some WireDecoding) throws -> (header: ReplyHeader, body: Body?) {
         let reply = try decoder.decode(WholeReply<Body>.self, from: frame)
         let error = reply.ok ? nil : (reply.error ?? ServiceError(.internalError, "the service failed without saying why"))
         var body = reply.body
@@ -153,7 +170,7 @@ public enum WireCodec {
     }
 
     /// Reads the body of a successful reply as `Body`.
-    public static func decodeReplyBody<Body: Decodable>(_: Body.Type, from frame: Data, using decoder: JSONDecoder) throws -> Body {
+    public static func decodeReplyBody<Body: Decodable>(_: Body.Type, from frame: Data, using decoder: some WireDecoding) throws -> Body {
         if let body = try decoder.decode(BodyEnvelope<Body>.self, from: frame).body { return body }
         return try decoder.decode(Body.self, from: Data("{}".utf8))
     }

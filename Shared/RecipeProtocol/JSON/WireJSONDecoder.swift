@@ -1,0 +1,410 @@
+import Foundation
+
+/// Decodes the wire's JSON from one pass over the bytes (`JSONTape`) and hands the values to
+/// `init(from:)` straight from it.
+///
+/// It answers only where it is sure to give what Foundation's `JSONDecoder` (set up as
+/// `WireCodec.makeDecoder()`) gives. Every error, and every case it leaves alone — duplicate keys,
+/// escaped keys, a whole number written as `1.0` or too large for its type, `Float`, `Decimal`, a
+/// byte-order mark — is decided again by Foundation's decoder, so error messages and edge cases
+/// are exactly what they were. Checked against Foundation by `WireJSONTests` and the fuzz targets.
+public struct WireJSONDecoder: Sendable {
+    private let fallback: JSONDecoder
+
+    /// A decoder with the wire's rules (ISO 8601 dates, with or without milliseconds).
+    public init() {
+        fallback = WireCodec.makeDecoder()
+    }
+
+    /// The value of type `T` in `data`, or the error Foundation's decoder gives for it.
+    public func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        if let value = fastDecode(type, from: data) { return value }
+        return try fallback.decode(type, from: data)
+    }
+
+    /// The fast path alone: the value, or `nil` when Foundation's decoder has to decide (tests compare the two).
+    public func fastDecode<T: Decodable>(_ type: T.Type, from data: Data) -> T? {
+        data.withUnsafeBytes { raw -> T? in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            guard let tape = JSONTape(bytes) else { return nil }
+            let session = TapeSession(bytes: bytes, nodes: tape.nodes)
+            guard let value = try? session.decode(type, at: 0, path: []), !session.unsure else { return nil }
+            return value
+        }
+    }
+}
+
+/// Thrown where Foundation's decoder must decide; the whole document is then decoded again by it.
+private struct LeftToFoundation: Error {}
+
+/// One decode: the bytes, their tape, and whether anything was left to Foundation.
+private final class TapeSession {
+    let bytes: UnsafeBufferPointer<UInt8>
+    let nodes: [JSONTape.Node]
+    /// Set when a value was left to Foundation, even if the caller caught the error (as `try?` in an
+    /// `init(from:)` does): the result could differ from Foundation's, so it is not used.
+    @exclusivity(unchecked) var unsure = false
+
+    init(bytes: UnsafeBufferPointer<UInt8>, nodes: [JSONTape.Node]) {
+        self.bytes = bytes
+        self.nodes = nodes
+    }
+
+    func leave() -> LeftToFoundation {
+        unsure = true
+        return LeftToFoundation()
+    }
+
+    func mismatch(_ type: Any.Type, at index: Int, path: [any CodingKey]) -> DecodingError {
+        let found: String
+        switch nodes[index].kind {
+        case .null:
+            return DecodingError.valueNotFound(type, .init(codingPath: path, debugDescription: "Cannot get value of type \(type) -- found null value instead"))
+        case .true, .false: found = "bool"
+        case .number: found = "number"
+        case .string: found = "string"
+        case .array: found = "array"
+        case .object: found = "dictionary"
+        }
+        return DecodingError.typeMismatch(type, .init(codingPath: path, debugDescription: "Expected to decode \(type) but found \(found) instead."))
+    }
+
+    // MARK: Values
+
+    func bool(at index: Int, path: [any CodingKey]) throws -> Bool {
+        switch nodes[index].kind {
+        case .true: return true
+        case .false: return false
+        default: throw mismatch(Bool.self, at: index, path: path)
+        }
+    }
+
+    func string(at index: Int, path: [any CodingKey]) throws -> String {
+        let node = nodes[index]
+        guard node.kind == .string else { throw mismatch(String.self, at: index, path: path) }
+        return JSONTape.text(of: node, in: bytes)
+    }
+
+    func double(at index: Int, path: [any CodingKey]) throws -> Double {
+        let node = nodes[index]
+        guard node.kind == .number else { throw mismatch(Double.self, at: index, path: path) }
+        if !node.flag, node.end - node.start <= 15, let whole = wholeNumber(node) {
+            return Double(whole) // exact: at most 15 digits
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)]), as: UTF8.self)
+        guard let value = Double(text), value.isFinite else { throw leave() }
+        return value
+    }
+
+    func integer<I: FixedWidthInteger>(_: I.Type, at index: Int, path: [any CodingKey]) throws -> I {
+        let node = nodes[index]
+        guard node.kind == .number else { throw mismatch(I.self, at: index, path: path) }
+        // `1.0`, `1e2` and numbers past the type's range: Foundation's rules decide.
+        guard !node.flag, let whole = wholeNumber(node), let value = I(exactly: whole) else { throw leave() }
+        return value
+    }
+
+    /// A number literal without fraction or exponent, when it fits an `Int64`.
+    private func wholeNumber(_ node: JSONTape.Node) -> Int64? {
+        var index = Int(node.start)
+        let end = Int(node.end)
+        let negative = bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        var value: Int64 = 0
+        while index < end {
+            let digit = Int64(bytes[index] &- UInt8(ascii: "0"))
+            let (times, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = negative ? times.subtractingReportingOverflow(digit) : times.addingReportingOverflow(digit)
+            if overflow1 || overflow2 { return nil }
+            value = sum
+            index += 1
+        }
+        return value
+    }
+
+    func date(at index: Int, path: [any CodingKey]) throws -> Date {
+        let node = nodes[index]
+        guard node.kind == .string else { throw mismatch(String.self, at: index, path: path) }
+        if !node.flag, let date = WireDateText.parse(UnsafeBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)])) {
+            return date
+        }
+        let text = JSONTape.text(of: node, in: bytes)
+        if let date = try? WireDates.withMilliseconds.parse(text) { return date }
+        if let date = try? WireDates.wholeSeconds.parse(text) { return date }
+        throw leave()
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, at index: Int, path: [any CodingKey]) throws -> T {
+        if T.self == String.self { return try string(at: index, path: path) as! T }
+        if T.self == Int.self { return try integer(Int.self, at: index, path: path) as! T }
+        if T.self == Bool.self { return try bool(at: index, path: path) as! T }
+        if T.self == Double.self { return try double(at: index, path: path) as! T }
+        if T.self == Int64.self { return try integer(Int64.self, at: index, path: path) as! T }
+        if T.self == Date.self { return try date(at: index, path: path) as! T }
+        if T.self == Data.self {
+            guard let data = Data(base64Encoded: try string(at: index, path: path)) else { throw leave() }
+            return data as! T
+        }
+        if T.self == URL.self {
+            guard let url = URL(string: try string(at: index, path: path)) else { throw leave() }
+            return url as! T
+        }
+        if T.self == Float.self || T.self == Decimal.self { throw leave() }
+        return try T(from: TapeDecoder(session: self, index: index, codingPath: path))
+    }
+}
+
+private struct TapeDecoder: Decoder {
+    let session: TapeSession
+    let index: Int
+    let codingPath: [any CodingKey]
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy _: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        KeyedDecodingContainer(try TapeKeyedContainer<Key>(session: session, index: index, codingPath: codingPath))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        try TapeUnkeyedContainer(session: session, index: index, codingPath: codingPath)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        TapeSingleValueContainer(session: session, index: index, codingPath: codingPath)
+    }
+}
+
+private struct IndexKey: CodingKey {
+    var stringValue: String { "Index \(intValue!)" }
+    var intValue: Int?
+    init(_ index: Int) { intValue = index }
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { self.intValue = intValue }
+}
+
+private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let session: TapeSession
+    let codingPath: [any CodingKey]
+    /// Each member's key node (its value node is the next one).
+    private let keys: [Int32]
+    /// For objects of many members or escaped keys: key text → value node.
+    private let lookup: [String: Int]?
+
+    init(session: TapeSession, index: Int, codingPath: [any CodingKey]) throws {
+        self.session = session
+        self.codingPath = codingPath
+        let nodes = session.nodes
+        let object = nodes[index]
+        guard object.kind == .object else { throw session.mismatch([String: Any].self, at: index, path: codingPath) }
+        var keys: [Int32] = []
+        keys.reserveCapacity(Int(object.count))
+        var member = index + 1
+        var escaped = false
+        while member < Int(object.next) {
+            escaped = escaped || nodes[member].flag
+            keys.append(Int32(member))
+            member = Int(nodes[member + 1].next)
+        }
+        self.keys = keys
+        // Many keys, or keys with escapes (compared by their text): a table of the texts.
+        if keys.count > 12 || escaped {
+            var lookup: [String: Int] = [:]
+            lookup.reserveCapacity(keys.count)
+            for key in keys {
+                let text = JSONTape.text(of: nodes[Int(key)], in: session.bytes)
+                // A repeated key: which one counts is Foundation's rule.
+                guard lookup.updateValue(Int(key) + 1, forKey: text) == nil else { throw session.leave() }
+            }
+            self.lookup = lookup
+        } else {
+            for (position, key) in keys.enumerated() {
+                for other in keys[(position + 1)...] where Self.sameText(nodes[Int(key)], nodes[Int(other)], session.bytes) {
+                    throw session.leave()
+                }
+            }
+            self.lookup = nil
+        }
+    }
+
+    private static func sameText(_ a: JSONTape.Node, _ b: JSONTape.Node, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let count = Int(a.end - a.start)
+        guard count == Int(b.end - b.start) else { return false }
+        return memcmp(bytes.baseAddress! + Int(a.start), bytes.baseAddress! + Int(b.start), count) == 0
+    }
+
+    /// The value node of `key`, if present.
+    private func find(_ key: Key) -> Int? {
+        if let lookup { return lookup[key.stringValue] }
+        var name = key.stringValue
+        return name.withUTF8 { utf8 -> Int? in
+            for keyIndex in keys {
+                let node = session.nodes[Int(keyIndex)]
+                let count = Int(node.end - node.start)
+                if count == utf8.count && (count == 0 || memcmp(session.bytes.baseAddress! + Int(node.start), utf8.baseAddress!, count) == 0) {
+                    return Int(keyIndex) + 1
+                }
+            }
+            return nil
+        }
+    }
+
+    private func require(_ key: Key) throws -> Int {
+        guard let index = find(key) else {
+            throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "No value associated with key \(key.stringValue)."))
+        }
+        return index
+    }
+
+    var allKeys: [Key] {
+        keys.compactMap { Key(stringValue: JSONTape.text(of: session.nodes[Int($0)], in: session.bytes)) }
+    }
+
+    func contains(_ key: Key) -> Bool { find(key) != nil }
+
+    func decodeNil(forKey key: Key) throws -> Bool { session.nodes[try require(key)].kind == .null }
+
+    func decode(_: Bool.Type, forKey key: Key) throws -> Bool { try session.bool(at: require(key), path: codingPath + [key]) }
+    func decode(_: String.Type, forKey key: Key) throws -> String { try session.string(at: require(key), path: codingPath + [key]) }
+    func decode(_: Double.Type, forKey key: Key) throws -> Double { try session.double(at: require(key), path: codingPath + [key]) }
+    func decode(_: Float.Type, forKey key: Key) throws -> Float { throw session.leave() }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try session.integer(type, at: require(key), path: codingPath + [key]) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try session.integer(type, at: require(key), path: codingPath + [key]) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try session.integer(type, at: require(key), path: codingPath + [key]) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try session.integer(type, at: require(key), path: codingPath + [key]) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try session.integer(type, at: require(key), path: codingPath + [key]) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try session.integer(type, at: require(key), path: codingPath + [key]) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try session.integer(type, at: require(key), path: codingPath + [key]) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try session.integer(type, at: require(key), path: codingPath + [key]) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try session.integer(type, at: require(key), path: codingPath + [key]) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try session.integer(type, at: require(key), path: codingPath + [key]) }
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try session.decode(type, at: require(key), path: codingPath + [key]) }
+
+    /// The value node of `key` unless it is missing or null.
+    private func present(_ key: Key) -> Int? {
+        guard let index = find(key), session.nodes[index].kind != .null else { return nil }
+        return index
+    }
+
+    func decodeIfPresent(_: Bool.Type, forKey key: Key) throws -> Bool? {
+        try present(key).map { try session.bool(at: $0, path: codingPath + [key]) }
+    }
+    func decodeIfPresent(_: String.Type, forKey key: Key) throws -> String? {
+        try present(key).map { try session.string(at: $0, path: codingPath + [key]) }
+    }
+    func decodeIfPresent(_: Double.Type, forKey key: Key) throws -> Double? {
+        try present(key).map { try session.double(at: $0, path: codingPath + [key]) }
+    }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+        try present(key).map { try session.integer(type, at: $0, path: codingPath + [key]) }
+    }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
+        try present(key).map { try session.integer(type, at: $0, path: codingPath + [key]) }
+    }
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        try present(key).map { try session.decode(type, at: $0, path: codingPath + [key]) }
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy _: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        KeyedDecodingContainer(try TapeKeyedContainer<NestedKey>(session: session, index: require(key), codingPath: codingPath + [key]))
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try TapeUnkeyedContainer(session: session, index: require(key), codingPath: codingPath + [key])
+    }
+
+    func superDecoder() throws -> any Decoder { throw session.leave() }
+    func superDecoder(forKey _: Key) throws -> any Decoder { throw session.leave() }
+}
+
+private struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
+    let session: TapeSession
+    let codingPath: [any CodingKey]
+    let count: Int?
+    private(set) var currentIndex = 0
+    /// The node of the next element.
+    private var node: Int
+
+    init(session: TapeSession, index: Int, codingPath: [any CodingKey]) throws {
+        let array = session.nodes[index]
+        guard array.kind == .array else { throw session.mismatch([Any].self, at: index, path: codingPath) }
+        self.session = session
+        self.codingPath = codingPath
+        self.count = Int(array.count)
+        self.node = index + 1
+    }
+
+    var isAtEnd: Bool { currentIndex >= count! }
+
+    private var elementPath: [any CodingKey] { codingPath + [IndexKey(currentIndex)] }
+
+    /// Decodes the next element with `read`, moving on only when it succeeds.
+    private mutating func next<T>(_ type: T.Type, _ read: (TapeSession, Int, [any CodingKey]) throws -> T) throws -> T {
+        guard !isAtEnd else {
+            throw DecodingError.valueNotFound(type, .init(codingPath: elementPath, debugDescription: "Unkeyed container is at end."))
+        }
+        let value = try read(session, node, elementPath)
+        node = Int(session.nodes[node].next)
+        currentIndex += 1
+        return value
+    }
+
+    mutating func decodeNil() throws -> Bool {
+        guard !isAtEnd else {
+            throw DecodingError.valueNotFound(Any?.self, .init(codingPath: elementPath, debugDescription: "Unkeyed container is at end."))
+        }
+        guard session.nodes[node].kind == .null else { return false }
+        node += 1
+        currentIndex += 1
+        return true
+    }
+
+    mutating func decode(_ type: Bool.Type) throws -> Bool { try next(type) { try $0.bool(at: $1, path: $2) } }
+    mutating func decode(_ type: String.Type) throws -> String { try next(type) { try $0.string(at: $1, path: $2) } }
+    mutating func decode(_ type: Double.Type) throws -> Double { try next(type) { try $0.double(at: $1, path: $2) } }
+    mutating func decode(_: Float.Type) throws -> Float { throw session.leave() }
+    mutating func decode(_ type: Int.Type) throws -> Int { try next(type) { try $0.integer(type, at: $1, path: $2) } }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { try next(type) { try $0.integer(type, at: $1, path: $2) } }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { try next(type) { try $0.integer(type, at: $1, path: $2) } }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { try next(type) { try $0.integer(type, at: $1, path: $2) } }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try next(type) { try $0.integer(type, at: $1, path: $2) } }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { try next(type) { try $0.integer(type, at: $1, path: $2) } }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try next(type) { try $0.integer(type, at: $1, path: $2) } }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next(type) { try $0.integer(type, at: $1, path: $2) } }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next(type) { try $0.integer(type, at: $1, path: $2) } }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next(type) { try $0.integer(type, at: $1, path: $2) } }
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try next(type) { try $0.decode(type, at: $1, path: $2) } }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy _: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        try next(KeyedDecodingContainer<NestedKey>.self) {
+            KeyedDecodingContainer(try TapeKeyedContainer<NestedKey>(session: $0, index: $1, codingPath: $2))
+        }
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        try next((any UnkeyedDecodingContainer).self) { try TapeUnkeyedContainer(session: $0, index: $1, codingPath: $2) }
+    }
+
+    mutating func superDecoder() throws -> any Decoder { throw session.leave() }
+}
+
+private struct TapeSingleValueContainer: SingleValueDecodingContainer {
+    let session: TapeSession
+    let index: Int
+    let codingPath: [any CodingKey]
+
+    func decodeNil() -> Bool { session.nodes[index].kind == .null }
+    func decode(_: Bool.Type) throws -> Bool { try session.bool(at: index, path: codingPath) }
+    func decode(_: String.Type) throws -> String { try session.string(at: index, path: codingPath) }
+    func decode(_: Double.Type) throws -> Double { try session.double(at: index, path: codingPath) }
+    func decode(_: Float.Type) throws -> Float { throw session.leave() }
+    func decode(_ type: Int.Type) throws -> Int { try session.integer(type, at: index, path: codingPath) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try session.integer(type, at: index, path: codingPath) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try session.integer(type, at: index, path: codingPath) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try session.integer(type, at: index, path: codingPath) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try session.integer(type, at: index, path: codingPath) }
+    func decode(_ type: UInt.Type) throws -> UInt { try session.integer(type, at: index, path: codingPath) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try session.integer(type, at: index, path: codingPath) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try session.integer(type, at: index, path: codingPath) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try session.integer(type, at: index, path: codingPath) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try session.integer(type, at: index, path: codingPath) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try session.decode(type, at: index, path: codingPath) }
+}
