@@ -56,7 +56,7 @@ extension RecipeStore {
     /// A recipe with its cook history, and quantities scaled to `servings` when given.
     public func recipeDetail(_ id: UUID, servings: Double?) async throws -> RecipeDetail {
         if let servings, let problem = ValueRanges.servingsProblem(servings) { throw ServiceError(.invalidArgument, problem) }
-        return try await pool.read { db in
+        return try readInPlace { db in
             let recipe = try Self.fetchRecipe(id, in: db)
             let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) AS n, MAX(cookedAt) AS last FROM cook_log WHERE recipeId = ?"),
                                        arguments: [id.databaseText])

@@ -8,46 +8,74 @@ extension RecipeStore {
 
     /// The recipe with `id`, or `not_found`.
     public func recipe(_ id: UUID) async throws -> Recipe {
-        try await pool.read { db in try Self.fetchRecipe(id, in: db) }
+        try readInPlace { db in try Self.fetchRecipe(id, in: db) }
     }
 
     static func fetchRecipe(_ id: UUID, in db: Database) throws -> Recipe {
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM recipes WHERE id = ?"), arguments: [id.databaseText]) else {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: selectRecipe), arguments: [id.databaseText]) else {
             throw ServiceError(.notFound, "no recipe has id \(id.uuidString)")
         }
         return try assemble(row, in: db)
     }
 
-    /// A recipe from its row and its child tables (never from split text).
+    /// The columns `assemble` reads, in the order it reads them (by position: a lookup by name
+    /// lowercases every column name of the row, for each of ~25 fields).
+    static let recipeColumns = """
+        id, title, summary, recipeYield, servings, prepTime, prepTimeMinutes, cookTime, cookTimeMinutes, totalTime,
+        recipeCategory, recipeCuisine, author, datePublished, nutrition, notes, website, sourceType, bookId,
+        sourcePageNumber, isFavorite, rating, origin, createdAt, updatedAt, version
+        """
+    /// One recipe's row, as `assemble` reads it.
+    static let selectRecipe = "SELECT \(recipeColumns) FROM recipes WHERE id = ?"
+
+    /// A recipe from its row (selected as `recipeColumns`) and its child tables (never from split text).
     static func assemble(_ row: Row, in db: Database) throws -> Recipe {
-        let id: String = row["id"]
-        let ingredients = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM recipe_ingredients WHERE recipeId = ? ORDER BY position"), arguments: [id]
-        ).map { line in
+        let id: String = row[0]
+        var ingredients: [IngredientLine] = []
+        let lines = try Row.fetchCursor(db.cachedStatement(sql: """
+            SELECT id, text, quantity, quantityMax, unit, food, note FROM recipe_ingredients WHERE recipeId = ? ORDER BY position
+            """), arguments: [id])
+        while let line = try lines.next() {
+            let lineID = (line[0] as String?).flatMap(UUID.init(uuidString:)) ?? UUID()
             // The stored parse is what matching used; only lines from before the parse existed are parsed now.
-            guard let food: String = line["food"] else { return IngredientLine(id: line.uuid("id") ?? UUID(), text: line["text"]) }
-            return IngredientLine(id: line.uuid("id") ?? UUID(), text: line["text"], quantity: line["quantity"],
-                                  quantityMax: line["quantityMax"], unit: line["unit"], food: food, note: line["note"])
+            guard let food: String = line[5] else {
+                ingredients.append(IngredientLine(id: lineID, text: line[1]))
+                continue
+            }
+            ingredients.append(IngredientLine(id: lineID, text: line[1], quantity: line[2], quantityMax: line[3], unit: line[4],
+                                              food: food, note: line[6]))
         }
-        let instructions = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM recipe_instructions WHERE recipeId = ? ORDER BY position"), arguments: [id]
-        ).map { Instruction(id: $0.uuid("id") ?? UUID(), text: $0["text"], section: $0["section"], title: $0["title"]) }
+        var instructions: [Instruction] = []
+        let steps = try Row.fetchCursor(db.cachedStatement(sql: """
+            SELECT id, text, section, title FROM recipe_instructions WHERE recipeId = ? ORDER BY position
+            """), arguments: [id])
+        while let step = try steps.next() {
+            instructions.append(Instruction(id: (step[0] as String?).flatMap(UUID.init(uuidString:)) ?? UUID(),
+                                            text: step[1], section: step[2], title: step[3]))
+        }
         let keywords = try String.fetchAll(db.cachedStatement(sql: "SELECT keyword FROM recipe_keywords WHERE recipeId = ? ORDER BY position"), arguments: [id])
-        let photos = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM recipe_photos WHERE recipeId = ? ORDER BY position"), arguments: [id]
-        ).map { PhotoInfo(id: $0.uuid("id") ?? UUID(), position: $0["position"], sha256: $0["sha256"],
-                          byteCount: $0["byteCount"], mediaType: $0["mediaType"]) }
+        var photos: [PhotoInfo] = []
+        let photoRows = try Row.fetchCursor(db.cachedStatement(sql: """
+            SELECT id, position, sha256, byteCount, mediaType FROM recipe_photos WHERE recipeId = ? ORDER BY position
+            """), arguments: [id])
+        while let photo = try photoRows.next() {
+            photos.append(PhotoInfo(id: (photo[0] as String?).flatMap(UUID.init(uuidString:)) ?? UUID(), position: photo[1],
+                                    sha256: photo[2], byteCount: photo[3], mediaType: photo[4]))
+        }
         return Recipe(
-            id: row.uuid("id") ?? UUID(), name: row["title"], description: row["summary"],
+            id: UUID(uuidString: id) ?? UUID(), name: row[1], description: row[2],
             ingredients: ingredients, instructions: instructions,
-            recipeYield: row["recipeYield"], servings: row["servings"],
-            prepTime: row["prepTime"] ?? (row["prepTimeMinutes"] as Int?).map { ISODuration.text(minutes: $0) },
-            cookTime: row["cookTime"] ?? (row["cookTimeMinutes"] as Int?).map { ISODuration.text(minutes: $0) },
-            totalTime: row["totalTime"], recipeCategory: row["recipeCategory"], recipeCuisine: row["recipeCuisine"],
-            keywords: keywords, author: row["author"], datePublished: row["datePublished"], nutrition: row["nutrition"],
-            notes: row["notes"], website: row["website"],
-            sourceType: SourceType(rawValue: row["sourceType"] ?? "manual") ?? .manual,
-            bookID: row.uuid("bookId"), sourcePageNumber: row["sourcePageNumber"],
-            isFavorite: row["isFavorite"] ?? false, rating: row["rating"] ?? 0,
-            origin: RecipeOrigin(rawValue: row["origin"] ?? "custom") ?? .custom, photos: photos,
-            createdAt: row["createdAt"], updatedAt: row["updatedAt"], version: row["version"] ?? 1)
+            recipeYield: row[3], servings: row[4],
+            prepTime: row[5] ?? (row[6] as Int?).map { ISODuration.text(minutes: $0) },
+            cookTime: row[7] ?? (row[8] as Int?).map { ISODuration.text(minutes: $0) },
+            totalTime: row[9], recipeCategory: row[10], recipeCuisine: row[11],
+            keywords: keywords, author: row[12], datePublished: row[13], nutrition: row[14],
+            notes: row[15], website: row[16],
+            sourceType: SourceType(rawValue: row[17] ?? "manual") ?? .manual,
+            bookID: (row[18] as String?).flatMap(UUID.init(uuidString:)), sourcePageNumber: row[19],
+            isFavorite: row[20] ?? false, rating: row[21] ?? 0,
+            origin: RecipeOrigin(rawValue: row[22] ?? "custom") ?? .custom, photos: photos,
+            createdAt: row[23], updatedAt: row[24], version: row[25] ?? 1)
     }
 
     // MARK: Writing
@@ -57,7 +85,7 @@ extension RecipeStore {
     public func createRecipe(id: UUID, _ draft: RecipeDraft) async throws -> (recipe: Recipe, created: Bool) {
         try draft.validate()
         return try await write { db in
-            if let existing = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM recipes WHERE id = ?"), arguments: [id.databaseText]) {
+            if let existing = try Row.fetchOne(db.cachedStatement(sql: Self.selectRecipe), arguments: [id.databaseText]) {
                 return (try Self.assemble(existing, in: db), false)
             }
             let now = Self.now()
@@ -92,7 +120,7 @@ extension RecipeStore {
     @discardableResult
     public func deleteRecipe(id: UUID) async throws -> Bool {
         let deleted = try await write { db -> Bool in
-            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM recipes WHERE id = ?"), arguments: [id.databaseText]) else {
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: Self.selectRecipe), arguments: [id.databaseText]) else {
                 return false
             }
             try Self.checkWritable(try Self.assemble(row, in: db))

@@ -318,7 +318,7 @@ enum SyncLog {
     static func currentValues(_ kind: SyncKind, _ id: String, stored: [String: SyncField], in db: Database) throws -> [String: JSONValue]? {
         switch kind {
         case .recipe:
-            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM recipes WHERE id = ?"), arguments: [id]) else { return nil }
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: RecipeStore.selectRecipe), arguments: [id]) else { return nil }
             var values = recipeValues(try RecipeStore.assemble(row, in: db), stored: stored)
             values["createdAt"] = SyncDates.stored(row, "createdAt")
             return values
