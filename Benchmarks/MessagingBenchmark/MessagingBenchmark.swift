@@ -16,16 +16,15 @@ import RecipeProtocol
 ///   and the envelope's `v`/`id`/`op` are read in one pass over the bytes
 ///   (`EnvelopeScanner`): the server crosses no thread for an echo and makes one
 ///   Foundation pass each way. Runs moved from 3.3–4.2× to 2.9–3.4× bare.
-/// - Timing the parts of one round trip (means, with probes since removed): the
-///   client's encode ~18 µs and reply decode ~23 µs; the server's body decode and
-///   reply encode ~40 µs; each `zmq_send` ~30 µs of wall time, which includes the
-///   wake-up of libzmq's I/O thread on a 2-core machine. The JSON — four
-///   Foundation passes, each several times slower right after a thread wakes than
-///   in a hot loop — is now the larger part of the difference to bare.
-/// - Options not taken yet: a JSON coder of our own for the envelope and the hot
-///   bodies (writing bytes directly, reading from one tape), which the ≤ 1.5× goal
-///   needs; spinning the client before blocking (~60 µs, but a busy-wait a home
-///   server should not pay for).
+/// - Timing the parts of one round trip (means, with probes since removed) with
+///   Foundation's coder: the client's encode ~18 µs and reply decode ~23 µs; the
+///   server's body decode and reply encode ~40 µs. The wire's own coder
+///   (`WireJSONEncoder`/`WireJSONDecoder`) took the hot-loop JSON of a round trip
+///   from 32 to 14 µs and runs from 2.2–2.9× to 1.9–2.4× bare.
+/// - Left: each `zmq_send` ~30 µs of wall time (libzmq's I/O thread being woken
+///   on a 2-core machine) and more system calls per message than REQ/REP makes
+///   (our poll loops ask for events before blocking). Spinning the client before
+///   blocking would save ~60 µs, but is a busy-wait a home server should not pay for.
 @main
 struct MessagingBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
