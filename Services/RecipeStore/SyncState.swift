@@ -1,0 +1,133 @@
+import Crypto
+import Foundation
+import GRDB
+import RecipeModel
+import RecipeProtocol
+
+/// This replica's identity and clocks, kept in `sync_state`: its id, the number
+/// of its last write (version vectors count these) and its hybrid logical clock.
+struct SyncState {
+    var replica: String
+    var write: Int64
+    var wall: Int64
+    var counter: Int64
+
+    static func load(_ db: Database) throws -> SyncState {
+        var values: [String: String] = [:]
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT key, value FROM sync_state")) { values[row["key"]] = row["value"] }
+        guard let replica = values["replica"] else { throw ServiceError(.internalError, "the database has no replica id") }
+        // Clamped on the way in: a clock stored by an older build from a hostile stamp must not trap the next write.
+        return SyncState(replica: replica, write: Int64(values["write"] ?? "") ?? 0,
+                         wall: min(max(Int64(values["wall"] ?? "") ?? 0, 0), maxWall),
+                         counter: min(max(Int64(values["counter"] ?? "") ?? 0, 0), maxCounter),
+                         offset: Int64(values["clockOffset"] ?? "") ?? 0)
+    }
+
+    /// Milliseconds added to the wall clock (0; tests give replicas skewed clocks with it).
+    var offset: Int64 = 0
+
+    /// Now on this replica's wall clock (inside a pinned write: the time that write is stamped with).
+    var now: Int64 { Self.pinned ?? (Self.nowMilliseconds() + offset) }
+
+    private static let pinnedKey = "RecipeVault.pinnedWall"
+    /// The wall time pinned for the write running on this thread.
+    static var pinned: Int64? { Thread.current.threadDictionary[pinnedKey] as? Int64 }
+
+    /// Runs `body` (a write transaction's work) with the time its stamps will carry pinned, so dates
+    /// written by the store (`RecipeStore.now()`) and the stamps capture makes agree to the millisecond.
+    static func pinningTime<T>(of db: Database, _ body: () throws -> T) throws -> T {
+        guard pinned == nil else { return try body() }
+        let state = try load(db)
+        let now = nowMilliseconds() + state.offset
+        let wall = now > state.wall ? now : (state.counter < maxCounter ? state.wall : min(state.wall + 1, maxWall))
+        // A clock already pushed far ahead (stored by an older build) stamps on, but dates stay the real time.
+        guard wall <= now + SyncValidation.maxClockAheadMilliseconds else { return try body() }
+        Thread.current.threadDictionary[pinnedKey] = wall
+        defer { Thread.current.threadDictionary.removeObject(forKey: pinnedKey) }
+        return try body()
+    }
+
+    /// Starts a new incarnation: a new replica id for every later write, so a database that was
+    /// restored from a backup or copied never reuses write numbers or feed positions its peers have
+    /// already seen under the old id. Peers then read this replica's whole feed again (merging it
+    /// changes nothing they have) and it reads theirs from where its copy had got to.
+    mutating func newIncarnation(_ db: Database, reason: String) throws {
+        let old = replica
+        replica = try String.fetchOne(db, sql: "SELECT lower(hex(randomblob(6)))")!
+        let history = (try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'incarnations'")).map { $0 + "\n" } ?? ""
+        try db.execute(sql: "UPDATE sync_state SET value = ? WHERE key = 'replica'", arguments: [replica])
+        try db.execute(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('incarnations', ?)",
+                       arguments: [history + "\(old) → \(replica) at \(RecipeStore.now()): \(reason)"])
+    }
+
+    /// The database file's identity (device and inode). A copy or a restored backup is a new file.
+    static func fileIdentity(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return "\(info.st_dev):\(info.st_ino)"
+    }
+
+    /// Takes a new incarnation when the database file is not the one this replica last ran on
+    /// (restored from a backup, copied to start another storage). Returns what happened, for the log.
+    static func checkIncarnation(_ db: Database, path: String) throws -> String? {
+        guard let identity = fileIdentity(path) else { return nil }
+        let recorded = try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'file'")
+        try db.execute(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('file', ?)", arguments: [identity])
+        guard let recorded, recorded != identity else { return nil }
+        var state = try load(db)
+        let old = state.replica
+        let reason = recorded == backupMark ? "started from a backup" : "the database file was copied or restored"
+        try state.newIncarnation(db, reason: reason)
+        return "\(reason): this replica continues as \(state.replica) (was \(old)), so its peers resend what it lacks"
+    }
+
+    /// What a backup's `file` entry says, so a storage started from it always takes a new incarnation.
+    static let backupMark = "backup"
+
+    func save(_ db: Database) throws {
+        for (key, value) in [("write", write), ("wall", wall), ("counter", counter)] {
+            try db.cachedStatement(sql: "UPDATE sync_state SET value = ? WHERE key = ?").execute(arguments: [String(value), key])
+        }
+    }
+
+    /// The largest wall-clock value a stamp can hold (16 digits of milliseconds).
+    static let maxWall: Int64 = 9_999_999_999_999_999
+    /// The largest counter a stamp can hold (9 digits); past it, the wall clock moves on a millisecond.
+    static let maxCounter: Int64 = 999_999_999
+
+    static func nowMilliseconds() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1_000).rounded(.down))
+    }
+
+    /// A new local write: the next write number, and a stamp above every stamp this replica has made or seen.
+    mutating func tick() -> (write: Int64, stamp: String) {
+        let now = self.now
+        if now > wall {
+            wall = now
+            counter = 0
+        } else if counter < Self.maxCounter {
+            counter += 1
+        } else {
+            // Stamps keep their fixed width, so text order stays time order.
+            wall = min(wall + 1, Self.maxWall)
+            counter = 0
+        }
+        write += 1
+        return (write, Self.stamp(wall: wall, counter: counter, replica: replica))
+    }
+
+    /// A stamp from another replica was seen: later local stamps sort above it. A stamp that is not
+    /// well formed, or is further ahead of this replica's clock than `SyncValidation` allows, is not adopted.
+    mutating func observe(_ stamp: String) {
+        guard let remote = SyncStamp(stamp),
+              remote.wall <= now + SyncValidation.maxClockAheadMilliseconds else { return }
+        if (remote.wall, remote.counter) > (wall, counter) {
+            wall = remote.wall
+            counter = remote.counter
+        }
+    }
+
+    static func stamp(wall: Int64, counter: Int64, replica: String) -> String {
+        String(format: "%016lld.%09lld.%@", wall, counter, replica)
+    }
+}

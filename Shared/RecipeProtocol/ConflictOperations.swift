@@ -1,0 +1,88 @@
+import Foundation
+
+// MARK: Conflicts and backups (recipe-storage, for people)
+
+/// One unresolved conflict: a conflicted copy of a recipe, or a losing value kept on a book,
+/// catalogue entry or cook-log entry. Every replica lists the same ones once they are in step.
+public struct SyncConflict: Codable, Sendable, Equatable {
+    /// What `recipes conflicts resolve|dismiss` takes: the copy's id for a recipe, otherwise the kept value's id.
+    public var id: String
+    public var kind: SyncKind
+    /// The record the conflict is about (the original recipe, the book, the catalogue name, the cook-log entry).
+    public var recordID: String
+    /// Its name or title, when it has one.
+    public var recordName: String?
+    /// The fields whose value lost.
+    public var fields: [String]
+    /// The losing values (field → value) when they are not a recipe copy's.
+    public var lostValues: [String: JSONValue]?
+    /// The conflicted copy (recipes only).
+    public var copyID: String?
+    public init(id: String, kind: SyncKind, recordID: String, recordName: String?, fields: [String],
+                lostValues: [String: JSONValue]?, copyID: String?) {
+        self.id = id
+        self.kind = kind
+        self.recordID = recordID
+        self.recordName = recordName
+        self.fields = fields
+        self.lostValues = lostValues
+        self.copyID = copyID
+    }
+}
+
+public enum ConflictOps {
+    /// `conflicts.list`: every unresolved conflict, oldest first.
+    public enum List: WireOperation {
+        public static let name = "conflicts.list"
+        public static let isWrite = false
+        public typealias Request = Empty
+        public struct Response: Codable, Sendable, Equatable {
+            public var conflicts: [SyncConflict]
+            public init(conflicts: [SyncConflict]) { self.conflicts = conflicts }
+        }
+    }
+
+    /// `conflicts.resolve`: takes the losing values (a copy's values go into the original recipe and
+    /// the copy is removed; a kept value is written back into its record); `conflicts.dismiss`: drops them.
+    public enum Resolve: WireOperation {
+        public static let name = "conflicts.resolve"
+        public static let isWrite = true
+        public struct Request: Codable, Sendable, Equatable {
+            public var id: String
+            public init(id: String) { self.id = id }
+        }
+        public typealias Response = SyncConflict
+    }
+
+    public enum Dismiss: WireOperation {
+        public static let name = "conflicts.dismiss"
+        public static let isWrite = true
+        public typealias Request = Resolve.Request
+        public typealias Response = SyncConflict
+    }
+}
+
+/// `storage.backup`: a consistent copy of the database and the photos it uses, taken while the storage runs.
+public enum BackupOps {
+    public enum Backup: WireOperation {
+        public static let name = "storage.backup"
+        public static let isWrite = true
+        public struct Request: Codable, Sendable, Equatable {
+            /// An absolute folder on the storage's machine that does not exist yet or is empty.
+            public var folder: String
+            public init(folder: String) { self.folder = folder }
+        }
+        public struct Response: Codable, Sendable, Equatable {
+            public var folder: String
+            public var recipes: Int
+            public var photos: Int
+            public var bytes: Int
+            public init(folder: String, recipes: Int, photos: Int, bytes: Int) {
+                self.folder = folder
+                self.recipes = recipes
+                self.photos = photos
+                self.bytes = bytes
+            }
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// The order of hybrid-logical-clock stamps: wall-clock milliseconds, then the counter, as
+/// numbers (a short counter is not a small one), then the replica id; a stamp that does not
+/// parse sorts below every one that does, by its text.
+public enum StampOrder {
+    public static func parts(_ stamp: String) -> (wall: Int64, counter: Int64, replica: Substring)? {
+        let pieces = stamp.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+        guard pieces.count == 3, let wall = Int64(pieces[0]), let counter = Int64(pieces[1]) else { return nil }
+        return (wall, counter, pieces[2])
+    }
+
+    /// `true` when `a` sorts strictly before `b`.
+    public static func precedes(_ a: String, _ b: String) -> Bool {
+        switch (parts(a), parts(b)) {
+        case let (x?, y?): return (x.wall, x.counter, x.replica) < (y.wall, y.counter, y.replica)
+        case (nil, _?): return true
+        case (_?, nil): return false
+        case (nil, nil): return a < b
+        }
+    }
+}
+
+/// Merging two versions of a record, field by field. Pure functions: every replica
+/// merging the same two versions gets the same result, in either order.
+public enum SyncMerge {
+    /// A value that lost to a concurrent write of the same field.
+    public struct Loss: Sendable, Hashable {
+        public var field: String
+        public var value: JSONValue
+        public var clock: SyncClock
+    }
+
+    /// Merges `local` and `remote`. For each field: a version that has seen the
+    /// other's write wins; versions that have not seen each other are concurrent,
+    /// and the higher stamp wins (ties: the larger value text). The losing value of
+    /// a concurrent pair is reported when it differs from the winner.
+    public static func merge(_ local: [String: SyncField], _ remote: [String: SyncField]) -> (merged: [String: SyncField], losses: [Loss]) {
+        var merged = local
+        var losses: [Loss] = []
+        for (name, theirs) in remote {
+            guard let ours = local[name] else {
+                merged[name] = theirs
+                continue
+            }
+            let (field, loss) = mergeField(name, ours, theirs)
+            merged[name] = field
+            if let loss { losses.append(loss) }
+        }
+        return (merged, losses)
+    }
+
+    static func mergeField(_ name: String, _ a: SyncField, _ b: SyncField) -> (SyncField, Loss?) {
+        let aSeesB = b.clock.isCovered(by: a.clock)
+        let bSeesA = a.clock.isCovered(by: b.clock)
+        let element = SyncRecord.isElementField(name)
+        if aSeesB && bSeesA { return (ranksHigher(a, b, element: element) ? a : b, nil) } // the same writes seen
+        if aSeesB { return (a, nil) }
+        if bSeesA { return (b, nil) }
+        let (winner, loser) = ranksHigher(a, b, element: element) ? (a, b) : (b, a)
+        let field = SyncField(value: winner.value, clock: SyncClock(vv: SyncClock.join(a.clock.vv, b.clock.vv), stamp: winner.clock.stamp))
+        // A set element, the delete flag and conflict bookkeeping never make a conflict of their own.
+        let quiet = element || name == SyncRecord.deletedField || SyncRecord.isRecordOnlyField(name)
+        let lost = winner.value == loser.value || quiet ? nil : Loss(field: name, value: loser.value, clock: loser.clock)
+        return (field, lost)
+    }
+
+    /// The deterministic order between two versions: for a set element, present beats removed
+    /// (an add the removal had not seen survives it); then the stamp, then the value text.
+    static func ranksHigher(_ a: SyncField, _ b: SyncField, element: Bool = false) -> Bool {
+        if element, (a.value == .null) != (b.value == .null) { return b.value == .null }
+        if a.clock.stamp != b.clock.stamp { return StampOrder.precedes(b.clock.stamp, a.clock.stamp) }
+        return a.value.canonicalText >= b.value.canonicalText
+    }
+
+    /// A record exists unless it was deleted by a replica that had seen every
+    /// write of every field: an edit the deleting side had not seen brings it back.
+    public static func isLive(_ states: [String: SyncField]) -> Bool {
+        guard let deleted = states[SyncRecord.deletedField], deleted.value == .bool(true) else { return true }
+        return states.contains { name, field in name != SyncRecord.deletedField && !field.clock.isCovered(by: deleted.clock) }
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+
+/// What kind of record a synced record is.
+public enum SyncKind: String, Codable, Sendable, CaseIterable {
+    /// A cookbook (key: its id).
+    case book
+    /// A catalogue entry (key: its normalized name, which is unique).
+    case ingredient
+    /// A recipe with its ingredient lines, steps, keywords and photo list (key: its id).
+    case recipe
+    /// A cook-log entry (key: its id).
+    case cookLog
+
+    /// Books and catalogue entries are applied before the recipes that point to them, recipes before cook-log entries.
+    public var applyOrder: Int {
+        switch self {
+        case .book: 0
+        case .ingredient: 1
+        case .recipe: 2
+        case .cookLog: 3
+        }
+    }
+}
+
+/// The version of one field: the writes it has seen (a version vector, replica → write number)
+/// and the hybrid-logical-clock stamp of the write that set it (`wallms.counter.replica`, ordered as text).
+public struct SyncClock: Codable, Sendable, Hashable {
+    /// Replica id → the number of that replica's last write this value has seen.
+    public var vv: [String: Int64]
+    /// `0001763700000000.000000.replica`: wall-clock milliseconds, counter, replica; compared as text.
+    public var stamp: String
+
+    public init(vv: [String: Int64], stamp: String) {
+        self.vv = vv
+        self.stamp = stamp
+    }
+
+    /// The clock of the sample collection: below every real write, the same on every replica.
+    public static let genesis = SyncClock(vv: [:], stamp: "0000000000000000.000000.starter")
+
+    /// `true` when every write `self` has seen, `other` has seen too.
+    public func isCovered(by other: SyncClock) -> Bool { Self.covers(other.vv, self.vv) }
+
+    /// `true` when version vector `a` has seen every write `b` has.
+    public static func covers(_ a: [String: Int64], _ b: [String: Int64]) -> Bool {
+        b.allSatisfy { replica, count in a[replica, default: 0] >= count }
+    }
+
+    /// The writes either has seen.
+    public static func join(_ a: [String: Int64], _ b: [String: Int64]) -> [String: Int64] {
+        a.merging(b, uniquingKeysWith: max)
+    }
+}
+
+/// One field's value with its version.
+public struct SyncField: Sendable, Hashable {
+    public var value: JSONValue
+    public var clock: SyncClock
+
+    public init(value: JSONValue, clock: SyncClock) {
+        self.value = value
+        self.clock = clock
+    }
+}
+
+/// A record as it travels between replicas: the full current value of every
+/// field, and each field's version. Fields that share a version share one entry
+/// of `clocks` (a recipe edit changes many fields at once).
+public struct SyncRecord: Codable, Sendable, Equatable {
+    public var kind: SyncKind
+    public var id: String
+    /// Its position in the sender's change feed.
+    public var seq: Int
+    public var fields: [String: JSONValue]
+    public var clocks: [SyncClock]
+    /// Field name → index in `clocks`.
+    public var fieldClocks: [String: Int]
+
+    /// The name of the field that says whether the record was deleted (a tombstone keeps its last values).
+    public static let deletedField = "_deleted"
+
+    public init(kind: SyncKind, id: String, seq: Int, fields: [String: JSONValue], clocks: [SyncClock], fieldClocks: [String: Int]) {
+        self.kind = kind
+        self.id = id
+        self.seq = seq
+        self.fields = fields
+        self.clocks = clocks
+        self.fieldClocks = fieldClocks
+    }
+
+    /// A record from per-field states; clocks are shared and listed in a fixed order, so equal states encode equally.
+    public init(kind: SyncKind, id: String, seq: Int, states: [String: SyncField]) {
+        let clocks = Array(Set(states.values.map(\.clock))).sorted { ($0.stamp, Self.vvText($0.vv)) < ($1.stamp, Self.vvText($1.vv)) }
+        let index = Dictionary(uniqueKeysWithValues: clocks.enumerated().map { ($1, $0) })
+        self.init(kind: kind, id: id, seq: seq, fields: states.mapValues(\.value), clocks: clocks,
+                  fieldClocks: states.mapValues { index[$0.clock]! })
+    }
+
+    /// Each field with its version (fields without a valid clock index are dropped).
+    public var states: [String: SyncField] {
+        var states: [String: SyncField] = [:]
+        for (name, value) in fields {
+            guard let index = fieldClocks[name], clocks.indices.contains(index) else { continue }
+            states[name] = SyncField(value: value, clock: clocks[index])
+        }
+        return states
+    }
+
+    /// The SHA-256 of every photo a live record's values name (recipes only). A tombstone names none:
+    /// deleting a recipe removes its photos, so its blobs may be collected everywhere.
+    public var photoHashes: [String] {
+        guard kind == .recipe, isLive else { return [] }
+        return fields.compactMap { name, value in
+            name.hasPrefix(Self.photoPrefix) ? value.object?["sha256"]?.string : nil
+        }.sorted()
+    }
+
+    /// A recipe's photos and keywords are sets: each element is a field of its own
+    /// (`photo:<photo id>` → `{sha256, byteCount, mediaType, position}`, `keyword:<text>` → position),
+    /// `null` once removed. Concurrent adds on two replicas keep both; a removal wins only over the adds it had seen.
+    public static let photoPrefix = "photo:"
+    public static let keywordPrefix = "keyword:"
+    /// The fields of a conflict kept on a book, catalogue entry or cook-log entry: `conflict:<id>` →
+    /// `{field, value, state}`; and, on a conflicted copy, `conflictOf` → `{recipe, fields}`. They live
+    /// in the sync record only (no table holds them) and travel with it, so every replica lists the same conflicts.
+    public static let conflictPrefix = "conflict:"
+    public static let conflictOfField = "conflictOf"
+
+    /// Whether `name` is one element of a set field (merged add-wins, never a conflict).
+    public static func isElementField(_ name: String) -> Bool {
+        name.hasPrefix(photoPrefix) || name.hasPrefix(keywordPrefix)
+    }
+
+    /// Whether `name` is kept in the sync record only (no table column holds it).
+    public static func isRecordOnlyField(_ name: String) -> Bool {
+        name.hasPrefix(conflictPrefix) || name == conflictOfField
+    }
+
+    /// Whether the record exists (see `SyncMerge.isLive`).
+    public var isLive: Bool { SyncMerge.isLive(states) }
+
+    static func vvText(_ vv: [String: Int64]) -> String {
+        vv.keys.sorted().map { "\($0)=\(vv[$0]!)" }.joined(separator: ",")
+    }
+}
