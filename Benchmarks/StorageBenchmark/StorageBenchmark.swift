@@ -28,6 +28,9 @@ struct StorageBenchmark: AsyncParsableCommand {
     @Option(help: "Reuse (or keep) the generated collection in this folder instead of a temporary one.")
     var data: String?
 
+    @Flag(help: "Only the recipe.get rows (in-process, through the service, and an echo of the same size through it), for profiling.")
+    var getOnly = false
+
     func validate() throws {
         guard recipes >= 100 else { throw ValidationError("--recipes must be at least 100") }
         guard requests >= 100 else { throw ValidationError("--requests must be at least 100") }
@@ -55,6 +58,13 @@ struct StorageBenchmark: AsyncParsableCommand {
         // The worst case: the two most common words of the collection.
         let commonTerms = Array(repeating: "\(RecipeGenerator.vocabulary[0]) \(RecipeGenerator.vocabulary[1])", count: max(100, requests / 10))
         let localGet = try await time(getIDs) { _ = try await store.recipeDetail($0, servings: nil) }
+        if getOnly {
+            let reply = try WireCodec.encodeReply(id: UUID().uuidString, body: try await store.recipeDetail(getIDs[0], servings: nil),
+                                                  using: WireJSONEncoder())
+            try store.close()
+            try await measureGetOnly(folder: folder, ids: getIDs, localGet: localGet, replyText: String(decoding: reply, as: UTF8.self))
+            return
+        }
         let localList = try await time(Array(RecipeGenerator.cuisines.prefix(4).flatMap { Array(repeating: $0, count: requests / 4) })) {
             _ = try await store.listRecipes(RecipeListQuery(cuisine: $0, sort: .updatedAt, descending: true, limit: 50))
         }
@@ -139,6 +149,23 @@ struct StorageBenchmark: AsyncParsableCommand {
             query.cursor = next
         }
         return ids
+    }
+
+    /// The get rows alone: in-process, through the service, and an echo of a reply of the same size through the service.
+    private func measureGetOnly(folder: URL, ids: [UUID], localGet: [Duration], replyText: String) async throws {
+        let service = try ServiceUnderTest(folder: folder)
+        defer { service.stop() }
+        let client = try MessageClient(configuration: .init(endpoint: service.endpoint, serviceName: "storage"))
+        let (echo, get) = try await withTaskExecutorPreference(client.thread) {
+            let echo = try await time(ids) { _ in _ = try await client.call(System.Echo.self, .init(text: replyText)) }
+            let get = try await time(ids) { _ = try await client.call(RecipeOps.Get.self, .init(id: $0)) }
+            return (echo, get)
+        }
+        print(row("", "p50", "p99", labelWidth: 26, columnWidth: 16))
+        for (label, samples) in [("recipe.get in-process", localGet), ("system.echo, same size", echo), ("recipe.get", get)] {
+            let stats = Stats(samples)
+            print(row(label, stats.p50.micros, stats.p99.micros, labelWidth: 26, columnWidth: 16))
+        }
     }
 
     private func time<T: Sendable>(_ inputs: [T], _ body: (T) async throws -> Void) async throws -> [Duration] {

@@ -302,6 +302,13 @@ struct History {
             if kept.contains("\(edit.recipe)|\(edit.field)|\(edit.value.canonicalText)") { continue }
             if ledger.edits.contains(where: { $0.recipe == edit.recipe && $0.field == edit.field && $0.replaced.map { shows(edit, $0) } == true }) { continue }
             if ledger.deletions.contains(where: { $0.record.id == edit.recipe && $0.record.states[edit.field].map { shows(edit, $0) } == true }) { continue }
+            // A set element removed with its record by someone whose version of the element had seen this edit, even
+            // when this position had lost to a concurrent one (seed 5606500399300272626: "party" added at 0 and at 1 at
+            // once, merged to 0, the recipe deleted, then brought back by an edit the delete had not seen).
+            if SyncRecord.isElementField(edit.field), ledger.deletions.contains(where: { deletion in
+                deletion.record.id == edit.recipe
+                    && deletion.record.states[edit.field].map { SyncClock.join($0.clock.vv, edit.clock.vv) == $0.clock.vv } == true
+            }) { continue }
             // Deleted by someone who saw it kept as a conflict on the record.
             if ledger.deletions.contains(where: { deletion in
                 deletion.record.id == edit.recipe && deletion.record.fields.contains { name, value in
