@@ -59,10 +59,17 @@ struct StorageBenchmark: AsyncParsableCommand {
         let commonTerms = Array(repeating: "\(RecipeGenerator.vocabulary[0]) \(RecipeGenerator.vocabulary[1])", count: max(100, requests / 10))
         let localGet = try await time(getIDs) { _ = try await store.recipeDetail($0, servings: nil) }
         if getOnly {
-            let reply = try WireCodec.encodeReply(id: UUID().uuidString, body: try await store.recipeDetail(getIDs[0], servings: nil),
-                                                  using: WireJSONEncoder())
+            let detail = try await store.recipeDetail(getIDs[0], servings: nil)
+            let reply = try WireCodec.encodeReply(id: UUID().uuidString, body: detail, using: WireJSONEncoder())
+            // The reply's JSON alone: encoded as the service does, decoded as the client does.
+            let (encoder, decoder) = (WireJSONEncoder(), WireJSONDecoder())
+            let coding = try await time(getIDs) { _ in
+                let frame = try WireCodec.encodeReply(id: "0d5d8c4e-5b55-4f0e-9d7e-9d7f2b8e2a11", body: detail, using: encoder)
+                _ = try WireCodec.decodeReply(RecipeDetail.self, from: frame, using: decoder)
+            }
             try store.close()
-            try await measureGetOnly(folder: folder, ids: getIDs, localGet: localGet, replyText: String(decoding: reply, as: UTF8.self))
+            try await measureGetOnly(folder: folder, ids: getIDs, localGet: localGet, coding: coding,
+                                     replyText: String(decoding: reply, as: UTF8.self))
             return
         }
         let localList = try await time(Array(RecipeGenerator.cuisines.prefix(4).flatMap { Array(repeating: $0, count: requests / 4) })) {
@@ -152,7 +159,7 @@ struct StorageBenchmark: AsyncParsableCommand {
     }
 
     /// The get rows alone: in-process, through the service, and an echo of a reply of the same size through the service.
-    private func measureGetOnly(folder: URL, ids: [UUID], localGet: [Duration], replyText: String) async throws {
+    private func measureGetOnly(folder: URL, ids: [UUID], localGet: [Duration], coding: [Duration], replyText: String) async throws {
         let service = try ServiceUnderTest(folder: folder)
         defer { service.stop() }
         let client = try MessageClient(configuration: .init(endpoint: service.endpoint, serviceName: "storage"))
@@ -162,7 +169,8 @@ struct StorageBenchmark: AsyncParsableCommand {
             return (echo, get)
         }
         print(row("", "p50", "p99", labelWidth: 26, columnWidth: 16))
-        for (label, samples) in [("recipe.get in-process", localGet), ("system.echo, same size", echo), ("recipe.get", get)] {
+        for (label, samples) in [("recipe.get in-process", localGet), ("reply JSON, encode+decode", coding),
+                                 ("system.echo, same size", echo), ("recipe.get", get)] {
             let stats = Stats(samples)
             print(row(label, stats.p50.micros, stats.p99.micros, labelWidth: 26, columnWidth: 16))
         }

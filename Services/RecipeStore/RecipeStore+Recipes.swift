@@ -36,7 +36,7 @@ extension RecipeStore {
             SELECT id, text, quantity, quantityMax, unit, food, note FROM recipe_ingredients WHERE recipeId = ? ORDER BY position
             """), arguments: [id])
         while let line = try lines.next() {
-            let lineID = (line[0] as String?).flatMap(UUID.init(uuidString:)) ?? UUID()
+            let lineID = (line[0] as String?).flatMap(UUIDText.uuid) ?? UUID()
             // The stored parse is what matching used; only lines from before the parse existed are parsed now.
             guard let food: String = line[5] else {
                 ingredients.append(IngredientLine(id: lineID, text: line[1]))
@@ -50,7 +50,7 @@ extension RecipeStore {
             SELECT id, text, section, title FROM recipe_instructions WHERE recipeId = ? ORDER BY position
             """), arguments: [id])
         while let step = try steps.next() {
-            instructions.append(Instruction(id: (step[0] as String?).flatMap(UUID.init(uuidString:)) ?? UUID(),
+            instructions.append(Instruction(id: (step[0] as String?).flatMap(UUIDText.uuid) ?? UUID(),
                                             text: step[1], section: step[2], title: step[3]))
         }
         let keywords = try String.fetchAll(db.cachedStatement(sql: "SELECT keyword FROM recipe_keywords WHERE recipeId = ? ORDER BY position"), arguments: [id])
@@ -59,11 +59,11 @@ extension RecipeStore {
             SELECT id, position, sha256, byteCount, mediaType FROM recipe_photos WHERE recipeId = ? ORDER BY position
             """), arguments: [id])
         while let photo = try photoRows.next() {
-            photos.append(PhotoInfo(id: (photo[0] as String?).flatMap(UUID.init(uuidString:)) ?? UUID(), position: photo[1],
+            photos.append(PhotoInfo(id: (photo[0] as String?).flatMap(UUIDText.uuid) ?? UUID(), position: photo[1],
                                     sha256: photo[2], byteCount: photo[3], mediaType: photo[4]))
         }
         return Recipe(
-            id: UUID(uuidString: id) ?? UUID(), name: row[1], description: row[2],
+            id: UUIDText.uuid(id) ?? UUID(), name: row[1], description: row[2],
             ingredients: ingredients, instructions: instructions,
             recipeYield: row[3], servings: row[4],
             prepTime: row[5] ?? (row[6] as Int?).map { ISODuration.text(minutes: $0) },
@@ -72,7 +72,7 @@ extension RecipeStore {
             keywords: keywords, author: row[12], datePublished: row[13], nutrition: row[14],
             notes: row[15], website: row[16],
             sourceType: SourceType(rawValue: row[17] ?? "manual") ?? .manual,
-            bookID: (row[18] as String?).flatMap(UUID.init(uuidString:)), sourcePageNumber: row[19],
+            bookID: (row[18] as String?).flatMap(UUIDText.uuid), sourcePageNumber: row[19],
             isFavorite: row[20] ?? false, rating: row[21] ?? 0,
             origin: RecipeOrigin(rawValue: row[22] ?? "custom") ?? .custom, photos: photos,
             createdAt: row[23], updatedAt: row[24], version: row[25] ?? 1)

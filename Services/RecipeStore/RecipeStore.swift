@@ -82,7 +82,7 @@ extension UUID {
 
 extension Row {
     func uuid(_ column: String) -> UUID? {
-        (self[column] as String?).flatMap(UUID.init(uuidString:))
+        (self[column] as String?).flatMap(UUIDText.uuid)
     }
 }
 

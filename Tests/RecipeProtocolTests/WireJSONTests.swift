@@ -197,6 +197,32 @@ struct WireJSONTests {
         #expect(try decoder.decode([Date].self, from: lenient) == foundationDecoder.decode([Date].self, from: lenient))
     }
 
+    @Test("UUIDs: written as uuidString writes them, read as UUID(uuidString:) reads them, in either case; anything else is Foundation's")
+    func uuids() throws {
+        var random = Generator(seed: 0x5EED_0007)
+        for _ in 0..<2_000 {
+            var bytes: [UInt8] = (0..<16).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let id = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                                 bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+            bytes.removeAll()
+            UUIDText.write(id, into: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == id.uuidString)
+            #expect(UUIDText.uuid(id.uuidString) == id)
+            #expect(UUIDText.uuid(id.uuidString.lowercased()) == UUID(uuidString: id.uuidString.lowercased()))
+            #expect(try encoder.encode([id]) == foundationEncoder.encode([id]))
+        }
+        for text in ["", "E621E1F8C36C495A93FC0C247A3E6E5F", "E621E1F8-C36C-495A-93FC-0C247A3E6E5", "G621E1F8-C36C-495A-93FC-0C247A3E6E5F",
+                     "E621E1F8-C36C-495A-93FC-0C247A3E6E5F ", "{E621E1F8-C36C-495A-93FC-0C247A3E6E5F}", "E621E1F8_C36C-495A-93FC-0C247A3E6E5F"] {
+            #expect(UUIDText.uuid(text) == nil, "\(text)")
+            #expect(UUID(uuidString: text) == nil, "\(text)")
+            let frame = Data("[\"\(text)\"]".utf8)
+            #expect(decoder.fastDecode([UUID].self, from: frame) == nil)
+            #expect((try? decoder.decode([UUID].self, from: frame)) == (try? foundationDecoder.decode([UUID].self, from: frame)))
+        }
+        let escaped = Data(#"["E621E1F8-C36C-495A-93FC-0C247A3E6E5\u0046"]"#.utf8)
+        #expect(try decoder.decode([UUID].self, from: escaped) == foundationDecoder.decode([UUID].self, from: escaped))
+    }
+
     // MARK: Helpers
 
     private func expectSameJSON<T: Encodable>(_ value: T, sourceLocation: SourceLocation = #_sourceLocation) throws {

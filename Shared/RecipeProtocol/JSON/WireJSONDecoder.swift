@@ -55,39 +55,39 @@ private final class TapeSession {
         return LeftToFoundation()
     }
 
-    func mismatch(_ type: Any.Type, at index: Int, path: [any CodingKey]) -> DecodingError {
+    func mismatch(_ type: Any.Type, at index: Int, path: @autoclosure () -> [any CodingKey]) -> DecodingError {
         let found: String
         switch nodes[index].kind {
         case .null:
-            return DecodingError.valueNotFound(type, .init(codingPath: path, debugDescription: "Cannot get value of type \(type) -- found null value instead"))
+            return DecodingError.valueNotFound(type, .init(codingPath: path(), debugDescription: "Cannot get value of type \(type) -- found null value instead"))
         case .true, .false: found = "bool"
         case .number: found = "number"
         case .string: found = "string"
         case .array: found = "array"
         case .object: found = "dictionary"
         }
-        return DecodingError.typeMismatch(type, .init(codingPath: path, debugDescription: "Expected to decode \(type) but found \(found) instead."))
+        return DecodingError.typeMismatch(type, .init(codingPath: path(), debugDescription: "Expected to decode \(type) but found \(found) instead."))
     }
 
     // MARK: Values
 
-    func bool(at index: Int, path: [any CodingKey]) throws -> Bool {
+    func bool(at index: Int, path: @autoclosure () -> [any CodingKey]) throws -> Bool {
         switch nodes[index].kind {
         case .true: return true
         case .false: return false
-        default: throw mismatch(Bool.self, at: index, path: path)
+        default: throw mismatch(Bool.self, at: index, path: path())
         }
     }
 
-    func string(at index: Int, path: [any CodingKey]) throws -> String {
+    func string(at index: Int, path: @autoclosure () -> [any CodingKey]) throws -> String {
         let node = nodes[index]
-        guard node.kind == .string else { throw mismatch(String.self, at: index, path: path) }
+        guard node.kind == .string else { throw mismatch(String.self, at: index, path: path()) }
         return JSONTape.text(of: node, in: bytes)
     }
 
-    func double(at index: Int, path: [any CodingKey]) throws -> Double {
+    func double(at index: Int, path: @autoclosure () -> [any CodingKey]) throws -> Double {
         let node = nodes[index]
-        guard node.kind == .number else { throw mismatch(Double.self, at: index, path: path) }
+        guard node.kind == .number else { throw mismatch(Double.self, at: index, path: path()) }
         if !node.flag, node.end - node.start <= 15, let whole = wholeNumber(node) {
             return Double(whole) // exact: at most 15 digits
         }
@@ -96,9 +96,9 @@ private final class TapeSession {
         return value
     }
 
-    func integer<I: FixedWidthInteger>(_: I.Type, at index: Int, path: [any CodingKey]) throws -> I {
+    func integer<I: FixedWidthInteger>(_: I.Type, at index: Int, path: @autoclosure () -> [any CodingKey]) throws -> I {
         let node = nodes[index]
-        guard node.kind == .number else { throw mismatch(I.self, at: index, path: path) }
+        guard node.kind == .number else { throw mismatch(I.self, at: index, path: path()) }
         // `1.0`, `1e2` and numbers past the type's range: Foundation's rules decide.
         guard !node.flag, let whole = wholeNumber(node), let value = I(exactly: whole) else { throw leave() }
         return value
@@ -122,9 +122,9 @@ private final class TapeSession {
         return value
     }
 
-    func date(at index: Int, path: [any CodingKey]) throws -> Date {
+    func date(at index: Int, path: @autoclosure () -> [any CodingKey]) throws -> Date {
         let node = nodes[index]
-        guard node.kind == .string else { throw mismatch(String.self, at: index, path: path) }
+        guard node.kind == .string else { throw mismatch(String.self, at: index, path: path()) }
         if !node.flag, let date = WireDateText.parse(UnsafeBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)])) {
             return date
         }
@@ -134,23 +134,31 @@ private final class TapeSession {
         throw leave()
     }
 
-    func decode<T: Decodable>(_ type: T.Type, at index: Int, path: [any CodingKey]) throws -> T {
-        if T.self == String.self { return try string(at: index, path: path) as! T }
-        if T.self == Int.self { return try integer(Int.self, at: index, path: path) as! T }
-        if T.self == Bool.self { return try bool(at: index, path: path) as! T }
-        if T.self == Double.self { return try double(at: index, path: path) as! T }
-        if T.self == Int64.self { return try integer(Int64.self, at: index, path: path) as! T }
-        if T.self == Date.self { return try date(at: index, path: path) as! T }
+    func decode<T: Decodable>(_ type: T.Type, at index: Int, path: @autoclosure () -> [any CodingKey]) throws -> T {
+        if T.self == String.self { return try string(at: index, path: path()) as! T }
+        if T.self == Int.self { return try integer(Int.self, at: index, path: path()) as! T }
+        if T.self == Bool.self { return try bool(at: index, path: path()) as! T }
+        if T.self == Double.self { return try double(at: index, path: path()) as! T }
+        if T.self == Int64.self { return try integer(Int64.self, at: index, path: path()) as! T }
+        if T.self == Date.self { return try date(at: index, path: path()) as! T }
+        if T.self == UUID.self {
+            let node = nodes[index]
+            if node.kind == .string, !node.flag,
+               let id = UUIDText.parse(UnsafeBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)])) {
+                return id as! T
+            }
+            return try T(from: TapeDecoder(session: self, index: index, codingPath: path()))
+        }
         if T.self == Data.self {
-            guard let data = Data(base64Encoded: try string(at: index, path: path)) else { throw leave() }
+            guard let data = Data(base64Encoded: try string(at: index, path: path())) else { throw leave() }
             return data as! T
         }
         if T.self == URL.self {
-            guard let url = URL(string: try string(at: index, path: path)) else { throw leave() }
+            guard let url = URL(string: try string(at: index, path: path())) else { throw leave() }
             return url as! T
         }
         if T.self == Float.self || T.self == Decimal.self { throw leave() }
-        return try T(from: TapeDecoder(session: self, index: index, codingPath: path))
+        return try T(from: TapeDecoder(session: self, index: index, codingPath: path()))
     }
 }
 
@@ -337,11 +345,12 @@ private struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
     private var elementPath: [any CodingKey] { codingPath + [IndexKey(currentIndex)] }
 
     /// Decodes the next element with `read`, moving on only when it succeeds.
-    private mutating func next<T>(_ type: T.Type, _ read: (TapeSession, Int, [any CodingKey]) throws -> T) throws -> T {
+    private mutating func next<T>(_ type: T.Type, _ read: (TapeSession, Int, () -> [any CodingKey]) throws -> T) throws -> T {
         guard !isAtEnd else {
             throw DecodingError.valueNotFound(type, .init(codingPath: elementPath, debugDescription: "Unkeyed container is at end."))
         }
-        let value = try read(session, node, elementPath)
+        let (path, position) = (codingPath, currentIndex)
+        let value = try read(session, node) { path + [IndexKey(position)] }
         node = Int(session.nodes[node].next)
         currentIndex += 1
         return value
@@ -357,30 +366,30 @@ private struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
         return true
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { try next(type) { try $0.bool(at: $1, path: $2) } }
-    mutating func decode(_ type: String.Type) throws -> String { try next(type) { try $0.string(at: $1, path: $2) } }
-    mutating func decode(_ type: Double.Type) throws -> Double { try next(type) { try $0.double(at: $1, path: $2) } }
+    mutating func decode(_ type: Bool.Type) throws -> Bool { try next(type) { try $0.bool(at: $1, path: $2()) } }
+    mutating func decode(_ type: String.Type) throws -> String { try next(type) { try $0.string(at: $1, path: $2()) } }
+    mutating func decode(_ type: Double.Type) throws -> Double { try next(type) { try $0.double(at: $1, path: $2()) } }
     mutating func decode(_: Float.Type) throws -> Float { throw session.leave() }
-    mutating func decode(_ type: Int.Type) throws -> Int { try next(type) { try $0.integer(type, at: $1, path: $2) } }
-    mutating func decode(_ type: Int8.Type) throws -> Int8 { try next(type) { try $0.integer(type, at: $1, path: $2) } }
-    mutating func decode(_ type: Int16.Type) throws -> Int16 { try next(type) { try $0.integer(type, at: $1, path: $2) } }
-    mutating func decode(_ type: Int32.Type) throws -> Int32 { try next(type) { try $0.integer(type, at: $1, path: $2) } }
-    mutating func decode(_ type: Int64.Type) throws -> Int64 { try next(type) { try $0.integer(type, at: $1, path: $2) } }
-    mutating func decode(_ type: UInt.Type) throws -> UInt { try next(type) { try $0.integer(type, at: $1, path: $2) } }
-    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try next(type) { try $0.integer(type, at: $1, path: $2) } }
-    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next(type) { try $0.integer(type, at: $1, path: $2) } }
-    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next(type) { try $0.integer(type, at: $1, path: $2) } }
-    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next(type) { try $0.integer(type, at: $1, path: $2) } }
-    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try next(type) { try $0.decode(type, at: $1, path: $2) } }
+    mutating func decode(_ type: Int.Type) throws -> Int { try next(type) { try $0.integer(type, at: $1, path: $2()) } }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { try next(type) { try $0.integer(type, at: $1, path: $2()) } }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { try next(type) { try $0.integer(type, at: $1, path: $2()) } }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { try next(type) { try $0.integer(type, at: $1, path: $2()) } }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try next(type) { try $0.integer(type, at: $1, path: $2()) } }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { try next(type) { try $0.integer(type, at: $1, path: $2()) } }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try next(type) { try $0.integer(type, at: $1, path: $2()) } }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next(type) { try $0.integer(type, at: $1, path: $2()) } }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next(type) { try $0.integer(type, at: $1, path: $2()) } }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next(type) { try $0.integer(type, at: $1, path: $2()) } }
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try next(type) { try $0.decode(type, at: $1, path: $2()) } }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy _: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
         try next(KeyedDecodingContainer<NestedKey>.self) {
-            KeyedDecodingContainer(try TapeKeyedContainer<NestedKey>(session: $0, index: $1, codingPath: $2))
+            KeyedDecodingContainer(try TapeKeyedContainer<NestedKey>(session: $0, index: $1, codingPath: $2()))
         }
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try next((any UnkeyedDecodingContainer).self) { try TapeUnkeyedContainer(session: $0, index: $1, codingPath: $2) }
+        try next((any UnkeyedDecodingContainer).self) { try TapeUnkeyedContainer(session: $0, index: $1, codingPath: $2()) }
     }
 
     mutating func superDecoder() throws -> any Decoder { throw session.leave() }

@@ -145,7 +145,7 @@ private final class JSONSink {
     // MARK: Any value
 
     /// Writes `value` where a value is expected (after a key, a comma, or at the top).
-    func value<T: Encodable>(_ value: T, path: [any CodingKey]) throws {
+    func value<T: Encodable>(_ value: T, path: @autoclosure () -> [any CodingKey]) throws {
         if T.self == String.self { return string(value as! String) }
         if T.self == Int.self { return integer(value as! Int) }
         if T.self == Bool.self { return bool(value as! Bool) }
@@ -155,12 +155,18 @@ private final class JSONSink {
             let date = value as! Date
             return string(WireDateText.format(date) ?? date.formatted(WireDates.withMilliseconds))
         }
+        if T.self == UUID.self {
+            bytes.append(UInt8(ascii: "\""))
+            UUIDText.write(value as! UUID, into: &bytes)
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         if T.self == Data.self { return string((value as! Data).base64EncodedString()) }
         if T.self == URL.self { return string((value as! URL).absoluteString) }
         if T.self == Float.self || T.self == Decimal.self { throw LeftToFoundationEncoder() }
         let level = depth
         let mark = bytes.count
-        try value.encode(to: SinkEncoder(sink: self, level: level, codingPath: path))
+        try value.encode(to: SinkEncoder(sink: self, level: level, codingPath: path()))
         if bytes.count == mark { bytes.append(contentsOf: [UInt8(ascii: "{"), UInt8(ascii: "}")]) } // encoded nothing: {}
         close(above: level)
     }
