@@ -113,23 +113,30 @@ struct LimitsAndFailureTests {
 
     @Test("stopping lets a running request finish and answers new ones with shutting_down")
     func drainOnStop() async throws {
-        let counter = Counter()
+        // The running request is held until the late one has its answer: no timing decides the outcome
+        // (a loaded CI run once took 34 s for the fixed three-second version of this test, and the drain ended first).
+        let gate = Gate()
+        var routes = testRoutes()
+        routes.handle(Hold.self) { _, _ in
+            gate.enter()
+            try await gate.waitUntilOpen()
+            return Empty()
+        }
         var configuration = MessageServer.Configuration(endpoint: "tcp://127.0.0.1:*", serviceName: "test-service")
-        configuration.drainTimeout = .seconds(5)
-        let server = try MessageServer(configuration: configuration, routes: testRoutes(counter: counter), logger: .init(label: "test"))
+        configuration.drainTimeout = .seconds(30)
+        let server = try MessageServer(configuration: configuration, routes: routes, logger: .init(label: "test"))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.run() }
             let endpoint = try await server.boundEndpoint
-            let slow = try makeClient(endpoint, timeout: .seconds(10), attempts: 1)
-            // Long enough that the server is surely still draining when the late request comes.
-            async let running = slow.call(Increment.self, Increment.Request(delayMilliseconds: 3_000))
-            // Wait until the write is running, then stop.
-            let deadline = ContinuousClock.now + .seconds(5)
-            while counter.current == 0 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            let slow = try makeClient(endpoint, timeout: .seconds(30), attempts: 1)
+            async let running: Empty = slow.call(Hold.self, Empty())
+            try await gate.waitUntilEntered()
             server.stop()
             let peer = try RawPeer(endpoint)
-            #expect(try await peer.errorCode(#"{"v":1,"id":"late","op":"system.health"}"#) == "shutting_down")
-            #expect(try await running.value == 1, "the running write was answered")
+            let late = try await peer.request(#"{"v":1,"id":"late","op":"system.health"}"#, timeout: .seconds(20))
+            #expect(late?.errorCode == "shutting_down")
+            gate.open()
+            _ = try await running // the running request was answered
             try await group.waitForAll()
         }
     }
