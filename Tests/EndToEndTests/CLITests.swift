@@ -213,7 +213,10 @@ struct CLITests {
         let lines = result.output.split(separator: "\n")
         #expect(lines.count == 1, "\(result.output)")
         #expect(result.output.contains("recipe-storage not reachable at \(port.endpoint)") && result.output.contains("RECIPES_STORAGE"))
-        #expect(elapsed < .seconds(15), "it gave up within the timeout")
+        // It waited as told (1.5 s in all: three tries of 0.5 s) and gave up on its own. The bound on the whole run only catches a hang:
+        // a loaded CI machine once took 26 s to start the process and let it try three times.
+        #expect(result.output.contains("no reply after 3 tries of 500 ms each"), "\(result.output)")
+        #expect(elapsed < .seconds(90), "it gave up instead of hanging")
         withExtendedLifetime(port) {}
     }
 }
