@@ -132,10 +132,10 @@ struct WireJSONTests {
         return 1
     }
 
-    @Test("leaves Foundation's own rules to it: repeated keys (also when escaped), 1.0 as a whole number, byte-order marks, lone surrogates",
+    @Test("leaves Foundation's own rules to it: repeated keys (also when escaped), 1.0 as a whole number, numbers past Double's range either way, byte-order marks, lone surrogates",
           arguments: [
               #"{"a":1,"a":2}"#, #"{"a":1,"\u0061":2}"#, #"[1.0]"#, #"[1e2]"#, #"[99999999999999999999]"#, "\u{FEFF}[1]",
-              #"["\ud800"]"#, #"[1e400]"#, #"{"a":[1,2],"b":{"c":null}} x"#, "[1,]", #"{"a" 1}"#, "[01]", "[-]", "\"\u{1}\"",
+              #"["\ud800"]"#, #"[1e400]"#, #"[1e-700]"#, #"[-0.5e-400]"#, #"{"a":[1,2],"b":{"c":null}} x"#, "[1,]", #"{"a" 1}"#, "[01]", "[-]", "\"\u{1}\"",
               #"["abcdefgh"#, #"["abcdefghabcdefgh"#, // unterminated, ending where eight bytes are read at once
           ])
     func leavesRulesToFoundation(_ text: String) throws {

@@ -93,6 +93,11 @@ private final class TapeSession {
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)]), as: UTF8.self)
         guard let value = Double(text), value.isFinite else { throw leave() }
+        // A literal that underflows to zero (`1e-700`): Foundation's rules decide whether it is refused.
+        if value == 0, text.utf8.prefix(while: { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") })
+            .contains(where: { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }) {
+            throw leave()
+        }
         return value
     }
 
