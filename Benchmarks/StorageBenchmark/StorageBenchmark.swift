@@ -31,6 +31,9 @@ struct StorageBenchmark: AsyncParsableCommand {
     @Flag(help: "Only the recipe.get rows (in-process, through the service, and an echo of the same size through it), for profiling.")
     var getOnly = false
 
+    @Flag(help: "Only the recipe.create rows (in-process one at a time, then through the service with 1 and 8 clients), for profiling.")
+    var createOnly = false
+
     func validate() throws {
         guard recipes >= 100 else { throw ValidationError("--recipes must be at least 100") }
         guard requests >= 100 else { throw ValidationError("--requests must be at least 100") }
@@ -42,12 +45,29 @@ struct StorageBenchmark: AsyncParsableCommand {
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("rv-storage-bench-\(getpid())")
         defer { if data == nil { try? FileManager.default.removeItem(at: folder) } }
 
-        let ids = try await generate(in: folder)
-        print("RecipeVault storage benchmark: \(ids.count) recipes, \(requests) timed requests per row, tcp loopback")
+        let ids = try await generate(in: folder, listing: !createOnly)
+        print("RecipeVault storage benchmark: \(createOnly ? "\(recipes)+" : "\(ids.count)") recipes, \(requests) timed requests per row, tcp loopback")
         print("")
 
         // In-process GRDB baselines, on the same file (the service is not running yet).
         let store = try RecipeStore(folder: folder)
+        if createOnly {
+            var drafts = RecipeGenerator(seed: 99)
+            let inputs = (0..<creates).map { (id: UUID.timeOrdered(), draft: drafts.draft($0)) }
+            let localCreate = try await time(inputs) { _ = try await store.createRecipe(id: $0.id, $0.draft) }
+            try store.close()
+            let service = try ServiceUnderTest(folder: folder)
+            defer { service.stop() }
+            let createOne = try await createThroughput(endpoint: service.endpoint, clients: 1)
+            let createEight = try await createThroughput(endpoint: service.endpoint, clients: 8)
+            let local = Stats(localCreate)
+            print(row("", "p50", "p99", "per s", labelWidth: 26, columnWidth: 16))
+            print(row("recipe.create in-process", local.p50.micros, local.p99.micros, String(format: "%.0f", 1 / local.p50.seconds),
+                      labelWidth: 26, columnWidth: 16))
+            print(row("recipe.create, 1 client", "", "", String(format: "%.0f", createOne), labelWidth: 26, columnWidth: 16))
+            print(row("recipe.create, 8 clients", "", "", String(format: "%.0f", createEight), labelWidth: 26, columnWidth: 16))
+            return
+        }
         var generator = RecipeGenerator(seed: 7)
         let getIDs = (0..<requests).map { _ in generator.pick(ids) }
         // What people type: a word or two, often a prefix; drawn from the collection's own vocabulary.
@@ -132,7 +152,7 @@ struct StorageBenchmark: AsyncParsableCommand {
     }
 
     /// Fills `folder` with `recipes` generated recipes (keeping what is there); returns every id.
-    private func generate(in folder: URL) async throws -> [UUID] {
+    private func generate(in folder: URL, listing: Bool) async throws -> [UUID] {
         let store = try RecipeStore(folder: folder)
         defer { try? store.close() }
         var generator = RecipeGenerator(seed: 42)
@@ -148,6 +168,7 @@ struct StorageBenchmark: AsyncParsableCommand {
             print("generated \(index - existing) recipes in \((ContinuousClock.now - start).millis)")
         }
         var ids: [UUID] = []
+        guard listing else { return ids }
         var query = RecipeListQuery(sort: .createdAt, limit: RecipeListQuery.maxLimit)
         while true {
             let page = try await store.listRecipes(query)
@@ -198,7 +219,7 @@ struct StorageBenchmark: AsyncParsableCommand {
                     var generator = RecipeGenerator(seed: UInt64(1_000 + clientIndex))
                     try await withTaskExecutorPreference(client.thread) {
                         for index in 0..<creates {
-                            _ = try await client.call(RecipeOps.Create.self, .init(id: UUID(), recipe: generator.draft(index)))
+                            _ = try await client.call(RecipeOps.Create.self, .init(id: UUID.timeOrdered(), recipe: generator.draft(index)))
                         }
                     }
                 }

@@ -293,6 +293,14 @@ enum Migrations {
             // A step's own title ("Make the caramel"), as schema.org HowToStep.name gives it.
             try db.execute(sql: "ALTER TABLE recipe_instructions ADD COLUMN title TEXT")
         }
+        migrator.registerMigration("v15 indexes no query reads") { db in
+            // Every create paid for these (a food index entry per ingredient line, four cuisine and category
+            // entries), and no query uses them: lists filter cuisine and category with the sort index on purpose
+            // (RecipeStore+Queries), and can-make reads every line in recipe order.
+            for index in ["recipe_ingredients_food", "recipes_cuisine", "recipes_category", "recipes_cuisine_nocase", "recipes_category_nocase"] {
+                try db.execute(sql: "DROP INDEX IF EXISTS \(index)")
+            }
+        }
         return migrator
     }
 }

@@ -278,9 +278,9 @@ extension RecipeStore {
 
     /// `id` when no other recipe's line uses it (ids are global), else a new one.
     private static func freeID(_ id: UUID?, table: String, in db: Database) throws -> UUID {
-        guard let id else { return UUID() }
+        guard let id else { return UUID.timeOrdered() }
         let taken = try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(table) WHERE id = ?"), arguments: [id.databaseText]) != nil
-        return taken ? UUID() : id
+        return taken ? UUID.timeOrdered() : id
     }
 
     /// Now, to the millisecond (what the database and the wire keep).

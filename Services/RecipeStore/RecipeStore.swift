@@ -30,6 +30,9 @@ public final class RecipeStore: Sendable {
         try pool.read(work)
     }
 
+    /// The writing connection's page cache, in KiB (pages are allocated as they are used).
+    static let writerCacheKiB = 32 * 1024
+
     /// Opens (creating if needed) the store in `folder` and brings its schema up to date.
     public init(folder: URL) throws {
         self.folder = folder
@@ -44,6 +47,14 @@ public final class RecipeStore: Sendable {
         // GRDB turns WAL on and then sets synchronous=NORMAL on the writer; an
         // acknowledged write must survive power loss, so FULL it is.
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        // A write inside a savepoint (each of a group commit's writes has one) journals the pages it changes;
+        // in memory that is a copy, on disk (SQLite's default past 64 KB) a temporary file written and
+        // read back for every create. The writer's page cache holds the index pages a create touches
+        // (2 MB by default; a create at 100k recipes read ~150 pages from the file without it).
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
+            try db.execute(sql: "PRAGMA cache_size = -\(Self.writerCacheKiB)")
+        }
         try Migrations.migrator.migrate(pool)
         try pool.write { db in try SyncLog.capture(in: db) } // changes left unrecorded by an older version
         incarnationNote = try pool.write { db in try SyncState.checkIncarnation(db, path: path) }

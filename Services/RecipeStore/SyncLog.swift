@@ -287,7 +287,7 @@ enum SyncLog {
                                  SyncDates.text(values["createdAt"]), RecipeStore.now()])
             try relink(target: id, table: "recipes", column: "bookId", kind: .recipe, in: db)
         case .ingredient:
-            let rowID = values["id"]?.string ?? UUID().uuidString
+            let rowID = values["id"]?.string ?? UUID.timeOrdered().uuidString
             try db.execute(sql: "DELETE FROM ingredients WHERE name = ? OR id = ?", arguments: [id, rowID])
             guard live else { return }
             try db.execute(sql: "INSERT INTO ingredients (id, name, category, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?)",
@@ -368,7 +368,7 @@ enum SyncLog {
         for (position, photo) in photoList.enumerated() {
             try db.cachedStatement(sql: """
                 INSERT INTO recipe_photos (id, recipeId, position, sha256, byteCount, mediaType) VALUES (?, ?, ?, ?, ?, ?)
-                """).execute(arguments: [photo["id"]?.string ?? UUID().uuidString, id, position, photo["sha256"]?.string ?? "",
+                """).execute(arguments: [photo["id"]?.string ?? UUID.timeOrdered().uuidString, id, position, photo["sha256"]?.string ?? "",
                                          photo["byteCount"]?.int ?? 0, photo["mediaType"]?.string ?? "image/jpeg"])
         }
         try relink(target: id, table: "cook_log", column: "recipeId", kind: .cookLog, in: db)

@@ -58,17 +58,17 @@ struct ImportRecipes: AsyncParsableCommand {
             if let html, let pageURL {
                 let text = try readText(html, what: "saved page")
                 let worker = try await connection.patientWorkerClient(seconds: importTimeout)
-                let result = try await worker.call(ImportOps.FromHTML.self, .init(html: text, url: pageURL, dryRun: dryRun, id: UUID()))
+                let result = try await worker.call(ImportOps.FromHTML.self, .init(html: text, url: pageURL, dryRun: dryRun, id: UUID.timeOrdered()))
                 return try show(result)
             }
             if file == nil && urls.count == 1 {
                 let worker = try await connection.patientWorkerClient(seconds: importTimeout)
-                let result = try await worker.call(ImportOps.FromURL.self, .init(url: urls[0], dryRun: dryRun, id: UUID()))
+                let result = try await worker.call(ImportOps.FromURL.self, .init(url: urls[0], dryRun: dryRun, id: UUID.timeOrdered()))
                 return try show(result)
             }
             let list = try file.map { try Self.urls(in: readText($0, what: "URL list")) } ?? urls
             guard !list.isEmpty else { throw CLIError("\(file ?? "the list") holds no URLs (one per line; # starts a comment)") }
-            let job = try await connection.workerClient().call(ImportOps.Batch.self, .init(id: UUID(), urls: list))
+            let job = try await connection.workerClient().call(ImportOps.Batch.self, .init(id: UUID.timeOrdered(), urls: list))
             if noWait {
                 if connection.json { return try Output.json(job) }
                 return print("Started import job \(Output.shortID(job.id)) for \(job.total) URL\(job.total == 1 ? "" : "s"); follow it with `recipes jobs \(Output.shortID(job.id)) --wait`.")

@@ -47,7 +47,7 @@ struct Cooked: AsyncParsableCommand {
         try await reportingFailures {
             let client = try connection.storageClient()
             let id = try await RecipeReference.resolve(recipe, using: client)
-            let entry = try await client.call(CookLogOps.Add.self, .init(id: UUID(), recipeID: id, rating: rating, note: note, servings: servings))
+            let entry = try await client.call(CookLogOps.Add.self, .init(id: UUID.timeOrdered(), recipeID: id, rating: rating, note: note, servings: servings))
             if connection.json { return try Output.json(entry) }
             print("Logged \"\(entry.recipeName)\" on \(Output.date(entry.cookedAt))" + (rating.map { " " + Output.stars($0) } ?? "") + ".")
         }
@@ -115,7 +115,7 @@ struct AddBook: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let book = try await connection.storageClient().call(BookOps.Create.self, .init(id: UUID(), title: title, author: author))
+            let book = try await connection.storageClient().call(BookOps.Create.self, .init(id: UUID.timeOrdered(), title: title, author: author))
             if connection.json { return try Output.json(book) }
             print("Added \"\(book.title)\" (\(book.id.uuidString.lowercased())).")
         }
@@ -232,7 +232,7 @@ struct AddIngredient: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let entry = try await connection.storageClient().call(
-                IngredientOps.Upsert.self, .init(id: UUID(), name: name, category: category, aliases: aliases))
+                IngredientOps.Upsert.self, .init(id: UUID.timeOrdered(), name: name, category: category, aliases: aliases))
             if connection.json { return try Output.json(entry) }
             print("\(entry.name)" + (entry.category.map { " (\($0.rawValue))" } ?? "") + (entry.aliases.isEmpty ? "" : " — also called " + entry.aliases.joined(separator: ", ")))
         }

@@ -174,7 +174,7 @@ struct AddRecipe: AsyncParsableCommand {
             var draft = try draft()
             let client = try connection.storageClient()
             if let book { draft.bookID = try await resolveBook(book, client) }
-            let created = try await client.call(RecipeOps.Create.self, .init(id: UUID(), recipe: draft))
+            let created = try await client.call(RecipeOps.Create.self, .init(id: UUID.timeOrdered(), recipe: draft))
             if connection.json { return try Output.json(created) }
             print("Added \"\(created.recipe.name)\" (\(Output.shortID(created.recipe.id))) with \(created.recipe.ingredients.count) ingredients and \(created.recipe.instructions.count) steps.")
         }
@@ -220,7 +220,7 @@ struct DuplicateRecipe: AsyncParsableCommand {
         try await reportingFailures {
             let client = try connection.storageClient()
             let id = try await RecipeReference.resolve(recipe, using: client)
-            let copy = try await client.call(RecipeOps.Duplicate.self, .init(id: id, newID: UUID(), name: name))
+            let copy = try await client.call(RecipeOps.Duplicate.self, .init(id: id, newID: UUID.timeOrdered(), name: name))
             if connection.json { return try Output.json(copy) }
             print("Copied as \"\(copy.name)\" (\(Output.shortID(copy.id))).")
         }

@@ -10,7 +10,7 @@ extension Routes {
                                               announce: @escaping @Sendable (String) -> Void = { _ in }) {
         addSyncOperations(store: store, publishEndpoint: publishEndpoint, announce: announce)
         handle(RecipeOps.Create.self) { request, _ in
-            let (recipe, created) = try await store.createRecipe(id: request.id ?? UUID(), request.recipe)
+            let (recipe, created) = try await store.createRecipe(id: request.id ?? UUID.timeOrdered(), request.recipe)
             return .init(recipe: recipe, created: created)
         }
         handle(RecipeOps.Get.self) { request, _ in try await store.recipeDetail(request.id, servings: request.servings) }
@@ -23,7 +23,7 @@ extension Routes {
             .init(hits: try await store.searchRecipes(request.text, limit: request.limit ?? 20))
         }
         handle(RecipeOps.Duplicate.self) { request, _ in
-            try await store.duplicateRecipe(id: request.id, newID: request.newID ?? UUID(), name: request.name)
+            try await store.duplicateRecipe(id: request.id, newID: request.newID ?? UUID.timeOrdered(), name: request.name)
         }
         handle(RecipeOps.Favorite.self) { request, _ in try await store.setFavorite(id: request.id, request.isFavorite) }
         handle(RecipeOps.Rate.self) { request, _ in try await store.rate(id: request.id, request.rating) }
@@ -33,7 +33,7 @@ extension Routes {
         }
 
         handle(BookOps.Create.self) { request, _ in
-            try await store.createBook(id: request.id ?? UUID(), title: request.title, author: request.author)
+            try await store.createBook(id: request.id ?? UUID.timeOrdered(), title: request.title, author: request.author)
         }
         handle(BookOps.List.self) { _, _ in .init(books: try await store.listBooks()) }
         handle(BookOps.Get.self) { request, _ in try await store.book(request.id) }
@@ -46,12 +46,12 @@ extension Routes {
         handle(IngredientOps.List.self) { request, _ in .init(ingredients: try await store.listIngredients(category: request.category)) }
         handle(IngredientOps.Find.self) { request, _ in try await store.findIngredient(request.name) }
         handle(IngredientOps.Upsert.self) { request, _ in
-            try await store.upsertIngredient(id: request.id ?? UUID(), name: request.name, category: request.category,
+            try await store.upsertIngredient(id: request.id ?? UUID.timeOrdered(), name: request.name, category: request.category,
                                              aliases: request.aliases ?? [])
         }
 
         handle(CookLogOps.Add.self) { request, _ in
-            try await store.addCookLogEntry(id: request.id ?? UUID(), recipeID: request.recipeID, cookedAt: request.cookedAt,
+            try await store.addCookLogEntry(id: request.id ?? UUID.timeOrdered(), recipeID: request.recipeID, cookedAt: request.cookedAt,
                                             rating: request.rating, note: request.note, servings: request.servings)
         }
         handle(CookLogOps.List.self) { request, _ in
@@ -75,10 +75,10 @@ extension Routes {
         }
 
         handle(RecipeOps.SaveImported.self) { request, _ in
-            let (recipe, outcome) = try await store.saveImported(id: request.id ?? UUID(), request.recipe, sameAs: request.sameAs)
+            let (recipe, outcome) = try await store.saveImported(id: request.id ?? UUID.timeOrdered(), request.recipe, sameAs: request.sameAs)
             return .init(recipe: recipe, outcome: outcome)
         }
-        handle(JobOps.Create.self) { request, _ in try await store.createJob(id: request.id ?? UUID(), urls: request.urls) }
+        handle(JobOps.Create.self) { request, _ in try await store.createJob(id: request.id ?? UUID.timeOrdered(), urls: request.urls) }
         handle(JobOps.Get.self) { request, _ in try await store.job(request.id) }
         handle(JobOps.List.self) { request, _ in
             .init(jobs: try await store.jobs(unfinished: request.unfinished ?? false, limit: request.limit ?? 50))

@@ -62,7 +62,7 @@ public struct PageImporter: Sendable {
                                 leftOut: leftOut, readWithoutStructuredData: unstructured)
         }
         let saved = try await storage.call(RecipeOps.SaveImported.self, .init(
-            id: id ?? UUID(), recipe: imported.draft,
+            id: id ?? UUID.timeOrdered(), recipe: imported.draft,
             sameAs: Array(Set([website, pageURL.absoluteString] + sameAs.flatMap { [Self.canonical($0), $0.absoluteString] }))))
         logger.info("recipe imported", metadata: [
             "recipe": "\(saved.recipe.id)", "outcome": "\(saved.outcome.rawValue)", "source": "\(website)",

@@ -8,7 +8,7 @@ public struct Book: Codable, Sendable, Equatable, Identifiable {
     public var createdAt: Date
     public var updatedAt: Date
 
-    public init(id: UUID = UUID(), title: String, author: String? = nil, createdAt: Date = Date(), updatedAt: Date = Date()) {
+    public init(id: UUID = .timeOrdered(), title: String, author: String? = nil, createdAt: Date = Date(), updatedAt: Date = Date()) {
         self.id = id
         self.title = title
         self.author = author
@@ -29,7 +29,7 @@ public struct CatalogueEntry: Codable, Sendable, Equatable, Identifiable {
     public var updatedAt: Date
 
     public init(
-        id: UUID = UUID(), name: String, category: IngredientCategory? = nil, aliases: [String] = [],
+        id: UUID = .timeOrdered(), name: String, category: IngredientCategory? = nil, aliases: [String] = [],
         createdAt: Date = Date(), updatedAt: Date = Date()
     ) {
         self.id = id
@@ -56,7 +56,7 @@ public struct CookLogEntry: Codable, Sendable, Equatable, Identifiable {
     public var createdAt: Date
 
     public init(
-        id: UUID = UUID(), recipeID: UUID?, recipeName: String, cookedAt: Date = Date(), rating: Int? = nil,
+        id: UUID = .timeOrdered(), recipeID: UUID?, recipeName: String, cookedAt: Date = Date(), rating: Int? = nil,
         note: String? = nil, servings: Double? = nil, createdAt: Date = Date()
     ) {
         self.id = id

@@ -29,7 +29,7 @@ public struct IngredientLine: Codable, Sendable, Equatable, Identifiable {
     }
 
     /// A line with `text`, parsed now.
-    public init(id: UUID = UUID(), text: String) {
+    public init(id: UUID = .timeOrdered(), text: String) {
         let parsed = IngredientParser.parse(text)
         self.id = id
         self.text = text
@@ -53,7 +53,7 @@ public struct Instruction: Codable, Sendable, Equatable, Identifiable {
     public var title: String?
 
     /// A step.
-    public init(id: UUID = UUID(), text: String, section: String? = nil, title: String? = nil) {
+    public init(id: UUID = .timeOrdered(), text: String, section: String? = nil, title: String? = nil) {
         self.id = id
         self.text = text
         self.section = section
@@ -136,7 +136,7 @@ public struct Recipe: Codable, Sendable, Equatable, Identifiable {
     }
 
     public init(
-        id: UUID = UUID(), name: String, description: String? = nil, ingredients: [IngredientLine] = [],
+        id: UUID = .timeOrdered(), name: String, description: String? = nil, ingredients: [IngredientLine] = [],
         instructions: [Instruction] = [], recipeYield: String? = nil, servings: Double? = nil,
         prepTime: String? = nil, cookTime: String? = nil, totalTime: String? = nil,
         recipeCategory: String? = nil, recipeCuisine: String? = nil, keywords: [String] = [],

@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+@testable import RecipeModel
+
+@Suite("Record ids: version-7 UUIDs that sort by creation time")
+struct RecordIDTests {
+    @Test("version 7, the RFC variant, the creation millisecond in the first 48 bits, and random bits that differ")
+    func layout() {
+        let instant = Date(timeIntervalSince1970: 1_795_000_000.123)
+        var seen = Set<UUID>()
+        for _ in 0..<2_000 {
+            let id = UUID.timeOrdered(now: instant)
+            let bytes = withUnsafeBytes(of: id.uuid) { Array($0) }
+            #expect(bytes[6] >> 4 == 7)
+            #expect(bytes[8] >> 6 == 0b10)
+            let milliseconds = bytes[0..<6].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            #expect(milliseconds == 1_795_000_000_123)
+            seen.insert(id)
+        }
+        #expect(seen.count == 2_000) // 74 random bits: no repeats within one millisecond
+    }
+
+    @Test("ids made later sort after earlier ones, as text too (what the database orders by)")
+    func ordering() {
+        // Instants a whole number of milliseconds apart (0.4 ms into each, clear of rounding); within one
+        // millisecond the order is the random bits'.
+        var milliseconds: Int64 = 1_700_000_000_000
+        func instant() -> Date { Date(timeIntervalSince1970: (Double(milliseconds) + 0.4) / 1_000) }
+        var previous = UUID.timeOrdered(now: instant()).uuidString
+        for step in 0..<1_000 {
+            milliseconds += Int64(step % 7 + 1)
+            let next = UUID.timeOrdered(now: instant()).uuidString
+            #expect(previous < next, "\(previous) then \(next)")
+            previous = next
+        }
+    }
+
+    @Test("read back by UUID(uuidString:) unchanged")
+    func roundTrip() {
+        let id = UUID.timeOrdered()
+        #expect(UUID(uuidString: id.uuidString) == id)
+    }
+}
