@@ -19,12 +19,12 @@ extension RecipeStore {
     }
 
     /// The columns `assemble` reads, in the order it reads them (by position: a lookup by name
-    /// lowercases every column name of the row, for each of ~25 fields).
-    static let recipeColumns = """
-        id, title, summary, recipeYield, servings, prepTime, prepTimeMinutes, cookTime, cookTimeMinutes, totalTime,
-        recipeCategory, recipeCuisine, author, datePublished, nutrition, notes, website, sourceType, bookId,
-        sourcePageNumber, isFavorite, rating, origin, createdAt, updatedAt, version
-        """
+    /// lowercases every column name of the row, for each of ~25 fields): these, then the text fields'.
+    private static let fixedColumns = [
+        "id", "title", "servings", "prepTimeMinutes", "cookTimeMinutes", "sourceType", "bookId", "sourcePageNumber",
+        "isFavorite", "rating", "origin", "createdAt", "updatedAt", "version",
+    ]
+    static let recipeColumns = (fixedColumns + RecipeTextField.all.map(\.column)).joined(separator: ", ")
     /// One recipe's row, as `assemble` reads it.
     static let selectRecipe = "SELECT \(recipeColumns) FROM recipes WHERE id = ?"
 
@@ -62,20 +62,20 @@ extension RecipeStore {
             photos.append(PhotoInfo(id: (photo[0] as String?).flatMap(UUIDText.uuid) ?? UUID(), position: photo[1],
                                     sha256: photo[2], byteCount: photo[3], mediaType: photo[4]))
         }
-        return Recipe(
-            id: UUIDText.uuid(id) ?? UUID(), name: row[1], description: row[2],
-            ingredients: ingredients, instructions: instructions,
-            recipeYield: row[3], servings: row[4],
-            prepTime: row[5] ?? (row[6] as Int?).map { ISODuration.text(minutes: $0) },
-            cookTime: row[7] ?? (row[8] as Int?).map { ISODuration.text(minutes: $0) },
-            totalTime: row[9], recipeCategory: row[10], recipeCuisine: row[11],
-            keywords: keywords, author: row[12], datePublished: row[13], nutrition: row[14],
-            notes: row[15], website: row[16],
-            sourceType: SourceType(rawValue: row[17] ?? "manual") ?? .manual,
-            bookID: (row[18] as String?).flatMap(UUIDText.uuid), sourcePageNumber: row[19],
-            isFavorite: row[20] ?? false, rating: row[21] ?? 0,
-            origin: RecipeOrigin(rawValue: row[22] ?? "custom") ?? .custom, photos: photos,
-            createdAt: row[23], updatedAt: row[24], version: row[25] ?? 1)
+        var recipe = Recipe(
+            id: UUIDText.uuid(id) ?? UUID(), name: row[1], ingredients: ingredients, instructions: instructions,
+            servings: row[2], keywords: keywords, sourceType: SourceType(rawValue: row[5] ?? "manual") ?? .manual,
+            bookID: (row[6] as String?).flatMap(UUIDText.uuid), sourcePageNumber: row[7],
+            isFavorite: row[8] ?? false, rating: row[9] ?? 0,
+            origin: RecipeOrigin(rawValue: row[10] ?? "custom") ?? .custom, photos: photos,
+            createdAt: row[11], updatedAt: row[12], version: row[13] ?? 1)
+        for (offset, field) in RecipeTextField.all.enumerated() {
+            recipe[keyPath: field.recipe] = row[fixedColumns.count + offset]
+        }
+        // Recipes from before the durations' text was kept have only the minutes.
+        if recipe.prepTime == nil { recipe.prepTime = (row[3] as Int?).map { ISODuration.text(minutes: $0) } }
+        if recipe.cookTime == nil { recipe.cookTime = (row[4] as Int?).map { ISODuration.text(minutes: $0) } }
+        return recipe
     }
 
     // MARK: Writing
@@ -212,22 +212,12 @@ extension RecipeStore {
                 return prep == nil && cook == nil ? nil : (prep ?? 0) + (cook ?? 0)
             }()
         let name = draft.name.trimmingWhitespace()
-        try db.cachedStatement(
-            sql: """
-                UPDATE recipes SET title = ?, summary = ?, prepTimeMinutes = ?, cookTimeMinutes = ?, servings = ?,
-                    notes = ?, nutrition = ?, website = ?, recipeYield = ?, prepTime = ?, cookTime = ?, totalTime = ?,
-                    totalTimeMinutes = ?, recipeCategory = ?, recipeCuisine = ?, author = ?, datePublished = ?,
-                    sourceType = ?, sourcePageNumber = ?, isFavorite = ?, rating = ?, bookId = ?
-                WHERE id = ?
-                """).execute(
-            arguments: [
-                name, draft.description,
-                draft.prepTime.flatMap(ISODuration.minutes), draft.cookTime.flatMap(ISODuration.minutes), draft.servings,
-                draft.notes, draft.nutrition, draft.website, draft.recipeYield, draft.prepTime, draft.cookTime, draft.totalTime,
-                totalMinutes, draft.recipeCategory, draft.recipeCuisine, draft.author, draft.datePublished,
-                draft.sourceType.rawValue, draft.sourcePageNumber, draft.isFavorite, draft.rating, draft.bookID?.databaseText,
-                key,
-            ])
+        var fields: [(any DatabaseValueConvertible)?] = [
+            name, draft.prepTime.flatMap(ISODuration.minutes), draft.cookTime.flatMap(ISODuration.minutes), draft.servings,
+            totalMinutes, draft.sourceType.rawValue, draft.sourcePageNumber, draft.isFavorite, draft.rating, draft.bookID?.databaseText,
+        ]
+        fields += RecipeTextField.all.map { draft[keyPath: $0.draft] }
+        try db.cachedStatement(sql: updateFields).execute(arguments: StatementArguments(fields + [key]))
         // Lines keep their ids when the client sent them back, so edits do not churn identities.
         try db.cachedStatement(sql: "DELETE FROM recipe_ingredients WHERE recipeId = ?").execute(arguments: [key])
         var lineTexts: [String] = []
@@ -261,6 +251,14 @@ extension RecipeStore {
                               keywords: keywords, notes: draft.notes, in: db)
         return try readBack(id, in: db)
     }
+
+    /// Writes a draft's fields to its row (the arguments in this order, then the id).
+    private static let updateFields = """
+        UPDATE recipes SET title = ?, prepTimeMinutes = ?, cookTimeMinutes = ?, servings = ?, totalTimeMinutes = ?,
+            sourceType = ?, sourcePageNumber = ?, isFavorite = ?, rating = ?, bookId = ?,
+            \(RecipeTextField.all.map { "\($0.column) = ?" }.joined(separator: ", "))
+        WHERE id = ?
+        """
 
     /// Reads the recipe just written back and encodes it as a reply would, inside the
     /// transaction: what cannot be read back and sent is rolled back, never committed.

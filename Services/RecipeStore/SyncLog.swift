@@ -215,7 +215,7 @@ enum SyncLog {
 
     static func recipeValues(_ recipe: Recipe, stored: [String: SyncField]) -> [String: JSONValue] {
         var values: [String: JSONValue] = [
-            "name": .string(recipe.name), "description": JSONValue(recipe.description),
+            "name": .string(recipe.name),
             "ingredients": .array(recipe.ingredients.map { .object(["id": .string($0.id.uuidString), "text": .string($0.text)]) }),
             "instructions": .array(recipe.instructions.map { step in
                 // A title only when there is one: steps without stay the values they were before titles existed.
@@ -223,15 +223,11 @@ enum SyncLog {
                 if let title = step.title { value["title"] = .string(title) }
                 return .object(value)
             }),
-            "recipeYield": JSONValue(recipe.recipeYield), "servings": JSONValue(recipe.servings),
-            "prepTime": JSONValue(recipe.prepTime), "cookTime": JSONValue(recipe.cookTime), "totalTime": JSONValue(recipe.totalTime),
-            "recipeCategory": JSONValue(recipe.recipeCategory), "recipeCuisine": JSONValue(recipe.recipeCuisine),
-            "author": JSONValue(recipe.author),
-            "datePublished": JSONValue(recipe.datePublished), "nutrition": JSONValue(recipe.nutrition),
-            "notes": JSONValue(recipe.notes), "website": JSONValue(recipe.website), "sourceType": .string(recipe.sourceType.rawValue),
+            "servings": JSONValue(recipe.servings), "sourceType": .string(recipe.sourceType.rawValue),
             "bookID": JSONValue(recipe.bookID?.uuidString), "sourcePageNumber": JSONValue(recipe.sourcePageNumber),
             "isFavorite": .bool(recipe.isFavorite), "rating": JSONValue(recipe.rating), "origin": .string(recipe.origin.rawValue),
         ]
+        for field in RecipeTextField.all { values[field.name] = JSONValue(recipe[keyPath: field.recipe]) }
         let photoKeys = recipe.photos.map { SyncRecord.photoPrefix + $0.id.uuidString }
         let photoPositions = ElementOrder.positions(current: photoKeys, stored: stored, prefix: SyncRecord.photoPrefix)
         for (key, photo) in zip(photoKeys, recipe.photos) {
@@ -329,7 +325,6 @@ enum SyncLog {
             }
         }
         var draft = RecipeDraft(name: values["name"]?.string ?? "Untitled")
-        draft.description = values["description"]?.string
         draft.ingredients = (values["ingredients"]?.array ?? []).compactMap(\.object).map {
             RecipeDraft.Line(id: $0["id"]?.string.flatMap(UUID.init(uuidString:)), text: $0["text"]?.string ?? "")
         }
@@ -337,19 +332,9 @@ enum SyncLog {
             RecipeDraft.Step(id: $0["id"]?.string.flatMap(UUID.init(uuidString:)), text: $0["text"]?.string ?? "", section: $0["section"]?.string,
                              title: $0["title"]?.string)
         }
-        draft.recipeYield = values["recipeYield"]?.string
         draft.servings = values["servings"]?.number
-        draft.prepTime = values["prepTime"]?.string
-        draft.cookTime = values["cookTime"]?.string
-        draft.totalTime = values["totalTime"]?.string
-        draft.recipeCategory = values["recipeCategory"]?.string
-        draft.recipeCuisine = values["recipeCuisine"]?.string
         draft.keywords = (values["keywords"]?.array ?? []).compactMap(\.string)
-        draft.author = values["author"]?.string
-        draft.datePublished = values["datePublished"]?.string
-        draft.nutrition = values["nutrition"]?.string
-        draft.notes = values["notes"]?.string
-        draft.website = values["website"]?.string
+        for field in RecipeTextField.all { draft[keyPath: field.draft] = values[field.name]?.string }
         draft.sourceType = values["sourceType"]?.string.flatMap(SourceType.init(rawValue:)) ?? .manual
         draft.sourcePageNumber = values["sourcePageNumber"]?.int
         draft.isFavorite = values["isFavorite"]?.bool ?? false

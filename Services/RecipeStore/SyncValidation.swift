@@ -104,9 +104,8 @@ enum SyncValidation {
     /// The plain fields of each kind of record (sets and conflicts come on top).
     static let knownFields: [SyncKind: Set<String>] = [
         // `photos` and `keywords` as whole lists come from replicas of an older version: accepted, and ignored (sets replaced them).
-        .recipe: ["name", "description", "ingredients", "instructions", "recipeYield", "servings", "prepTime", "cookTime", "totalTime",
-                  "recipeCategory", "recipeCuisine", "author", "datePublished", "nutrition", "notes", "website", "sourceType", "bookID",
-                  "sourcePageNumber", "isFavorite", "rating", "origin", "photos", "keywords"],
+        .recipe: Set(["name", "ingredients", "instructions", "servings", "sourceType", "bookID", "sourcePageNumber", "isFavorite",
+                      "rating", "origin", "photos", "keywords"] + RecipeTextField.names),
         .book: ["title", "author"],
         .ingredient: ["id", "category", "aliases"],
         .cookLog: ["recipeID", "recipeName", "cookedAt", "rating", "note", "servings"],

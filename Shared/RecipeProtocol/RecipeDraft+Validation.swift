@@ -69,19 +69,18 @@ extension RecipeDraft {
                 throw fail("instructions[\(index)].title is \(title.count) characters; the most allowed is \(Limits.nameLength)")
             }
         }
-        for (field, value) in [("recipeYield", recipeYield), ("recipeCategory", recipeCategory), ("recipeCuisine", recipeCuisine),
-                               ("author", author), ("datePublished", datePublished), ("website", website)] {
-            if let value, value.count > Limits.lineLength {
-                throw fail("\(field) is \(value.count) characters; the most allowed is \(Limits.lineLength)")
+        for field in RecipeTextField.all {
+            guard let value = self[keyPath: field.draft] else { continue }
+            switch field.kind {
+            case .line where value.count > Limits.lineLength:
+                throw fail("\(field.name) is \(value.count) characters; the most allowed is \(Limits.lineLength)")
+            case .text where value.count > Limits.textLength:
+                throw fail("\(field.name) is \(value.count) characters; the most allowed is \(Limits.textLength)")
+            case .duration:
+                if let problem = ISODuration.problem(value, field: field.name) { throw fail(problem) }
+            default:
+                break
             }
-        }
-        for (field, value) in [("description", description), ("notes", notes), ("nutrition", nutrition)] {
-            if let value, value.count > Limits.textLength {
-                throw fail("\(field) is \(value.count) characters; the most allowed is \(Limits.textLength)")
-            }
-        }
-        for (field, value) in [("prepTime", prepTime), ("cookTime", cookTime), ("totalTime", totalTime)] {
-            if let value, let problem = ISODuration.problem(value, field: field) { throw fail(problem) }
         }
         if let servings, let problem = ValueRanges.servingsProblem(servings) { throw fail(problem) }
         guard ValueRanges.recipeRating.contains(rating) else { throw fail("rating is \(rating); it must be 0 (unrated) to 5") }

@@ -116,50 +116,50 @@ public struct RecipeDraft: Codable, Sendable, Equatable {
     /// The draft of an existing recipe (to edit it and send it back).
     public init(_ recipe: Recipe) {
         self.init(
-            name: recipe.name, description: recipe.description,
+            name: recipe.name,
             ingredients: recipe.ingredients.map { Line(id: $0.id, text: $0.text) },
             instructions: recipe.instructions.map { Step(id: $0.id, text: $0.text, section: $0.section, title: $0.title) },
-            recipeYield: recipe.recipeYield, servings: recipe.servings, prepTime: recipe.prepTime,
-            cookTime: recipe.cookTime, totalTime: recipe.totalTime, recipeCategory: recipe.recipeCategory,
-            recipeCuisine: recipe.recipeCuisine, keywords: recipe.keywords, author: recipe.author,
-            datePublished: recipe.datePublished, nutrition: recipe.nutrition, notes: recipe.notes,
-            website: recipe.website, sourceType: recipe.sourceType, bookID: recipe.bookID,
+            servings: recipe.servings, keywords: recipe.keywords, sourceType: recipe.sourceType, bookID: recipe.bookID,
             sourcePageNumber: recipe.sourcePageNumber, isFavorite: recipe.isFavorite, rating: recipe.rating,
             origin: recipe.origin == .imported ? .imported : .custom)
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case name, description, ingredients, instructions, recipeYield, servings, prepTime, cookTime, totalTime
-        case recipeCategory, recipeCuisine, keywords, author, datePublished, nutrition, notes, website, sourceType
-        case bookID, sourcePageNumber, isFavorite, rating, origin
+        for field in RecipeTextField.all { self[keyPath: field.draft] = recipe[keyPath: field.recipe] }
     }
 
     /// Only `name` is required; lists default to empty, flags to off, origin to `custom`.
     public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let c = try decoder.container(keyedBy: FieldKey.self)
         self.init(
-            name: try c.decode(String.self, forKey: .name),
-            description: try c.decodeIfPresent(String.self, forKey: .description),
-            ingredients: try c.decodeIfPresent([Line].self, forKey: .ingredients) ?? [],
-            instructions: try c.decodeIfPresent([Step].self, forKey: .instructions) ?? [],
-            recipeYield: try c.decodeIfPresent(String.self, forKey: .recipeYield),
-            servings: try c.decodeIfPresent(Double.self, forKey: .servings),
-            prepTime: try c.decodeIfPresent(String.self, forKey: .prepTime),
-            cookTime: try c.decodeIfPresent(String.self, forKey: .cookTime),
-            totalTime: try c.decodeIfPresent(String.self, forKey: .totalTime),
-            recipeCategory: try c.decodeIfPresent(String.self, forKey: .recipeCategory),
-            recipeCuisine: try c.decodeIfPresent(String.self, forKey: .recipeCuisine),
-            keywords: try c.decodeIfPresent([String].self, forKey: .keywords) ?? [],
-            author: try c.decodeIfPresent(String.self, forKey: .author),
-            datePublished: try c.decodeIfPresent(String.self, forKey: .datePublished),
-            nutrition: try c.decodeIfPresent(String.self, forKey: .nutrition),
-            notes: try c.decodeIfPresent(String.self, forKey: .notes),
-            website: try c.decodeIfPresent(String.self, forKey: .website),
-            sourceType: try c.decodeIfPresent(SourceType.self, forKey: .sourceType) ?? .manual,
-            bookID: try c.decodeIfPresent(UUID.self, forKey: .bookID),
-            sourcePageNumber: try c.decodeIfPresent(Int.self, forKey: .sourcePageNumber),
-            isFavorite: try c.decodeIfPresent(Bool.self, forKey: .isFavorite) ?? false,
-            rating: try c.decodeIfPresent(Int.self, forKey: .rating) ?? 0,
-            origin: try c.decodeIfPresent(RecipeOrigin.self, forKey: .origin) ?? .custom)
+            name: try c.decode(String.self, forKey: FieldKey("name")),
+            ingredients: try c.decodeIfPresent([Line].self, forKey: FieldKey("ingredients")) ?? [],
+            instructions: try c.decodeIfPresent([Step].self, forKey: FieldKey("instructions")) ?? [],
+            servings: try c.decodeIfPresent(Double.self, forKey: FieldKey("servings")),
+            keywords: try c.decodeIfPresent([String].self, forKey: FieldKey("keywords")) ?? [],
+            sourceType: try c.decodeIfPresent(SourceType.self, forKey: FieldKey("sourceType")) ?? .manual,
+            bookID: try c.decodeIfPresent(UUID.self, forKey: FieldKey("bookID")),
+            sourcePageNumber: try c.decodeIfPresent(Int.self, forKey: FieldKey("sourcePageNumber")),
+            isFavorite: try c.decodeIfPresent(Bool.self, forKey: FieldKey("isFavorite")) ?? false,
+            rating: try c.decodeIfPresent(Int.self, forKey: FieldKey("rating")) ?? 0,
+            origin: try c.decodeIfPresent(RecipeOrigin.self, forKey: FieldKey("origin")) ?? .custom)
+        for field in RecipeTextField.all {
+            self[keyPath: field.draft] = try c.decodeIfPresent(String.self, forKey: FieldKey(field.name))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: FieldKey.self)
+        try c.encode(name, forKey: FieldKey("name"))
+        try c.encode(ingredients, forKey: FieldKey("ingredients"))
+        try c.encode(instructions, forKey: FieldKey("instructions"))
+        try c.encodeIfPresent(servings, forKey: FieldKey("servings"))
+        try c.encode(keywords, forKey: FieldKey("keywords"))
+        try c.encode(sourceType, forKey: FieldKey("sourceType"))
+        try c.encodeIfPresent(bookID, forKey: FieldKey("bookID"))
+        try c.encodeIfPresent(sourcePageNumber, forKey: FieldKey("sourcePageNumber"))
+        try c.encode(isFavorite, forKey: FieldKey("isFavorite"))
+        try c.encode(rating, forKey: FieldKey("rating"))
+        try c.encode(origin, forKey: FieldKey("origin"))
+        for field in RecipeTextField.all {
+            try c.encodeIfPresent(self[keyPath: field.draft], forKey: FieldKey(field.name))
+        }
     }
 }

@@ -150,6 +150,15 @@ struct WireJSONTests {
         #expect(throws: Never.self) { _ = try? decoder.decode([String].self, from: frame) }
     }
 
+    @Test("recipe drafts and recipes, whose text fields are coded from one list, stay on the fast path both ways")
+    func draftsStayFast() throws {
+        var draft = RecipeDraft(name: "Fast", ingredients: [.init(text: "1 egg")], keywords: ["quick"])
+        for field in RecipeTextField.all { draft[keyPath: field.draft] = field.kind == .duration ? "PT5M" : "\(field.name) text" }
+        let bytes = try #require(encoder.fastEncode(draft), "the draft's encoding left the fast path")
+        #expect(decoder.fastDecode(RecipeDraft.self, from: Data(bytes)) == draft, "the draft's decoding left the fast path")
+        #expect(try foundationDecoder.decode(RecipeDraft.self, from: Data(bytes)) == draft)
+    }
+
     @Test("an error is Foundation's error, with its path")
     func errorsAreFoundations() throws {
         let frame = Data(#"{"v":1,"id":"x","op":"recipe.create","body":{"name":42}}"#.utf8)
