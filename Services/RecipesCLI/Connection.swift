@@ -175,3 +175,10 @@ struct CLIError: Error {
         self.status = status
     }
 }
+
+extension Optional {
+    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let self else { return nil }
+        return try await transform(self)
+    }
+}

@@ -1,0 +1,105 @@
+import ArgumentParser
+import Foundation
+import Messaging
+import RecipeModel
+import RecipeProtocol
+
+struct BooksCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "books", abstract: "Your cookbooks.",
+                                                    subcommands: [ListBooks.self, AddBook.self, ShowBook.self, RenameBook.self, DeleteBook.self],
+                                                    defaultSubcommand: ListBooks.self)
+}
+
+struct ListBooks: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "List books with their recipe counts.")
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() async throws {
+        try await reportingFailures {
+            let books = try await connection.storageClient().call(BookOps.List.self, Empty())
+            if connection.json { return try Output.json(books) }
+            if books.books.isEmpty { return print("No books.") }
+            Output.table(["ID", "TITLE", "AUTHOR", "RECIPES"], books.books.map {
+                [Output.shortID($0.book.id), $0.book.title, $0.book.author ?? "", "\($0.recipeCount)"]
+            })
+        }
+    }
+}
+
+struct AddBook: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a book.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "The title.") var title: String
+    @Option(help: "The author.") var author: String?
+
+    func run() async throws {
+        try await reportingFailures {
+            let book = try await connection.storageClient().call(BookOps.Create.self, .init(id: UUID.timeOrdered(), title: title, author: author))
+            if connection.json { return try Output.json(book) }
+            print("Added \"\(book.title)\" (\(book.id.uuidString.lowercased())).")
+        }
+    }
+}
+
+struct ShowBook: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "A book and its recipes.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "Book id or title.") var book: String
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try connection.storageClient()
+            let id = try await resolveBook(book, client)
+            let detail = try await client.call(BookOps.Get.self, ByID(id: id))
+            if connection.json { return try Output.json(detail) }
+            print(Output.bold(detail.book.title) + (detail.book.author.map { " — \($0)" } ?? ""))
+            Output.table(["ID", "NAME"], detail.recipes.map { [Output.shortID($0.id), $0.name] })
+        }
+    }
+}
+
+struct RenameBook: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "rename", abstract: "Change a book's title (and author).")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "Book id or title.") var book: String
+    @Argument(help: "The new title.") var title: String
+    @Option(help: "The author (kept when left out).") var author: String?
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try connection.storageClient()
+            let id = try await resolveBook(book, client)
+            let current = try await client.call(BookOps.Get.self, ByID(id: id)).book
+            let renamed = try await client.call(BookOps.Update.self, .init(id: id, title: title, author: author ?? current.author))
+            if connection.json { return try Output.json(renamed) }
+            print("Renamed to \"\(renamed.title)\".")
+        }
+    }
+}
+
+struct DeleteBook: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete a book; its recipes stay.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "Book id or title.") var book: String
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try connection.storageClient()
+            let result = try await client.call(BookOps.Delete.self, ByID(id: try await resolveBook(book, client)))
+            if connection.json { return try Output.json(result) }
+            print(result.deleted ? "Deleted the book; its recipes stay." : "The book was already gone.")
+        }
+    }
+}
+
+/// A book by id, short id or title (any case).
+func resolveBook(_ reference: String, _ client: MessageClient) async throws -> UUID {
+    if let id = UUID(uuidString: reference) { return id }
+    let books = try await client.call(BookOps.List.self, Empty()).books.map(\.book)
+    let matches = books.filter { $0.title.caseInsensitiveCompare(reference) == .orderedSame || $0.id.uuidString.lowercased().hasPrefix(reference.lowercased()) }
+    guard matches.count == 1 else {
+        throw CLIError(matches.isEmpty ? "no book is called \"\(reference)\"; see `recipes books`" : "\"\(reference)\" matches \(matches.count) books; use an id",
+                       status: matches.isEmpty ? ExitStatus.notFound : ExitStatus.refused)
+    }
+    return matches[0].id
+}

@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+import Messaging
+import RecipeModel
+import RecipeProtocol
+
+struct CanMake: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "can-make", abstract: "What can I make with what I have?")
+    @OptionGroup var connection: ConnectionOptions
+    @Option(help: "The foods you have, comma-separated: \"eggs, rice, soy sauce\".") var have: String
+    @Option(help: "Allow up to this many missing foods (0-50).") var missing = 0
+    @Flag(help: "Count salt, pepper, water and oil too.") var countStaples = false
+
+    func validate() throws {
+        guard (0...50).contains(missing) else { throw ValidationError("--missing must be 0 to 50; got \(missing)") }
+        guard !foods.isEmpty else { throw ValidationError("--have needs at least one food, such as \"eggs, rice\"") }
+    }
+
+    var foods: [String] { have.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+
+    func run() async throws {
+        try await reportingFailures {
+            let result = try await connection.storageClient().call(
+                RecipeOps.CanMake.self, .init(have: foods, maxMissing: missing, ignoreStaples: !countStaples))
+            if connection.json { return try Output.json(result) }
+            if result.results.isEmpty { return print("Nothing with at most \(missing) missing food\(missing == 1 ? "" : "s"); try --missing \(missing + 1).") }
+            Output.table(["ID", "NAME", "HAVE", "MISSING"], result.results.map {
+                [Output.shortID($0.recipe.id), $0.recipe.name, "\($0.matched)/\($0.total)", $0.missing.joined(separator: ", ")]
+            })
+        }
+    }
+}
+
+struct Cooked: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "cooked", abstract: "Record that you cooked a recipe.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "Recipe id, short id or name.") var recipe: String
+    @Option(help: "How it turned out, 1 to 5.") var rating: Int?
+    @Option(help: "A note for next time.") var note: String?
+    @Option(help: "Servings made.") var servings: Double?
+
+    func validate() throws {
+        if let rating, !(1...5).contains(rating) { throw ValidationError("--rating must be 1 to 5; got \(rating)") }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try connection.storageClient()
+            let id = try await RecipeReference.resolve(recipe, using: client)
+            let entry = try await client.call(CookLogOps.Add.self, .init(id: UUID.timeOrdered(), recipeID: id, rating: rating, note: note, servings: servings))
+            if connection.json { return try Output.json(entry) }
+            print("Logged \"\(entry.recipeName)\" on \(Output.date(entry.cookedAt))" + (rating.map { " " + Output.stars($0) } ?? "") + ".")
+        }
+    }
+}
+
+struct CookLog: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "log", abstract: "The cook log, newest first: one recipe's or everything.")
+    @OptionGroup var connection: ConnectionOptions
+    @Argument(help: "Recipe id, short id or name (all recipes when left out).") var recipe: String?
+    @Option(help: "At most this many entries (1-1000).") var limit = 50
+    @Option(help: ArgumentHelp("Delete this log entry instead (its id, from --json).", valueName: "entry-id")) var delete: String?
+
+    func validate() throws {
+        guard (1...1_000).contains(limit) else { throw ValidationError("--limit must be 1 to 1000; got \(limit)") }
+        if let delete, UUID(uuidString: delete) == nil { throw ValidationError("--delete needs a log entry id (a UUID); got \(delete)") }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let client = try connection.storageClient()
+            if let entry = delete.flatMap(UUID.init(uuidString:)) {
+                let result = try await client.call(CookLogOps.Delete.self, ByID(id: entry))
+                if connection.json { return try Output.json(result) }
+                return print(result.deleted ? "Deleted the log entry." : "That log entry was already gone.")
+            }
+            let id = try await recipe.asyncMap { try await RecipeReference.resolve($0, using: client) }
+            let log = try await client.call(CookLogOps.List.self, .init(recipeID: id, limit: limit))
+            if connection.json { return try Output.json(log) }
+            if log.entries.isEmpty { return print("Nothing cooked yet.") }
+            Output.table(["DATE", "RECIPE", "RATING", "NOTE"], log.entries.map {
+                [Output.date($0.cookedAt), $0.recipeName + ($0.recipeID == nil ? " (deleted)" : ""), $0.rating.map(Output.stars) ?? "", $0.note ?? ""]
+            })
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+import Messaging
+import RecipeModel
+import RecipeProtocol
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Are the services reachable? Versions and counts.",
+        discussion: "Exits 69 when recipe-storage (or the --only service) is not reachable and 78 when it refuses this client's keys: a container health check.")
+    @OptionGroup var connection: ConnectionOptions
+    @Option(help: "Check only this service: storage or worker.")
+    var only: Only?
+
+    enum Only: String, ExpressibleByArgument, CaseIterable { case storage, worker }
+
+    struct Report: Encodable {
+        struct Service: Encodable {
+            var endpoint: String
+            var reachable: Bool
+            var health: System.Health.Response?
+            var error: String?
+            /// Set when the service refused this client's CURVE keys.
+            var refused: Bool?
+        }
+        var storage: Service?
+        var worker: Service?
+        var stats: StorageStats?
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            async let storage = only == .worker ? nil : probe(try connection.storageClient(), connection.storageEndpoint)
+            async let worker = only == .storage ? nil : probe(try connection.workerClient(), connection.workerEndpoint)
+            var report = Report(storage: try await storage, worker: try await worker)
+            if report.storage?.reachable == true { report.stats = try? await connection.storageClient().call(StorageOps.Stats.self, Empty()) }
+            if connection.json {
+                try Output.json(report)
+            } else {
+                for (name, service) in [("recipe-storage", report.storage), ("recipe-worker", report.worker)] {
+                    guard let service else { continue }
+                    if let health = service.health {
+                        print("\(name): up at \(service.endpoint), version \(health.version), protocol \(health.protocolVersion), up \(Output.minutes(Int(health.uptimeSeconds / 60)))")
+                    } else if service.refused == true, let error = service.error {
+                        print("\(name): \(error)")
+                    } else {
+                        print("\(name): not reachable at \(service.endpoint)")
+                    }
+                }
+                if let stats = report.stats {
+                    print("\(stats.recipes) recipes (\(stats.starters) starters, \(stats.favorites) favourites), \(stats.books) books, \(stats.ingredients) ingredients, \(stats.cookLogEntries) cooked, \(stats.photos) photos (\(ImageKind.formatBytes(stats.photoBytes)))")
+                }
+            }
+            // The storage is required (the worker is optional: imports need it, nothing else does), unless --only says otherwise.
+            let (name, required) = only == .worker ? ("recipe-worker", report.worker) : ("recipe-storage", report.storage)
+            if let required, !required.reachable {
+                if required.refused == true { throw CLIError("\(name) refused this client's keys", status: ExitStatus.refusedKeys) }
+                let variable = only == .worker ? "RECIPES_WORKER or --worker" : "RECIPES_STORAGE or --storage"
+                throw CLIError("\(name) is not reachable at \(required.endpoint); set \(variable)", status: ExitStatus.unavailable)
+            }
+        }
+    }
+
+    private func probe(_ client: MessageClient, _ endpoint: String) async -> Report.Service {
+        do {
+            return Report.Service(endpoint: endpoint, reachable: true, health: try await client.call(System.Health.self, Empty()))
+        } catch let error as MessageClientError {
+            if case .refused = error { return Report.Service(endpoint: endpoint, reachable: false, error: "\(error)", refused: true) }
+            return Report.Service(endpoint: endpoint, reachable: false, error: "\(error)")
+        } catch {
+            return Report.Service(endpoint: endpoint, reachable: false, error: "\(error)")
+        }
+    }
+}
+
+struct Samples: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "samples", abstract: "Load the sample books, starter recipes and catalogue (once).")
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() async throws {
+        try await reportingFailures {
+            let result = try await connection.storageClient().call(StorageOps.LoadSamples.self, Empty())
+            if connection.json { return try Output.json(result) }
+            print(result.loaded ? "Loaded \(result.recipes) starter recipes, \(result.books) books and \(result.ingredients) ingredients."
+                : "The samples are already loaded.")
+        }
+    }
+}
