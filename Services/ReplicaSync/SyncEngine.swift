@@ -63,12 +63,28 @@ public enum SyncEngine {
         var report = PullReport()
         var pages = 0
         var retries = 0
+        // The next page is read from the source while the target applies this one (reading is all the
+        // source does; if this page fails, the read-ahead is dropped and the sync resumes from the cursor).
+        var readAhead: Task<SyncOps.Changes.Response, any Error>?
+        defer { readAhead?.cancel() }
         while pages < maxPages {
-            let page = try await source.changes(since: cursor, exclude: targetID, limit: pageSize)
+            let page: SyncOps.Changes.Response
+            if let readAhead, let ahead = try? await readAhead.value {
+                page = ahead
+            } else {
+                page = try await source.changes(since: cursor, exclude: targetID, limit: pageSize)
+            }
+            readAhead = nil
             if page.records.isEmpty && page.next == cursor { break }
+            if page.more && pages + 1 < maxPages {
+                let since = page.next
+                readAhead = Task { try await source.changes(since: since, exclude: targetID, limit: pageSize) }
+            }
             let sent = try await sendPhotos(page.records.flatMap(\.photoHashes), from: source, to: target)
             if sent.unavailable > 0 && retries < 2 {
                 // The source dropped a photo after the page was read: read the page again, now current.
+                readAhead?.cancel()
+                readAhead = nil
                 retries += 1
                 continue
             }
@@ -113,15 +129,29 @@ public enum SyncEngine {
         var report = PullReport()
         var unavailable = 0
         guard !hashes.isEmpty else { return (report, 0) }
-        for hash in try await target.missingPhotos(Array(Set(hashes)).sorted()) {
-            let bytes: Data
-            do {
-                bytes = try await source.photo(sha256: hash)
-            } catch let error as ServiceError where error.code == .notFound {
+        let missing = try await target.missingPhotos(Array(Set(hashes)).sorted())
+        // One blob is read from the source while the one before it is written (and synced to disk) at the target.
+        func fetch(_ index: Int) -> Task<Data?, any Error>? {
+            guard index < missing.count else { return nil }
+            let hash = missing[index]
+            return Task {
+                do {
+                    return try await source.photo(sha256: hash)
+                } catch let error as ServiceError where error.code == .notFound {
+                    return nil
+                }
+            }
+        }
+        var next = fetch(0)
+        defer { next?.cancel() }
+        for index in missing.indices {
+            let current = next
+            next = fetch(index + 1)
+            guard let bytes = try await current?.value else {
                 unavailable += 1
                 continue
             }
-            _ = try await target.putPhoto(sha256: hash, bytes: bytes)
+            _ = try await target.putPhoto(sha256: missing[index], bytes: bytes)
             report.photos += 1
             report.photoBytes += bytes.count
         }
