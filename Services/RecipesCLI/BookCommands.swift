@@ -15,9 +15,9 @@ struct ListBooks: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
 
     func run() async throws {
-        try await reportingFailures {
-            let books = try await connection.storageClient().call(BookOps.List.self, Empty())
-            if connection.json { return try Output.json(books) }
+        try await connection.show {
+            return try await connection.storageClient().call(BookOps.List.self, Empty())
+        } text: { books in
             if books.books.isEmpty { return print("No books.") }
             Output.table(["ID", "TITLE", "AUTHOR", "RECIPES"], books.books.map {
                 [Output.shortID($0.book.id), $0.book.title, $0.book.author ?? "", "\($0.recipeCount)"]
@@ -33,9 +33,9 @@ struct AddBook: AsyncParsableCommand {
     @Option(help: "The author.") var author: String?
 
     func run() async throws {
-        try await reportingFailures {
-            let book = try await connection.storageClient().call(BookOps.Create.self, .init(id: UUID.timeOrdered(), title: title, author: author))
-            if connection.json { return try Output.json(book) }
+        try await connection.show {
+            return try await connection.storageClient().call(BookOps.Create.self, .init(id: UUID.timeOrdered(), title: title, author: author))
+        } text: { book in
             print("Added \"\(book.title)\" (\(book.id.uuidString.lowercased())).")
         }
     }
@@ -47,11 +47,11 @@ struct ShowBook: AsyncParsableCommand {
     @Argument(help: "Book id or title.") var book: String
 
     func run() async throws {
-        try await reportingFailures {
+        try await connection.show {
             let client = try connection.storageClient()
             let id = try await resolveBook(book, client)
-            let detail = try await client.call(BookOps.Get.self, ByID(id: id))
-            if connection.json { return try Output.json(detail) }
+            return try await client.call(BookOps.Get.self, ByID(id: id))
+        } text: { detail in
             print(Output.bold(detail.book.title) + (detail.book.author.map { " — \($0)" } ?? ""))
             Output.table(["ID", "NAME"], detail.recipes.map { [Output.shortID($0.id), $0.name] })
         }
@@ -66,12 +66,12 @@ struct RenameBook: AsyncParsableCommand {
     @Option(help: "The author (kept when left out).") var author: String?
 
     func run() async throws {
-        try await reportingFailures {
+        try await connection.show {
             let client = try connection.storageClient()
             let id = try await resolveBook(book, client)
             let current = try await client.call(BookOps.Get.self, ByID(id: id)).book
-            let renamed = try await client.call(BookOps.Update.self, .init(id: id, title: title, author: author ?? current.author))
-            if connection.json { return try Output.json(renamed) }
+            return try await client.call(BookOps.Update.self, .init(id: id, title: title, author: author ?? current.author))
+        } text: { renamed in
             print("Renamed to \"\(renamed.title)\".")
         }
     }
@@ -83,10 +83,10 @@ struct DeleteBook: AsyncParsableCommand {
     @Argument(help: "Book id or title.") var book: String
 
     func run() async throws {
-        try await reportingFailures {
+        try await connection.show {
             let client = try connection.storageClient()
-            let result = try await client.call(BookOps.Delete.self, ByID(id: try await resolveBook(book, client)))
-            if connection.json { return try Output.json(result) }
+            return try await client.call(BookOps.Delete.self, ByID(id: try await resolveBook(book, client)))
+        } text: { result in
             print(result.deleted ? "Deleted the book; its recipes stay." : "The book was already gone.")
         }
     }

@@ -19,9 +19,9 @@ struct ListConflicts: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
 
     func run() async throws {
-        try await reportingFailures {
-            let reply = try await connection.storageClient().call(ConflictOps.List.self, Empty())
-            if connection.json { return try Output.json(reply) }
+        try await connection.show {
+            return try await connection.storageClient().call(ConflictOps.List.self, Empty())
+        } text: { reply in
             if reply.conflicts.isEmpty { return print("No conflicts.") }
             Output.table(["ID", "KIND", "OF", "FIELDS", "KEPT"], reply.conflicts.map { conflict in
                 [conflict.id, conflict.kind.rawValue, conflict.recordName ?? conflict.recordID, conflict.fields.joined(separator: ", "),
@@ -44,9 +44,9 @@ struct ResolveConflict: AsyncParsableCommand {
     @Argument(help: "The conflict's id, from `recipes conflicts`.") var id: String
 
     func run() async throws {
-        try await reportingFailures {
-            let conflict = try await connection.storageClient().call(ConflictOps.Resolve.self, .init(id: id))
-            if connection.json { return try Output.json(conflict) }
+        try await connection.show {
+            return try await connection.storageClient().call(ConflictOps.Resolve.self, .init(id: id))
+        } text: { conflict in
             print("Resolved: \(conflict.fields.joined(separator: ", ")) of \(conflict.kind.rawValue) \(conflict.recordName ?? conflict.recordID) now hold the kept values.")
         }
     }
@@ -59,9 +59,9 @@ struct DismissConflict: AsyncParsableCommand {
     @Argument(help: "The conflict's id, from `recipes conflicts`.") var id: String
 
     func run() async throws {
-        try await reportingFailures {
-            let conflict = try await connection.storageClient().call(ConflictOps.Dismiss.self, .init(id: id))
-            if connection.json { return try Output.json(conflict) }
+        try await connection.show {
+            return try await connection.storageClient().call(ConflictOps.Dismiss.self, .init(id: id))
+        } text: { conflict in
             print("Dismissed the conflict on \(conflict.kind.rawValue) \(conflict.recordName ?? conflict.recordID).")
         }
     }
@@ -80,10 +80,10 @@ struct BackupCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("Where to write the copy, on the storage's machine.", valueName: "DIR")) var folder: String
 
     func run() async throws {
-        try await reportingFailures {
+        try await connection.show {
             let client = try connection.patientStorageClient(seconds: 600)
-            let reply = try await client.call(BackupOps.Backup.self, .init(folder: folder))
-            if connection.json { return try Output.json(reply) }
+            return try await client.call(BackupOps.Backup.self, .init(folder: folder))
+        } text: { reply in
             print("Backed up \(reply.recipes) recipes and \(reply.photos) photos (\(SyncNow.size(reply.bytes))) to \(reply.folder).")
         }
     }

@@ -133,6 +133,17 @@ enum ExitStatus {
     }
 }
 
+extension ConnectionOptions {
+    /// What most commands do: get a reply, then show it — as JSON with `--json`, else as `text` prints it —
+    /// with any failure ended as `reportingFailures` ends it (a sentence and the exit status of its kind).
+    func show<Reply: Encodable>(_ reply: () async throws -> Reply, text: (Reply) throws -> Void) async throws {
+        try await reportingFailures {
+            let value = try await reply()
+            if json { try Output.json(value) } else { try text(value) }
+        }
+    }
+}
+
 /// Runs a command body and turns every failure into one plain line on standard
 /// error and a documented exit code — never a stack trace.
 func reportingFailures(_ body: () async throws -> Void) async throws {

@@ -44,11 +44,11 @@ struct Cooked: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reportingFailures {
+        try await connection.show {
             let client = try connection.storageClient()
             let id = try await RecipeReference.resolve(recipe, using: client)
-            let entry = try await client.call(CookLogOps.Add.self, .init(id: UUID.timeOrdered(), recipeID: id, rating: rating, note: note, servings: servings))
-            if connection.json { return try Output.json(entry) }
+            return try await client.call(CookLogOps.Add.self, .init(id: UUID.timeOrdered(), recipeID: id, rating: rating, note: note, servings: servings))
+        } text: { entry in
             print("Logged \"\(entry.recipeName)\" on \(Output.date(entry.cookedAt))" + (rating.map { " " + Output.stars($0) } ?? "") + ".")
         }
     }

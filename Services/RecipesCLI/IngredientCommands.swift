@@ -17,9 +17,9 @@ struct ListIngredients: AsyncParsableCommand {
     var category: IngredientCategory?
 
     func run() async throws {
-        try await reportingFailures {
-            let list = try await connection.storageClient().call(IngredientOps.List.self, .init(category: category))
-            if connection.json { return try Output.json(list) }
+        try await connection.show {
+            return try await connection.storageClient().call(IngredientOps.List.self, .init(category: category))
+        } text: { list in
             Output.table(["NAME", "CATEGORY", "ALSO CALLED"], list.ingredients.map {
                 [$0.name, $0.category?.rawValue ?? "", $0.aliases.joined(separator: ", ")]
             })
@@ -33,9 +33,9 @@ struct FindIngredient: AsyncParsableCommand {
     @Argument(help: "A name, such as \"scallions\".") var name: String
 
     func run() async throws {
-        try await reportingFailures {
-            let entry = try await connection.storageClient().call(IngredientOps.Find.self, .init(name: name))
-            if connection.json { return try Output.json(entry) }
+        try await connection.show {
+            return try await connection.storageClient().call(IngredientOps.Find.self, .init(name: name))
+        } text: { entry in
             print("\(entry.name)" + (entry.category.map { " (\($0.rawValue))" } ?? "") + (entry.aliases.isEmpty ? "" : " — also called " + entry.aliases.joined(separator: ", ")))
         }
     }

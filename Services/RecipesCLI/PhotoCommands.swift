@@ -54,11 +54,11 @@ struct ListPhotos: AsyncParsableCommand {
     @Argument(help: "Recipe id, short id or name.") var recipe: String
 
     func run() async throws {
-        try await reportingFailures {
+        try await connection.show {
             let client = try connection.storageClient()
             let id = try await RecipeReference.resolve(recipe, using: client)
-            let photos = try await client.call(PhotoOps.ListPhotos.self, .init(recipeID: id))
-            if connection.json { return try Output.json(photos) }
+            return try await client.call(PhotoOps.ListPhotos.self, .init(recipeID: id))
+        } text: { photos in
             if photos.photos.isEmpty { return print("No photos.") }
             Output.table(["N", "TYPE", "SIZE", "SHA-256"], photos.photos.map {
                 ["\($0.position + 1)", $0.mediaType, ImageKind.formatBytes($0.byteCount), String($0.sha256.prefix(16))]
@@ -101,12 +101,12 @@ struct MovePhoto: AsyncParsableCommand {
     @Argument(help: "Its new place, from 1.") var place: Int
 
     func run() async throws {
-        try await reportingFailures {
+        try await connection.show {
             let client = try connection.storageClient()
             let id = try await RecipeReference.resolve(recipe, using: client)
             let photoID = try await photoID(number, of: id, using: client)
-            let moved = try await client.call(PhotoOps.Move.self, .init(recipeID: id, photoID: photoID, position: place - 1))
-            if connection.json { return try Output.json(moved) }
+            return try await client.call(PhotoOps.Move.self, .init(recipeID: id, photoID: photoID, position: place - 1))
+        } text: { moved in
             print("Moved photo \(number) to place \(place).")
         }
     }
@@ -119,11 +119,11 @@ struct RemovePhoto: AsyncParsableCommand {
     @Argument(help: "Photo number, from 1.") var number: Int
 
     func run() async throws {
-        try await reportingFailures {
+        try await connection.show {
             let client = try connection.storageClient()
             let id = try await RecipeReference.resolve(recipe, using: client)
-            let left = try await client.call(PhotoOps.Remove.self, .init(recipeID: id, photoID: try await photoID(number, of: id, using: client)))
-            if connection.json { return try Output.json(left) }
+            return try await client.call(PhotoOps.Remove.self, .init(recipeID: id, photoID: try await photoID(number, of: id, using: client)))
+        } text: { left in
             print("Removed photo \(number); \(left.photos.count) left.")
         }
     }

@@ -116,9 +116,9 @@ struct SearchRecipes: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reportingFailures {
-            let result = try await connection.storageClient().call(RecipeOps.Search.self, .init(text: text.joined(separator: " "), limit: limit))
-            if connection.json { return try Output.json(result) }
+        try await connection.show {
+            return try await connection.storageClient().call(RecipeOps.Search.self, .init(text: text.joined(separator: " "), limit: limit))
+        } text: { result in
             if result.hits.isEmpty { return print("No recipe matches \"\(text.joined(separator: " "))\".") }
             Output.table(["ID", "NAME", "CUISINE", "TIME"], result.hits.map {
                 [Output.shortID($0.recipe.id), $0.recipe.name, $0.recipe.recipeCuisine ?? "", Output.minutes($0.recipe.totalMinutes)]
@@ -170,12 +170,12 @@ struct AddRecipe: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reportingFailures {
+        try await connection.show {
             var draft = try draft()
             let client = try connection.storageClient()
             if let book { draft.bookID = try await resolveBook(book, client) }
-            let created = try await client.call(RecipeOps.Create.self, .init(id: UUID.timeOrdered(), recipe: draft))
-            if connection.json { return try Output.json(created) }
+            return try await client.call(RecipeOps.Create.self, .init(id: UUID.timeOrdered(), recipe: draft))
+        } text: { created in
             print("Added \"\(created.recipe.name)\" (\(Output.shortID(created.recipe.id))) with \(created.recipe.ingredients.count) ingredients and \(created.recipe.instructions.count) steps.")
         }
     }
@@ -234,11 +234,11 @@ struct FavoriteRecipe: AsyncParsableCommand {
     @Flag(help: "Unmark it.") var off = false
 
     func run() async throws {
-        try await reportingFailures {
+        try await connection.show {
             let client = try connection.storageClient()
             let id = try await RecipeReference.resolve(recipe, using: client)
-            let updated = try await client.call(RecipeOps.Favorite.self, .init(id: id, isFavorite: !off))
-            if connection.json { return try Output.json(updated) }
+            return try await client.call(RecipeOps.Favorite.self, .init(id: id, isFavorite: !off))
+        } text: { updated in
             print(updated.isFavorite ? "♥ \"\(updated.name)\" is a favourite." : "\"\(updated.name)\" is no longer a favourite.")
         }
     }
@@ -255,11 +255,11 @@ struct RateRecipe: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await reportingFailures {
+        try await connection.show {
             let client = try connection.storageClient()
             let id = try await RecipeReference.resolve(recipe, using: client)
-            let updated = try await client.call(RecipeOps.Rate.self, .init(id: id, rating: rating))
-            if connection.json { return try Output.json(updated) }
+            return try await client.call(RecipeOps.Rate.self, .init(id: id, rating: rating))
+        } text: { updated in
             print(rating == 0 ? "\"\(updated.name)\" is unrated." : "\"\(updated.name)\" rated \(Output.stars(rating)).")
         }
     }

@@ -78,9 +78,9 @@ struct Samples: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
 
     func run() async throws {
-        try await reportingFailures {
-            let result = try await connection.storageClient().call(StorageOps.LoadSamples.self, Empty())
-            if connection.json { return try Output.json(result) }
+        try await connection.show {
+            return try await connection.storageClient().call(StorageOps.LoadSamples.self, Empty())
+        } text: { result in
             print(result.loaded ? "Loaded \(result.recipes) starter recipes, \(result.books) books and \(result.ingredients) ingredients."
                 : "The samples are already loaded.")
         }

@@ -16,10 +16,10 @@ struct SyncNow: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds to wait for the sync to finish.", valueName: "seconds")) var syncTimeout: Double = 600
 
     func run() async throws {
-        try await reportingFailures {
+        try await connection.show {
             let worker = try await connection.patientWorkerClient(seconds: syncTimeout)
-            let reply = try await worker.call(WorkerSyncOps.Run.self, Empty())
-            if connection.json { return try Output.json(reply) }
+            return try await worker.call(WorkerSyncOps.Run.self, Empty())
+        } text: { reply in
             for pair in reply.pairs {
                 if let error = pair.error {
                     print("\(pair.storage) ⇄ \(pair.replica): not synced: \(error)")
@@ -46,10 +46,10 @@ struct SyncStatus: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
 
     func run() async throws {
-        try await reportingFailures {
+        try await connection.show {
             // A replica that is down takes the worker a couple of seconds to give up on.
-            let reply = try await connection.patientWorkerClient(seconds: 20).call(WorkerSyncOps.Status.self, Empty())
-            if connection.json { return try Output.json(reply) }
+            return try await connection.patientWorkerClient(seconds: 20).call(WorkerSyncOps.Status.self, Empty())
+        } text: { reply in
             if reply.pairs.isEmpty {
                 return print("This worker keeps no replicas; start recipe-worker with --replica ENDPOINT (or RECIPES_WORKER_REPLICAS).")
             }
