@@ -108,7 +108,7 @@ public final class ChangeSubscriber: Sendable {
 
     private func loop(_ noticed: @Sendable () -> Void) {
         do {
-            let context = try Context()
+            let context = try Context.shared()
             // One socket per storage: each may have its own CURVE server key.
             var sockets: [Socket] = []
             var poller = Poller()

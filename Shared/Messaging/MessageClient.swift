@@ -71,12 +71,12 @@ public actor MessageClient {
     public nonisolated var thread: any TaskExecutor { executor }
 
     /// A client for `configuration`; nothing is sent until the first request.
-    /// Pass the server's `context` to reach it over `inproc://`.
+    /// Pass the server's `context` to reach it over `inproc://`; otherwise the process's shared context serves it.
     public init(configuration: Configuration, logger: Logger = Logger(label: "recipevault.client"), context: Context? = nil) throws {
         precondition(configuration.attempts >= 1, "attempts must be at least 1")
         self.configuration = configuration
         self.logger = logger
-        self.context = try context ?? Context()
+        self.context = try context ?? Context.shared()
         self.executor = ThreadExecutor(name: "\(configuration.serviceName) client")
     }
 

@@ -1,4 +1,5 @@
 import CZeroMQ
+import Synchronization
 
 /// A libzmq context: the I/O threads every socket of a process shares.
 ///
@@ -22,6 +23,19 @@ public final class Context: Sendable {
         }
     }
 
+    /// The process's context for the sockets that connect — clients and subscribers: one I/O thread and one
+    /// reaper for all of them, where a context per owner cost two threads each (the worker had one per storage
+    /// client). It lives as long as the process. Sockets that bind with CURVE keep a context of their own:
+    /// libzmq asks one key checker per context, at a fixed address, so two such servers cannot share one.
+    public static func shared() throws -> Context {
+        try sharedContext.withLock { existing in
+            if let existing { return existing }
+            let context = try Context(maxSockets: 4_096)
+            existing = context
+            return context
+        }
+    }
+
     /// How many sockets this context allows at once.
     public var maxSockets: Int { Int(zmq_ctx_get(handle, ZMQ_MAX_SOCKETS)) }
 
@@ -35,3 +49,5 @@ public final class Context: Sendable {
         while zmq_ctx_term(handle) != 0 && zmq_errno() == EINTR {}
     }
 }
+
+private let sharedContext = Mutex<Context?>(nil)
