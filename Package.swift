@@ -62,6 +62,7 @@ let package = Package(
             name: "Messaging",
             dependencies: [
                 "ZeroMQ",
+                "RecipeModel",
                 "RecipeProtocol",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

@@ -8,19 +8,28 @@ extension UUID {
     /// its sync record go to the end of each B-tree instead of a random page of it: a create then changes a
     /// handful of pages rather than one per line (storage-bench: about 97 pages written per create with random
     /// ids at 120k recipes). Any UUID is still accepted from clients; this only makes ours cheap to store.
-    /// The random bits come from one `getrandom` call (Foundation's `UUID()` opens and reads `/dev/urandom`).
     public static func timeOrdered(now: Date = Date()) -> UUID {
         var generator = SystemRandomNumberGenerator()
         let milliseconds = UInt64(max(0, (now.timeIntervalSince1970 * 1_000).rounded(.down))) & 0xFFFF_FFFF_FFFF
         let random: UInt64 = generator.next()
-        let high = milliseconds << 16 | (random & 0x0FFF) | 0x7000 // version 7 in bits 12–15
-        var low: UInt64 = generator.next()
-        low = (low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000 // the RFC 9562 variant
-        let h = high.bigEndian, l = low.bigEndian
-        return withUnsafeBytes(of: h) { hb in
-            withUnsafeBytes(of: l) { lb in
-                UUID(uuid: (hb[0], hb[1], hb[2], hb[3], hb[4], hb[5], hb[6], hb[7],
-                            lb[0], lb[1], lb[2], lb[3], lb[4], lb[5], lb[6], lb[7]))
+        return UUID(high: milliseconds << 16 | (random & 0x0FFF) | 0x7000, low: generator.next()) // version 7
+    }
+
+    /// A random version-4 UUID, drawn in one `getrandom` call (Foundation's `UUID()` opens, reads and closes
+    /// `/dev/urandom` for each one, three system calls).
+    public static func random() -> UUID {
+        var generator = SystemRandomNumberGenerator()
+        let high: UInt64 = generator.next()
+        return UUID(high: (high & ~0xF000) | 0x4000, low: generator.next()) // version 4
+    }
+
+    /// The UUID of these 128 bits, most significant first, with the RFC variant bits set in `low`
+    /// (`high` carries the version in its bits 12–15).
+    private init(high: UInt64, low: UInt64) {
+        let low = (low & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
+        self = withUnsafeBytes(of: high.bigEndian) { h in
+            withUnsafeBytes(of: low.bigEndian) { l in
+                UUID(uuid: (h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7], l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7]))
             }
         }
     }

@@ -35,6 +35,16 @@ struct RecordIDTests {
         }
     }
 
+    @Test("random ids: version 4, the RFC variant, no repeats")
+    func random() {
+        let ids = (0..<2_000).map { _ in UUID.random() }
+        for id in ids {
+            let bytes = withUnsafeBytes(of: id.uuid) { Array($0) }
+            #expect(bytes[6] >> 4 == 4 && bytes[8] >> 6 == 0b10)
+        }
+        #expect(Set(ids).count == ids.count)
+    }
+
     @Test("read back by UUID(uuidString:) unchanged")
     func roundTrip() {
         let id = UUID.timeOrdered()
