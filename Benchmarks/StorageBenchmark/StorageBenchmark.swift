@@ -51,23 +51,7 @@ struct StorageBenchmark: AsyncParsableCommand {
 
         // In-process GRDB baselines, on the same file (the service is not running yet).
         let store = try RecipeStore(folder: folder)
-        if createOnly {
-            var drafts = RecipeGenerator(seed: 99)
-            let inputs = (0..<creates).map { (id: UUID.timeOrdered(), draft: drafts.draft($0)) }
-            let localCreate = try await time(inputs) { _ = try await store.createRecipe(id: $0.id, $0.draft) }
-            try store.close()
-            let service = try ServiceUnderTest(folder: folder)
-            defer { service.stop() }
-            let createOne = try await createThroughput(endpoint: service.endpoint, clients: 1)
-            let createEight = try await createThroughput(endpoint: service.endpoint, clients: 8)
-            let local = Stats(localCreate)
-            print(row("", "p50", "p99", "per s", labelWidth: 26, columnWidth: 16))
-            print(row("recipe.create in-process", local.p50.micros, local.p99.micros, String(format: "%.0f", 1 / local.p50.seconds),
-                      labelWidth: 26, columnWidth: 16))
-            print(row("recipe.create, 1 client", "", "", String(format: "%.0f", createOne), labelWidth: 26, columnWidth: 16))
-            print(row("recipe.create, 8 clients", "", "", String(format: "%.0f", createEight), labelWidth: 26, columnWidth: 16))
-            return
-        }
+        if createOnly { return try await measureCreateOnly(store: store, folder: folder) }
         var generator = RecipeGenerator(seed: 7)
         let getIDs = (0..<requests).map { _ in generator.pick(ids) }
         // What people type: a word or two, often a prefix; drawn from the collection's own vocabulary.
@@ -180,6 +164,24 @@ struct StorageBenchmark: AsyncParsableCommand {
             query.cursor = next
         }
         return ids
+    }
+
+    /// The create rows alone: in-process one at a time (new ids, as the CLI makes them), then through the service.
+    private func measureCreateOnly(store: RecipeStore, folder: URL) async throws {
+        var drafts = RecipeGenerator(seed: 99)
+        let inputs = (0..<creates).map { (id: UUID.timeOrdered(), draft: drafts.draft($0)) }
+        let localCreate = try await time(inputs) { _ = try await store.createRecipe(id: $0.id, $0.draft) }
+        try store.close()
+        let service = try ServiceUnderTest(folder: folder)
+        defer { service.stop() }
+        let createOne = try await createThroughput(endpoint: service.endpoint, clients: 1)
+        let createEight = try await createThroughput(endpoint: service.endpoint, clients: 8)
+        let local = Stats(localCreate)
+        print(row("", "p50", "p99", "per s", labelWidth: 26, columnWidth: 16))
+        print(row("recipe.create in-process", local.p50.micros, local.p99.micros, String(format: "%.0f", 1 / local.p50.seconds),
+                  labelWidth: 26, columnWidth: 16))
+        print(row("recipe.create, 1 client", "", "", String(format: "%.0f", createOne), labelWidth: 26, columnWidth: 16))
+        print(row("recipe.create, 8 clients", "", "", String(format: "%.0f", createEight), labelWidth: 26, columnWidth: 16))
     }
 
     /// The get rows alone: in-process, through the service, and an echo of a reply of the same size through the service.
