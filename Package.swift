@@ -139,6 +139,20 @@ let package = Package(
             path: "Services/WebFetch",
             swiftSettings: strict
         ),
+        .systemLibrary(
+            // libvips, for the worker's photo intake only (recipe-storage never links it).
+            name: "CVips",
+            path: "Services/CVips",
+            pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]
+        ),
+        .target(
+            // Photos made to fit the photo rules: turned upright, metadata out, scaled and re-encoded.
+            name: "PhotoIntake",
+            dependencies: ["CVips", "RecipeModel", "RecipeProtocol"],
+            path: "Services/PhotoIntake",
+            swiftSettings: strict
+        ),
         .target(
             // Replica sync: moving changes and photo blobs between recipe-storage replicas.
             name: "ReplicaSync",
@@ -150,6 +164,7 @@ let package = Package(
             name: "WorkerService",
             dependencies: [
                 "ReplicaSync",
+                "PhotoIntake",
                 "ZeroMQ",
                 "WebFetch",
                 "RecipeImport",
@@ -273,6 +288,11 @@ let package = Package(
         .testTarget(
             name: "WebFetchTests",
             dependencies: ["WebFetch", "TestHTTPServer", "RecipeProtocol"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "PhotoIntakeTests",
+            dependencies: ["PhotoIntake", "CVips", "RecipeModel", "RecipeProtocol"],
             swiftSettings: strict
         ),
         .testTarget(

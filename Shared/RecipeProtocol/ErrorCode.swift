@@ -26,6 +26,8 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case tooManyPhotos = "too_many_photos"
     /// The bytes are not a JPEG, PNG, WebP or HEIC image.
     case unsupportedImage = "unsupported_image"
+    /// The photo says it is an image of a known format but does not decode (truncated, damaged).
+    case unreadableImage = "unreadable_image"
     /// The web address is not an http:// or https:// address the worker may fetch.
     case unsupportedURL = "unsupported_url"
     /// The address resolves to a place that is not on the public internet (loopback, private, link-local…).

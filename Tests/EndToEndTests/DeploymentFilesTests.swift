@@ -45,14 +45,19 @@ struct DeploymentFilesTests {
         }
     }
 
-    @Test("the image: multi-stage, slim runtime with only libzmq5 and libsqlite3-0, a non-root user, a data volume, a health check")
+    @Test("the image: multi-stage, slim runtime with only libzmq5, libsqlite3-0 and libvips42, a non-root user, a data volume, a health check")
     func imageShape() throws {
         let stages = dockerfile.all("FROM")
         #expect(stages.count == 2)
         let runtimeInstall = try #require(dockerfile.all("RUN").first { $0.contains("libzmq5") })
         let packages = Set(runtimeInstall.components(separatedBy: "--no-install-recommends").last!
             .components(separatedBy: "&&").first!.split(whereSeparator: \.isWhitespace).map(String.init))
-        #expect(packages == ["libzmq5", "libsqlite3-0", "ca-certificates"], "\(packages)")
+        #expect(packages == ["libzmq5", "libsqlite3-0", "libvips42", "ca-certificates"], "\(packages)")
+        // The build stage has the headers of each library the runtime stage installs.
+        let buildInstall = try #require(dockerfile.all("RUN").first { $0.contains("libzmq3-dev") })
+        for headers in ["libzmq3-dev", "libsqlite3-dev", "libvips-dev", "pkg-config"] {
+            #expect(buildInstall.contains(headers), "the build stage does not install \(headers)")
+        }
         let user = try #require(dockerfile.all("USER").last)
         #expect(!user.hasPrefix("root") && !user.hasPrefix("0"))
         #expect(dockerfile.all("VOLUME").contains { $0.contains("/data") })

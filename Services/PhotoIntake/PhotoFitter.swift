@@ -1,0 +1,185 @@
+import CVips
+import Foundation
+import RecipeModel
+import RecipeProtocol
+
+/// Makes a photo fit the photo rules instead of refusing it: reads JPEG, PNG, WebP, HEIC
+/// and AVIF; turns it upright by its orientation tag; takes out its metadata (GPS position,
+/// camera serials) unless asked to keep it; scales it down (never up) to the long-side
+/// maximum and re-encodes it — JPEG, or PNG/WebP when it has transparency — stepping the
+/// quality down until it fits the byte limit. A photo that already fits is stored byte for
+/// byte (only its metadata segments are cut out, without decoding it again).
+///
+/// Hostile files are refused before their pixels are decoded: the pixel count comes from
+/// the header, and every format is read by its own loader (libvips' untrusted loaders are
+/// off). `fit` is synchronous CPU work; run it off any socket or request thread.
+public struct PhotoFitter: Sendable {
+    public struct Limits: Sendable, Equatable {
+        /// The stored photo's largest size in bytes (the storage's limit).
+        public var maxBytes = RecipeVault.maxPhotoBytes
+        /// The stored photo's longest side in pixels; larger photos are scaled down to it.
+        public var maxLongSide = 2_560
+        /// The most pixels a photo may have to be read at all (the check against decompression bombs).
+        public var maxPixels = 100_000_000
+        /// The largest file taken in.
+        public var maxInputBytes = 32 * 1_024 * 1_024
+        public init() {}
+    }
+
+    /// A photo ready for storage and what was done to it.
+    public struct Fitted: Sendable {
+        public var bytes: Data
+        public var fitting: PhotoFitting
+    }
+
+    public let limits: Limits
+
+    public init(limits: Limits = Limits()) {
+        self.limits = limits
+        _ = Self.started
+    }
+
+    /// libvips is started once per process, one thread per pipeline: each photo is worked on one core.
+    private static let started: Bool = rv_start(1) == 0
+
+    public func fit(_ input: Data, keepMetadata: Bool = false) throws(ServiceError) -> Fitted {
+        guard Self.started else { throw ServiceError(.internalError, "the image library did not start: \(Self.takeError())") }
+        guard input.count <= limits.maxInputBytes else {
+            throw ServiceError(.photoTooLarge,
+                "the photo is \(ImageKind.formatBytes(input.count)); the worker takes photos of up to \(ImageKind.formatBytes(limits.maxInputBytes)) to fit them")
+        }
+        guard let format = IntakeFormat.detect(input) else {
+            throw ServiceError(.unsupportedImage,
+                "the photo's bytes are not a JPEG, PNG, WebP, HEIC or AVIF image (\(input.count) bytes starting \(input.prefix(4).map { String(format: "%02x", $0) }.joined())); only those are read")
+        }
+        // The loaders read the bytes in place: every use of them stays inside this closure.
+        return try input.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+            Result { () throws(ServiceError) -> Fitted in try fit(raw, format: format, input: input, keepMetadata: keepMetadata) }
+        }.get()
+    }
+
+    private func fit(_ raw: UnsafeRawBufferPointer, format: IntakeFormat, input: Data,
+                     keepMetadata: Bool) throws(ServiceError) -> Fitted {
+        guard let base = raw.baseAddress else { throw ServiceError(.unsupportedImage, "the photo is empty") }
+        guard let header = rv_header(base, raw.count, format.loader) else {
+            throw unreadable(format, input.count)
+        }
+        defer { g_object_unref(header) }
+        let width = Int(vips_image_get_width(header)), height = Int(vips_image_get_height(header))
+        guard width > 0, height > 0, width * height <= limits.maxPixels else {
+            throw ServiceError(.photoTooLarge,
+                "the photo is \(width)×\(height) pixels (\(Self.megapixels(width * height))); the worker reads photos of up to \(Self.megapixels(limits.maxPixels))")
+        }
+        let original = PhotoFitting.Shape(byteCount: input.count, width: width, height: height, format: format.rawValue)
+        let orientation = Int(vips_image_get_orientation(header))
+        let metadataFields: [String] = ["exif-data", "xmp-data", "iptc-data"]
+        let hasMetadata = metadataFields.contains { rv_has_field(header, $0) != 0 }
+            || rv_has_field_prefix(header, "png-comment-") != 0
+        let hasLocation = rv_has_field_prefix(header, "exif-ifd3-") != 0
+        let frames = Int(vips_image_get_n_pages(header))
+        var removed: [PhotoFitting.Change] = []
+        if hasMetadata && !keepMetadata { removed.append(.metadataRemoved) }
+        if hasLocation && !keepMetadata { removed.append(.locationRemoved) }
+
+        let fitsAsItIs = format.storedKind != nil && format != .heic && orientation <= 1
+            && input.count <= limits.maxBytes && max(width, height) <= limits.maxLongSide
+        if fitsAsItIs {
+            // Every pixel is decoded once, so a truncated or damaged photo is refused, not stored.
+            guard rv_decode_all(header) == 0 else { throw unreadable(format, input.count) }
+            if removed.isEmpty { return Fitted(bytes: input, fitting: PhotoFitting(original: original, stored: original, changes: [])) }
+            if let (stripped, _) = MetadataStripper.strip(input, format: format) {
+                var stored = original
+                stored.byteCount = stripped.count
+                return Fitted(bytes: stripped, fitting: PhotoFitting(original: original, stored: stored, changes: removed))
+            }
+        }
+        var changes: [PhotoFitting.Change] = []
+        if orientation > 1 { changes.append(.turnedUpright) }
+        if frames > 1 { changes.append(.firstFrameOnly) }
+        return try reencode(base, raw.count, original: original, format: format, keepMetadata: keepMetadata,
+                            changes: changes + removed)
+    }
+
+    /// Decodes, turns and scales the photo once, then encodes it at falling qualities (and, if
+    /// that is not enough, smaller sizes) until it fits.
+    private func reencode(_ base: UnsafeRawPointer, _ count: Int, original: PhotoFitting.Shape, format: IntakeFormat,
+                          keepMetadata: Bool, changes: [PhotoFitting.Change]) throws(ServiceError) -> Fitted {
+        // A fresh read: the header image of `fit` may have been decoded once already, and it is read in sequence.
+        guard let loaded = rv_header(base, count, format.loader) else { throw unreadable(format, count) }
+        defer { g_object_unref(loaded) }
+        guard var image = rv_fit(loaded, Int32(limits.maxLongSide)) else { throw unreadable(format, count) }
+        defer { g_object_unref(image) }
+        let transparent = vips_image_hasalpha(image) != 0
+        let strip: Int32 = keepMetadata ? 0 : 1
+        for _ in 0..<8 {
+            let attempts: [(IntakeFormat, Int32)] = transparent
+                ? [(.png, 0), (.webp, 90), (.webp, 80), (.webp, 70), (.webp, 60)]
+                : [(.jpeg, 85), (.jpeg, 78), (.jpeg, 70), (.jpeg, 60), (.jpeg, 50)]
+            for (output, quality) in attempts {
+                let bytes = try encode(image, as: output, quality: quality, strip: strip)
+                guard bytes.count <= limits.maxBytes else { continue }
+                let width = Int(vips_image_get_width(image)), height = Int(vips_image_get_height(image))
+                let stored = PhotoFitting.Shape(byteCount: bytes.count, width: width, height: height, format: output.rawValue)
+                var done: [PhotoFitting.Change] = []
+                if changes.contains(.turnedUpright) { done.append(.turnedUpright) }
+                // Turning swaps the sides; scaled down means fewer pixels than the original had.
+                if width * height < original.width * original.height { done.append(.scaledDown) }
+                done.append(.reencoded)
+                if output != format { done.append(.converted) }
+                done += changes.filter { $0 != .turnedUpright }
+                return Fitted(bytes: bytes, fitting: PhotoFitting(original: original, stored: stored, changes: done))
+            }
+            // Even the lowest quality is too large: three quarters of the size, and again.
+            guard let smaller = rv_scale(image, 0.75) else { throw unreadable(format, count) }
+            g_object_unref(image)
+            image = smaller
+        }
+        throw ServiceError(.photoTooLarge,
+            "the photo could not be made to fit \(ImageKind.formatBytes(limits.maxBytes)) by scaling it down; it is kept out")
+    }
+
+    private func encode(_ image: UnsafeMutablePointer<VipsImage>, as format: IntakeFormat, quality: Int32,
+                        strip: Int32) throws(ServiceError) -> Data {
+        var buffer: UnsafeMutableRawPointer?
+        var length = 0
+        let status: Int32 = switch format {
+        case .png: rv_save_png(image, strip, &buffer, &length)
+        case .webp: rv_save_webp(image, quality, strip, &buffer, &length)
+        default: rv_save_jpeg(image, quality, strip, &buffer, &length)
+        }
+        guard status == 0, let buffer else {
+            throw ServiceError(.internalError, "the photo could not be encoded as \(format.rawValue): \(Self.takeError())")
+        }
+        defer { g_free(buffer) }
+        return Data(bytes: buffer, count: length)
+    }
+
+    private func unreadable(_ format: IntakeFormat, _ count: Int) -> ServiceError {
+        ServiceError(.unreadableImage,
+            "the photo (\(ImageKind.formatBytes(count))) starts like a \(format.rawValue) file but could not be read: \(Self.takeError()); it may be truncated or damaged")
+    }
+
+    /// libvips' error text, its first line, without the loader's name in front.
+    static func takeError() -> String {
+        guard let text = rv_take_error() else { return "unknown error" }
+        defer { g_free(text) }
+        let first = String(cString: text).split(separator: "\n").first.map(String.init) ?? ""
+        let message = first.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? first
+        return message.isEmpty ? "unknown error" : message
+    }
+
+    static func megapixels(_ pixels: Int) -> String {
+        pixels >= 10_000_000 ? "\(pixels / 1_000_000) megapixels" : String(format: "%.1f megapixels", Double(pixels) / 1_000_000)
+    }
+}
+
+extension IntakeFormat {
+    var loader: rv_format {
+        switch self {
+        case .jpeg: RV_JPEG
+        case .png: RV_PNG
+        case .webp: RV_WEBP
+        case .heic, .avif: RV_HEIF
+        }
+    }
+}

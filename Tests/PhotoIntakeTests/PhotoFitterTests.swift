@@ -1,0 +1,191 @@
+import Foundation
+import PhotoIntake
+import RecipeModel
+import RecipeProtocol
+import Testing
+
+@Suite("Photo intake: photos made to fit")
+struct PhotoFitterTests {
+    let fitter = PhotoFitter()
+
+    @Test("a 12-megapixel phone JPEG, turned by EXIF and carrying GPS, is stored under 2 MB, upright and without its location")
+    func phonePhoto() throws {
+        // 4032×3024 as the sensor reads it; orientation 6 says "turn 90° clockwise to show".
+        let sensor = TestImages.picture(width: 4_032, height: 3_024, grain: 18, as: .jpeg(quality: 92))
+        let photo = EXIF.adding(to: sensor, orientation: 6)
+        #expect(photo.count > 3_000_000, "the source should be a phone-sized file, not \(photo.count) bytes")
+        let source = try #require(TestImages.read(photo))
+        #expect(source.orientation == 6 && source.hasLocation && source.hasCamera)
+
+        let fitted = try fitter.fit(photo)
+        #expect(fitted.bytes.count <= RecipeVault.maxPhotoBytes)
+        #expect(ImageKind.detect(fitted.bytes) == .jpeg)
+        // Upright: portrait, and the red block from the sensor's top-left is now at the top right.
+        let stored = try #require(TestImages.read(fitted.bytes, at: [(0.9, 0.05), (0.05, 0.05)]))
+        #expect(stored.width == 1_920 && stored.height == 2_560)
+        #expect(TestImages.isRed(stored.pixels[0]) && !TestImages.isRed(stored.pixels[1]), "\(stored.pixels)")
+        #expect(stored.orientation <= 1)
+        #expect(!stored.hasLocation && !stored.hasCamera && !stored.hasEXIF)
+
+        let fitting = fitted.fitting
+        #expect(fitting.original == .init(byteCount: photo.count, width: 4_032, height: 3_024, format: "JPEG"))
+        #expect(fitting.stored == .init(byteCount: fitted.bytes.count, width: 1_920, height: 2_560, format: "JPEG"))
+        for change in [PhotoFitting.Change.turnedUpright, .scaledDown, .reencoded, .metadataRemoved, .locationRemoved] {
+            #expect(fitting.changes.contains(change), "\(change.rawValue) missing from \(fitting.changes)")
+        }
+        #expect(!fitting.changes.contains(.converted))
+        #expect(fitting.summary.hasPrefix("\(ImageKind.formatBytes(photo.count)) 4032×3024 JPEG → "))
+        #expect(fitting.summary.hasSuffix("1920×2560 JPEG, turned upright, location removed"), "\(fitting.summary)")
+    }
+
+    @Test("--keep-metadata keeps the location and camera, and the stored photo is still upright")
+    func keepMetadata() throws {
+        let photo = EXIF.adding(to: TestImages.picture(width: 3_000, height: 2_000, as: .jpeg(quality: 90)), orientation: 6)
+        let fitted = try fitter.fit(photo, keepMetadata: true)
+        let stored = try #require(TestImages.read(fitted.bytes))
+        #expect(stored.hasLocation && stored.hasCamera)
+        #expect(stored.orientation <= 1 && stored.width == 1_707 && stored.height == 2_560)
+        #expect(!fitted.fitting.changes.contains(.locationRemoved) && !fitted.fitting.changes.contains(.metadataRemoved))
+    }
+
+    @Test("a photo that already fits and carries no metadata is stored byte for byte")
+    func fitsAlready() throws {
+        for photo in [TestImages.picture(width: 1_600, height: 1_200, as: .jpeg(quality: 85)),
+                      TestImages.picture(width: 800, height: 600, alpha: true, as: .png)] {
+            let fitted = try fitter.fit(photo)
+            #expect(fitted.bytes == photo)
+            #expect(fitted.fitting.changes.isEmpty)
+            #expect(fitted.fitting.summary.hasSuffix("stored as it came"))
+        }
+    }
+
+    @Test("a photo that fits but carries a location loses only its metadata segments, not a pixel")
+    func metadataCutOutWithoutReencoding() throws {
+        let clean = TestImages.picture(width: 1_200, height: 900, as: .jpeg(quality: 85))
+        let photo = EXIF.adding(to: clean, orientation: 1)
+        let fitted = try fitter.fit(photo)
+        #expect(fitted.bytes == clean, "the APP1 segment alone should have been taken out")
+        #expect(fitted.fitting.changes == [.metadataRemoved, .locationRemoved])
+        #expect(fitted.fitting.summary.hasSuffix("1200×900 JPEG, location removed"))
+    }
+
+    @Test("a WebP's EXIF chunk is cut out (its VP8X flags follow) and the file still reads the same")
+    func webpMetadata() throws {
+        // libvips writes an EXIF chunk into every WebP it saves.
+        let photo = TestImages.picture(width: 1_000, height: 700, alpha: true, as: .webp(quality: 80))
+        #expect(photo.range(of: Data("EXIF".utf8)) != nil)
+        let fitted = try fitter.fit(photo)
+        #expect(fitted.bytes.range(of: Data("EXIF".utf8)) == nil && fitted.bytes.count < photo.count)
+        #expect(fitted.fitting.changes == [.metadataRemoved])
+        let before = try #require(TestImages.read(photo, at: [(0.25, 0.5), (0.75, 0.5)]))
+        let after = try #require(TestImages.read(fitted.bytes, at: [(0.25, 0.5), (0.75, 0.5)]))
+        #expect(!after.hasEXIF && after.hasAlpha && after.pixels == before.pixels && after.width == 1_000)
+        // Once is enough: nothing more comes out.
+        #expect(try fitter.fit(fitted.bytes).bytes == fitted.bytes)
+    }
+
+    @Test("a large PNG with transparency stays transparent")
+    func transparency() throws {
+        let photo = TestImages.picture(width: 3_200, height: 2_400, grain: 30, alpha: true, as: .png)
+        #expect(photo.count > RecipeVault.maxPhotoBytes)
+        let fitted = try fitter.fit(photo)
+        #expect(fitted.bytes.count <= RecipeVault.maxPhotoBytes)
+        #expect([ImageKind.png, .webp].contains(ImageKind.detect(fitted.bytes)))
+        // The right half was transparent, the left half opaque.
+        let stored = try #require(TestImages.read(fitted.bytes, at: [(0.75, 0.5), (0.25, 0.5)]))
+        #expect(stored.hasAlpha && stored.width == 2_560 && stored.height == 1_920)
+        #expect(stored.pixels[0].last == 0 && stored.pixels[1].last == 255, "\(stored.pixels)")
+    }
+
+    @Test("a HEIC photo from a phone-sized source is stored as JPEG")
+    func heic() throws {
+        let photo = TestImages.picture(width: 4_032, height: 3_024, grain: 0, as: .heic(quality: 40))
+        #expect(ImageKind.detect(photo) == .heic)
+        let fitted = try fitter.fit(photo)
+        #expect(ImageKind.detect(fitted.bytes) == .jpeg)
+        let stored = try #require(TestImages.read(fitted.bytes, at: [(0.05, 0.05)]))
+        #expect(stored.width == 2_560 && stored.height == 1_920 && TestImages.isRed(stored.pixels[0]))
+        #expect(fitted.fitting.original.format == "HEIC" && fitted.fitting.stored.format == "JPEG")
+        #expect(fitted.fitting.changes.contains(.converted) && fitted.fitting.changes.contains(.scaledDown))
+        #expect(fitted.fitting.summary.contains("4032×3024 HEIC → ") && fitted.fitting.summary.contains("2560×1920 JPEG"))
+    }
+
+    @Test("AVIF is read and stored as JPEG")
+    func avif() throws {
+        let photo = TestImages.picture(width: 640, height: 480, grain: 0, as: .avif(quality: 50))
+        #expect(IntakeFormat.detect(photo) == .avif)
+        let fitted = try fitter.fit(photo)
+        #expect(ImageKind.detect(fitted.bytes) == .jpeg)
+        #expect(fitted.fitting.stored.width == 640)
+        #expect(fitted.fitting.changes.starts(with: [.reencoded, .converted]) && !fitted.fitting.changes.contains(.scaledDown))
+    }
+
+    @Test("a small photo is never scaled up")
+    func neverUp() throws {
+        let photo = EXIF.adding(to: TestImages.picture(width: 300, height: 200, as: .jpeg(quality: 80)), orientation: 8)
+        let fitted = try fitter.fit(photo)
+        #expect(fitted.fitting.stored.width == 200 && fitted.fitting.stored.height == 300)
+        #expect(!fitted.fitting.changes.contains(.scaledDown))
+    }
+
+    // MARK: Hostile images
+
+    @Test("a decompression bomb is refused from its header, before any pixel is decoded")
+    func decompressionBomb() throws {
+        // 50,000 × 50,000: 2.5 gigapixels promised by a file of a few KB.
+        let bomb = PNGBomb.make(width: 50_000, height: 50_000, rows: 64)
+        #expect(bomb.count < 10_000)
+        let error = try #require(throws: ServiceError.self) { try fitter.fit(bomb) }
+        #expect(error.code == .photoTooLarge)
+        #expect(error.message == "the photo is 50000×50000 pixels (2500 megapixels); the worker reads photos of up to 100 megapixels")
+        // The same, complete and valid: 400 megapixels of one-bit black in ~300 KB.
+        let valid = PNGBomb.make(width: 20_000, height: 20_000)
+        #expect(valid.count < 400_000)
+        let validError = try #require(throws: ServiceError.self) { try fitter.fit(valid) }
+        #expect(validError.code == .photoTooLarge)
+        #expect(validError.message.contains("20000×20000 pixels"))
+    }
+
+    @Test("truncated photos are refused, whether they fit or need fitting")
+    func truncated() throws {
+        let small = TestImages.picture(width: 1_000, height: 800, grain: 20, as: .jpeg(quality: 90))
+        let large = TestImages.picture(width: 3_000, height: 2_000, grain: 20, as: .jpeg(quality: 90))
+        let png = TestImages.picture(width: 900, height: 600, grain: 20, as: .png)
+        for photo in [small, large, png] {
+            let cut = photo.prefix(photo.count * 6 / 10)
+            let error = try #require(throws: ServiceError.self) { try fitter.fit(Data(cut)) }
+            #expect(error.code == .unreadableImage, "\(error)")
+            #expect(error.message.contains("could not be read") && error.message.contains("truncated or damaged"), "\(error.message)")
+        }
+    }
+
+    @Test("a JPEG header on garbage, a HEIC with a broken box, and bytes that are no image are refused")
+    func garbage() throws {
+        var random = SystemRandomNumberGenerator()
+        let garbage = Data([0xFF, 0xD8, 0xFF, 0xE0] + (0..<20_000).map { _ in UInt8.random(in: 0...255, using: &random) })
+        let error = try #require(throws: ServiceError.self) { try fitter.fit(garbage) }
+        #expect(error.code == .unreadableImage, "\(error)")
+
+        var heic = TestImages.picture(width: 640, height: 480, grain: 0, as: .heic(quality: 40))
+        let meta = try #require(heic.range(of: Data("meta".utf8)))
+        heic.replaceSubrange((meta.lowerBound - 4)..<meta.lowerBound, with: [0x7F, 0xFF, 0xFF, 0xF0]) // the box's size
+        let heicError = try #require(throws: ServiceError.self) { try fitter.fit(heic) }
+        #expect(heicError.code == .unreadableImage, "\(heicError)")
+        #expect(heicError.message.hasPrefix("the photo (") && heicError.message.contains("HEIC"))
+
+        for bytes in [Data("hello, not a photo".utf8), Data()] {
+            let notImage = try #require(throws: ServiceError.self) { try fitter.fit(bytes) }
+            #expect(notImage.code == .unsupportedImage)
+            #expect(notImage.message.contains("not a JPEG, PNG, WebP, HEIC or AVIF image"))
+        }
+    }
+
+    @Test("a file larger than the intake takes is refused before it is read")
+    func tooLargeToTake() throws {
+        var limits = PhotoFitter.Limits()
+        limits.maxInputBytes = 100_000
+        let photo = TestImages.picture(width: 1_000, height: 800, grain: 20, as: .jpeg(quality: 95))
+        let error = try #require(throws: ServiceError.self) { try PhotoFitter(limits: limits).fit(photo) }
+        #expect(error.code == .photoTooLarge && error.message.contains("up to 100 KB"))
+    }
+}
