@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "recipe-worker", targets: ["RecipeWorker"]),
         .executable(name: "import-bench", targets: ["ImportBenchmark"]),
         .executable(name: "sync-bench", targets: ["SyncBenchmark"]),
+        .executable(name: "photo-bench", targets: ["PhotoBenchmark"]),
         // What the fuzz targets check (Fuzz/Package.swift builds them with -sanitize=fuzzer).
         .library(name: "FuzzChecks", targets: ["FuzzChecks"]),
     ],
@@ -260,6 +261,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(
+            name: "PhotoBenchmark",
+            dependencies: ["PhotoIntake", "CVips", "TestImages", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Benchmarks/PhotoBenchmark",
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "ImportBenchmark",
             dependencies: ["RecipeImport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Benchmarks/ImportBenchmark",
@@ -268,7 +275,7 @@ let package = Package(
         .target(
             name: "FuzzChecks",
             dependencies: [
-                "Messaging", "RecipeImport", "RecipeModel", "RecipeProtocol", "RecipeStore", "StorageService",
+                "Messaging", "PhotoIntake", "RecipeImport", "RecipeModel", "RecipeProtocol", "RecipeStore", "StorageService",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Fuzz/Checks",
@@ -290,9 +297,16 @@ let package = Package(
             dependencies: ["WebFetch", "TestHTTPServer", "RecipeProtocol"],
             swiftSettings: strict
         ),
+        .target(
+            // Photos made by libvips for the tests and the photo benchmark: phone-like JPEGs with EXIF, HEIC, bombs.
+            name: "TestImages",
+            dependencies: ["CVips"],
+            path: "Tests/Support/TestImages",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "PhotoIntakeTests",
-            dependencies: ["PhotoIntake", "CVips", "RecipeModel", "RecipeProtocol"],
+            dependencies: ["PhotoIntake", "TestImages", "RecipeModel", "RecipeProtocol"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -377,7 +391,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["Messaging", "ZeroMQ", "RecipeProtocol", "RecipeModel", "RecipeStore", "ReplicaSync", "TestHTTPServer",
+            dependencies: ["Messaging", "ZeroMQ", "RecipeProtocol", "RecipeModel", "RecipeStore", "ReplicaSync", "TestHTTPServer", "TestImages",
                            .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),

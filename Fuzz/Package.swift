@@ -8,6 +8,7 @@ let targets = [
     ("fuzz-page", "Page"),
     ("fuzz-parsers", "Parsers"),
     ("fuzz-sync-apply", "SyncApply"),
+    ("fuzz-photo-intake", "Photos"),
 ]
 
 let package = Package(

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Messaging
+import PhotoIntake
 import RecipeImport
 import RecipeModel
 import RecipeProtocol
@@ -89,6 +90,45 @@ public enum FuzzChecks {
     }
 
     /// Durations and ingredient lines: any text reads without trapping, within the documented ranges.
+    /// Any bytes given to the worker's photo intake: a photo within the photo rules (and which
+    /// fits again to itself), or a refusal with one of the three photo errors — never a crash, a
+    /// hang or an internal error. The metadata stripper, on the same bytes read as each format,
+    /// keeps within them and is idempotent.
+    public static func photoIntake(_ data: Data) {
+        for format in [IntakeFormat.jpeg, .png, .webp] {
+            guard let (once, _) = MetadataStripper.strip(data, format: format) else { continue }
+            if once.count > data.count { broken("stripping \(format) metadata made the file larger") }
+            guard let (twice, removed) = MetadataStripper.strip(once, format: format), !removed, twice == once else {
+                broken("stripping \(format) metadata twice took more out the second time")
+            }
+        }
+        do {
+            let fitted = try photoFitter.fit(data)
+            let output = fitted.bytes, fitting = fitted.fitting
+            if output.count > photoFitter.limits.maxBytes { broken("the fitted photo is \(output.count) bytes") }
+            do { _ = try PhotoRules.check(output) } catch { broken("storage would refuse the fitted photo: \(error.message)") }
+            if fitting.stored.byteCount != output.count { broken("the fitting says \(fitting.stored.byteCount) bytes for \(output.count)") }
+            if fitting.changes.isEmpty && output != data { broken("no changes reported, but the bytes changed") }
+            if !fitting.changes.isEmpty && max(fitting.stored.width, fitting.stored.height) > photoFitter.limits.maxLongSide {
+                broken("a fitted photo of \(fitting.stored.width)×\(fitting.stored.height) passes the long side")
+            }
+            guard let again = try? photoFitter.fit(output) else { broken("the fitted photo is refused when fitted again") }
+            if again.bytes != output { broken("fitting a fitted photo changed it again (\(again.fitting.changes))") }
+        } catch {
+            if ![.unsupportedImage, .unreadableImage, .photoTooLarge].contains(error.code) {
+                broken("the photo intake answered \(error.code): \(error.message)")
+            }
+        }
+    }
+
+    /// Small limits, so one input stays quick: 4 megapixels read at most, 1,024 px stored.
+    private static let photoFitter: PhotoFitter = {
+        var limits = PhotoFitter.Limits()
+        limits.maxPixels = 4_000_000
+        limits.maxLongSide = 1_024
+        return PhotoFitter(limits: limits)
+    }()
+
     public static func parsers(_ data: Data) {
         let text = String(decoding: data, as: UTF8.self)
         if case .minutes(let minutes) = ISODuration.read(text) {

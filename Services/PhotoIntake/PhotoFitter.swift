@@ -21,8 +21,8 @@ public struct PhotoFitter: Sendable {
         public var maxLongSide = 2_560
         /// The most pixels a photo may have to be read at all (the check against decompression bombs).
         public var maxPixels = 100_000_000
-        /// The largest file taken in.
-        public var maxInputBytes = 32 * 1_024 * 1_024
+        /// The largest file taken in: a request frame's default limit (16 MiB), which a 48-megapixel phone photo fits.
+        public var maxInputBytes = 16 * 1_024 * 1_024
         public init() {}
     }
 
@@ -116,7 +116,9 @@ public struct PhotoFitter: Sendable {
                 ? [(.png, 0), (.webp, 90), (.webp, 80), (.webp, 70), (.webp, 60)]
                 : [(.jpeg, 85), (.jpeg, 78), (.jpeg, 70), (.jpeg, 60), (.jpeg, 50)]
             for (output, quality) in attempts {
-                let bytes = try encode(image, as: output, quality: quality, strip: strip)
+                var bytes = try encode(image, as: output, quality: quality, strip: strip)
+                // libvips writes a small EXIF chunk into every WebP, stripped or not: cut it out too.
+                if !keepMetadata, let (stripped, _) = MetadataStripper.strip(bytes, format: output) { bytes = stripped }
                 guard bytes.count <= limits.maxBytes else { continue }
                 let width = Int(vips_image_get_width(image)), height = Int(vips_image_get_height(image))
                 let stored = PhotoFitting.Shape(byteCount: bytes.count, width: width, height: height, format: output.rawValue)

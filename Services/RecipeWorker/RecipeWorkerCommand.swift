@@ -80,6 +80,14 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Seconds a web server may stay silent while sending.", valueName: "seconds"))
     var readTimeout: Double = 15
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Longest side of a stored photo, in pixels: larger photos are scaled down to it, never up (640 to 8192).", valueName: "pixels"))
+    var photoLongSide: Int = 2_560
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Largest photo read at all, in megapixels, checked from the file's header before decoding (1 to 1000).", valueName: "megapixels"))
+    var maxPhotoMegapixels: Int = 100
+
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
@@ -93,6 +101,10 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
             throw ValidationError("\(name) must be more than 0 and at most 600 seconds; got \(value)")
         }
         do { _ = try AllowList(allowHostEntries) } catch { throw ValidationError(error.description) }
+        guard (640...8_192).contains(photoLongSide) else { throw ValidationError("--photo-long-side must be 640 to 8192 pixels; got \(photoLongSide)") }
+        guard (1...1_000).contains(maxPhotoMegapixels) else {
+            throw ValidationError("--max-photo-megapixels must be 1 to 1000; got \(maxPhotoMegapixels)")
+        }
         guard (5...86_400).contains(syncInterval) else { throw ValidationError("--sync-interval must be 5 to 86400 seconds; got \(syncInterval)") }
         for replica in replicaEndpoints where !replica.contains("://") {
             throw ValidationError("--replica \"\(replica)\" is not an endpoint; give one like tcp://laptop:5555")
@@ -148,6 +160,8 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         configuration.concurrency = concurrency
+        configuration.photoLimits.maxLongSide = photoLongSide
+        configuration.photoLimits.maxPixels = maxPhotoMegapixels * 1_000_000
         configuration.maxMessageBytes = limits.maxMessageBytes
         configuration.maxRequestsInFlight = limits.maxRequests
         configuration.replyCacheBytes = limits.replyCacheBytes

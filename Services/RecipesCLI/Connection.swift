@@ -76,7 +76,7 @@ struct ConnectionOptions: ParsableArguments {
                    security: try workerSecurity())
     }
 
-    private func workerSecurity() throws -> CurveClientSecurity? {
+    func workerSecurity() throws -> CurveClientSecurity? {
         try security(serverKeyFile: workerKey ?? environment("RECIPES_WORKER_KEY_FILE"), service: "recipe-worker", option: "the worker key")
     }
 
@@ -89,7 +89,7 @@ struct ConnectionOptions: ParsableArguments {
                           security: try workerSecurity(), attempts: 1, seconds: max(seconds, timeout))
     }
 
-    private func client(endpoint: String, service: String, variable: String, option: String,
+    func client(endpoint: String, service: String, variable: String, option: String,
                         security: CurveClientSecurity?, attempts: Int = 3, seconds: Double? = nil) throws -> MessageClient {
         var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: service)
         configuration.attempts = attempts
@@ -170,6 +170,11 @@ func sentence(for error: ServiceError) -> String {
     case .starterReadOnly: error.message + "."
     default: error.message
     }
+}
+
+/// A line on standard error that does not stop the command.
+func printNote(_ message: String) {
+    FileHandle.standardError.write(Data("recipes: note: \(message)\n".utf8))
 }
 
 func fail(_ message: String, status: Int32) -> Never {

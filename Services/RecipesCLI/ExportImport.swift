@@ -166,6 +166,9 @@ struct ImportFolder: AsyncParsableCommand {
             guard let entries = try? FileManager.default.contentsOfDirectory(atPath: root.path) else {
                 throw CLIError("cannot read the folder \(folder)", status: ExitStatus.notFound)
             }
+            // Photos go through recipe-worker's photo intake when it is there, so oversized ones are fitted, not refused.
+            let sender = try await PhotoSender.make(connection: connection, asIs: false, keepMetadata: false)
+            if let note = sender.note { printNote(note) }
             var created = 0, existing = 0, photosAdded = 0
             for entry in entries.sorted() {
                 let directory = root.appendingPathComponent(entry)
@@ -176,11 +179,10 @@ struct ImportFolder: AsyncParsableCommand {
                 if let book {
                     draft.bookID = try await client.call(BookOps.Create.self, book).id
                 }
-                // Every photo is checked before anything of this recipe is sent.
-                let photos = try images.map { name -> Data in
-                    let bytes = try readFile(directory.appendingPathComponent(name).path)
-                    do { _ = try PhotoRules.check(bytes) } catch let error as ServiceError { throw CLIError("\(entry)/\(name): \(error.message)") }
-                    return bytes
+                // Every photo is read and made to fit before anything of this recipe is sent.
+                var photos: [Data] = []
+                for name in images {
+                    photos.append(try await sender.prepare(try readFile(directory.appendingPathComponent(name).path), file: "\(entry)/\(name)").bytes)
                 }
                 let result = try await client.call(RecipeOps.Create.self, .init(id: id, recipe: draft))
                 if result.created { created += 1 } else { existing += 1 }

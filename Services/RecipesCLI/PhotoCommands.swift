@@ -11,26 +11,52 @@ struct PhotoCommand: AsyncParsableCommand {
 }
 
 struct AddPhotos: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "add", abstract: "Add photos (JPEG, PNG, WebP or HEIC) to a recipe.")
+    static let configuration = CommandConfiguration(
+        commandName: "add", abstract: "Add photos to a recipe, made to fit by recipe-worker.",
+        discussion: """
+            recipe-worker reads JPEG, PNG, WebP, HEIC and AVIF, turns each photo upright, removes its metadata \
+            (GPS position, camera details) and, when it is over 2 MB or longer than 2,560 px, scales it down and \
+            re-encodes it (JPEG; PNG or WebP when it has transparency). A photo that already fits is stored byte \
+            for byte. Without a reachable worker, or with --as-is, the files are stored untouched and must be \
+            JPEG, PNG, WebP or HEIC of at most 2 MB.
+            """)
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "Recipe id, short id or name.") var recipe: String
     @Argument(help: "Image files.") var files: [String]
+    @Flag(name: .long, help: "Store the files untouched, straight into recipe-storage (its 2 MB and format rules apply).")
+    var asIs = false
+    @Flag(name: .long, help: "Keep the photos' EXIF, XMP and IPTC metadata (GPS position, camera) instead of removing it.")
+    var keepMetadata = false
 
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("name at least one image file") }
         guard files.count <= RecipeVault.maxPhotosPerRecipe else {
             throw ValidationError("\(files.count) files; a recipe holds at most \(RecipeVault.maxPhotosPerRecipe) photos")
         }
+        guard !(asIs && keepMetadata) else {
+            throw ValidationError("--keep-metadata is for photos recipe-worker fits; --as-is stores the files untouched, metadata and all")
+        }
+    }
+
+    /// `--json`: the recipe's photos, and what was done to each file.
+    struct Result: Codable {
+        struct Fitted: Codable {
+            var file: String
+            var fitting: PhotoFitting
+        }
+        var photos: [PhotoInfo]
+        var fitted: [Fitted]
     }
 
     func run() async throws {
         try await reportingFailures {
-            // Every file is checked here first, so nothing is sent when one would be refused.
-            var images: [(String, Data)] = []
+            let sender = try await PhotoSender.make(connection: connection, asIs: asIs, keepMetadata: keepMetadata)
+            if let note = sender.note { printNote(note) }
+            // Every file is read and made to fit first, so nothing is stored when one would be refused.
+            var images: [(file: String, bytes: Data, fitting: PhotoFitting?)] = []
             for file in files {
-                let bytes = try readFile(file)
-                do { _ = try PhotoRules.check(bytes) } catch let error as ServiceError { throw CLIError("\(file): \(error.message)") }
-                images.append((file, bytes))
+                let (bytes, fitting) = try await sender.prepare(try readFile(file), file: file)
+                images.append((file, bytes, fitting))
             }
             let client = try connection.storageClient()
             let id = try await RecipeReference.resolve(recipe, using: client)
@@ -39,10 +65,12 @@ struct AddPhotos: AsyncParsableCommand {
                 throw CLIError("the recipe has \(existing) photos; adding \(images.count) would pass the limit of \(RecipeVault.maxPhotosPerRecipe)")
             }
             var photos: [PhotoInfo] = []
-            for (_, bytes) in images {
-                photos = try await client.send(PhotoOps.Add.self, .init(recipeID: id), frames: [bytes]).body.photos
+            for image in images {
+                photos = try await client.send(PhotoOps.Add.self, .init(recipeID: id), frames: [image.bytes]).body.photos
             }
-            if connection.json { return try Output.json(PhotoOps.List(photos: photos)) }
+            let fitted = images.compactMap { image in image.fitting.map { Result.Fitted(file: image.file, fitting: $0) } }
+            if connection.json { return try Output.json(Result(photos: photos, fitted: fitted)) }
+            for image in fitted { print("\(image.file): \(image.fitting.summary)") }
             print("The recipe has \(photos.count) photo\(photos.count == 1 ? "" : "s") now.")
         }
     }

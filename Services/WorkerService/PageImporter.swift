@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Logging
 import Messaging
+import PhotoIntake
 import RecipeImport
 import RecipeModel
 import RecipeProtocol
@@ -9,18 +10,20 @@ import WebFetch
 
 /// Turns a web page into a stored recipe: fetch (guarded), extract, store
 /// through recipe-storage (same page → same recipe), then take the page's main
-/// image in as the first photo when it passes the photo rules.
+/// image in as the first photo, made to fit the photo rules by the photo intake.
 public struct PageImporter: Sendable {
     let fetcher: GuardedFetcher
     let storage: MessageClient
+    let photos: PhotoDesk
     let logger: Logger
     /// Pages are read here, one at a time: reading is CPU work that must hold up neither
     /// the socket's thread nor the request handlers, and one page at a time bounds the memory it takes.
     let extraction: ThreadExecutor
 
-    public init(fetcher: GuardedFetcher, storage: MessageClient, logger: Logger) {
+    public init(fetcher: GuardedFetcher, storage: MessageClient, photos: PhotoDesk, logger: Logger) {
         self.fetcher = fetcher
         self.storage = storage
+        self.photos = photos
         self.logger = logger
         self.extraction = ThreadExecutor(name: "recipe extraction")
     }
@@ -112,8 +115,8 @@ public struct PageImporter: Sendable {
 
     // MARK: Photo intake
 
-    /// Adds the page's main image as the recipe's first photo when it is a real
-    /// image within the photo rules and the recipe has room; otherwise says why not.
+    /// Adds the page's main image as the recipe's first photo, made to fit the photo rules,
+    /// when it is a real image and the recipe has room; otherwise says why not.
     func intake(_ candidates: [String], into recipe: Recipe) async -> PhotoIntake {
         guard let first = candidates.first else { return PhotoIntake(added: false, note: "the page names no image") }
         guard recipe.photos.count < RecipeVault.maxPhotosPerRecipe else {
@@ -132,26 +135,28 @@ public struct PageImporter: Sendable {
             } catch let error as ServiceError {
                 if [.fetchFailed, .fetchTimeout, .blockedAddress, .blockedBySite].contains(error.code) { unreachableHosts.insert(host) }
                 notes.append(error.code == .pageTooLarge
-                    ? "the image at \(candidate) is larger than \(ImageKind.formatBytes(RecipeVault.maxPhotoBytes)), the photo limit"
+                    ? "the image at \(candidate) is larger than \(ImageKind.formatBytes(fetcher.policy.maxImageBytes)), the most the worker takes in to fit"
                     : "the image at \(candidate) could not be fetched (\(error.message))")
                 continue
             } catch {
                 notes.append("the image at \(candidate) could not be fetched (\(error))")
                 continue
             }
+            let fitted: PhotoFitter.Fitted
             do {
-                _ = try PhotoRules.check(bytes)
+                fitted = try await photos.fit(bytes, keepMetadata: false)
             } catch {
                 notes.append("the image at \(candidate) was skipped: \(error.message)")
                 continue
             }
-            let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+            // The intake is deterministic: the same image fits to the same bytes, so a second import finds it.
+            let digest = SHA256.hash(data: fitted.bytes).map { String(format: "%02x", $0) }.joined()
             if recipe.photos.contains(where: { $0.sha256 == digest }) {
                 return PhotoIntake(added: false, source: candidate, note: "the page's image is already one of the recipe's photos")
             }
             do {
-                _ = try await storage.send(PhotoOps.Add.self, .init(recipeID: recipe.id, position: 0), frames: [bytes])
-                return PhotoIntake(added: true, source: candidate)
+                _ = try await storage.send(PhotoOps.Add.self, .init(recipeID: recipe.id, position: 0), frames: [fitted.bytes])
+                return PhotoIntake(added: true, source: candidate, fitting: fitted.fitting)
             } catch let error as ServiceError {
                 notes.append("recipe-storage did not keep the image at \(candidate): \(error.message)")
             } catch {

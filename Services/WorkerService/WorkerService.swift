@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Messaging
+import PhotoIntake
 import RecipeProtocol
 import ServiceLifecycle
 import WebFetch
@@ -26,6 +27,8 @@ public struct WorkerConfiguration: Sendable {
     public var rescanInterval: Duration = .seconds(5)
     /// The largest frame a client may send (saved pages travel in JSON).
     public var maxFrameBytes = WireProtocol.defaultMaxFrameBytes
+    /// What the photo intake makes photos fit (long side, pixels read at most, bytes taken in).
+    public var photoLimits = PhotoFitter.Limits()
     /// Other recipe-storage replicas kept in step with `storageEndpoint`.
     public var replicaEndpoints: [String] = []
     /// How often the pairs are synced when no change notice arrives.
@@ -53,6 +56,7 @@ public struct WorkerService: Sendable {
     public let runner: JobRunner
     public let storage: MessageClient
     public let sync: SyncCoordinator
+    public let photos: PhotoDesk
 
     public init(configuration: WorkerConfiguration, logger: Logger) throws {
         var client = MessageClient.Configuration(endpoint: configuration.storageEndpoint, serviceName: "recipe-storage")
@@ -63,8 +67,13 @@ public struct WorkerService: Sendable {
         client.securityHint = "check the worker's --secret-key and --storage-key, and the storage's --client-keys"
         let storage = try MessageClient(configuration: client, logger: logger)
         self.storage = storage
-        let fetcher = GuardedFetcher(policy: configuration.fetchPolicy, logger: logger)
-        let importer = PageImporter(fetcher: fetcher, storage: storage, logger: logger)
+        let photos = PhotoDesk(limits: configuration.photoLimits, storage: storage)
+        self.photos = photos
+        var fetchPolicy = configuration.fetchPolicy
+        // A page's image is read up to what the intake takes in: it is made to fit afterwards.
+        fetchPolicy.maxImageBytes = configuration.photoLimits.maxInputBytes
+        let fetcher = GuardedFetcher(policy: fetchPolicy, logger: logger)
+        let importer = PageImporter(fetcher: fetcher, storage: storage, photos: photos, logger: logger)
         let runner = JobRunner(importer: importer, storage: storage, concurrency: configuration.concurrency,
                                rescanInterval: configuration.rescanInterval, logger: logger)
         self.runner = runner
@@ -92,11 +101,13 @@ public struct WorkerService: Sendable {
         }
         routes.handle(ImportOps.Batch.self) { request, _ in try await runner.submit(request) }
         routes.handle(PhotoOps.Add.self) { request, context in
-            // The same rules as storage, checked here first so a bad photo never travels on.
-            let bytes = try context.frame(request.photo)
-            _ = try PhotoRules.check(bytes)
-            return try await storage.send(PhotoOps.Add.self, .init(recipeID: request.recipeID, position: request.position),
-                                          frames: [bytes]).body
+            // Made to fit here, so only a photo within the rules travels on to storage.
+            try await photos.add(try context.frame(request.photo), to: request.recipeID, position: request.position,
+                                 keepMetadata: request.keepMetadata ?? false)
+        }
+        routes.handleWithFrames(PhotoOps.Fit.self) { request, context in
+            let fitted = try await photos.fit(try context.frame(request.photo), keepMetadata: request.keepMetadata ?? false)
+            return Reply(.init(fitting: fitted.fitting), frames: [fitted.bytes])
         }
         var server = MessageServer.Configuration(endpoint: configuration.bindEndpoint, serviceName: "recipe-worker")
         server.maxFrameBytes = configuration.maxFrameBytes

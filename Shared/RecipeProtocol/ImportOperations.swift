@@ -211,12 +211,15 @@ public struct PhotoIntake: Codable, Sendable, Equatable {
     public var added: Bool
     /// The image's address, when the page named one.
     public var source: String?
-    /// Why it was not added (too large, not an image, the recipe is full, already there…).
+    /// Why it was not added (not an image, damaged, the recipe is full, already there…).
     public var note: String?
-    public init(added: Bool, source: String? = nil, note: String? = nil) {
+    /// What the photo intake did to the image to make it fit (scaled, re-encoded, metadata removed…).
+    public var fitting: PhotoFitting?
+    public init(added: Bool, source: String? = nil, note: String? = nil, fitting: PhotoFitting? = nil) {
         self.added = added
         self.source = source
         self.note = note
+        self.fitting = fitting
     }
 }
 

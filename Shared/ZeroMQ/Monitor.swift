@@ -18,6 +18,8 @@ public struct SocketEvent: Sendable, Equatable {
         /// The peer's authenticator refused us (`value` is its status code, such as 400).
         public static let handshakeFailedAuth = Kind(rawValue: UInt16(ZMQ_EVENT_HANDSHAKE_FAILED_AUTH))
         public static let handshakeSucceeded = Kind(rawValue: UInt16(ZMQ_EVENT_HANDSHAKE_SUCCEEDED))
+        /// A connection attempt failed (refused, nothing listening) and will be tried again.
+        public static let connectRetried = Kind(rawValue: UInt16(ZMQ_EVENT_CONNECT_RETRIED))
     }
 
     public var kind: Kind

@@ -1,6 +1,7 @@
 import Foundation
 import RecipeModel
 import RecipeProtocol
+import TestImages
 import Testing
 
 /// Runs the built `recipes` binary against `endpoint`; returns its exit status and what it printed.
@@ -87,6 +88,70 @@ struct CLITests {
             #expect(refused.output.contains("huge.jpg: photo is 2.5 MB") && refused.output.contains("the limit is 2 MB"))
             let list = try await recipes(["photo", "list", "Bread", "--json"], storage: storage)
             #expect(try WireCodec.makeDecoder().decode(PhotoOps.List.self, from: Data(list.output.utf8)).photos.count == 1)
+        }
+    }
+
+    @Test("photo add goes through recipe-worker: a phone photo is fitted and the reply says how; --keep-metadata, --as-is, and no worker")
+    func photosThroughWorker() async throws {
+        try await withStorageProcess { storage async throws in
+            let worker = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", storage, "--sync-on-request"])
+            let workerEndpoint = try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#)
+            let viaWorker = ["--worker", workerEndpoint]
+            _ = try await recipes(["add", "--name", "Bread", "--ingredient", "500 g flour"], storage: storage)
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-fit-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let phone = EXIF.adding(to: TestImages.picture(width: 3_000, height: 2_000, grain: 24, as: .jpeg(quality: 95)), orientation: 6)
+            #expect(phone.count > RecipeVault.maxPhotoBytes)
+            let phoneFile = folder.appendingPathComponent("IMG_1234.jpg")
+            try phone.write(to: phoneFile)
+
+            let added = try await recipes(["photo", "add", "Bread", phoneFile.path] + viaWorker, storage: storage)
+            #expect(added.status == 0, "\(added.output)")
+            #expect(added.output.contains("IMG_1234.jpg: \(ImageKind.formatBytes(phone.count)) 3000×2000 JPEG → "), "\(added.output)")
+            #expect(added.output.contains("1707×2560 JPEG, turned upright, location removed") && added.output.contains("1 photo now"))
+            let back = folder.appendingPathComponent("back.jpg")
+            #expect(try await recipes(["photo", "get", "Bread", "1", "-o", back.path], storage: storage).status == 0)
+            let stored = try #require(TestImages.read(try Data(contentsOf: back)))
+            #expect(stored.width == 1_707 && stored.height == 2_560 && !stored.hasLocation && !stored.hasCamera)
+
+            // --keep-metadata, and --json says what was done to each file.
+            let kept = try await recipes(["photo", "add", "Bread", phoneFile.path, "--keep-metadata", "--json"] + viaWorker, storage: storage)
+            #expect(kept.status == 0, "\(kept.output)")
+            let keptJSON = try JSONSerialization.jsonObject(with: Data(kept.output.utf8)) as? [String: Any]
+            let fitted = try #require(keptJSON?["fitted"] as? [[String: Any]])
+            let changes = (fitted.first?["fitting"] as? [String: Any])?["changes"] as? [String]
+            #expect(fitted.first?["file"] as? String == phoneFile.path && changes?.contains("turnedUpright") == true
+                    && changes?.contains("locationRemoved") == false, "\(kept.output)")
+            #expect(try await recipes(["photo", "get", "Bread", "2", "-o", back.path], storage: storage).status == 0)
+            #expect(TestImages.read(try Data(contentsOf: back))?.hasLocation == true)
+
+            // --as-is: straight to storage, whose 2 MB limit refuses the phone photo and keeps a small one byte for byte.
+            let refused = try await recipes(["photo", "add", "Bread", phoneFile.path, "--as-is"] + viaWorker, storage: storage)
+            #expect(refused.status == 65 && refused.output.contains("IMG_1234.jpg: photo is") && refused.output.contains("the limit is 2 MB"),
+                    "\(refused.output)")
+            let small = TestImages.picture(width: 300, height: 200, alpha: true, as: .png)
+            let smallFile = folder.appendingPathComponent("small.png")
+            try small.write(to: smallFile)
+            #expect(try await recipes(["photo", "add", "Bread", smallFile.path, "--as-is"] + viaWorker, storage: storage).status == 0)
+            #expect(try await recipes(["photo", "get", "Bread", "3", "-o", back.path], storage: storage).status == 0)
+            #expect(try Data(contentsOf: back) == small)
+            let both = try await recipes(["photo", "add", "Bread", smallFile.path, "--as-is", "--keep-metadata"], storage: storage)
+            #expect(both.status == 64 && both.output.contains("--as-is stores the files untouched"), "\(both.output)")
+
+            // A damaged file is refused with the reason, and nothing is stored.
+            let damagedFile = folder.appendingPathComponent("cut.jpg")
+            try phone.prefix(phone.count / 2).write(to: damagedFile)
+            let damaged = try await recipes(["photo", "add", "Bread", damagedFile.path] + viaWorker, storage: storage)
+            #expect(damaged.status == 65 && damaged.output.contains("cut.jpg: the photo") && damaged.output.contains("could not be read"),
+                    "\(damaged.output)")
+
+            // No worker: the photos go as they are, and the CLI says so.
+            _ = try await worker.stop()
+            let alone = try await recipes(["photo", "add", "Bread", smallFile.path] + viaWorker, storage: storage)
+            #expect(alone.status == 0 && alone.output.contains("recipe-worker is not reachable at \(workerEndpoint)"), "\(alone.output)")
+            let list = try await recipes(["photo", "list", "Bread", "--json"], storage: storage)
+            #expect(try WireCodec.makeDecoder().decode(PhotoOps.List.self, from: Data(list.output.utf8)).photos.count == 3)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import RecipeProtocol
+import TestImages
 import Testing
 
 /// Three storages and a worker as processes; random changes through the CLI on random replicas,
@@ -151,10 +152,9 @@ func treeContents(_ folder: URL) throws -> [String: Data] {
 
 /// Bytes that start like a JPEG, from a seed.
 func chaosJPEG(seed: UInt64) -> Data {
-    var random = ChaosRandom(seed: seed)
-    var data = Data([0xFF, 0xD8, 0xFF, 0xE0])
-    data.append(contentsOf: (0..<2_000).map { _ in UInt8(truncatingIfNeeded: random.next()) })
-    return data
+    // A real JPEG (photos from the CLI go through the worker's photo intake, which decodes them), the same
+    // for the same seed; its size comes from the seed, so almost every seed of a large pool gives other bytes.
+    TestImages.picture(width: 32 + Int(seed % 97), height: 24 + Int(seed / 97 % 89), grain: 0, as: .jpeg(quality: 80))
 }
 
 /// A small seeded generator (SplitMix64), so a failing run replays from its seed.

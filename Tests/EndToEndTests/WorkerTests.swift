@@ -3,6 +3,7 @@ import Messaging
 import RecipeModel
 import RecipeProtocol
 import TestHTTPServer
+import TestImages
 import Testing
 
 #if canImport(Glibc)
@@ -56,11 +57,6 @@ func recipePage(name: String, ingredients: [String], image: String?) -> String {
     if let image { recipe["image"] = image }
     let json = String(decoding: try! JSONSerialization.data(withJSONObject: recipe), as: UTF8.self)
     return "<html><head><script type=\"application/ld+json\">\(json)</script></head><body><h1>\(name)</h1></body></html>"
-}
-
-/// Bytes that are a JPEG by their signature, `size` long.
-func jpegBytes(_ size: Int, seed: UInt8 = 0) -> [UInt8] {
-    [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 0x4A, 0x46, 0x49, 0x46, 0x00, seed] + [UInt8](repeating: seed, count: max(0, size - 14)) + [0xFF, 0xD9]
 }
 
 @Suite("recipe-worker: importing web pages end to end", .serialized)
@@ -137,7 +133,8 @@ struct WorkerTests {
         let (worker, endpoint) = try await services.startWorker()
         let client = try services.client(endpoint)
         let storage = try services.client(services.storageEndpoint)
-        let image = jpegBytes(50_000, seed: 7)
+        // A real photo that already fits: the intake stores it byte for byte.
+        let image = [UInt8](TestImages.picture(width: 640, height: 480, as: .jpeg(quality: 80)))
         server.route("/photo.jpg", .bytes(image, contentType: "image/jpeg"))
         server.route("/soup", .html(recipePage(name: "Leek Soup", ingredients: ["2 leeks", "1 l stock"], image: "/photo.jpg")))
         let url = "\(server.baseURL)/soup"
@@ -176,36 +173,74 @@ struct WorkerTests {
         await server.shutdown()
     }
 
-    @Test("an image over 2 MB or not an image is skipped with a reason; the recipe is still imported")
+    @Test("a page's phone-sized photo is made to fit; an image that is none or is damaged is skipped with a reason; the recipe is still imported")
     func photoIntake() async throws {
         let server = try await TestHTTPServer()
         let services = try await Services()
         let (worker, endpoint) = try await services.startWorker()
         let client = try services.client(endpoint)
-        server.route("/big.jpg", .bytes(jpegBytes(2_400_000), contentType: "image/jpeg"))
+        let storage = try services.client(services.storageEndpoint)
+        let phone = EXIF.adding(to: TestImages.picture(width: 3_000, height: 2_000, grain: 24, as: .jpeg(quality: 95)), orientation: 6)
+        #expect(phone.count > RecipeVault.maxPhotoBytes)
+        server.route("/big.jpg", .bytes([UInt8](phone), contentType: "image/jpeg"))
         server.route("/fake.jpg", .html("<html>not an image</html>"))
+        server.route("/broken.jpg", .bytes([UInt8](phone.prefix(phone.count / 2)), contentType: "image/jpeg"))
         server.route("/big", .html(recipePage(name: "Big Photo Cake", ingredients: ["1 cake"], image: "/big.jpg")))
         server.route("/fake", .html(recipePage(name: "Fake Photo Pie", ingredients: ["1 pie"], image: "/fake.jpg")))
+        server.route("/broken", .html(recipePage(name: "Broken Photo Flan", ingredients: ["1 flan"], image: "/broken.jpg")))
         server.route("/none", .html(recipePage(name: "No Photo Tart", ingredients: ["1 tart"], image: nil)))
 
         let big = try await client.call(ImportOps.FromURL.self, .init(url: "\(server.baseURL)/big"))
-        #expect(big.recipe?.photos.isEmpty == true && !big.photo.added)
-        #expect(big.photo.note?.contains("2 MB") == true, "\(big.photo.note ?? "")")
+        let cake = try #require(big.recipe)
+        #expect(big.photo.added && cake.photos.count == 1)
+        let fitting = try #require(big.photo.fitting)
+        #expect(fitting.original.byteCount == phone.count && fitting.stored.byteCount <= RecipeVault.maxPhotoBytes)
+        #expect(fitting.changes.contains(.locationRemoved) && fitting.changes.contains(.turnedUpright), "\(fitting.changes)")
+        #expect(fitting.summary.hasSuffix("1707×2560 JPEG, turned upright, location removed"), "\(fitting.summary)")
+        // What storage holds is the fitted photo: upright, without the location.
+        let stored = try await storage.send(PhotoOps.Get.self, .init(recipeID: cake.id, position: 0))
+        let storedBytes = try #require(stored.frames.first)
+        let read = try #require(TestImages.read(storedBytes))
+        #expect(read.width == 1_707 && read.height == 2_560 && !read.hasLocation)
+        // Importing the page again finds the same fitted photo: it is not added twice.
+        let again = try await client.call(ImportOps.FromURL.self, .init(url: "\(server.baseURL)/big"))
+        #expect(again.recipe?.photos.count == 1 && again.photo.note == "the page's image is already one of the recipe's photos")
+
         let fake = try await client.call(ImportOps.FromURL.self, .init(url: "\(server.baseURL)/fake"))
         #expect(fake.recipe?.photos.isEmpty == true && fake.photo.note?.contains("not a JPEG") == true, "\(fake.photo.note ?? "")")
+        let broken = try await client.call(ImportOps.FromURL.self, .init(url: "\(server.baseURL)/broken"))
+        #expect(broken.recipe?.photos.isEmpty == true && broken.photo.note?.contains("could not be read") == true, "\(broken.photo.note ?? "")")
         let none = try await client.call(ImportOps.FromURL.self, .init(url: "\(server.baseURL)/none"))
         #expect(none.recipe != nil && none.photo.note == "the page names no image")
 
-        // Photos sent through the worker obey the storage rules, checked before they travel on.
+        // photo.add through the worker: fitted, then stored; --keep-metadata keeps the location.
         let recipeID = try #require(none.recipe?.id)
-        do {
-            _ = try await client.send(PhotoOps.Add.self, .init(recipeID: recipeID), frames: [Data(jpegBytes(2_100_000))])
-            Issue.record("a photo over 2 MB was accepted")
-        } catch let error as ServiceError {
-            #expect(error.code == .photoTooLarge && error.message.contains("2 MB"))
+        let added = try await client.send(PhotoOps.Add.self, .init(recipeID: recipeID), frames: [phone]).body
+        #expect(added.photos.count == 1 && added.photos[0].byteCount <= RecipeVault.maxPhotoBytes)
+        #expect(added.fitting?.changes.contains(.locationRemoved) == true)
+        let kept = try await client.send(PhotoOps.Add.self, .init(recipeID: recipeID, keepMetadata: true), frames: [phone]).body
+        #expect(kept.photos.count == 2 && kept.fitting?.changes.contains(.locationRemoved) == false)
+        let keptReply = try await storage.send(PhotoOps.Get.self, .init(recipeID: recipeID, position: 1))
+        let keptBytes = try #require(keptReply.frames.first)
+        #expect(TestImages.read(keptBytes)?.hasLocation == true)
+        // photo.fit hands the fitted photo back without storing it.
+        let fit = try await client.send(PhotoOps.Fit.self, .init(), frames: [phone])
+        #expect(fit.frames.first?.count == fit.body.fitting.stored.byteCount && fit.body.fitting.stored.width == 1_707)
+        // Refused with the reason, and nothing stored.
+        let damaged = await #expect(throws: ServiceError.self) {
+            _ = try await client.send(PhotoOps.Add.self, .init(recipeID: recipeID), frames: [phone.prefix(phone.count / 2)])
         }
-        let added = try await client.send(PhotoOps.Add.self, .init(recipeID: recipeID), frames: [Data(jpegBytes(1_000))])
-        #expect(added.body.photos.count == 1)
+        #expect(damaged?.code == .unreadableImage)
+        let bomb = await #expect(throws: ServiceError.self) {
+            _ = try await client.send(PhotoOps.Add.self, .init(recipeID: recipeID), frames: [PNGBomb.make(width: 50_000, height: 50_000, rows: 64)])
+        }
+        #expect(bomb?.code == .photoTooLarge && bomb?.message.contains("50000×50000 pixels") == true)
+        #expect(try await storage.call(PhotoOps.ListPhotos.self, .init(recipeID: recipeID)).photos.count == 2)
+        // Storage itself keeps its hard limit: an oversized photo sent there directly is refused.
+        let direct = await #expect(throws: ServiceError.self) {
+            _ = try await storage.send(PhotoOps.Add.self, .init(recipeID: recipeID), frames: [phone])
+        }
+        #expect(direct?.code == .photoTooLarge && direct?.message.contains("the limit is 2 MB") == true)
         _ = try await worker.stop()
         await services.stop()
         await server.shutdown()

@@ -36,6 +36,13 @@ struct CorpusReplayTests {
         for input in inputs { FuzzChecks.parsers(input) }
     }
 
+    @Test("photos for the photo intake")
+    func photoIntake() throws {
+        let inputs = try Self.inputs("photo-intake")
+        #expect(inputs.count >= 5, "the seed corpus holds a small JPEG, PNG, WebP, HEIC and AVIF")
+        for input in inputs { FuzzChecks.photoIntake(input) }
+    }
+
     @Test("sync.apply records")
     func syncApply() throws {
         let inputs = try Self.inputs("sync-apply")

@@ -1,12 +1,12 @@
 import CVips
 import Foundation
 
-/// Images made by libvips at test time (no binaries committed), and ways to read back what the intake wrote.
-enum TestImages {
-    enum Encoding { case jpeg(quality: Int32), png, webp(quality: Int32), heic(quality: Int32), avif(quality: Int32) }
+/// Images made by libvips at test time and by the benchmarks (no binaries committed), and ways to read back what the intake wrote.
+public enum TestImages {
+    public enum Encoding { case jpeg(quality: Int32), png, webp(quality: Int32), heic(quality: Int32), avif(quality: Int32) }
 
     /// A photo-like picture (gradient, grain, a red block in the top-left quarter), encoded.
-    static func picture(width: Int, height: Int, grain: Double = 8, alpha: Bool = false, as encoding: Encoding) -> Data {
+    public static func picture(width: Int, height: Int, grain: Double = 8, alpha: Bool = false, as encoding: Encoding) -> Data {
         _ = started
         guard let image = rv_make_picture(Int32(width), Int32(height), grain, alpha ? 1 : 0) else { fatalError("libvips could not draw") }
         defer { g_object_unref(image) }
@@ -27,20 +27,20 @@ enum TestImages {
     private static let started: Bool = rv_start(1) == 0
 
     /// What libvips reads back from `bytes`.
-    struct Read {
-        var width: Int
-        var height: Int
-        var bands: Int
-        var hasAlpha: Bool
-        var orientation: Int
-        var hasEXIF: Bool
-        var hasLocation: Bool
-        var hasCamera: Bool
+    public struct Read {
+        public var width: Int
+        public var height: Int
+        public var bands: Int
+        public var hasAlpha: Bool
+        public var orientation: Int
+        public var hasEXIF: Bool
+        public var hasLocation: Bool
+        public var hasCamera: Bool
         /// Pixel values at fractions of the width and height.
-        var pixels: [[Double]]
+        public var pixels: [[Double]]
     }
 
-    static func read(_ bytes: Data, at points: [(Double, Double)] = []) -> Read? {
+    public static func read(_ bytes: Data, at points: [(Double, Double)] = []) -> Read? {
         _ = started
         return bytes.withUnsafeBytes { raw -> Read? in
             guard let image = rv_read(raw.baseAddress!, raw.count) else { return nil }
@@ -59,13 +59,13 @@ enum TestImages {
         }
     }
 
-    static func isRed(_ pixel: [Double]) -> Bool { pixel.count >= 3 && pixel[0] > 170 && pixel[1] < 90 && pixel[2] < 90 }
+    public static func isRed(_ pixel: [Double]) -> Bool { pixel.count >= 3 && pixel[0] > 170 && pixel[1] < 90 && pixel[2] < 90 }
 }
 
 /// An EXIF block as phones write it: the camera's make, an orientation and a GPS position.
-enum EXIF {
+public enum EXIF {
     /// `jpeg` with an APP1 EXIF segment put right after its start-of-image marker.
-    static func adding(to jpeg: Data, orientation: UInt16, latitude: (UInt32, UInt32, UInt32)? = (52, 22, 12),
+    public static func adding(to jpeg: Data, orientation: UInt16, latitude: (UInt32, UInt32, UInt32)? = (52, 22, 12),
                        make: String = "RecipeCam") -> Data {
         let payload = Array("Exif\0\0".utf8) + tiff(orientation: orientation, latitude: latitude, make: make)
         let length = payload.count + 2
@@ -110,8 +110,8 @@ enum EXIF {
 /// A PNG whose header promises `width`×`height` one-bit pixels, all black, with a valid
 /// deflate stream of zero bytes; `rows` limits how many rows the stream really holds
 /// (nil: all of them — a complete, valid file).
-enum PNGBomb {
-    static func make(width: Int, height: Int, rows: Int? = nil) -> Data {
+public enum PNGBomb {
+    public static func make(width: Int, height: Int, rows: Int? = nil) -> Data {
         let rowBytes = 1 + (width + 7) / 8
         let zeros = rowBytes * (rows ?? height)
         var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]

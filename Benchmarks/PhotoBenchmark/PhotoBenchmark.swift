@@ -1,0 +1,129 @@
+import ArgumentParser
+import CVips
+import Foundation
+import PhotoIntake
+import TestImages
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `photo-bench`: fitting a 12-megapixel phone JPEG (~5 MB, EXIF orientation 6 and GPS) and a
+/// 12-megapixel HEIC, on one core — time p50 and peak RSS per photo — beside a plain decode of
+/// the same file in the same run (the baseline). Each measurement runs in a child process of its
+/// own pinned to one CPU (taskset), so its peak RSS is that of one photo's work (an idle child is shown too).
+@main
+struct PhotoBenchmark: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "photo-bench",
+        abstract: "Time and memory of the worker's photo intake, beside a plain decode of the same photo.")
+
+    @Option(help: "Runs of each measurement (the p50 is shown).") var runs = 7
+    @Option(help: "Where the generated photos are kept between runs (making the HEIC takes a while).")
+    var work = FileManager.default.temporaryDirectory.appendingPathComponent("rv-photo-bench").path
+    @Option(help: .hidden) var child: String?
+    @Option(help: .hidden) var file: String?
+
+    func run() throws {
+        if let child, let file { return try measureOnce(child, file: file) }
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        let photos = try makePhotos()
+        print("photo intake on one core (\(runs) runs each, p50; peak RSS is the child process's maximum resident size)")
+        let idle = try childRun("idle", file: photos[0].path)
+        print("an idle child process: peak RSS \(idle.rss) MiB\n")
+        print(pad("photo", 40) + pad("fit p50", 10) + pad("fit RSS", 10) + pad("decode p50 (baseline)", 23) + pad("decode RSS", 12) + "stored as")
+        for photo in photos {
+            var fits: [Double] = [], decodes: [Double] = []
+            var fitRSS = 0, decodeRSS = 0, result = ""
+            for _ in 0..<runs {
+                let decode = try childRun("decode", file: photo.path)
+                decodes.append(decode.milliseconds)
+                decodeRSS = max(decodeRSS, decode.rss)
+                let fit = try childRun("fit", file: photo.path)
+                fits.append(fit.milliseconds)
+                fitRSS = max(fitRSS, fit.rss)
+                result = fit.result
+            }
+            print(pad(photo.label, 40) + pad(String(format: "%.0f ms", median(fits)), 10) + pad("\(fitRSS) MiB", 10)
+                  + pad(String(format: "%.0f ms", median(decodes)), 23) + pad("\(decodeRSS) MiB", 12) + result)
+        }
+    }
+
+    struct Photo { var path: String; var label: String }
+
+    func makePhotos() throws -> [Photo] {
+        let jpeg = URL(fileURLWithPath: work).appendingPathComponent("phone-12mp.jpg")
+        if !FileManager.default.fileExists(atPath: jpeg.path) {
+            let sensor = TestImages.picture(width: 4_032, height: 3_024, grain: 16, as: .jpeg(quality: 92))
+            try EXIF.adding(to: sensor, orientation: 6).write(to: jpeg)
+        }
+        let heic = URL(fileURLWithPath: work).appendingPathComponent("phone-12mp.heic")
+        if !FileManager.default.fileExists(atPath: heic.path) {
+            print("making a 12-megapixel HEIC once (the encoder is slow; it is kept in \(work))…")
+            try TestImages.picture(width: 4_032, height: 3_024, grain: 12, as: .heic(quality: 60)).write(to: heic)
+        }
+        return try [jpeg, heic].map { url in
+            let size = try Data(contentsOf: url).count
+            return Photo(path: url.path, label: "12 MP \(url.pathExtension.uppercased()) \(String(format: "%.1f", Double(size) / 1_000_000)) MB")
+        }
+    }
+
+    struct Measured { var milliseconds: Double; var rss: Int; var result: String }
+
+    func childRun(_ mode: String, file: String) throws -> Measured {
+        let process = Process()
+        // On one CPU: taskset (util-linux) pins the child before it starts.
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.resolvingSymlinksInPath().path
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/taskset")
+        process.arguments = ["--cpu-list", "0", executable, "--child", mode, "--file", file]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let fields = String(decoding: data, as: UTF8.self).split(separator: "\t").map(String.init)
+        guard process.terminationStatus == 0, fields.count >= 2, let milliseconds = Double(fields[0]), let rss = Int(fields[1]) else {
+            throw ValidationError("the \(mode) run failed: \(String(decoding: data, as: UTF8.self))")
+        }
+        return Measured(milliseconds: milliseconds, rss: rss, result: fields.count > 2 ? fields[2].trimmingCharacters(in: .newlines) : "")
+    }
+
+    /// In the child (pinned to one CPU): one operation, then "milliseconds<TAB>peak RSS MiB<TAB>result".
+    func measureOnce(_ mode: String, file: String) throws {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        let fitter = PhotoFitter()
+        let start = ContinuousClock.now
+        var result = ""
+        switch mode {
+        case "fit":
+            result = try fitter.fit(bytes).fitting.stored.description
+        case "decode":
+            guard let format = IntakeFormat.detect(bytes) else { throw ValidationError("not a photo") }
+            let ok = bytes.withUnsafeBytes { raw -> Bool in
+                guard let image = rv_header(raw.baseAddress, raw.count, format.benchmarkLoader) else { return false }
+                defer { g_object_unref(image) }
+                return rv_decode_all(image) == 0
+            }
+            guard ok else { throw ValidationError("the photo did not decode") }
+        default:
+            break
+        }
+        let elapsed = ContinuousClock.now - start
+        var usage = rusage()
+        getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
+        let milliseconds = Double(elapsed.components.seconds) * 1_000 + Double(elapsed.components.attoseconds) / 1e15
+        print(String(format: "%.1f", milliseconds) + "\t\(usage.ru_maxrss / 1_024)\t\(result)")
+    }
+
+    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+    func pad(_ text: String, _ width: Int) -> String { text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count) }
+}
+
+extension IntakeFormat {
+    var benchmarkLoader: rv_format {
+        switch self {
+        case .jpeg: RV_JPEG
+        case .png: RV_PNG
+        case .webp: RV_WEBP
+        case .heic, .avif: RV_HEIF
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import Messaging
+import PhotoIntake
+import RecipeModel
+import RecipeProtocol
+
+/// Where the worker makes photos fit before they travel on to storage: `recipes photo add`
+/// and every import path come through here. Fitting is CPU work of up to a few hundred
+/// milliseconds; it runs on a thread of its own, one photo at a time, so it holds up no
+/// socket or request thread and the memory it takes is that of one photo.
+public struct PhotoDesk: Sendable {
+    public let fitter: PhotoFitter
+    let storage: MessageClient
+    private let thread: ThreadExecutor
+
+    public init(limits: PhotoFitter.Limits, storage: MessageClient) {
+        self.fitter = PhotoFitter(limits: limits)
+        self.storage = storage
+        self.thread = ThreadExecutor(name: "photo intake")
+    }
+
+    /// The photo made to fit, or the error saying why it cannot be.
+    public func fit(_ bytes: Data, keepMetadata: Bool) async throws(ServiceError) -> PhotoFitter.Fitted {
+        let fitter = fitter
+        return try await withTaskExecutorPreference(thread) {
+            Result { () throws(ServiceError) -> PhotoFitter.Fitted in try fitter.fit(bytes, keepMetadata: keepMetadata) }
+        }.get()
+    }
+
+    /// Fits the photo and adds it to the recipe in storage.
+    public func add(_ bytes: Data, to recipeID: UUID, position: Int?, keepMetadata: Bool) async throws -> PhotoOps.Added {
+        let fitted = try await fit(bytes, keepMetadata: keepMetadata)
+        let added = try await storage.send(PhotoOps.Add.self, .init(recipeID: recipeID, position: position), frames: [fitted.bytes]).body
+        return PhotoOps.Added(photos: added.photos, fitting: fitted.fitting)
+    }
+}
