@@ -107,10 +107,16 @@ struct PhotoBenchmark: ParsableCommand {
             break
         }
         let elapsed = ContinuousClock.now - start
-        var usage = rusage()
-        getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
         let milliseconds = Double(elapsed.components.seconds) * 1_000 + Double(elapsed.components.attoseconds) / 1e15
-        print(String(format: "%.1f", milliseconds) + "\t\(usage.ru_maxrss / 1_024)\t\(result)")
+        print(String(format: "%.1f", milliseconds) + "\t\(Self.peakResidentMiB())\t\(result)")
+    }
+
+    /// This process's peak resident size (VmHWM). Not getrusage: on Linux its maximum survives exec, so a
+    /// child would report its parent's peak.
+    static func peakResidentMiB() -> Int {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) / 1_024
     }
 
     func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }

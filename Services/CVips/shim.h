@@ -73,8 +73,7 @@ static inline VipsImage *rv_scale(VipsImage *image, double factor) {
 }
 
 static inline int rv_save_jpeg(VipsImage *image, int quality, int strip, void **out, size_t *length) {
-    return vips_jpegsave_buffer(image, out, length, "Q", quality, "strip", strip, "optimize_coding", TRUE,
-                                "interlace", TRUE, NULL);
+    return vips_jpegsave_buffer(image, out, length, "Q", quality, "strip", strip, "optimize_coding", TRUE, NULL);
 }
 
 static inline int rv_save_png(VipsImage *image, int strip, void **out, size_t *length) {
