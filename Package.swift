@@ -149,9 +149,9 @@ let package = Package(
         ),
         .target(
             // Photos made to fit the photo rules: turned upright, metadata out, scaled and re-encoded.
-            name: "PhotoIntake",
+            name: "PhotoProcessing",
             dependencies: ["CVips", "RecipeModel", "RecipeProtocol"],
-            path: "Services/PhotoIntake",
+            path: "Services/PhotoProcessing",
             swiftSettings: strict
         ),
         .target(
@@ -165,7 +165,7 @@ let package = Package(
             name: "WorkerService",
             dependencies: [
                 "ReplicaSync",
-                "PhotoIntake",
+                "PhotoProcessing",
                 "ZeroMQ",
                 "WebFetch",
                 "RecipeImport",
@@ -262,7 +262,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "PhotoBenchmark",
-            dependencies: ["PhotoIntake", "CVips", "TestImages", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["BenchmarkSupport", "PhotoProcessing", "TestImages", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Benchmarks/PhotoBenchmark",
             swiftSettings: strict
         ),
@@ -275,7 +275,7 @@ let package = Package(
         .target(
             name: "FuzzChecks",
             dependencies: [
-                "Messaging", "PhotoIntake", "RecipeImport", "RecipeModel", "RecipeProtocol", "RecipeStore", "StorageService",
+                "Messaging", "PhotoProcessing", "RecipeImport", "RecipeModel", "RecipeProtocol", "RecipeStore", "StorageService",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Fuzz/Checks",
@@ -305,8 +305,8 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
-            name: "PhotoIntakeTests",
-            dependencies: ["PhotoIntake", "TestImages", "RecipeModel", "RecipeProtocol"],
+            name: "PhotoProcessingTests",
+            dependencies: ["PhotoProcessing", "TestImages", "RecipeModel", "RecipeProtocol"],
             swiftSettings: strict
         ),
         .testTarget(

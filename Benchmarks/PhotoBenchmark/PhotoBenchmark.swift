@@ -1,11 +1,8 @@
 import ArgumentParser
-import CVips
+import BenchmarkSupport
 import Foundation
-import PhotoIntake
+import PhotoProcessing
 import TestImages
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `photo-bench`: fitting a 12-megapixel phone JPEG (~5 MB, EXIF orientation 6 and GPS) and a
 /// 12-megapixel HEIC, on one core — time p50 and peak RSS per photo — beside a plain decode of
@@ -29,21 +26,22 @@ struct PhotoBenchmark: ParsableCommand {
         print("photo intake on one core (\(runs) runs each, p50; peak RSS is the child process's maximum resident size)")
         let idle = try childRun("idle", file: photos[0].path)
         print("an idle child process: peak RSS \(idle.rss) MiB\n")
-        print(pad("photo", 40) + pad("fit p50", 10) + pad("fit RSS", 10) + pad("decode p50 (baseline)", 23) + pad("decode RSS", 12) + "stored as")
+        print(row("photo", "fit p50", "fit RSS", "decode p50", "decode RSS", labelWidth: 20, columnWidth: 12) + "   stored as")
+        print(row("", "", "", "(baseline)", "", labelWidth: 20, columnWidth: 12))
         for photo in photos {
-            var fits: [Double] = [], decodes: [Double] = []
+            var fits: [Duration] = [], decodes: [Duration] = []
             var fitRSS = 0, decodeRSS = 0, result = ""
             for _ in 0..<runs {
                 let decode = try childRun("decode", file: photo.path)
-                decodes.append(decode.milliseconds)
+                decodes.append(decode.time)
                 decodeRSS = max(decodeRSS, decode.rss)
                 let fit = try childRun("fit", file: photo.path)
-                fits.append(fit.milliseconds)
+                fits.append(fit.time)
                 fitRSS = max(fitRSS, fit.rss)
                 result = fit.result
             }
-            print(pad(photo.label, 40) + pad(String(format: "%.0f ms", median(fits)), 10) + pad("\(fitRSS) MiB", 10)
-                  + pad(String(format: "%.0f ms", median(decodes)), 23) + pad("\(decodeRSS) MiB", 12) + result)
+            print(row(photo.label, Stats(fits).p50.millis, "\(fitRSS) MiB", Stats(decodes).p50.millis, "\(decodeRSS) MiB",
+                      labelWidth: 20, columnWidth: 12) + "   " + result)
         }
     }
 
@@ -66,7 +64,7 @@ struct PhotoBenchmark: ParsableCommand {
         }
     }
 
-    struct Measured { var milliseconds: Double; var rss: Int; var result: String }
+    struct Measured { var time: Duration; var rss: Int; var result: String }
 
     func childRun(_ mode: String, file: String) throws -> Measured {
         let process = Process()
@@ -80,56 +78,30 @@ struct PhotoBenchmark: ParsableCommand {
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let fields = String(decoding: data, as: UTF8.self).split(separator: "\t").map(String.init)
-        guard process.terminationStatus == 0, fields.count >= 2, let milliseconds = Double(fields[0]), let rss = Int(fields[1]) else {
+        guard process.terminationStatus == 0, fields.count >= 2, let nanoseconds = Int64(fields[0]), let rss = Int(fields[1]) else {
             throw ValidationError("the \(mode) run failed: \(String(decoding: data, as: UTF8.self))")
         }
-        return Measured(milliseconds: milliseconds, rss: rss, result: fields.count > 2 ? fields[2].trimmingCharacters(in: .newlines) : "")
+        return Measured(time: .nanoseconds(nanoseconds), rss: rss, result: fields.count > 2 ? fields[2].trimmingCharacters(in: .newlines) : "")
     }
 
-    /// In the child (pinned to one CPU): one operation, then "milliseconds<TAB>peak RSS MiB<TAB>result".
+    /// In the child (pinned to one CPU): one operation, then "nanoseconds<TAB>peak RSS MiB<TAB>result".
     func measureOnce(_ mode: String, file: String) throws {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
         let fitter = PhotoFitter()
+        // libvips' own start (once per process, loading its modules) is not the photo's work.
+        guard PhotoFitter.start() else { throw ValidationError("the image library did not start") }
         let start = ContinuousClock.now
         var result = ""
         switch mode {
         case "fit":
             result = try fitter.fit(bytes).fitting.stored.description
         case "decode":
-            guard let format = IntakeFormat.detect(bytes) else { throw ValidationError("not a photo") }
-            let ok = bytes.withUnsafeBytes { raw -> Bool in
-                guard let image = rv_header(raw.baseAddress, raw.count, format.benchmarkLoader) else { return false }
-                defer { g_object_unref(image) }
-                return rv_decode_all(image) == 0
-            }
-            guard ok else { throw ValidationError("the photo did not decode") }
+            try fitter.decode(bytes)
         default:
             break
         }
         let elapsed = ContinuousClock.now - start
-        let milliseconds = Double(elapsed.components.seconds) * 1_000 + Double(elapsed.components.attoseconds) / 1e15
-        print(String(format: "%.1f", milliseconds) + "\t\(Self.peakResidentMiB())\t\(result)")
-    }
-
-    /// This process's peak resident size (VmHWM). Not getrusage: on Linux its maximum survives exec, so a
-    /// child would report its parent's peak.
-    static func peakResidentMiB() -> Int {
-        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
-        return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) / 1_024
-    }
-
-    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-    func pad(_ text: String, _ width: Int) -> String { text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count) }
-}
-
-extension IntakeFormat {
-    var benchmarkLoader: rv_format {
-        switch self {
-        case .jpeg: RV_JPEG
-        case .png: RV_PNG
-        case .webp: RV_WEBP
-        case .heic, .avif: RV_HEIF
-        }
+        let nanoseconds = elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000
+        print("\(nanoseconds)\t\(peakResidentBytes() / 1_048_576)\t\(result)")
     }
 }

@@ -71,12 +71,13 @@ struct ConnectionOptions: ParsableArguments {
                    attempts: 1, seconds: max(seconds, timeout))
     }
 
-    func workerClient() throws -> MessageClient {
+    /// A client for the worker; `attempts` and `seconds` as for `client`.
+    func workerClient(attempts: Int = 3, seconds: Double? = nil) throws -> MessageClient {
         try client(endpoint: workerEndpoint, service: "recipe-worker", variable: "RECIPES_WORKER", option: "--worker",
-                   security: try workerSecurity())
+                   security: try workerSecurity(), attempts: attempts, seconds: seconds)
     }
 
-    func workerSecurity() throws -> CurveClientSecurity? {
+    private func workerSecurity() throws -> CurveClientSecurity? {
         try security(serverKeyFile: workerKey ?? environment("RECIPES_WORKER_KEY_FILE"), service: "recipe-worker", option: "the worker key")
     }
 
@@ -85,11 +86,10 @@ struct ConnectionOptions: ParsableArguments {
     /// within --timeout), then given `seconds` for the answer, without a retry.
     func patientWorkerClient(seconds: Double) async throws -> MessageClient {
         _ = try await workerClient().call(System.Health.self, Empty())
-        return try client(endpoint: workerEndpoint, service: "recipe-worker", variable: "RECIPES_WORKER", option: "--worker",
-                          security: try workerSecurity(), attempts: 1, seconds: max(seconds, timeout))
+        return try workerClient(attempts: 1, seconds: max(seconds, timeout))
     }
 
-    func client(endpoint: String, service: String, variable: String, option: String,
+    private func client(endpoint: String, service: String, variable: String, option: String,
                         security: CurveClientSecurity?, attempts: Int = 3, seconds: Double? = nil) throws -> MessageClient {
         var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: service)
         configuration.attempts = attempts

@@ -23,9 +23,8 @@ struct PhotoSender {
             return PhotoSender(worker: nil, keepMetadata: false,
                 note: "recipe-worker is not reachable at \(endpoint), so photos go to recipe-storage as they are, where the \(ImageKind.formatBytes(RecipeVault.maxPhotoBytes)) limit applies (start recipe-worker to have them fitted, or pass --as-is)")
         }
-        return PhotoSender(worker: try connection.client(endpoint: endpoint, service: "recipe-worker", variable: "RECIPES_WORKER",
-                                                           option: "--worker", security: try connection.workerSecurity(),
-                                                           attempts: 1, seconds: max(60, connection.timeout)),
+        // One try, up to a minute: a large HEIC takes the worker a second or two to fit.
+        return PhotoSender(worker: try connection.workerClient(attempts: 1, seconds: max(60, connection.timeout)),
                            keepMetadata: keepMetadata, note: nil)
     }
 

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import Logging
 import Messaging
-import PhotoIntake
+import PhotoProcessing
 import RecipeImport
 import RecipeModel
 import RecipeProtocol

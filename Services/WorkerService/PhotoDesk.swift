@@ -1,6 +1,6 @@
 import Foundation
 import Messaging
-import PhotoIntake
+import PhotoProcessing
 import RecipeModel
 import RecipeProtocol
 
@@ -9,7 +9,7 @@ import RecipeProtocol
 /// milliseconds; it runs on a thread of its own, one photo at a time, so it holds up no
 /// socket or request thread and the memory it takes is that of one photo.
 public struct PhotoDesk: Sendable {
-    public let fitter: PhotoFitter
+    private let fitter: PhotoFitter
     let storage: MessageClient
     private let thread: ThreadExecutor
 

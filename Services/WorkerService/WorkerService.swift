@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import Messaging
-import PhotoIntake
+import PhotoProcessing
 import RecipeProtocol
 import ServiceLifecycle
 import WebFetch

@@ -39,12 +39,6 @@ public struct PhotoFitting: Codable, Sendable, Equatable {
         public static let locationRemoved = Change(rawValue: "locationRemoved")
         /// An animation or image sequence: only the first frame was kept.
         public static let firstFrameOnly = Change(rawValue: "firstFrameOnly")
-
-        public init(from decoder: any Decoder) throws { rawValue = try decoder.singleValueContainer().decode(String.self) }
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(rawValue)
-        }
     }
 
     public var original: Shape

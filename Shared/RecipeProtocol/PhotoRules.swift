@@ -11,9 +11,14 @@ public enum PhotoRules {
         }
         guard let kind = ImageKind.detect(bytes) else {
             throw ServiceError(.unsupportedImage,
-                "the photo's bytes are not a JPEG, PNG, WebP or HEIC image (\(bytes.count) bytes starting \(bytes.prefix(4).map { String(format: "%02x", $0) }.joined())); only those four are kept")
+                "the photo's bytes are not a JPEG, PNG, WebP or HEIC image (\(describe(bytes))); only those four are kept")
         }
         return kind
+    }
+
+    /// "2000 bytes starting ffd8ffe0": what a refused file was, for the error.
+    public static func describe(_ bytes: Data) -> String {
+        "\(bytes.count) bytes starting \(bytes.prefix(4).map { String(format: "%02x", $0) }.joined())"
     }
 
     /// The error for a recipe that already has `count` photos.

@@ -36,11 +36,14 @@ public struct PhotoFitter: Sendable {
 
     public init(limits: Limits = Limits()) {
         self.limits = limits
-        _ = Self.started
     }
 
-    /// libvips is started once per process, one thread per pipeline: each photo is worked on one core.
+    /// libvips is started once per process, with the first photo (a worker that is never sent one
+    /// never loads it), one thread per pipeline: each photo is worked on one core.
     private static let started: Bool = rv_start(1) == 0
+
+    /// Starts libvips now rather than with the first photo; false when it cannot start.
+    public static func start() -> Bool { started }
 
     public func fit(_ input: Data, keepMetadata: Bool = false) throws(ServiceError) -> Fitted {
         guard Self.started else { throw ServiceError(.internalError, "the image library did not start: \(Self.takeError())") }
@@ -50,7 +53,7 @@ public struct PhotoFitter: Sendable {
         }
         guard let format = IntakeFormat.detect(input) else {
             throw ServiceError(.unsupportedImage,
-                "the photo's bytes are not a JPEG, PNG, WebP, HEIC or AVIF image (\(input.count) bytes starting \(input.prefix(4).map { String(format: "%02x", $0) }.joined())); only those are read")
+                "the photo's bytes are not a JPEG, PNG, WebP, HEIC or AVIF image (\(PhotoRules.describe(input))); only those are read")
         }
         // The loaders read the bytes in place: every use of them stays inside this closure.
         return try input.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
@@ -98,6 +101,19 @@ public struct PhotoFitter: Sendable {
         if frames > 1 { changes.append(.firstFrameOnly) }
         return try reencode(base, raw.count, original: original, format: format, keepMetadata: keepMetadata,
                             changes: changes + removed)
+    }
+
+    /// Decodes every pixel and does nothing else: a photo's plain decode, the baseline `photo-bench`
+    /// measures `fit` against; throws what `fit` would for a file it cannot read.
+    public func decode(_ input: Data) throws(ServiceError) {
+        guard Self.started else { throw ServiceError(.internalError, "the image library did not start: \(Self.takeError())") }
+        guard let format = IntakeFormat.detect(input) else { throw ServiceError(.unsupportedImage, "not a photo (\(PhotoRules.describe(input)))") }
+        let decoded = input.withUnsafeBytes { raw -> Bool in
+            guard let image = rv_header(raw.baseAddress, raw.count, format.loader) else { return false }
+            defer { g_object_unref(image) }
+            return rv_decode_all(image) == 0
+        }
+        guard decoded else { throw unreadable(format, input.count) }
     }
 
     /// Decodes, turns and scales the photo once, then encodes it at falling qualities (and, if

@@ -1,5 +1,5 @@
 import Foundation
-import PhotoIntake
+import PhotoProcessing
 import TestImages
 import RecipeModel
 import RecipeProtocol
