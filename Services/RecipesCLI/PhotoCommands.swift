@@ -50,19 +50,20 @@ struct AddPhotos: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
+            // The recipe and its room first (nothing to fit if the name is wrong or it is full), then every
+            // file is read and made to fit, so nothing is stored when one would be refused.
+            let client = try connection.storageClient()
+            let id = try await RecipeReference.resolve(recipe, using: client)
+            let existing = try await client.call(PhotoOps.ListPhotos.self, .init(recipeID: id)).photos.count
+            guard existing + files.count <= RecipeVault.maxPhotosPerRecipe else {
+                throw CLIError("the recipe has \(existing) photos; adding \(files.count) would pass the limit of \(RecipeVault.maxPhotosPerRecipe)")
+            }
             let sender = try await PhotoSender.make(connection: connection, asIs: asIs, keepMetadata: keepMetadata)
             if let note = sender.note { printNote(note) }
-            // Every file is read and made to fit first, so nothing is stored when one would be refused.
             var images: [(file: String, bytes: Data, fitting: PhotoFitting?)] = []
             for file in files {
                 let (bytes, fitting) = try await sender.prepare(try readFile(file), file: file)
                 images.append((file, bytes, fitting))
-            }
-            let client = try connection.storageClient()
-            let id = try await RecipeReference.resolve(recipe, using: client)
-            let existing = try await client.call(PhotoOps.ListPhotos.self, .init(recipeID: id)).photos.count
-            guard existing + images.count <= RecipeVault.maxPhotosPerRecipe else {
-                throw CLIError("the recipe has \(existing) photos; adding \(images.count) would pass the limit of \(RecipeVault.maxPhotosPerRecipe)")
             }
             var photos: [PhotoInfo] = []
             for image in images {
