@@ -16,10 +16,13 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: targets.map { .executable(name: $0.0, targets: [$0.1]) },
     dependencies: [.package(name: "RecipeVault", path: "..")],
-    targets: targets.map { _, name in
+    targets: [
+        // libFuzzer's entry points, shared by every target.
+        .target(name: "FuzzDriver", path: "Driver"),
+    ] + targets.map { _, name in
         .executableTarget(
             name: name,
-            dependencies: [.product(name: "FuzzChecks", package: "RecipeVault")],
+            dependencies: ["FuzzDriver", .product(name: "FuzzChecks", package: "RecipeVault")],
             path: "Targets/\(name)",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
         )

@@ -1,24 +1,8 @@
-import Foundation
 import FuzzChecks
+import FuzzDriver
 
-/// libFuzzer's entry point: one input, checked by `FuzzChecks.parsers`.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
-    let data = start.map { Data(bytes: $0, count: count) } ?? Data()
-    FuzzChecks.parsers(data)
-    return 0
-}
-
-/// SwiftPM links an executable's `main` to `<target>_main`: hand the process to libFuzzer's driver.
+/// SwiftPM links an executable's `main` to `<target>_main`: hand the process to libFuzzer with `FuzzChecks.parsers`.
 @_cdecl("Parsers_main")
 public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var count = argc
-    var arguments = argv
-    return LLVMFuzzerRunDriver(&count, &arguments, fuzz)
+    FuzzDriver.run(argc, argv, FuzzChecks.parsers)
 }
-
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ test: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
-) -> CInt
