@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "import-bench", targets: ["ImportBenchmark"]),
         .executable(name: "sync-bench", targets: ["SyncBenchmark"]),
         .executable(name: "photo-bench", targets: ["PhotoBenchmark"]),
+        .executable(name: "migrate-bench", targets: ["MigrateBenchmark"]),
         // What the fuzz targets check (Fuzz/Package.swift builds them with -sanitize=fuzzer).
         .library(name: "FuzzChecks", targets: ["FuzzChecks"]),
     ],
@@ -154,6 +155,20 @@ let package = Package(
             path: "Services/PhotoProcessing",
             swiftSettings: strict
         ),
+        .systemLibrary(
+            // zlib: the zip and gzip files other recipe apps export.
+            name: "CZlib",
+            path: "Services/CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .target(
+            // Other apps' exports read into recipes (recipes migrate), and RecipeVault's written in their formats (recipes export).
+            name: "RecipeMigration",
+            dependencies: ["CZlib", "RecipeImport", "RecipeModel", "RecipeProtocol", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Services/RecipeMigration",
+            swiftSettings: strict
+        ),
         .target(
             // Replica sync: moving changes and photo blobs between recipe-storage replicas.
             name: "ReplicaSync",
@@ -166,6 +181,7 @@ let package = Package(
             dependencies: [
                 "ReplicaSync",
                 "PhotoProcessing",
+                "RecipeMigration",
                 "ZeroMQ",
                 "WebFetch",
                 "RecipeImport",
@@ -201,6 +217,7 @@ let package = Package(
                 "ZeroMQ",
                 "Messaging",
                 "RecipeImport",
+                "RecipeMigration",
                 "RecipeModel",
                 "RecipeProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -267,6 +284,13 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(
+            name: "MigrateBenchmark",
+            dependencies: ["BenchmarkSupport", "RecipeMigration", "RecipeModel", "RecipeProtocol", "TestImages",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Benchmarks/MigrateBenchmark",
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "ImportBenchmark",
             dependencies: ["RecipeImport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Benchmarks/ImportBenchmark",
@@ -275,7 +299,7 @@ let package = Package(
         .target(
             name: "FuzzChecks",
             dependencies: [
-                "Messaging", "PhotoProcessing", "RecipeImport", "RecipeModel", "RecipeProtocol", "RecipeStore", "StorageService",
+                "Messaging", "PhotoProcessing", "RecipeImport", "RecipeMigration", "RecipeModel", "RecipeProtocol", "RecipeStore", "StorageService",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Fuzz/Checks",
@@ -377,6 +401,12 @@ let package = Package(
         .testTarget(
             name: "RecipeImportTests",
             dependencies: ["RecipeImport", "RecipeModel", "RecipeProtocol"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "RecipeMigrationTests",
+            dependencies: ["RecipeMigration", "RecipeModel", "RecipeProtocol", "TestImages"],
+            exclude: ["Fixtures", "make-fixtures.py"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -9,6 +9,7 @@ let targets = [
     ("fuzz-parsers", "Parsers"),
     ("fuzz-sync-apply", "SyncApply"),
     ("fuzz-photo-intake", "Photos"),
+    ("fuzz-migration", "Migration"),
 ]
 
 let package = Package(

@@ -1,18 +1,23 @@
 import Foundation
 
-/// The built `recipe-storage`, run as its own process on a data folder.
+/// A built service (`recipe-storage` by default), run as its own process.
 public final class ServiceUnderTest {
     public let process = Process()
     public let endpoint: String
 
-    public init(folder: URL, benchmark: String = "storage-bench") throws {
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("recipe-storage")
+    /// recipe-storage on a data folder.
+    public convenience init(folder: URL, benchmark: String = "storage-bench") throws {
+        try self.init("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder.path], benchmark: benchmark)
+    }
+
+    /// The executable `name` built beside the benchmark, with `arguments`; ready once it logs its endpoint.
+    public init(_ name: String, _ arguments: [String], benchmark: String) throws {
+        let executable = builtBeside(name)
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-            throw BenchmarkError("recipe-storage is not built beside \(benchmark); run `swift build -c release` first")
+            throw BenchmarkError("\(name) is not built beside \(benchmark); run `swift build -c release` first")
         }
         process.executableURL = executable
-        process.arguments = ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder.path]
+        process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
@@ -27,8 +32,10 @@ public final class ServiceUnderTest {
             output += String(decoding: data, as: UTF8.self)
             if let match = output.firstMatch(of: #/endpoint=(tcp://127\.0\.0\.1:\d+) operations=/#) { found = String(match.output.1) }
         }
-        guard let found else { throw BenchmarkError("recipe-storage did not start:\n\(output)") }
+        guard let found else { throw BenchmarkError("\(name) did not start:\n\(output)") }
         endpoint = found
+        // Keep draining what it logs, so a full pipe never holds it up.
+        pipe.fileHandleForReading.readabilityHandler = { handle in _ = handle.availableData }
     }
 
     /// The service's peak resident memory so far (VmHWM).
@@ -40,6 +47,11 @@ public final class ServiceUnderTest {
             process.waitUntilExit()
         }
     }
+}
+
+/// An executable built beside this one (the same `.build/<configuration>` folder).
+public func builtBeside(_ name: String) -> URL {
+    URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent(name)
 }
 
 /// A process's peak resident memory so far (VmHWM), or 0 when it cannot be read; `self` for this one.

@@ -3,6 +3,7 @@ import Logging
 import Messaging
 import PhotoProcessing
 import RecipeImport
+import RecipeMigration
 import RecipeModel
 import RecipeProtocol
 import RecipeStore
@@ -117,6 +118,49 @@ public enum FuzzChecks {
         } catch {
             if ![.unsupportedImage, .unreadableImage, .photoTooLarge].contains(error.code) {
                 broken("the photo intake answered \(error.code): \(error.message)")
+            }
+        }
+    }
+
+    /// One entry of another app's export, as the worker reads it: byte 0 picks the format, the rest is
+    /// the entry's file (a gzip recipe, an inner zip, a .cook or .md text, a JSON file). Reading never traps;
+    /// what it gives is a recipe storage accepts, or `unreadable_entry` with a sentence. The same bytes
+    /// also go through the zip reader, the capped inflater and the entry frame decoder.
+    public static func migration(_ data: Data) {
+        guard let first = data.first else { return }
+        let formats = MigrationFormat.allCases
+        let format = formats[Int(first & 0x7F) % formats.count]
+        let body = Data(data.dropFirst())
+        let name = switch format {
+        case .paprika: "Recipe.paprikarecipe"
+        case .tandoor: "1.zip"
+        case .cooklang: "Recipe.cook"
+        case .chowdown: "recipe.md"
+        case .nextcloud: "recipe.json"
+        case .mealie: "recipe.json"
+        case .schema: first & 0x80 == 0 ? "recipe.json" : "recipe.html"
+        }
+        let entry = MigrationEntry(label: name, format: format, files: [.init(name: name, data: body), .init(name: "full.jpg", data: body.prefix(64))])
+        do {
+            let recipe = try MigrationReader.read(entry)
+            do { try recipe.draft.validate() } catch { broken("a migrated recipe storage would refuse: \(error.message)") }
+            if recipe.photos.count > RecipeVault.maxPhotosPerRecipe { broken("\(recipe.photos.count) photos on one recipe") }
+            if recipe.sourceID.isEmpty { broken("a migrated recipe without a source id") }
+            if let created = recipe.createdAt, created.timeIntervalSince1970 <= 0 || created > Date() { broken("created \(created)") }
+        } catch {
+            if error.message.isEmpty { broken("an entry refused without a reason") }
+        }
+        guard MigrationEntry.decode(entry.encoded()) == entry else { broken("an entry did not survive its frame") }
+        if let decoded = MigrationEntry.decode(body), MigrationEntry.decode(decoded.encoded()) != decoded {
+            broken("a decoded entry did not survive its frame again")
+        }
+        let limit = 1 << 20
+        if let inflated = try? Compression.inflate(body, wrapping: .gzipOrZlib, limit: limit), inflated.count > limit {
+            broken("inflating gave \(inflated.count) bytes past the cap")
+        }
+        if let archive = try? ZipArchive(body) {
+            for entry in archive.entries.prefix(16) {
+                if let bytes = try? archive.read(entry, limit: limit), bytes.count > limit { broken("a zip entry unpacked past the cap") }
             }
         }
     }

@@ -301,6 +301,22 @@ enum Migrations {
                 try db.execute(sql: "DROP INDEX IF EXISTS \(index)")
             }
         }
+        migrator.registerMigration("v16 migrations from other apps") { db in
+            // A migration is an import job whose items are entries of an export; each entry's bytes wait here
+            // (staged before the job exists) until its result is recorded.
+            try db.execute(sql: """
+                ALTER TABLE import_jobs ADD COLUMN migrationFormat TEXT;
+                ALTER TABLE import_jobs ADD COLUMN migrationSource TEXT;
+                CREATE TABLE import_job_entries (
+                    jobId TEXT NOT NULL,
+                    position INTEGER NOT NULL,
+                    bytes BLOB NOT NULL,
+                    stagedAt DATETIME NOT NULL,
+                    PRIMARY KEY (jobId, position)
+                ) WITHOUT ROWID;
+                CREATE INDEX import_job_entries_by_staged ON import_job_entries(stagedAt);
+                """)
+        }
         return migrator
     }
 }

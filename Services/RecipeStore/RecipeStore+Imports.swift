@@ -101,6 +101,86 @@ extension RecipeStore {
         }
     }
 
+    /// How long a staged migration entry waits for its job before it is dropped.
+    public static let stagedEntryLifetime: TimeInterval = 24 * 3_600
+
+    /// Keeps one entry of a migration about to be created (`job.stage`). Staging the same
+    /// position again replaces it; entries of a job that already exists are refused.
+    public func stageJobEntry(jobID: UUID, position: Int, bytes: Data) async throws {
+        guard (0..<JobOps.maxEntries).contains(position) else {
+            throw ServiceError(.invalidArgument, "position is \(position); a migration has entries 0 to \(JobOps.maxEntries - 1)")
+        }
+        guard !bytes.isEmpty else { throw ServiceError(.invalidArgument, "the entry in frame 1 is empty") }
+        try await write { db in
+            if try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM import_jobs WHERE id = ?"), arguments: [jobID.databaseText]) != nil {
+                throw ServiceError(.conflict, "job \(jobID.uuidString) already exists; entries are staged before the job is created")
+            }
+            let now = Self.now()
+            // Entries of migrations that never started (the CLI was stopped while sending them) do not stay forever.
+            try db.execute(sql: "DELETE FROM import_job_entries WHERE stagedAt < ? AND jobId NOT IN (SELECT id FROM import_jobs)",
+                           arguments: [now.addingTimeInterval(-Self.stagedEntryLifetime)])
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO import_job_entries (jobId, position, bytes, stagedAt) VALUES (?, ?, ?, ?)")
+                .execute(arguments: [jobID.databaseText, position, bytes, now])
+        }
+    }
+
+    /// A staged migration entry, for the worker to read.
+    public func jobEntry(jobID: UUID, position: Int) async throws -> Data {
+        try await pool.read { db in
+            guard let bytes = try Data.fetchOne(db.cachedStatement(sql: "SELECT bytes FROM import_job_entries WHERE jobId = ? AND position = ?"),
+                                                arguments: [jobID.databaseText, position]) else {
+                _ = try Self.fetchJob(jobID, items: false, in: db)
+                throw ServiceError(.notFound, "job \(jobID.uuidString) holds no entry at position \(position) (it was never sent, or its result is recorded)")
+            }
+            return bytes
+        }
+    }
+
+    /// Creates a migration: one item per entry, each pending with its staged bytes, or failed at once
+    /// with the reason the CLI gave. Creating an id that exists returns that job unchanged.
+    public func createMigration(id: UUID, plan: MigrationPlan) async throws -> ImportJob {
+        guard !plan.entries.isEmpty else {
+            throw ServiceError(.invalidArgument, "the migration has no entries; the export held no recipes")
+        }
+        guard plan.entries.count <= JobOps.maxEntries else {
+            throw ServiceError(.invalidArgument, "the migration has \(plan.entries.count) entries; one migration takes at most \(JobOps.maxEntries)")
+        }
+        guard plan.source.count <= JobOps.maxURLLength else {
+            throw ServiceError(.invalidArgument, "source is \(plan.source.count) characters; the most allowed is \(JobOps.maxURLLength)")
+        }
+        if let long = plan.entries.firstIndex(where: { $0.label.count > JobOps.maxURLLength || ($0.refusal?.count ?? 0) > 2_000 }) {
+            throw ServiceError(.invalidArgument, "entry \(long + 1)'s name or reason is too long; names may have \(JobOps.maxURLLength) characters, reasons 2000")
+        }
+        return try await write { db in
+            if try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM import_jobs WHERE id = ?"), arguments: [id.databaseText]) == nil {
+                let staged = Set(try Int.fetchAll(db.cachedStatement(sql: "SELECT position FROM import_job_entries WHERE jobId = ?"),
+                                                  arguments: [id.databaseText]))
+                let missing = plan.entries.indices.filter { plan.entries[$0].refusal == nil && !staged.contains($0) }
+                guard missing.isEmpty else {
+                    throw ServiceError(.invalidArgument, "\(missing.count) of the migration's entries were not staged (the first is entry \(missing[0] + 1), \"\(plan.entries[missing[0]].label.prefix(80))\"); send each entry with job.stage before job.create")
+                }
+                let now = Self.now()
+                try db.execute(sql: "INSERT INTO import_jobs (id, createdAt, updatedAt, migrationFormat, migrationSource) VALUES (?, ?, ?, ?, ?)",
+                               arguments: [id.databaseText, now, now, plan.format.rawValue, plan.source])
+                for (position, entry) in plan.entries.enumerated() {
+                    if let refusal = entry.refusal {
+                        try db.cachedStatement(sql: """
+                            INSERT INTO import_job_items (jobId, position, url, state, errorCode, errorMessage, finishedAt)
+                            VALUES (?, ?, ?, 'failed', ?, ?, ?)
+                            """).execute(arguments: [id.databaseText, position, entry.label, ErrorCode.unreadableEntry.rawValue, refusal, now])
+                        try db.execute(sql: "DELETE FROM import_job_entries WHERE jobId = ? AND position = ?", arguments: [id.databaseText, position])
+                    } else {
+                        try db.cachedStatement(sql: "INSERT INTO import_job_items (jobId, position, url) VALUES (?, ?, ?)")
+                            .execute(arguments: [id.databaseText, position, entry.label])
+                    }
+                }
+                // Entries staged beyond the plan belong to nothing.
+                try db.execute(sql: "DELETE FROM import_job_entries WHERE jobId = ? AND position >= ?", arguments: [id.databaseText, plan.entries.count])
+            }
+            return try Self.fetchJob(id, items: true, in: db)
+        }
+    }
+
     /// A job with every URL's result.
     public func job(_ id: UUID) async throws -> ImportJob {
         try await pool.read { db in try Self.fetchJob(id, items: true, in: db) }
@@ -137,11 +217,14 @@ extension RecipeStore {
             let attempts: Int = row["attempts"]
             guard attempts < Self.maxImportAttempts else {
                 let now = Self.now()
+                let migrating = try String.fetchOne(db, sql: "SELECT migrationFormat FROM import_jobs WHERE id = ?", arguments: [jobID.databaseText]) != nil
+                let reason = migrating
+                    ? "the worker stopped \(attempts) times while migrating this entry and never finished it, so it was given up and the rest of the migration went on"
+                    : "the worker stopped \(attempts) times while importing this address and never finished it, so it was given up and the rest of the batch went on; try it alone with `recipes import`, or save the page and use --html"
                 try db.execute(sql: """
                     UPDATE import_job_items SET state = 'failed', errorCode = ?, errorMessage = ?, finishedAt = ? WHERE jobId = ? AND position = ?
-                    """, arguments: [ErrorCode.internalError.rawValue,
-                                     "the worker stopped \(attempts) times while importing this address and never finished it, so it was given up and the rest of the batch went on; try it alone with `recipes import`, or save the page and use --html",
-                                     now, jobID.databaseText, position])
+                    """, arguments: [ErrorCode.internalError.rawValue, reason, now, jobID.databaseText, position])
+                try db.execute(sql: "DELETE FROM import_job_entries WHERE jobId = ? AND position = ?", arguments: [jobID.databaseText, position])
                 try db.execute(sql: "UPDATE import_jobs SET updatedAt = ? WHERE id = ?", arguments: [now, jobID.databaseText])
                 return false
             }
@@ -172,6 +255,9 @@ extension RecipeStore {
                     """, arguments: [result.state.rawValue, result.outcome?.rawValue, result.recipeID?.databaseText, result.recipeName,
                                      result.error?.code.rawValue, result.error?.message, result.photoNote, now,
                                      jobID.databaseText, position])
+                // A migration entry's bytes are needed no more once it has a result.
+                try db.cachedStatement(sql: "DELETE FROM import_job_entries WHERE jobId = ? AND position = ?")
+                    .execute(arguments: [jobID.databaseText, position])
                 try db.execute(sql: "UPDATE import_jobs SET updatedAt = ? WHERE id = ?", arguments: [now, jobID.databaseText])
             }
             return try Self.fetchJob(jobID, items: false, in: db)
@@ -180,7 +266,7 @@ extension RecipeStore {
 
     static func fetchJob(_ id: UUID, items: Bool, in db: Database) throws -> ImportJob {
         guard let row = try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT j.createdAt, j.updatedAt, COUNT(i.position) AS total,
+            SELECT j.createdAt, j.updatedAt, j.migrationFormat, j.migrationSource, COUNT(i.position) AS total,
                    SUM(i.state = 'imported') AS imported, SUM(i.state = 'failed') AS failed
             FROM import_jobs j LEFT JOIN import_job_items i ON i.jobId = j.id WHERE j.id = ? GROUP BY j.id
             """), arguments: [id.databaseText]) else {
@@ -202,7 +288,10 @@ extension RecipeStore {
                     finishedAt: item["finishedAt"])
             }
         }
+        let migration = (row["migrationFormat"] as String?).flatMap(MigrationFormat.init(rawValue:)).map {
+            ImportJob.Origin(format: $0, source: row["migrationSource"] ?? "")
+        }
         return ImportJob(id: id, createdAt: row["createdAt"], updatedAt: row["updatedAt"], state: state, total: total,
-                         imported: imported, failed: failed, items: list)
+                         imported: imported, failed: failed, items: list, migration: migration)
     }
 }

@@ -82,8 +82,11 @@ extension RecipeStore {
 
     /// Creates a recipe with the client's `id`. Creating an id that exists returns
     /// the stored recipe unchanged, so a create retried after a lost reply lands once.
-    public func createRecipe(id: UUID, _ draft: RecipeDraft) async throws -> (recipe: Recipe, created: Bool) {
+    public func createRecipe(id: UUID, _ draft: RecipeDraft, createdAt: Date? = nil) async throws -> (recipe: Recipe, created: Bool) {
         try draft.validate()
+        if let createdAt, !(Date(timeIntervalSince1970: 0)...Self.now().addingTimeInterval(86_400)).contains(createdAt) {
+            throw ServiceError(.invalidArgument, "createdAt is \(createdAt.formatted(.iso8601)); it must be after 1970 and not in the future")
+        }
         return try await write { db in
             if let existing = try Row.fetchOne(db.cachedStatement(sql: Self.selectRecipe), arguments: [id.databaseText]) {
                 return (try Self.assemble(existing, in: db), false)
@@ -92,7 +95,7 @@ extension RecipeStore {
             try Self.checkBook(draft.bookID, in: db)
             try db.execute(
                 sql: "INSERT INTO recipes (id, title, createdAt, updatedAt, version, origin) VALUES (?, ?, ?, ?, 1, ?)",
-                arguments: [id.databaseText, draft.name, now, now, draft.origin.rawValue])
+                arguments: [id.databaseText, draft.name, createdAt.map { min(Self.nearestMillisecond($0), now) } ?? now, now, draft.origin.rawValue])
             return (try Self.writeFields(of: draft, to: id, in: db), true)
         }
     }
@@ -282,6 +285,11 @@ extension RecipeStore {
     }
 
     /// Now, to the millisecond (what the database and the wire keep).
+    /// A date given by a client, at the nearest whole millisecond (as every stored date is).
+    static func nearestMillisecond(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1_000).rounded() / 1_000)
+    }
+
     static func now() -> Date {
         if let pinned = SyncState.pinned { return Date(timeIntervalSince1970: Double(pinned) / 1_000) }
         return Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1_000).rounded(.down) / 1_000)

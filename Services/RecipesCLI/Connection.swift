@@ -126,7 +126,7 @@ enum ExitStatus {
         case .messageTooLarge, .requestIDReused: refused
         case .missingPhoto, .photoDamaged: internalFailure
         case .internalError, .malformedJSON, .nestingTooDeep, .invalidEnvelope, .unsupportedVersion, .unknownOp: internalFailure
-        case .invalidBody, .invalidArgument, .photoTooLarge, .tooManyPhotos, .unsupportedImage, .unreadableImage: refused
+        case .invalidBody, .invalidArgument, .photoTooLarge, .tooManyPhotos, .unsupportedImage, .unreadableImage, .unreadableEntry: refused
         case .unsupportedURL, .blockedAddress, .noRecipeFound, .pageTooLarge, .tooManyRedirects: refused
         case .blockedBySite, .fetchTimeout, .fetchFailed: unavailable
         }

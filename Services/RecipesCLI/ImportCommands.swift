@@ -164,7 +164,8 @@ struct Jobs: AsyncParsableCommand {
             if wait && found.state != .done { found = try await JobProgress(connection: connection).follow(found) }
             if connection.json { return try Output.json(found) }
             print(Output.bold("Job \(Output.shortID(found.id))") + "  \(found.state.rawValue), \(found.imported + found.failed) of \(found.total) done")
-            Output.table(["#", "STATE", "RECIPE / PROBLEM", "URL"], (found.items ?? []).map { item in
+            if let migration = found.migration { print("Migration from \(migration.format.appName): \(migration.source)") }
+            Output.table(["#", "STATE", "RECIPE / PROBLEM", found.migration == nil ? "URL" : "ENTRY"], (found.items ?? []).map { item in
                 let detail = switch item.state {
                 case .imported: (item.recipeName ?? "") + (item.recipeID.map { " (\(Output.shortID($0)))" } ?? "")
                     + (item.outcome == .updated ? ", updated" : item.outcome == .unchanged ? ", unchanged" : "")
@@ -224,7 +225,7 @@ struct JobProgress {
             if !warned && ContinuousClock.now - lastProgress > .seconds(60) {
                 warned = true
                 clearBar()
-                write("No URL finished in the last minute; is recipe-worker running at \(connection.workerEndpoint)? The job resumes when it is.")
+                write("Nothing finished in the last minute; is recipe-worker running at \(connection.workerEndpoint)? The job resumes when it is.")
             }
             drawBar(current)
             try await Task.sleep(for: .milliseconds(250))

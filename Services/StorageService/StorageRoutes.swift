@@ -10,7 +10,7 @@ extension Routes {
                                               announce: @escaping @Sendable (String) -> Void = { _ in }) {
         addSyncOperations(store: store, publishEndpoint: publishEndpoint, announce: announce)
         handle(RecipeOps.Create.self) { request, _ in
-            let (recipe, created) = try await store.createRecipe(id: request.id ?? UUID.timeOrdered(), request.recipe)
+            let (recipe, created) = try await store.createRecipe(id: request.id ?? UUID.timeOrdered(), request.recipe, createdAt: request.createdAt)
             return .init(recipe: recipe, created: created)
         }
         handle(RecipeOps.Get.self) { request, _ in try await store.recipeDetail(request.id, servings: request.servings) }
@@ -78,7 +78,19 @@ extension Routes {
             let (recipe, outcome) = try await store.saveImported(id: request.id ?? UUID.timeOrdered(), request.recipe, sameAs: request.sameAs)
             return .init(recipe: recipe, outcome: outcome)
         }
-        handle(JobOps.Create.self) { request, _ in try await store.createJob(id: request.id ?? UUID.timeOrdered(), urls: request.urls) }
+        handle(JobOps.Create.self) { request, _ in
+            let id = request.id ?? UUID.timeOrdered()
+            guard let plan = request.migration else { return try await store.createJob(id: id, urls: request.urls) }
+            guard request.urls.isEmpty else { throw ServiceError(.invalidArgument, "a job is URLs or a migration, not both; urls must be empty with migration") }
+            return try await store.createMigration(id: id, plan: plan)
+        }
+        handle(JobOps.Stage.self) { request, context in
+            try await store.stageJobEntry(jobID: request.jobID, position: request.position, bytes: try context.frame(request.entry))
+            return Empty()
+        }
+        handleWithFrames(JobOps.Entry.self) { request, _ in
+            Reply(.init(entry: FrameReference(frame: 1)), frames: [try await store.jobEntry(jobID: request.jobID, position: request.position)])
+        }
         handle(JobOps.Get.self) { request, _ in try await store.job(request.id) }
         handle(JobOps.List.self) { request, _ in
             .init(jobs: try await store.jobs(unfinished: request.unfinished ?? false, limit: request.limit ?? 50))

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Messaging
+import RecipeModel
 import RecipeProtocol
 
 /// Runs batch imports. Jobs and every URL's result live in recipe-storage, so
@@ -12,6 +13,7 @@ import RecipeProtocol
 /// At most `concurrency` URLs are imported at once, across all jobs.
 public actor JobRunner {
     let importer: PageImporter
+    let migrator: EntryMigrator
     let storage: MessageClient
     let concurrency: Int
     let rescanInterval: Duration
@@ -19,8 +21,10 @@ public actor JobRunner {
     private var running: Set<UUID> = []
     private let slots: ImportSlots
 
-    public init(importer: PageImporter, storage: MessageClient, concurrency: Int, rescanInterval: Duration = .seconds(5), logger: Logger) {
+    public init(importer: PageImporter, migrator: EntryMigrator, storage: MessageClient, concurrency: Int,
+                rescanInterval: Duration = .seconds(5), logger: Logger) {
         self.importer = importer
+        self.migrator = migrator
         self.storage = storage
         self.concurrency = max(1, concurrency)
         self.slots = ImportSlots(limit: concurrency)
@@ -31,7 +35,8 @@ public actor JobRunner {
     /// Creates a job in storage and starts it; replies with the stored job.
     public func submit(_ request: JobOps.Create.Request) async throws -> ImportJob {
         let job = try await storage.call(JobOps.Create.self, request)
-        logger.info("import job created", metadata: ["job": "\(job.id)", "urls": "\(job.total)"])
+        logger.info(job.migration == nil ? "import job created" : "migration created",
+                    metadata: ["job": "\(job.id)", "items": "\(job.total)"])
         start(job.id)
         return job
     }
@@ -72,13 +77,23 @@ public actor JobRunner {
             return
         }
         let pending = (job.items ?? []).filter { $0.state == .pending }
-        let importer = importer, storage = storage, logger = logger, slots = slots
+        let importer = importer, migrator = migrator, storage = storage, logger = logger, slots = slots
+        let migrating = job.migration != nil
         await withTaskGroup(of: Void.self) { group in
             var queue = pending.makeIterator()
             func next() -> Bool {
                 guard let item = queue.next() else { return false }
                 group.addTask {
-                    await slots.withSlot { await Self.process(item, of: id, importer: importer, storage: storage, logger: logger) }
+                    await slots.withSlot {
+                        await Self.process(item, of: id, storage: storage, logger: logger) { item in
+                            if migrating {
+                                let done = try await migrator.migrate(jobID: id, position: item.position)
+                                return (done.outcome, done.recipe, done.photoNote)
+                            }
+                            let imported = try await importer.importURL(item.url, dryRun: false, id: nil)
+                            return (imported.outcome, imported.recipe, imported.photo.added ? nil : imported.photo.note)
+                        }
+                    }
                 }
                 return true
             }
@@ -88,8 +103,10 @@ public actor JobRunner {
         logger.info("import job pass finished", metadata: ["job": "\(id)"])
     }
 
-    private static func process(_ item: ImportJob.Item, of jobID: UUID, importer: PageImporter, storage: MessageClient,
-                                logger: Logger) async {
+    /// One item: begun in storage, `work` done, its result recorded. `work` gives the outcome, the
+    /// stored recipe and a note on the photos.
+    private static func process(_ item: ImportJob.Item, of jobID: UUID, storage: MessageClient, logger: Logger,
+                                work: @Sendable (ImportJob.Item) async throws -> (ImportOutcome, Recipe?, String?)) async {
         var result = item
         do {
             guard try await storage.call(JobOps.Start.self, .init(jobID: jobID, position: item.position)).proceed else {
@@ -101,12 +118,12 @@ public actor JobRunner {
             return
         }
         do {
-            let imported = try await importer.importURL(item.url, dryRun: false, id: nil)
+            let (outcome, recipe, photoNote) = try await work(item)
             result.state = .imported
-            result.outcome = imported.outcome
-            result.recipeID = imported.recipe?.id
-            result.recipeName = imported.recipe?.name
-            result.photoNote = imported.photo.added ? nil : imported.photo.note
+            result.outcome = outcome
+            result.recipeID = recipe?.id
+            result.recipeName = recipe?.name
+            result.photoNote = photoNote
         } catch let error as ServiceError where error.code == .shuttingDown {
             logger.warning("recipe-storage is shutting down; the URL stays pending", metadata: ["url": "\(item.url)"])
             return

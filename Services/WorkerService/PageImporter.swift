@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Logging
 import Messaging
@@ -150,7 +149,7 @@ public struct PageImporter: Sendable {
                 continue
             }
             // The intake is deterministic: the same image fits to the same bytes, so a second import finds it.
-            let digest = SHA256.hash(data: fitted.bytes).map { String(format: "%02x", $0) }.joined()
+            let digest = PhotoDesk.digest(fitted.bytes)
             if recipe.photos.contains(where: { $0.sha256 == digest }) {
                 return PhotoIntake(added: false, source: candidate, note: "the page's image is already one of the recipe's photos")
             }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Messaging
 import PhotoProcessing
@@ -32,5 +33,13 @@ public struct PhotoDesk: Sendable {
         let fitted = try await fit(bytes, keepMetadata: keepMetadata)
         let added = try await storage.send(PhotoOps.Add.self, .init(recipeID: recipeID, position: position), frames: [fitted.bytes]).body
         return PhotoOps.Added(photos: added.photos, fitting: fitted.fitting)
+    }
+}
+
+extension PhotoDesk {
+    /// A photo's SHA-256 in hex, as recipe-storage names it (`PhotoInfo.sha256`): how a path finds a fitted
+    /// photo the recipe already has.
+    static func digest(_ bytes: Data) -> String {
+        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -74,7 +74,7 @@ public struct WorkerService: Sendable {
         fetchPolicy.maxImageBytes = configuration.photoLimits.maxInputBytes
         let fetcher = GuardedFetcher(policy: fetchPolicy, logger: logger)
         let importer = PageImporter(fetcher: fetcher, storage: storage, photos: photos, logger: logger)
-        let runner = JobRunner(importer: importer, storage: storage, concurrency: configuration.concurrency,
+        let runner = JobRunner(importer: importer, migrator: EntryMigrator(storage: storage, photos: photos), storage: storage, concurrency: configuration.concurrency,
                                rescanInterval: configuration.rescanInterval, logger: logger)
         self.runner = runner
         let endpoints = [configuration.storageEndpoint] + configuration.replicaEndpoints
@@ -99,7 +99,19 @@ public struct WorkerService: Sendable {
         routes.handle(ImportOps.FromHTML.self) { request, _ in
             try await importer.importHTML(request.html, address: request.url, dryRun: request.dryRun ?? false, id: request.id)
         }
-        routes.handle(ImportOps.Batch.self) { request, _ in try await runner.submit(request) }
+        routes.handle(ImportOps.Batch.self) { request, _ in
+            guard request.migration == nil else { throw ServiceError(.invalidArgument, "a migration starts with migrate.start, not import.batch") }
+            return try await runner.submit(request)
+        }
+        routes.handle(MigrateOps.Stage.self) { request, context in
+            // Passed on as it is: the entry is read when the job reaches it.
+            _ = try await storage.send(JobOps.Stage.self, .init(jobID: request.jobID, position: request.position),
+                                       frames: [try context.frame(request.entry)])
+            return Empty()
+        }
+        routes.handle(MigrateOps.Start.self) { request, _ in
+            try await runner.submit(.init(id: request.id, urls: [], migration: request.plan))
+        }
         routes.handle(PhotoOps.Add.self) { request, context in
             // Made to fit here, so only a photo within the rules travels on to storage.
             try await photos.add(try context.frame(request.photo), to: request.recipeID, position: request.position,

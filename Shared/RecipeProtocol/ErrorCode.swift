@@ -20,6 +20,8 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case conflict = "conflict"
     /// The recipe is a starter (a read-only sample); duplicate it to change it.
     case starterReadOnly = "starter_read_only"
+    /// An entry of an export from another app could not be read (damaged, or not what the app writes).
+    case unreadableEntry = "unreadable_entry"
     /// A photo is larger than 2 MB.
     case photoTooLarge = "photo_too_large"
     /// The recipe already has the most photos allowed (10).

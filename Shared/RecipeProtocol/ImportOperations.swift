@@ -65,6 +65,7 @@ public struct ImportJob: Codable, Sendable, Equatable {
         }
         /// 0-based, in the order given.
         public var position: Int
+        /// The URL; for a migration, the entry's name in the export.
         public var url: String
         public var state: State
         /// What the import did (imported items).
@@ -100,10 +101,24 @@ public struct ImportJob: Codable, Sendable, Equatable {
     public var failed: Int
     /// The URLs (in `job.get`; left out of `job.list`).
     public var items: [Item]?
+    /// For a migration: the app it came from and what was migrated (absent for URL jobs).
+    public var migration: Origin?
+
+    /// Where a migration's entries came from.
+    public struct Origin: Codable, Sendable, Equatable {
+        public var format: MigrationFormat
+        public var source: String
+        public init(format: MigrationFormat, source: String) {
+            self.format = format
+            self.source = source
+        }
+    }
 
     public var pending: Int { total - imported - failed }
 
-    public init(id: UUID, createdAt: Date, updatedAt: Date, state: State, total: Int, imported: Int, failed: Int, items: [Item]?) {
+    public init(id: UUID, createdAt: Date, updatedAt: Date, state: State, total: Int, imported: Int, failed: Int, items: [Item]?,
+                migration: Origin? = nil) {
+        self.migration = migration
         self.id = id
         self.createdAt = createdAt
         self.updatedAt = updatedAt
@@ -122,16 +137,19 @@ public enum JobOps {
     /// The longest URL accepted.
     public static let maxURLLength = 2_048
 
-    /// `job.create`: a job for `urls` (blank lines and repeats dropped), every URL pending.
+    /// `job.create`: a job for `urls` (blank lines and repeats dropped), every URL pending;
+    /// or, with `migration` (and no URLs), a migration of entries staged before with `job.stage`.
     public enum Create: WireOperation {
         public static let name = "job.create"
         public static let isWrite = true
         public struct Request: Codable, Sendable, Equatable {
             public var id: UUID?
             public var urls: [String]
-            public init(id: UUID? = nil, urls: [String]) {
+            public var migration: MigrationPlan?
+            public init(id: UUID? = nil, urls: [String], migration: MigrationPlan? = nil) {
                 self.id = id
                 self.urls = urls
+                self.migration = migration
             }
         }
         public typealias Response = ImportJob

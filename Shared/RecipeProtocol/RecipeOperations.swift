@@ -11,9 +11,13 @@ public enum RecipeOps {
             /// Chosen by the client, so a retry lands once; a new one is made when left out.
             public var id: UUID?
             public var recipe: RecipeDraft
-            public init(id: UUID? = nil, recipe: RecipeDraft) {
+            /// When the recipe was first written, for one brought from another app (now when left out;
+            /// not before 1970 nor in the future).
+            public var createdAt: Date?
+            public init(id: UUID? = nil, recipe: RecipeDraft, createdAt: Date? = nil) {
                 self.id = id
                 self.recipe = recipe
+                self.createdAt = createdAt
             }
         }
         public struct Response: Codable, Sendable, Equatable {

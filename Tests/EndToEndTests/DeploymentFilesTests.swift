@@ -55,7 +55,7 @@ struct DeploymentFilesTests {
         #expect(packages == ["libzmq5", "libsqlite3-0", "libvips42", "ca-certificates"], "\(packages)")
         // The build stage has the headers of each library the runtime stage installs.
         let buildInstall = try #require(dockerfile.all("RUN").first { $0.contains("libzmq3-dev") })
-        for headers in ["libzmq3-dev", "libsqlite3-dev", "libvips-dev", "pkg-config"] {
+        for headers in ["libzmq3-dev", "libsqlite3-dev", "libvips-dev", "zlib1g-dev", "pkg-config"] {
             #expect(buildInstall.contains(headers), "the build stage does not install \(headers)")
         }
         let user = try #require(dockerfile.all("USER").last)

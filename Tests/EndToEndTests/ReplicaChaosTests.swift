@@ -29,6 +29,7 @@ struct ReplicaChaosTests {
         var names: [String] = []
         var backup: (storage: Int, folder: String)?
         var restored = false, killedStorage = false, killedWorker = false
+        var deleted = Set<String>()
         for step in 0..<45 {
             let index = random.below(3)
             let storage = storages[index].endpoint
@@ -51,7 +52,8 @@ struct ReplicaChaosTests {
             case 11 where !names.isEmpty:
                 _ = try await recipes(["photo", "remove", names[random.below(names.count)], "1"], storage: storage)
             case 12 where !names.isEmpty:
-                _ = try await recipes(["delete", names[random.below(names.count)], "--yes"], storage: storage)
+                let name = names[random.below(names.count)]
+                if try await recipes(["delete", name, "--yes"], storage: storage).status == 0 { deleted.insert(name) }
             case 13 where !names.isEmpty:
                 _ = try await recipes(["cooked", names[random.below(names.count)], "--rating", "\(1 + random.below(5))"], storage: storage)
             case 14:
@@ -120,7 +122,8 @@ struct ReplicaChaosTests {
             exports.append(try treeContents(folder))
             conflicts.append(try await recipes(["conflicts", "--json"], storage: storage.endpoint).output)
         }
-        #expect(!exports[0].isEmpty, "\(note): nothing was exported")
+        // A history may delete every recipe it made (seed 18067746128122958941 does): then empty exports are right.
+        if !Set(names).subtracting(deleted).isEmpty { #expect(!exports[0].isEmpty, "\(note): nothing was exported") }
         print("replica chaos \(note): \(names.count) recipes made, backup \(backup != nil), restored \(restored), storage killed \(killedStorage), "
               + "worker killed \(killedWorker), \(exports[0].count) files exported")
         for index in 1..<3 {

@@ -43,6 +43,13 @@ struct CorpusReplayTests {
         for input in inputs { FuzzChecks.photoIntake(input) }
     }
 
+    @Test("entries of other apps' exports")
+    func migration() throws {
+        let inputs = try Self.inputs("migration")
+        #expect(inputs.count >= 6, "the seed corpus holds an entry of each format")
+        for input in inputs { FuzzChecks.migration(input) }
+    }
+
     @Test("sync.apply records")
     func syncApply() throws {
         let inputs = try Self.inputs("sync-apply")

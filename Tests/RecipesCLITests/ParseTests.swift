@@ -33,6 +33,8 @@ struct ParseTests {
         ["import", "https://a.example/1", "https://b.example/2", "--no-wait"], ["import", "--file", "urls.txt"],
         ["import", "--html", "saved.html", "--url", "https://example.com/x"],
         ["jobs"], ["jobs", "--unfinished"], ["jobs", "3f2a91c0", "--wait"],
+        ["migrate", "Recipes.paprikarecipes"], ["migrate", "export.zip", "--from", "tandoor", "--no-wait"], ["migrate", "cook", "--dry-run", "--json"],
+        ["export", "/tmp/out.paprikarecipes", "--format", "paprika"], ["export", "/tmp/out", "--format", "cooklang"],
     ])
     func parses(arguments: [String]) throws {
         _ = try Recipes.parseAsRoot(arguments)
@@ -47,6 +49,9 @@ struct ParseTests {
         (["import", "--file", "urls.txt", "--dry-run"], "--dry-run reads one page"),
         (["import", "https://e.com/x", "--no-wait"], "--no-wait is for batch imports"),
         (["jobs", "--wait"], "--wait follows one job"),
+        (["migrate", "x.zip", "--dry-run", "--no-wait"], "--dry-run stores nothing"),
+        (["migrate", "x.zip", "--from", "evernote"], "evernote"),
+        (["export", "/tmp/x", "--format", "pdf"], "pdf"),
         (["list", "--limit", "0"], "1 to 200"),
         (["list", "--book", "not-a-uuid"], "a book id"),
         (["add"], "either --file or --name"),
