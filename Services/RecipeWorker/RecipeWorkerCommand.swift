@@ -63,6 +63,10 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
         valueName: "host"))
     var allowHosts: [String] = []
 
+    @Flag(name: .long, help: ArgumentHelp(
+        "Fetch only from the hosts and networks given with --allow-host; any other address is refused without being looked up (a closed network; the tests). Environment: RECIPES_WORKER_FETCH_ONLY_ALLOWED=1."))
+    var fetchOnlyAllowed = false
+
     @Option(name: .long, help: "URLs imported at the same time, across all batch jobs (1 to 32).")
     var concurrency: Int = 4
 
@@ -170,7 +174,8 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
         configuration.syncAutomatically = !syncOnlyOnRequest
         configuration.fetchPolicy = FetchPolicy(
             allowList: try AllowList(allowHostEntries), maxPageBytes: maxPageBytes, connectTimeout: connectTimeout,
-            readTimeout: readTimeout, overallTimeout: fetchTimeout)
+            readTimeout: readTimeout, overallTimeout: fetchTimeout,
+            onlyAllowList: fetchOnlyAllowed || ["1", "true", "yes"].contains(ProcessEnvironment.value("RECIPES_WORKER_FETCH_ONLY_ALLOWED")?.lowercased() ?? ""))
 
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardOutput(label: label)

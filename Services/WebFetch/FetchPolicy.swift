@@ -19,6 +19,9 @@ public struct FetchPolicy: Sendable {
     /// What the worker calls itself to web servers: a current desktop browser,
     /// because many recipe sites turn away anything else.
     public var userAgent: String
+    /// Fetch only from what the allow-list names: any other host is refused before it is looked up
+    /// (a worker on a closed network that may reach its own mirror and nothing else).
+    public var onlyAllowList: Bool
 
     public static let defaultUserAgent =
         "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
@@ -26,8 +29,9 @@ public struct FetchPolicy: Sendable {
     public init(
         allowList: AllowList = AllowList(), maxPageBytes: Int = 10_000_000, maxImageBytes: Int = 2_000_000,
         connectTimeout: Double = 10, readTimeout: Double = 15, overallTimeout: Double = 30, maxRedirects: Int = 5,
-        userAgent: String = FetchPolicy.defaultUserAgent
+        userAgent: String = FetchPolicy.defaultUserAgent, onlyAllowList: Bool = false
     ) {
+        self.onlyAllowList = onlyAllowList
         self.allowList = allowList
         self.maxPageBytes = maxPageBytes
         self.maxImageBytes = maxImageBytes
@@ -74,6 +78,12 @@ public struct AllowList: Sendable, Equatable, CustomStringConvertible {
         guard hosts.contains(host.lowercased()) else { return false }
         guard let reason = address.nonPublicReason else { return true }
         return AllowList.homeNetworkReasons.contains { reason.contains($0) }
+    }
+
+    /// Whether `host` is named by the list: the name itself, or an address literal inside a listed network.
+    public func names(host: String) -> Bool {
+        if let address = IPAddress(host) { return networks.contains { $0.contains(address) } }
+        return hosts.contains(host.lowercased())
     }
 
     /// The kinds of non-public address a listed host name may reach: those of a home network.

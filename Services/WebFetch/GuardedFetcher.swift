@@ -72,12 +72,20 @@ public struct GuardedFetcher: Sendable {
     public let policy: FetchPolicy
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
+    /// How a host name becomes addresses: the system's resolver, or a test's stand-in (one that never answers, say).
+    private let lookUp: @Sendable (String) async throws -> [IPAddress]
 
     public init(policy: FetchPolicy, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
                 logger: Logger = Logger(label: "recipe-worker.fetch")) {
+        self.init(policy: policy, eventLoopGroup: eventLoopGroup, logger: logger, lookUp: Resolver.addresses(of:))
+    }
+
+    init(policy: FetchPolicy, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+         logger: Logger = Logger(label: "recipe-worker.fetch"), lookUp: @escaping @Sendable (String) async throws -> [IPAddress]) {
         self.policy = policy
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
+        self.lookUp = lookUp
     }
 
     // MARK: Checking an address
@@ -137,6 +145,10 @@ public struct GuardedFetcher: Sendable {
     /// connection would be pinned to, or the reason it is refused.
     public func check(_ text: String) async throws -> CheckedTarget {
         let (url, host) = try Self.parse(text)
+        if policy.onlyAllowList && !policy.allowList.names(host: host) {
+            throw ServiceError(.blockedAddress, "\(host) is not among the hosts this worker may fetch from (\(policy.allowList)): it was started "
+                               + "with --fetch-only-allowed. Add the host with --allow-host, or save the page in a browser and use --html")
+        }
         let addresses = try await resolve(host)
         for address in addresses where !policy.allowList.allows(host: host, address: address) {
             guard let reason = address.nonPublicReason else { continue }
@@ -154,7 +166,7 @@ public struct GuardedFetcher: Sendable {
     private func resolve(_ host: String) async throws -> [IPAddress] {
         let limit = policy.connectTimeout
         return try await withThrowingTaskGroup(of: [IPAddress]?.self) { group in
-            group.addTask { try await Resolver.addresses(of: host) }
+            group.addTask { try await lookUp(host) }
             group.addTask {
                 try await Task.sleep(for: .milliseconds(Int(limit * 1_000)))
                 return nil

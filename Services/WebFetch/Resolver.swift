@@ -11,12 +11,21 @@ enum Resolver {
     /// Every address `host` resolves to (IPv4 and IPv6), in the resolver's order.
     static func addresses(of host: String) async throws -> [IPAddress] {
         if let literal = IPAddress(host) { return [literal] }
+        // RFC 6761 §6.4: names under .invalid never exist, and resolvers should say so at once
+        // rather than ask the network (which, on a machine with no DNS server, answers only by timing out).
+        if host == "invalid" || host.hasSuffix(".invalid") || host.hasSuffix(".invalid.") {
+            throw noSuchHost(host, reason: "no such host: .invalid names never exist")
+        }
         return try await withCheckedThrowingContinuation { continuation in
             // getaddrinfo blocks; keep it off the cooperative pool.
             DispatchQueue.global().async {
                 continuation.resume(with: Result { try lookUp(host) })
             }
         }
+    }
+
+    private static func noSuchHost(_ host: String, reason: String) -> ServiceError {
+        ServiceError(.fetchFailed, "could not find \(host) (\(reason)); check the address, or save the page and import it with --html")
     }
 
     private static func lookUp(_ host: String) throws -> [IPAddress] {
@@ -27,7 +36,7 @@ enum Resolver {
         let status = getaddrinfo(host, nil, &hints, &list)
         guard status == 0, let first = list else {
             let reason = status == EAI_NONAME || status == -5 /* EAI_NODATA */ ? "no such host" : String(cString: gai_strerror(status))
-            throw ServiceError(.fetchFailed, "could not find \(host) (\(reason)); check the address, or save the page and import it with --html")
+            throw noSuchHost(host, reason: reason)
         }
         defer { freeaddrinfo(first) }
         var found: [IPAddress] = []

@@ -57,7 +57,10 @@ final class ServiceProcess: Sendable {
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
-        let merged = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        // Tests stay on the machine: a worker fetches only from what its --allow-host names (the loopback
+        // page server), so a saved page's photo on its real site is skipped without a DNS lookup.
+        let merged = ProcessInfo.processInfo.environment.merging(["RECIPES_WORKER_FETCH_ONLY_ALLOWED": "1"]) { $1 }
+            .merging(environment) { $1 }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {

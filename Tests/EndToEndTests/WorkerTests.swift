@@ -24,8 +24,11 @@ final class Services: Sendable {
     }
 
     /// Starts a worker; `allow` is its allow-list.
-    func startWorker(allow: [String] = ["127.0.0.1"], extra: [String] = []) async throws -> (process: ServiceProcess, endpoint: String) {
-        let worker = try ServiceProcess("recipe-worker", workerArguments + allow.flatMap { ["--allow-host", $0] } + extra)
+    /// `onlyAllowed: false` lets it fetch from the public internet too, as a worker does by default.
+    func startWorker(allow: [String] = ["127.0.0.1"], extra: [String] = [], onlyAllowed: Bool = true) async throws
+        -> (process: ServiceProcess, endpoint: String) {
+        let worker = try ServiceProcess("recipe-worker", workerArguments + allow.flatMap { ["--allow-host", $0] } + extra,
+                                        environment: ["RECIPES_WORKER_FETCH_ONLY_ALLOWED": onlyAllowed ? "1" : "0"])
         let endpoint = try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#)
         return (worker, endpoint)
     }
@@ -251,7 +254,7 @@ struct WorkerTests {
         let server = try await TestHTTPServer()
         let services = try await Services()
         let (worker, endpoint) = try await services.startWorker()
-        let (strict, strictEndpoint) = try await services.startWorker(allow: [])
+        let (strict, strictEndpoint) = try await services.startWorker(allow: [], onlyAllowed: false)
         // Every operation the worker answers is in the protocol reference.
         let operations = try await worker.waitForOutput(#"endpoint=tcp://[^ ]+ operations=([a-z. ]+)"#).split(separator: " ")
         let projectRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

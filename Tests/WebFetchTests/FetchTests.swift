@@ -2,7 +2,7 @@ import Foundation
 import RecipeProtocol
 import TestHTTPServer
 import Testing
-import WebFetch
+@testable import WebFetch
 
 /// The code of the `ServiceError` `body` throws (nil when it does not throw one).
 func errorCode(_ body: () async throws -> Void) async -> ErrorCode? {
@@ -173,6 +173,61 @@ struct FetchTests {
         #expect(await errorCode { _ = try await fetcher.fetch("\(server.baseURL)/challenge") } == .blockedBySite)
         #expect(await errorCode { _ = try await fetcher.fetch("\(server.baseURL)/down") } == .fetchFailed)
         #expect(await errorCode { _ = try await fetcher.fetch("\(server.baseURL)/missing") } == .fetchFailed)
-        #expect(await errorCode { _ = try await fetcher.fetch("http://no-such-host.invalid/") } == .fetchFailed)
     }
+
+    @Test("fetching only from the allow-list: other hosts are refused before any lookup, listed ones are fetched")
+    func onlyAllowList() async throws {
+        let server = try await TestHTTPServer()
+        defer { Task { await server.shutdown() } }
+        server.route("/hello", .html("<p>hello</p>"))
+        let lookups = LookUpLog()
+        let fetcher = GuardedFetcher(policy: FetchPolicy(allowList: Self.loopbackOnly, onlyAllowList: true), lookUp: { host in
+            lookups.add(host)
+            return try await Resolver.addresses(of: host)
+        })
+        #expect(try await fetcher.fetch("\(server.baseURL)/hello").text == "<p>hello</p>")
+        for url in ["http://recipes.example.com/pie", "http://localhost:\(server.port)/hello", "http://93.184.216.34/", "http://[::1]:\(server.port)/hello"] {
+            do {
+                _ = try await fetcher.fetch(url)
+                Issue.record("\(url) was fetched")
+            } catch let error as ServiceError {
+                #expect(error.code == .blockedAddress)
+                #expect(error.message.contains("--fetch-only-allowed") && error.message.contains("--allow-host"), "\(error.message)")
+            }
+        }
+        #expect(lookups.hosts == ["127.0.0.1"], "only the listed host was looked up")
+        #expect(server.requests(to: "/hello") == 1)
+    }
+
+    @Test("a name that does not exist is said so; a resolver that never answers is given up at the connect limit")
+    func unknownHosts() async throws {
+        // .invalid names are answered without asking the network (RFC 6761), so this test stays on the machine.
+        let fetcher = GuardedFetcher(policy: FetchPolicy())
+        do {
+            _ = try await fetcher.fetch("http://no-such-host.invalid/")
+            Issue.record("a .invalid name was fetched")
+        } catch let error as ServiceError {
+            #expect(error.code == .fetchFailed)
+            #expect(error.message.contains("could not find no-such-host.invalid") && error.message.contains("--html"), "\(error.message)")
+        }
+        let hanging = GuardedFetcher(policy: FetchPolicy(connectTimeout: 0.3, overallTimeout: 20), lookUp: { _ in
+            try await Task.sleep(for: .seconds(60))
+            return []
+        })
+        do {
+            _ = try await hanging.fetch("http://recipes.example.com/pie")
+            Issue.record("a lookup that never answered was waited out")
+        } catch let error as ServiceError {
+            #expect(error.code == .fetchTimeout)
+            #expect(error.message.contains("looking up recipes.example.com took longer than"), "\(error.message)")
+        }
+    }
+}
+
+/// The hosts a test's resolver was asked for.
+final class LookUpLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var asked: [String] = []
+    func add(_ host: String) { lock.withLock { asked.append(host) } }
+    var hosts: [String] { lock.withLock { asked } }
 }
