@@ -52,8 +52,9 @@ struct LimitsAndFailureTests {
         let elapsed = ContinuousClock.now - start
         #expect(error?.description == "storage not reachable at \(endpoint): no reply after 3 tries of 250 ms each (set RECIPES_STORAGE)")
         #expect(elapsed >= .milliseconds(700), "it tried three times")
-        // Generous: the suite runs in parallel on two cores; only a hang goes past it.
-        #expect(elapsed < .seconds(20), "it did not hang")
+        // Only a hang goes past it: the suite runs in parallel on two cores, and a loaded run once took 20.06 s for
+        // these 750 ms (the tries themselves are counted by the message above).
+        #expect(elapsed < .seconds(90), "it did not hang")
         withExtendedLifetime(port) {}
     }
 
