@@ -32,11 +32,15 @@ struct SyncBenchmark: AsyncParsableCommand {
         print(String(format: "  made the source store in %.1f s", made))
         let copy = try Self.copyFolder(source, to: root.appendingPathComponent("copy"))
         let initial = try await Self.syncFresh(source, target: root.appendingPathComponent("target"))
+        let byRecords = try await Self.syncFresh(source, target: root.appendingPathComponent("target-records"), snapshotAbove: .max)
         print(row("", "time", "bytes", "peak RSS", labelWidth: 28, columnWidth: 14))
         print(row("cp -a of the data folder", Self.seconds(copy.seconds), Self.megabytes(copy.bytes), "—", labelWidth: 28, columnWidth: 14))
-        print(row("initial sync", Self.seconds(initial.seconds), Self.megabytes(initial.bytes), Self.megabytes(initial.peakRSS),
+        print(row("initial sync (snapshot)", Self.seconds(initial.seconds), Self.megabytes(initial.bytes), Self.megabytes(initial.peakRSS),
                   labelWidth: 28, columnWidth: 14))
-        print("  initial sync / copy: \(ratio(initial.seconds / copy.seconds)) the time (goal: at most 5×)")
+        print(row("  record by record", Self.seconds(byRecords.seconds), Self.megabytes(byRecords.bytes), Self.megabytes(byRecords.peakRSS),
+                  labelWidth: 28, columnWidth: 14))
+        print("  initial sync / copy: \(ratio(initial.seconds / copy.seconds)) the time (goal: at most 5×); record by record: "
+              + "\(ratio(byRecords.seconds / copy.seconds))")
 
         // Incremental sync among many.
         let big = root.appendingPathComponent("big")
@@ -103,7 +107,7 @@ struct SyncBenchmark: AsyncParsableCommand {
     }
 
     /// Starts storages on `source` and an empty `target` and pulls everything across.
-    static func syncFresh(_ source: URL, target: URL) async throws -> Figures {
+    static func syncFresh(_ source: URL, target: URL, snapshotAbove: Int = SyncEngine.snapshotThreshold) async throws -> Figures {
         let a = try ServiceUnderTest(folder: source, benchmark: "sync-bench")
         let b = try ServiceUnderTest(folder: target, benchmark: "sync-bench")
         defer { a.stop(); b.stop() }
@@ -111,10 +115,19 @@ struct SyncBenchmark: AsyncParsableCommand {
         let from = try RemoteReplica(endpoint: a.endpoint, timeout: .seconds(60), attempts: 1, logger: logger)
         let to = try RemoteReplica(endpoint: b.endpoint, timeout: .seconds(60), attempts: 1, logger: logger)
         let start = ContinuousClock.now
-        _ = try await SyncEngine.pull(from: from, to: to)
+        _ = try await SyncEngine.pull(from: from, to: to, snapshotAbove: snapshotAbove)
         let seconds = (ContinuousClock.now - start).seconds
+        try await expectSameCounts(from, to)
         return Figures(seconds: seconds, bytes: await from.client.bytesReceived + to.client.bytesSent,
                        peakRSS: a.peakResidentBytes + b.peakResidentBytes + peakResidentBytes())
+    }
+
+    /// The target holds as many recipes and photos as the source after a sync: the figures are of a whole copy.
+    static func expectSameCounts(_ from: RemoteReplica, _ to: RemoteReplica) async throws {
+        let (a, b) = (try await from.client.call(StorageOps.Stats.self, .init()), try await to.client.call(StorageOps.Stats.self, .init()))
+        guard a.recipes == b.recipes, a.photos == b.photos else {
+            throw BenchmarkError("after the sync the target holds \(b.recipes) recipes and \(b.photos) photos, the source \(a.recipes) and \(a.photos)")
+        }
     }
 
     /// A first full sync into an empty target, then `changed` edits on the source and a second sync.
@@ -127,6 +140,7 @@ struct SyncBenchmark: AsyncParsableCommand {
         let to = try RemoteReplica(endpoint: b.endpoint, timeout: .seconds(120), attempts: 1, logger: logger)
         var start = ContinuousClock.now
         _ = try await SyncEngine.pull(from: from, to: to)
+        try await expectSameCounts(from, to)
         let first = Figures(seconds: (ContinuousClock.now - start).seconds, bytes: await from.client.bytesReceived + to.client.bytesSent,
                             peakRSS: a.peakResidentBytes + b.peakResidentBytes)
         // Edit `changed` recipes through the source storage, as a user would.

@@ -23,12 +23,12 @@ extension RecipeStore {
     // MARK: The change feed
 
     /// This replica's id, the newest feed position, and how many conflicts it has recorded.
-    public func syncInfo() async throws -> (replicaID: String, latestSeq: Int, conflictsCreated: Int, held: [HeldRecord]) {
+    public func syncInfo() async throws -> (replicaID: String, latestSeq: Int, conflictsCreated: Int, held: [HeldRecord], empty: Bool) {
         try await pool.read { db in
             let replica = try SyncState.load(db).replica
             let latest = try Int.fetchOne(db, sql: "SELECT MAX(seq) FROM sync_records") ?? 0
             let conflicts = try SyncApplier.openConflictCount(in: db)
-            return (replica, latest, conflicts, try SyncApplier.heldSummaries(in: db))
+            return (replica, latest, conflicts, try SyncApplier.heldSummaries(in: db), try Self.holdsNothing(db))
         }
     }
 

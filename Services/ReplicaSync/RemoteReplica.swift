@@ -60,4 +60,35 @@ public struct RemoteReplica: SyncEndpoint {
     public func cursor(peer: String) async throws -> SyncOps.Cursor.Response {
         try await client.call(SyncOps.Cursor.self, .init(peer: peer))
     }
+
+    /// How long a storage may take to copy its database for a snapshot, or to check and install one: it reads
+    /// the whole file (about 10 s a gigabyte on a small machine), so the usual request timeout does not fit.
+    static let snapshotTimeout: Duration = .seconds(900)
+
+    public func snapshot() async throws -> SyncOps.Snapshot.Response {
+        try await client.call(SyncOps.Snapshot.self, .init(), timeout: max(Self.snapshotTimeout, client.configuration.timeout))
+    }
+
+    public func snapshotPhotos(_ id: UUID, after: String?) async throws -> SyncOps.SnapshotPhotos.Response {
+        try await client.call(SyncOps.SnapshotPhotos.self, .init(snapshot: id, after: after))
+    }
+
+    public func readSnapshot(_ id: UUID, offset: Int) async throws -> Data {
+        let reply = try await client.send(SyncOps.SnapshotRead.self, .init(snapshot: id, offset: offset))
+        let index = reply.body.data.frame - 1
+        guard reply.frames.indices.contains(index) else {
+            throw ServiceError(.internalError, "\(name) sent part of snapshot \(id.uuidString) without its bytes")
+        }
+        return reply.frames[index]
+    }
+
+    public func snapshotDone(_ id: UUID) async throws { _ = try await client.call(SyncOps.SnapshotDone.self, .init(snapshot: id)) }
+
+    public func writeSnapshot(_ id: UUID, offset: Int, bytes: Data) async throws {
+        _ = try await client.send(SyncOps.SnapshotWrite.self, .init(snapshot: id, offset: offset), frames: [bytes])
+    }
+
+    public func install(_ request: SyncOps.Install.Request) async throws -> SyncOps.Install.Response {
+        try await client.call(SyncOps.Install.self, request, timeout: max(Self.snapshotTimeout, client.configuration.timeout))
+    }
 }

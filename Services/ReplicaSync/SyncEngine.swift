@@ -14,6 +14,14 @@ public protocol SyncEndpoint: Sendable {
     func putPhoto(sha256: String, bytes: Data) async throws -> Bool
     func apply(from: String, records: [SyncRecord], cursor: Int?) async throws -> SyncOps.Apply.Response
     func cursor(peer: String) async throws -> SyncOps.Cursor.Response
+
+    // Snapshots, for a replica that holds nothing yet (`sync.snapshot`, `sync.install` and the calls between).
+    func snapshot() async throws -> SyncOps.Snapshot.Response
+    func snapshotPhotos(_ id: UUID, after: String?) async throws -> SyncOps.SnapshotPhotos.Response
+    func readSnapshot(_ id: UUID, offset: Int) async throws -> Data
+    func snapshotDone(_ id: UUID) async throws
+    func writeSnapshot(_ id: UUID, offset: Int, bytes: Data) async throws
+    func install(_ request: SyncOps.Install.Request) async throws -> SyncOps.Install.Response
 }
 
 /// What one direction of a sync did.
@@ -45,9 +53,15 @@ public struct PullReport: Codable, Sendable, Equatable {
 /// saves the cursor in the same transaction. Cut off anywhere, it resumes from the
 /// last applied page; applying a page twice changes nothing.
 public enum SyncEngine {
+    /// A source with at least this many changes in its feed sends an empty target a snapshot of its database
+    /// instead of its records.
+    public static let snapshotThreshold = 1_000
+
     /// Pulls everything `target` has not seen from `source`. `maxPages` stops early (partial syncs, in tests).
+    /// An empty target (`sync.info`'s `empty`) gets a snapshot of the source first when the source's feed holds
+    /// `snapshotAbove` changes or more; the feed's later changes follow as usual.
     public static func pull(from source: any SyncEndpoint, to target: any SyncEndpoint, pageSize: Int = 200,
-                            maxPages: Int = .max) async throws -> PullReport {
+                            maxPages: Int = .max, snapshotAbove: Int = snapshotThreshold) async throws -> PullReport {
         let sourceInfo = try await source.info()
         let targetInfo = try await target.info()
         let sourceID = sourceInfo.replicaID
@@ -62,6 +76,12 @@ public enum SyncEngine {
         if cursor > sourceInfo.latestSeq { cursor = 0 }
         var report = PullReport()
         var pages = 0
+        if cursor == 0, targetInfo.empty == true, sourceInfo.latestSeq > 0, sourceInfo.latestSeq >= snapshotAbove,
+           let copied = try await copySnapshot(from: source, to: target) {
+            cursor = copied.seq
+            report = copied.report
+            pages += 1
+        }
         var retries = 0
         // The next page is read from the source while the target applies this one (reading is all the
         // source does; if this page fails, the read-ahead is dropped and the sync resumes from the cursor).
@@ -114,12 +134,66 @@ public enum SyncEngine {
     }
 
     /// Both directions: after it, both replicas hold the same content (when nothing else writes meanwhile).
-    public static func sync(_ a: any SyncEndpoint, _ b: any SyncEndpoint, pageSize: Int = 200) async throws -> (aToB: PullReport, bToA: PullReport) {
-        var aToB = try await pull(from: a, to: b, pageSize: pageSize)
-        let bToA = try await pull(from: b, to: a, pageSize: pageSize)
+    public static func sync(_ a: any SyncEndpoint, _ b: any SyncEndpoint, pageSize: Int = 200,
+                            snapshotAbove: Int = snapshotThreshold) async throws -> (aToB: PullReport, bToA: PullReport) {
+        var aToB = try await pull(from: a, to: b, pageSize: pageSize, snapshotAbove: snapshotAbove)
+        let bToA = try await pull(from: b, to: a, pageSize: pageSize, snapshotAbove: snapshotAbove)
         // What b made while merging (conflicted copies, merged versions) goes back once more.
-        if bToA.changed > 0 || aToB.conflicts > 0 { aToB = aToB + (try await pull(from: a, to: b, pageSize: pageSize)) }
+        if bToA.changed > 0 || aToB.conflicts > 0 {
+            aToB = aToB + (try await pull(from: a, to: b, pageSize: pageSize, snapshotAbove: snapshotAbove))
+        }
         return (aToB, bToA)
+    }
+
+    /// Sends `target` a snapshot of `source`: the photo blobs it names first, then the database file a chunk at a
+    /// time (the next read while the last is written), then `sync.install`. Returns the feed position the target
+    /// now holds `source`'s changes up to, or nil when no snapshot was installed (the source makes none, or the
+    /// target is no longer empty or runs another schema): the records are then sent as usual.
+    static func copySnapshot(from source: any SyncEndpoint, to target: any SyncEndpoint) async throws -> (seq: Int, report: PullReport)? {
+        let snapshot: SyncOps.Snapshot.Response
+        do {
+            snapshot = try await source.snapshot()
+        } catch let error as ServiceError where error.code == .unknownOp || error.code == .busy {
+            return nil // an older storage, or one busy with other snapshots: records it is
+        }
+        let id = snapshot.snapshot
+        do {
+            var report = PullReport()
+            var after: String?
+            while true {
+                let page = try await source.snapshotPhotos(id, after: after)
+                guard let last = page.sha256.last else { break }
+                let sent = try await sendPhotos(page.sha256, from: source, to: target)
+                report = report + sent.report
+                after = last
+                if !page.more { break }
+            }
+            func read(_ offset: Int) -> Task<Data, any Error>? {
+                offset < snapshot.bytes ? Task { try await source.readSnapshot(id, offset: offset) } : nil
+            }
+            var offset = 0
+            var next = read(0)
+            defer { next?.cancel() }
+            while let current = next {
+                let chunk = try await current.value
+                guard !chunk.isEmpty else { throw ServiceError(.internalError, "\(source.name)'s snapshot ended at \(offset) of \(snapshot.bytes) bytes") }
+                next = read(offset + chunk.count)
+                try await target.writeSnapshot(id, offset: offset, bytes: chunk)
+                offset += chunk.count
+            }
+            let installed = try await target.install(.init(snapshot: id, from: snapshot.replicaID, seq: snapshot.seq, bytes: snapshot.bytes,
+                                                           sha256: snapshot.sha256))
+            try? await source.snapshotDone(id)
+            guard installed.installed else { return nil }
+            report.received += snapshot.records
+            report.changed += snapshot.records
+            // The target's feed now holds the source's own state up to the copy: the source need not read it back.
+            _ = try await source.apply(from: installed.replicaID, records: [], cursor: installed.latestSeq)
+            return (snapshot.seq, report)
+        } catch {
+            try? await source.snapshotDone(id)
+            throw error
+        }
     }
 
     /// Sends the blobs among `hashes` that the target lacks, one at a time. A blob the source does not hold

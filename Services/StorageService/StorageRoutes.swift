@@ -114,7 +114,7 @@ extension Routes {
         handle(SyncOps.Info.self) { _, _ in
             let info = try await store.syncInfo()
             return .init(replicaID: info.replicaID, publishEndpoint: publishEndpoint, latestSeq: info.latestSeq,
-                         conflictsCreated: info.conflictsCreated, held: info.held)
+                         conflictsCreated: info.conflictsCreated, held: info.held, empty: info.empty)
         }
         handle(ConflictOps.List.self) { _, _ in .init(conflicts: try await store.conflicts()) }
         handle(ConflictOps.Resolve.self) { request, _ in
@@ -153,5 +153,22 @@ extension Routes {
             return result
         }
         handle(SyncOps.Cursor.self) { request, _ in try await store.syncCursor(peer: request.peer) }
+        handle(SyncOps.Snapshot.self) { _, _ in try await store.makeSnapshot() }
+        handleWithFrames(SyncOps.SnapshotRead.self) { request, _ in
+            let bytes = try store.readSnapshot(request.snapshot, offset: request.offset, length: request.length ?? 4 * 1_024 * 1_024)
+            return Reply(.init(offset: request.offset), frames: [bytes])
+        }
+        handle(SyncOps.SnapshotPhotos.self) { request, _ in
+            try store.snapshotPhotos(request.snapshot, after: request.after, limit: request.limit ?? 2_000)
+        }
+        handle(SyncOps.SnapshotDone.self) { request, _ in .init(removed: store.removeSnapshot(request.snapshot)) }
+        handle(SyncOps.SnapshotWrite.self) { request, context in
+            .init(bytes: try await store.writeSnapshot(request.snapshot, offset: request.offset, bytes: try context.frame(request.data)))
+        }
+        handle(SyncOps.Install.self) { request, _ in
+            let result = try await store.installSnapshot(request)
+            if result.installed { announce(SyncOps.Install.name) }
+            return result
+        }
     }
 }

@@ -94,9 +94,10 @@ public actor MessageClient {
     }
 
     /// Sends `Op` with `body` (and `frames` as frames 1…n) and returns the reply
-    /// body with its frames. A failed request throws the service's `ServiceError`.
+    /// body with its frames. A failed request throws the service's `ServiceError`. `timeout` replaces the
+    /// configured wait for this request (one the service needs long for: a database snapshot).
     public func send<Op: WireOperation>(
-        _: Op.Type, _ body: Op.Request, frames: [Data] = [], requestID: String = RequestID.make()
+        _: Op.Type, _ body: Op.Request, frames: [Data] = [], requestID: String = RequestID.make(), timeout: Duration? = nil
     ) throws -> Reply<Op.Response> {
         guard !closed else { throw MessageClientError.closed }
         for (index, frame) in frames.enumerated() where frame.count > configuration.maxFrameBytes {
@@ -106,21 +107,24 @@ public actor MessageClient {
         guard json.count <= configuration.maxFrameBytes else {
             throw MessageClientError.frameTooLarge(frame: 0, bytes: json.count, limit: configuration.maxFrameBytes)
         }
-        return try exchange(Message([Data(), json] + frames), requestID: requestID, op: Op.name, as: Op.Response.self)
+        return try exchange(Message([Data(), json] + frames), requestID: requestID, op: Op.name, as: Op.Response.self,
+                            timeout: timeout ?? configuration.timeout)
     }
 
     /// Sends `Op` with `body` and returns the reply body (for replies without frames).
-    public func call<Op: WireOperation>(_ op: Op.Type, _ body: Op.Request, requestID: String = RequestID.make()) throws -> Op.Response {
-        try send(op, body, requestID: requestID).body
+    public func call<Op: WireOperation>(_ op: Op.Type, _ body: Op.Request, requestID: String = RequestID.make(),
+                                        timeout: Duration? = nil) throws -> Op.Response {
+        try send(op, body, requestID: requestID, timeout: timeout).body
     }
 
     /// Lazy Pirate: send, wait up to `timeout`, and on silence reopen and resend.
-    private func exchange<Body: Decodable & Sendable>(_ request: Message, requestID: String, op: String, as _: Body.Type) throws -> Reply<Body> {
+    private func exchange<Body: Decodable & Sendable>(_ request: Message, requestID: String, op: String, as _: Body.Type,
+                                                      timeout: Duration) throws -> Reply<Body> {
         handshakeFailures = 0
         var busyAnswers = 0
         for attempt in 1...configuration.attempts {
             let connection = try connect()
-            var deadline = ContinuousClock.now + configuration.timeout
+            var deadline = ContinuousClock.now + timeout
             if try connection.socket.send(request) {
                 bytesSent += request.frames.reduce(0) { $0 + $1.count }
                 while case let remaining = deadline - .now, remaining > .zero {
@@ -138,7 +142,7 @@ public actor MessageClient {
                         busyAnswers += 1
                         Thread.sleep(forTimeInterval: min(0.5, 0.01 * Double(1 << min(busyAnswers, 6))))
                         guard try connection.socket.send(request) else { break }
-                        deadline = ContinuousClock.now + configuration.timeout
+                        deadline = ContinuousClock.now + timeout
                     }
                 }
             }
@@ -156,7 +160,7 @@ public actor MessageClient {
         }
         throw MessageClientError.unreachable(
             service: configuration.serviceName, endpoint: configuration.endpoint,
-            attempts: configuration.attempts, timeout: configuration.timeout, hint: hint)
+            attempts: configuration.attempts, timeout: timeout, hint: hint)
     }
 
     /// The refusal the service's security handshake reported, if any: it will not change by retrying.

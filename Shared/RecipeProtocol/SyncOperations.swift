@@ -21,12 +21,17 @@ public enum SyncOps {
             public var conflictsCreated: Int
             /// Records received but not applied yet, and why (retried on every sync).
             public var held: [HeldRecord]?
-            public init(replicaID: String, publishEndpoint: String?, latestSeq: Int, conflictsCreated: Int, held: [HeldRecord]? = nil) {
+            /// `true` when nothing was ever stored here (no recipe, book, cook-log entry, ingredient, feed entry
+            /// or import job): a sync may bring the whole of another replica as a snapshot (`sync.install`).
+            public var empty: Bool?
+            public init(replicaID: String, publishEndpoint: String?, latestSeq: Int, conflictsCreated: Int, held: [HeldRecord]? = nil,
+                        empty: Bool? = nil) {
                 self.replicaID = replicaID
                 self.publishEndpoint = publishEndpoint
                 self.latestSeq = latestSeq
                 self.conflictsCreated = conflictsCreated
                 self.held = held
+                self.empty = empty
             }
         }
     }
@@ -185,6 +190,176 @@ public enum SyncOps {
                 self.peer = peer
                 self.seq = seq
                 self.syncedAt = syncedAt
+            }
+        }
+    }
+}
+
+// MARK: Snapshots: a new, empty replica gets the whole of another at once
+
+extension SyncOps {
+    /// `sync.snapshot`: a consistent copy of this replica's database, kept for an hour for `sync.snapshotRead`
+    /// and `sync.snapshotPhotos` (at most four at a time; `sync.snapshotDone` removes one sooner).
+    public enum Snapshot: WireOperation {
+        public static let touchesFiles = true
+        public static let role = OperationRole.peer
+        public static let name = "sync.snapshot"
+        public static let isWrite = false
+        public typealias Request = Empty
+        public struct Response: Codable, Sendable, Equatable {
+            /// Names the copy in the calls that follow.
+            public var snapshot: UUID
+            /// The replica copied, and the feed position the copy holds everything up to.
+            public var replicaID: String
+            public var seq: Int
+            /// The copy's size in bytes, its SHA-256 (lowercase hex), and how many records and photo blobs it holds.
+            public var bytes: Int
+            public var sha256: String
+            public var records: Int
+            public var photos: Int
+            public init(snapshot: UUID, replicaID: String, seq: Int, bytes: Int, sha256: String, records: Int, photos: Int) {
+                self.snapshot = snapshot
+                self.replicaID = replicaID
+                self.seq = seq
+                self.bytes = bytes
+                self.sha256 = sha256
+                self.records = records
+                self.photos = photos
+            }
+        }
+    }
+
+    /// `sync.snapshotRead`: up to `length` bytes (at most 8 MiB; default 4 MiB) of a snapshot from `offset`, as frame 1.
+    public enum SnapshotRead: WireOperation {
+        public static let touchesFiles = true
+        public static let role = OperationRole.peer
+        public static let name = "sync.snapshotRead"
+        public static let isWrite = false
+        public struct Request: Codable, Sendable, Equatable {
+            public var snapshot: UUID
+            public var offset: Int
+            public var length: Int?
+            public init(snapshot: UUID, offset: Int, length: Int? = nil) {
+                self.snapshot = snapshot
+                self.offset = offset
+                self.length = length
+            }
+        }
+        public struct Response: Codable, Sendable, Equatable {
+            public var offset: Int
+            /// The bytes; fewer than asked only at the end of the copy.
+            public var data: FrameReference
+            public init(offset: Int, data: FrameReference = FrameReference(frame: 1)) {
+                self.offset = offset
+                self.data = data
+            }
+        }
+    }
+
+    /// `sync.snapshotPhotos`: the hashes of the photo blobs a snapshot's recipes use, in order, after `after`.
+    public enum SnapshotPhotos: WireOperation {
+        public static let role = OperationRole.peer
+        public static let name = "sync.snapshotPhotos"
+        public static let isWrite = false
+        public struct Request: Codable, Sendable, Equatable {
+            public var snapshot: UUID
+            public var after: String?
+            /// At most this many (1 to 10000; default 2000).
+            public var limit: Int?
+            public init(snapshot: UUID, after: String? = nil, limit: Int? = nil) {
+                self.snapshot = snapshot
+                self.after = after
+                self.limit = limit
+            }
+        }
+        public struct Response: Codable, Sendable, Equatable {
+            public var sha256: [String]
+            public var more: Bool
+            public init(sha256: [String], more: Bool) {
+                self.sha256 = sha256
+                self.more = more
+            }
+        }
+    }
+
+    /// `sync.snapshotDone`: removes a snapshot this replica made.
+    public enum SnapshotDone: WireOperation {
+        public static let touchesFiles = true
+        public static let role = OperationRole.peer
+        public static let name = "sync.snapshotDone"
+        public static let isWrite = false
+        public struct Request: Codable, Sendable, Equatable {
+            public var snapshot: UUID
+            public init(snapshot: UUID) { self.snapshot = snapshot }
+        }
+        public struct Response: Codable, Sendable, Equatable {
+            /// `false` when it was gone already.
+            public var removed: Bool
+            public init(removed: Bool) { self.removed = removed }
+        }
+    }
+
+    /// `sync.snapshotWrite`: receives the bytes (frame 1) of another replica's snapshot at `offset`, in order.
+    /// Only an empty replica takes them; the file waits an hour for `sync.install`.
+    public enum SnapshotWrite: WireOperation {
+        public static let touchesFiles = true
+        public static let role = OperationRole.peer
+        public static let name = "sync.snapshotWrite"
+        // Writing the same bytes at the same offset again changes nothing, so a retry needs no remembered reply.
+        public static let isWrite = false
+        public struct Request: Codable, Sendable, Equatable {
+            public var snapshot: UUID
+            public var offset: Int
+            public var data: FrameReference
+            public init(snapshot: UUID, offset: Int, data: FrameReference = FrameReference(frame: 1)) {
+                self.snapshot = snapshot
+                self.offset = offset
+                self.data = data
+            }
+        }
+        public struct Response: Codable, Sendable, Equatable {
+            /// The bytes received so far.
+            public var bytes: Int
+            public init(bytes: Int) { self.bytes = bytes }
+        }
+    }
+
+    /// `sync.install`: makes a received snapshot this replica's content, if this replica is still empty. The
+    /// copy is checked first (size, SHA-256, SQLite's quick check, the schema, every column's type); this
+    /// replica keeps its id, and its cursor for `from` starts at `seq`.
+    public enum Install: WireOperation {
+        public static let touchesFiles = true
+        public static let role = OperationRole.peer
+        public static let name = "sync.install"
+        public static let isWrite = false
+        public struct Request: Codable, Sendable, Equatable {
+            public var snapshot: UUID
+            /// The replica the snapshot was made on, and `sync.snapshot`'s seq, bytes and sha256.
+            public var from: String
+            public var seq: Int
+            public var bytes: Int
+            public var sha256: String
+            public init(snapshot: UUID, from: String, seq: Int, bytes: Int, sha256: String) {
+                self.snapshot = snapshot
+                self.from = from
+                self.seq = seq
+                self.bytes = bytes
+                self.sha256 = sha256
+            }
+        }
+        public struct Response: Codable, Sendable, Equatable {
+            /// `false` when this replica was not empty any more or runs another schema; `reason` says which,
+            /// and the records are then sent one page at a time instead.
+            public var installed: Bool
+            public var reason: String?
+            /// This replica's id and newest feed position afterwards.
+            public var replicaID: String
+            public var latestSeq: Int
+            public init(installed: Bool, reason: String? = nil, replicaID: String, latestSeq: Int) {
+                self.installed = installed
+                self.reason = reason
+                self.replicaID = replicaID
+                self.latestSeq = latestSeq
             }
         }
     }

@@ -61,6 +61,27 @@ struct ReplicaFindingTests {
         }
     }
 
+    @Test("an empty replica joins by a snapshot over the wire: the same recipes and photo, its own id, then edits flow both ways")
+    func snapshotOverTheWire() async throws {
+        try await withRig(2) { rig in
+            try await rig.cli(0, ["add", "--name", "Soup", "--ingredient", "1 l water"])
+            try await rig.cli(0, ["photo", "add", "Soup", try rig.photoFile(seed: 7)])
+            try await rig.cli(0, ["add", "--name", "Bread", "--ingredient", "500 g flour"])
+            let before = try await rig.remote(1).info()
+            #expect(before.empty == true)
+            let report = try await SyncEngine.pull(from: try rig.remote(0), to: try rig.remote(1), snapshotAbove: 0)
+            let after = try await rig.remote(1).info()
+            #expect(report.photos == 1 && after.replicaID == before.replicaID && after.empty == false, "\(report) \(after)")
+            #expect(try await names(rig, 1) == ["Bread", "Soup"])
+            try await rig.cli(1, ["edit", "Bread", "--notes", "from the new one"])
+            try await rig.cli(0, ["edit", "Soup", "--notes", "from the first"])
+            try await rig.syncUntilQuiet()
+            #expect(try await recipe(rig, 0, "Bread").notes == "from the new one")
+            #expect(try await recipe(rig, 1, "Soup").notes == "from the first")
+            try await rig.expectSameExports()
+        }
+    }
+
     @Test("a replica that edited a recipe while another gave it a photo and deleted it brings it back without that photo")
     func resurrectionNamesNoCollectedBlob() async throws {
         try await withRig(2) { rig in

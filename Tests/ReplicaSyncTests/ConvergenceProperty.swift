@@ -85,6 +85,8 @@ struct History {
         for replica in replicas where chance(30) {
             try await replica.store.setClockOffset(milliseconds: Int64(random.next() % 3_000_000) - 1_500_000)
         }
+        // Half the cases let an empty replica (the late joiner) take a snapshot of the first one it syncs with.
+        let snapshotAbove = chance(50) ? 0 : SyncEngine.snapshotThreshold
         var ledger = Ledger()
         var snapshots: [Int: (folder: URL, editsBefore: Int)] = [:]
         var restored = false
@@ -94,7 +96,7 @@ struct History {
         for index in 0..<3 {
             _ = try await replicas[0].store.createRecipe(id: newID(), RecipeDraft(name: "Recipe \(index)", notes: "start", bookID: index == 0 ? book.id : nil))
         }
-        try await syncAll(active(0).map { replicas[$0] })
+        try await syncAll(active(0).map { replicas[$0] }, snapshotAbove: snapshotAbove)
         let steps = 25 + Int(random.next() % 25)
         for step in 0..<steps {
             let live = active(step)
@@ -104,7 +106,7 @@ struct History {
             case 0..<22 where live.count > 1:
                 let other = pick(live.filter { $0 != index })
                 let report = try await SyncEngine.pull(from: replica, to: replicas[other], pageSize: 1 + Int(random.next() % 3),
-                                                       maxPages: 1 + Int(random.next() % 3))
+                                                       maxPages: 1 + Int(random.next() % 3), snapshotAbove: snapshotAbove)
                 trace("pull \(replica.name) → \(replicas[other].name): \(report.received) received, \(report.changed) changed, \(report.conflicts) copies")
             case 22..<25 where live.count > 1:
                 // A worker killed between applying a page and saving its cursor: the page is applied again later.
@@ -145,7 +147,7 @@ struct History {
                 try await act(on: replica, index: index, ledger: &ledger)
             }
         }
-        try await syncAll(replicas)
+        try await syncAll(replicas, snapshotAbove: snapshotAbove)
         for other in replicas.dropFirst() {
             let diff = try await difference(replicas[0], other)
             #expect(diff.isEmpty, "seed \(seed): \(diff)")

@@ -14,7 +14,7 @@ struct LocalReplica: SyncEndpoint {
     func info() async throws -> SyncOps.Info.Response {
         let info = try await store.syncInfo()
         return .init(replicaID: info.replicaID, publishEndpoint: nil, latestSeq: info.latestSeq, conflictsCreated: info.conflictsCreated,
-                     held: info.held)
+                     held: info.held, empty: info.empty)
     }
     func changes(since: Int, exclude: String?, limit: Int) async throws -> SyncOps.Changes.Response {
         try await store.syncChanges(since: since, exclude: exclude, limit: limit)
@@ -27,6 +27,14 @@ struct LocalReplica: SyncEndpoint {
         try await store.applySync(from: from, records: records, cursor: cursor)
     }
     func cursor(peer: String) async throws -> SyncOps.Cursor.Response { try await store.syncCursor(peer: peer) }
+    func snapshot() async throws -> SyncOps.Snapshot.Response { try await store.makeSnapshot() }
+    func snapshotPhotos(_ id: UUID, after: String?) async throws -> SyncOps.SnapshotPhotos.Response {
+        try store.snapshotPhotos(id, after: after, limit: 2_000)
+    }
+    func readSnapshot(_ id: UUID, offset: Int) async throws -> Data { try store.readSnapshot(id, offset: offset, length: 1 << 20) }
+    func snapshotDone(_ id: UUID) async throws { _ = store.removeSnapshot(id) }
+    func writeSnapshot(_ id: UUID, offset: Int, bytes: Data) async throws { _ = try await store.writeSnapshot(id, offset: offset, bytes: bytes) }
+    func install(_ request: SyncOps.Install.Request) async throws -> SyncOps.Install.Response { try await store.installSnapshot(request) }
 }
 
 /// `count` stores in fresh temporary folders, removed afterwards.
@@ -46,13 +54,13 @@ func withReplicas<T>(_ count: Int, samples: Bool = false, _ body: ([LocalReplica
 
 /// Syncs every pair until nothing changes (bounded): what the worker does for a set of replicas.
 @discardableResult
-func syncAll(_ replicas: [LocalReplica], pageSize: Int = 200) async throws -> Int {
+func syncAll(_ replicas: [LocalReplica], pageSize: Int = 200, snapshotAbove: Int = SyncEngine.snapshotThreshold) async throws -> Int {
     var total = 0
     for _ in 0..<6 {
         var changed = 0
         for i in replicas.indices {
             for j in replicas.indices where i < j {
-                let (aToB, bToA) = try await SyncEngine.sync(replicas[i], replicas[j], pageSize: pageSize)
+                let (aToB, bToA) = try await SyncEngine.sync(replicas[i], replicas[j], pageSize: pageSize, snapshotAbove: snapshotAbove)
                 changed += aToB.changed + bToA.changed
             }
         }

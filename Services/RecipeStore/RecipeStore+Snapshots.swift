@@ -1,0 +1,305 @@
+import Crypto
+import Foundation
+import GRDB
+import RecipeProtocol
+
+/// Snapshots: a replica that holds nothing yet gets the whole of another as one consistent copy of its
+/// database (SQLite's online backup), instead of every record applied one by one. The source writes the
+/// copy into `snapshots/`; the receiving replica writes the bytes it is sent into `incoming/`, checks them,
+/// makes the copy its own (its id, clocks and file stay its own; its cursor for the source starts where the
+/// copy ends; the source's import jobs are left behind) and copies it over its empty database in one
+/// transaction. What changed on the source meanwhile then comes through the change feed as usual.
+extension RecipeStore {
+    /// Snapshots a replica keeps at once, and how long one is kept unused.
+    static let maxSnapshots = 4
+    static let snapshotLifetime: TimeInterval = 3_600
+    /// The largest snapshot a replica takes (64 GiB).
+    static let maxSnapshotBytes = 64 << 30
+    /// The most one `sync.snapshotRead` returns.
+    public static let maxSnapshotRead = 8 * 1_024 * 1_024
+
+    var snapshotFolder: URL { folder.appendingPathComponent("snapshots", isDirectory: true) }
+    var incomingFolder: URL { folder.appendingPathComponent("incoming", isDirectory: true) }
+
+    // MARK: Making one
+
+    /// Writes a consistent copy of the database to `snapshots/ID.sqlite` and describes it.
+    public func makeSnapshot() async throws -> SyncOps.Snapshot.Response {
+        let manager = FileManager.default
+        try manager.createDirectory(at: snapshotFolder, withIntermediateDirectories: true)
+        Self.removeStale(in: snapshotFolder)
+        let kept = (try? manager.contentsOfDirectory(atPath: snapshotFolder.path))?.filter { $0.hasSuffix(".sqlite") } ?? []
+        guard kept.count < Self.maxSnapshots else {
+            throw ServiceError(.busy, "\(kept.count) snapshots are being read already; try again when one is done (each is removed after an hour at most)")
+        }
+        let id = UUID()
+        let path = snapshotFolder.appendingPathComponent("\(id.uuidString).sqlite").path
+        do {
+            let copy = try DatabaseQueue(path: path)
+            try pool.backup(to: copy)
+            // A single file, read by others without a write-ahead log beside it.
+            try await copy.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = DELETE") }
+            let (replica, seq, records, photos) = try await copy.read { db in
+                (try SyncState.load(db).replica,
+                 try Int.fetchOne(db, sql: "SELECT MAX(seq) FROM sync_records") ?? 0,
+                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sync_records") ?? 0,
+                 try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT sha256) FROM recipe_photos") ?? 0)
+            }
+            try copy.close()
+            let (bytes, sha256) = try Self.digest(of: path)
+            return .init(snapshot: id, replicaID: replica, seq: seq, bytes: bytes, sha256: sha256, records: records, photos: photos)
+        } catch {
+            try? manager.removeItem(atPath: path)
+            throw error
+        }
+    }
+
+    /// Up to `length` bytes of snapshot `id` from `offset`.
+    public func readSnapshot(_ id: UUID, offset: Int, length: Int) throws -> Data {
+        guard offset >= 0 else { throw ServiceError(.invalidArgument, "offset is \(offset); it must be 0 or more") }
+        guard (1...Self.maxSnapshotRead).contains(length) else {
+            throw ServiceError(.invalidArgument, "length is \(length); it must be 1 to \(Self.maxSnapshotRead)")
+        }
+        guard let handle = FileHandle(forReadingAtPath: snapshotPath(id)) else { throw Self.noSnapshot(id) }
+        defer { try? handle.close() }
+        try handle.seek(toOffset: UInt64(offset))
+        return try handle.read(upToCount: length) ?? Data()
+    }
+
+    /// The photo blobs snapshot `id`'s recipes use, in hash order after `after`.
+    public func snapshotPhotos(_ id: UUID, after: String?, limit: Int) throws -> SyncOps.SnapshotPhotos.Response {
+        guard (1...10_000).contains(limit) else { throw ServiceError(.invalidArgument, "limit is \(limit); it must be 1 to 10000") }
+        let path = snapshotPath(id)
+        guard FileManager.default.fileExists(atPath: path) else { throw Self.noSnapshot(id) }
+        var configuration = Configuration()
+        configuration.readonly = true
+        let copy = try DatabaseQueue(path: path, configuration: configuration)
+        defer { try? copy.close() }
+        let hashes = try copy.read { db in
+            try String.fetchAll(db, sql: "SELECT DISTINCT sha256 FROM recipe_photos WHERE sha256 > ? ORDER BY sha256 LIMIT ?",
+                                arguments: [after ?? "", limit + 1])
+        }
+        return .init(sha256: Array(hashes.prefix(limit)), more: hashes.count > limit)
+    }
+
+    /// Removes snapshot `id`; `false` when it was gone.
+    public func removeSnapshot(_ id: UUID) -> Bool {
+        let path = snapshotPath(id)
+        for suffix in ["-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        return (try? FileManager.default.removeItem(atPath: path)) != nil
+    }
+
+    func snapshotPath(_ id: UUID) -> String { snapshotFolder.appendingPathComponent("\(id.uuidString).sqlite").path }
+
+    static func noSnapshot(_ id: UUID) -> ServiceError {
+        ServiceError(.notFound, "no snapshot \(id.uuidString) here; snapshots are kept an hour: make a new one with sync.snapshot")
+    }
+
+    // MARK: Receiving one
+
+    /// Whether nothing was ever stored here: no recipe, book, cook-log entry, ingredient, feed entry,
+    /// held record or import job. Only such a replica takes a snapshot.
+    static func holdsNothing(_ db: Database) throws -> Bool {
+        let tables = ["sync_records", "sync_held", "recipes", "books", "cook_log", "ingredients", "import_jobs"]
+        let sql = "SELECT " + tables.map { "NOT EXISTS (SELECT 1 FROM \($0))" }.joined(separator: " AND ")
+        return try Bool.fetchOne(db, sql: sql) ?? false
+    }
+
+    /// Appends `bytes` at `offset` to the snapshot being received as `id`. Bytes sent again at an offset already
+    /// written are taken as a retry. Returns the bytes received so far.
+    public func writeSnapshot(_ id: UUID, offset: Int, bytes: Data) async throws -> Int {
+        guard (0...Self.maxSnapshotBytes).contains(offset), bytes.count <= Self.maxSnapshotBytes - offset else {
+            throw ServiceError(.invalidArgument, "offset is \(offset); a snapshot's bytes go at 0 to \(Self.maxSnapshotBytes) and end by there")
+        }
+        guard try await pool.read({ db in try Self.holdsNothing(db) }) else {
+            throw ServiceError(.conflict, "this replica holds recipes already; a snapshot only goes to an empty one (its changes come through sync.apply)")
+        }
+        let manager = FileManager.default
+        try manager.createDirectory(at: incomingFolder, withIntermediateDirectories: true)
+        if offset == 0 { Self.removeStale(in: incomingFolder) }
+        let path = incomingPath(id)
+        if offset == 0 && !manager.fileExists(atPath: path) {
+            let kept = (try? manager.contentsOfDirectory(atPath: incomingFolder.path))?.count ?? 0
+            guard kept < Self.maxSnapshots else {
+                throw ServiceError(.busy, "\(kept) snapshots are being received already; try again later (each is removed after an hour at most)")
+            }
+            guard manager.createFile(atPath: path, contents: nil) else {
+                throw ServiceError(.internalError, "could not create \(path)")
+            }
+        }
+        guard let handle = FileHandle(forWritingAtPath: path) else {
+            throw ServiceError(.invalidArgument, "snapshot \(id.uuidString) was not started here; send it from offset 0")
+        }
+        defer { try? handle.close() }
+        let size = Int(try handle.seekToEnd())
+        if offset + bytes.count <= size && offset < size { return size } // a retry of bytes already here
+        guard offset == size else {
+            throw ServiceError(.invalidArgument, "offset is \(offset), but \(size) bytes of snapshot \(id.uuidString) are here; send from \(size)")
+        }
+        try handle.write(contentsOf: bytes)
+        return size + bytes.count
+    }
+
+    func incomingPath(_ id: UUID) -> String { incomingFolder.appendingPathComponent("\(id.uuidString).sqlite").path }
+
+    /// Checks the received snapshot `id` and, if this replica is still empty and runs the same schema, makes
+    /// it this replica's content. The incoming file is removed either way.
+    public func installSnapshot(_ request: SyncOps.Install.Request) async throws -> SyncOps.Install.Response {
+        let path = incomingPath(request.snapshot)
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw ServiceError(.notFound, "no snapshot \(request.snapshot.uuidString) was received here; send it with sync.snapshotWrite first")
+        }
+        defer {
+            for suffix in ["", "-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
+        let (bytes, sha256) = try Self.digest(of: path)
+        guard bytes == request.bytes, sha256 == request.sha256.lowercased() else {
+            throw ServiceError(.invalidArgument, "snapshot \(request.snapshot.uuidString) arrived as \(bytes) bytes with SHA-256 \(sha256), "
+                               + "not the \(request.bytes) bytes with SHA-256 \(request.sha256.prefix(64)) that were sent; nothing was installed")
+        }
+        let current = try await pool.read { db in
+            (state: try SyncState.load(db), migrations: try Migrations.migrator.appliedMigrations(db),
+             pageSize: try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0)
+        }
+        let refusal = { (reason: String) in
+            SyncOps.Install.Response(installed: false, reason: reason, replicaID: current.state.replica, latestSeq: 0)
+        }
+        let copy: DatabaseQueue
+        do {
+            copy = try DatabaseQueue(path: path)
+        } catch {
+            throw ServiceError(.invalidArgument, "snapshot \(request.snapshot.uuidString) is damaged or not a database this storage can open; nothing was installed")
+        }
+        defer { try? copy.close() }
+        let checked = try await copy.read { db -> String? in
+            try Self.problem(inSnapshot: db, request: request, migrations: current.migrations, pageSize: current.pageSize)
+        }
+        if let checked { return refusal(checked) }
+        // Make the copy this replica's own before it goes in: its id, write count, clocks and file identity stay,
+        // its cursor for the source starts where the copy ends, and the source's own jobs stay behind.
+        let databasePath = folder.appendingPathComponent(RecipeVault.databaseFileName).path
+        let file = SyncState.fileIdentity(databasePath)
+        try await copy.write { db in
+            let theirs = try SyncState.load(db)
+            var mine = current.state
+            if (theirs.wall, theirs.counter) > (mine.wall, mine.counter) { (mine.wall, mine.counter) = (theirs.wall, theirs.counter) }
+            let history = try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'incarnations'").map { $0 + "\n" } ?? ""
+            try db.execute(sql: "DELETE FROM sync_state WHERE key IN ('clockOffset', 'file', 'incarnations')")
+            try db.execute(sql: "UPDATE sync_state SET value = ? WHERE key = 'replica'", arguments: [mine.replica])
+            try mine.save(db)
+            var extra: [(String, String)] = [("incarnations", history + "\(mine.replica) started from a snapshot of \(theirs.replica) "
+                                                + "at its change \(request.seq), \(RecipeStore.now())")]
+            if let file { extra.append(("file", file)) }
+            if mine.offset != 0 { extra.append(("clockOffset", String(mine.offset))) }
+            for (key, value) in extra {
+                try db.execute(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES (?, ?)", arguments: [key, value])
+            }
+            try db.execute(sql: "DELETE FROM sync_cursors WHERE peer IN (?, ?)", arguments: [mine.replica, theirs.replica])
+            try db.execute(sql: "INSERT INTO sync_cursors (peer, seq, syncedAt) VALUES (?, ?, ?)",
+                           arguments: [theirs.replica, request.seq, Self.now()])
+            try db.execute(sql: "DELETE FROM import_job_entries; DELETE FROM import_job_items; DELETE FROM import_jobs")
+        }
+        let installed = try await pool.barrierWriteWithoutTransaction { db -> Bool in
+            guard try Self.holdsNothing(db) else { return false }
+            try copy.read { source in try source.backup(to: db) }
+            // The copy went through the write-ahead log whole: put it in the file and give the log's space back.
+            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+            return true
+        }
+        guard installed else { return refusal("this replica is not empty any more") }
+        pool.invalidateReadOnlyConnections()
+        heldPhotos.withLock { held in
+            for (hash, _) in held { held[hash] = Date() } // the blobs sent ahead are named now; keep them from the next collection
+        }
+        return .init(installed: true, replicaID: current.state.replica, latestSeq: request.seq)
+    }
+
+    /// Why the snapshot open in `db` cannot be installed here (nil: it can). Throws for a damaged or
+    /// mislabelled copy; a schema this storage does not run is a refusal, since records can still be sent.
+    static func problem(inSnapshot db: Database, request: SyncOps.Install.Request, migrations: [String], pageSize: Int) throws -> String? {
+        func damaged(_ what: String) -> ServiceError {
+            ServiceError(.invalidArgument, "snapshot \(request.snapshot.uuidString) \(what); nothing was installed")
+        }
+        let check = (try? String.fetchAll(db, sql: "PRAGMA quick_check")) ?? ["unreadable"]
+        guard check == ["ok"] else { throw damaged("is damaged (SQLite: \(check.prefix(3).joined(separator: "; ").prefix(300)))") }
+        let theirs = (try? Migrations.migrator.appliedMigrations(db)) ?? []
+        guard theirs == migrations else {
+            return "the snapshot's schema (\(theirs.last ?? "none")) is not this storage's (\(migrations.last ?? "none")); the records are sent instead"
+        }
+        guard try Int.fetchOne(db, sql: "PRAGMA page_size") == pageSize else { return "the snapshot's page size is not this storage's" }
+        guard let replica = try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'replica'"),
+              replica == request.from else { throw damaged("was not made on replica \(request.from.prefix(80))") }
+        guard try Int.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM sync_records") == request.seq else {
+            throw damaged("does not end at change \(request.seq)")
+        }
+        guard try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").isEmpty else { throw damaged("has rows whose references lead nowhere") }
+        // Every value as the storage reads it: the declared type (or NULL where allowed), ids as canonical
+        // UUIDs and dates as dates, so nothing in the copy can stop a later read.
+        let hex = "[0-9A-F]"
+        let uuid = [8, 4, 4, 4, 12].map { String(repeating: hex, count: $0) }.joined(separator: "-")
+        let date = "[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9][ T][0-2][0-9]:[0-5][0-9]:[0-5][0-9]*"
+        let uuidColumns: Set<String> = ["id", "recipeId", "bookId", "ingredientId", "jobId"]
+        let tables = try String.fetchAll(db, sql: """
+            SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'recipes_fts%'
+            AND name != 'grdb_migrations' ORDER BY name
+            """)
+        for table in tables {
+            for column in try Row.fetchAll(db, sql: "SELECT name, type, \"notnull\" FROM pragma_table_info(?)", arguments: [table]) {
+                let name: String = column["name"]
+                let type = (column["type"] as String).uppercased()
+                let quoted = "\"\(name)\""
+                var allowed: [String]
+                if type.contains("INT") { allowed = ["integer"] }
+                else if type.contains("REAL") { allowed = ["real", "integer"] }
+                else if type.contains("BLOB") { allowed = ["blob"] }
+                else if type.contains("TEXT") || type.contains("DATE") { allowed = ["text"] }
+                else { continue }
+                if (column["notnull"] as Int) == 0 { allowed.append("null") }
+                var condition = "typeof(\(quoted)) NOT IN (\(allowed.map { "'\($0)'" }.joined(separator: ", ")))"
+                if type.contains("TEXT") && uuidColumns.contains(name) && table != "sync_records" && table != "sync_held" && table != "sync_dangling" {
+                    condition += " OR (\(quoted) IS NOT NULL AND \(quoted) NOT GLOB '\(uuid)')"
+                }
+                if type.contains("DATE") || name.hasSuffix("At") {
+                    condition += " OR (\(quoted) IS NOT NULL AND \(quoted) NOT GLOB '\(date)')"
+                }
+                if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \"\(table)\" WHERE \(condition))") == true {
+                    throw damaged("has a value in \(table).\(name) that is not a \(allowed.first ?? type) this storage reads")
+                }
+            }
+        }
+        // Every change record reads as one: the feed is what this replica will send on and merge against.
+        let records = try Row.fetchCursor(db, sql: "SELECT seq, body FROM sync_records")
+        while let row = try records.next() {
+            let seq: Int = row["seq"]
+            guard (try? SyncLog.decode(row["body"], seq: seq)) != nil else { throw damaged("has a change record (\(seq)) that does not read") }
+        }
+        return nil
+    }
+
+    // MARK: Helpers
+
+    /// A file's size and lowercase-hex SHA-256, read a megabyte at a time.
+    static func digest(of path: String) throws -> (bytes: Int, sha256: String) {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw ServiceError(.internalError, "cannot read \(path)") }
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        var bytes = 0
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            hasher.update(data: chunk)
+            bytes += chunk.count
+        }
+        return (bytes, hasher.finalize().map { String(format: "%02x", $0) }.joined())
+    }
+
+    /// Removes files in `folder` untouched for longer than a snapshot's lifetime.
+    static func removeStale(in folder: URL) {
+        let manager = FileManager.default
+        let cutoff = Date().addingTimeInterval(-snapshotLifetime)
+        for name in (try? manager.contentsOfDirectory(atPath: folder.path)) ?? [] {
+            let path = folder.appendingPathComponent(name).path
+            if let modified = (try? manager.attributesOfItem(atPath: path))?[.modificationDate] as? Date, modified < cutoff {
+                try? manager.removeItem(atPath: path)
+            }
+        }
+    }
+}

@@ -1,0 +1,162 @@
+import Crypto
+import Foundation
+import GRDB
+import RecipeModel
+import RecipeProtocol
+import RecipeStore
+import ReplicaSync
+import Testing
+
+@Suite("Replica sync: an empty replica gets a snapshot")
+struct SnapshotTests {
+    /// A replica with samples, a dozen recipes (three with photos), a cook-log entry, a conflict and an import job.
+    func populated(_ a: LocalReplica, _ helper: LocalReplica) async throws -> [UUID] {
+        _ = try await a.store.loadSamples()
+        var ids: [UUID] = []
+        for index in 0..<12 {
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(
+                name: "Recipe \(index)", ingredients: [.init(text: "\(index + 1) eggs")], instructions: [.init(text: "Cook.")], notes: "n\(index)"))
+            ids.append(recipe.id)
+            if index < 3 { _ = try await a.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: UInt64(index) + 1), position: nil) }
+        }
+        _ = try await a.store.addCookLogEntry(id: UUID(), recipeID: ids[0], cookedAt: Date(timeIntervalSince1970: 1_700_000_000), rating: 4,
+                                              note: "good", servings: 2)
+        // A conflict: the same field edited on a and on a helper replica, then merged into a.
+        try await syncAll([a, helper])
+        for (replica, notes) in [(a, "from a"), (helper, "from helper")] {
+            let current = try await replica.store.recipe(ids[1])
+            var draft = RecipeDraft(current)
+            draft.notes = notes
+            _ = try await replica.store.updateRecipe(id: ids[1], expectedVersion: current.version, draft)
+        }
+        _ = try await SyncEngine.pull(from: helper, to: a)
+        _ = try await a.store.createJob(id: UUID(), urls: ["https://example.com/a-job-of-this-replica"])
+        return ids
+    }
+
+    @Test("the same content and photos arrive at once; the replica keeps its id; later changes flow both ways; nothing is read back")
+    func snapshotJoin() async throws {
+        try await withReplicas(3) { replicas in
+            let (a, b, helper) = (replicas[0], replicas[1], replicas[2])
+            let ids = try await populated(a, helper)
+            let before = try await b.info()
+            #expect(before.empty == true)
+            let sourceInfo = try await a.info()
+            let report = try await SyncEngine.pull(from: a, to: b, snapshotAbove: 0)
+            let after = try await b.info()
+            #expect(after.replicaID == before.replicaID, "the replica keeps its id")
+            #expect(after.empty == false && after.latestSeq == sourceInfo.latestSeq)
+            #expect(report.photos == 3 && report.changed > 12)
+            #expect(try await b.store.canonicalDump() == a.store.canonicalDump(), "the same content")
+            #expect(try await b.cursor(peer: sourceInfo.replicaID).seq == sourceInfo.latestSeq)
+            #expect(try await b.store.jobs(unfinished: false, limit: 10).isEmpty, "a's import jobs are a's")
+            #expect(try await b.store.conflicts().count == a.store.conflicts().count)
+            #expect(try await a.store.conflicts().count >= 1)
+            for id in ids.prefix(3) {
+                let photo = try #require(try await b.store.recipe(id).photos.first)
+                #expect(try b.store.photoBlob(sha256: photo.sha256).count == 3_000)
+            }
+            // Neither direction sends anything back now: b's feed is a's own state, and a knows it.
+            let (aToB, bToA) = try await SyncEngine.sync(a, b, snapshotAbove: 0)
+            #expect(aToB.received == 0 && bToA.received == 0, "\(aToB) \(bToA)")
+            // Edits on each side, and the helper (which a snapshot never reached), all converge.
+            try await edit(b, ids[4]) { $0.notes = "edited on b" }
+            try await edit(a, ids[5]) { $0.rating = 5 }
+            _ = try await b.store.createRecipe(id: UUID(), RecipeDraft(name: "Made on b"))
+            try await syncAll([a, b, helper], snapshotAbove: 0)
+            try await expectSameContent(a, b)
+            try await expectSameContent(a, helper)
+            #expect(try await a.store.recipe(ids[4]).notes == "edited on b")
+            #expect(try await b.store.recipe(ids[5]).rating == 5)
+            // Reopened, b is the same replica: the copied file is its own, not a restore.
+            let folder = b.store.folder
+            try b.store.close()
+            let reopened = try RecipeStore(folder: folder)
+            #expect(reopened.incarnationNote == nil)
+            #expect(try await reopened.syncInfo().replicaID == before.replicaID)
+            try reopened.close()
+            _ = try? RecipeStore(folder: folder).close() // the helper closes what withReplicas opened
+        }
+    }
+
+    @Test("a replica that holds something gets records; a damaged, mislabelled or doctored snapshot is refused and changes nothing")
+    func refusals() async throws {
+        try await withReplicas(3) { replicas in
+            let (a, b, c) = (replicas[0], replicas[1], replicas[2])
+            _ = try await a.store.loadSamples()
+            let (cooked, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Cooked", keywords: ["quick"]))
+            _ = try await a.store.addCookLogEntry(id: UUID(), recipeID: cooked.id, cookedAt: nil, rating: nil, note: nil, servings: nil)
+            _ = try await b.store.createRecipe(id: UUID(), RecipeDraft(name: "Already here"))
+            #expect(try await b.info().empty == false)
+            let snapshot = try await a.snapshot()
+            let bytes = try Data(contentsOf: a.store.folder.appendingPathComponent("snapshots/\(snapshot.snapshot.uuidString).sqlite"))
+            #expect(bytes.count == snapshot.bytes)
+            await #expect(throws: ServiceError.self) { try await b.writeSnapshot(snapshot.snapshot, offset: 0, bytes: bytes) }
+            _ = try await SyncEngine.pull(from: a, to: b, snapshotAbove: 0)
+            #expect(try await names(b).count == names(a).count + 1, "records merged, nothing replaced")
+
+            func install(_ data: Data, from: String? = nil, sha: String? = nil, seq: Int? = nil) async throws -> SyncOps.Install.Response {
+                let id = UUID()
+                try await c.writeSnapshot(id, offset: 0, bytes: data.prefix(10_000))
+                if data.count > 10_000 { try await c.writeSnapshot(id, offset: 10_000, bytes: data.dropFirst(10_000)) }
+                return try await c.install(.init(snapshot: id, from: from ?? snapshot.replicaID, seq: seq ?? snapshot.seq, bytes: data.count,
+                                                 sha256: sha ?? sha256(data)))
+            }
+            func refused(_ data: Data, from: String? = nil, sha: String? = nil, seq: Int? = nil, saying words: String) async throws {
+                let error = await #expect(throws: ServiceError.self) { _ = try await install(data, from: from, sha: sha, seq: seq) }
+                #expect(error?.code == .invalidArgument && (words.isEmpty || error?.message.contains(words) == true), "\(words): \(error?.message ?? "")")
+                #expect(try await c.info().empty == true, "nothing was installed")
+            }
+            var flipped = bytes
+            flipped[bytes.count / 2] ^= 0xFF
+            try await refused(flipped, sha: snapshot.sha256, saying: "not the \(bytes.count) bytes")
+            var damaged = bytes // the second page's b-tree header overwritten
+            damaged.replaceSubrange(4_096..<4_108, with: Data(repeating: 0xFF, count: 12))
+            try await refused(damaged, saying: "damaged")
+            try await refused(bytes, from: "0123456789ab", saying: "was not made on replica 0123456789ab")
+            try await refused(bytes, seq: snapshot.seq + 1, saying: "does not end at change")
+            try await refused(Data("not a database".utf8), saying: "")
+            // A value the storage could not read back, written into an otherwise sound copy.
+            for (sql, column) in [("UPDATE recipes SET title = x'00'", "recipes.title"), ("UPDATE recipe_keywords SET recipeId = lower(recipeId)", ""),
+                                  ("UPDATE cook_log SET cookedAt = 'yesterday'", "cook_log.cookedAt")] {
+                let doctored = try doctor(bytes, sql)
+                try await refused(doctored, saying: column)
+            }
+            // A received copy is not installed over something stored after it arrived.
+            let id = UUID()
+            try await c.writeSnapshot(id, offset: 0, bytes: bytes)
+            _ = try await c.store.createRecipe(id: UUID(), RecipeDraft(name: "Arrived meanwhile"))
+            let late = try await c.install(.init(snapshot: id, from: snapshot.replicaID, seq: snapshot.seq, bytes: bytes.count, sha256: snapshot.sha256))
+            #expect(!late.installed && late.reason?.contains("not empty") == true)
+            #expect(try await names(c) == ["Arrived meanwhile"])
+            try await a.snapshotDone(snapshot.snapshot)
+            #expect(!FileManager.default.fileExists(atPath: a.store.folder.appendingPathComponent("snapshots/\(snapshot.snapshot.uuidString).sqlite").path))
+            let incoming = (try? FileManager.default.contentsOfDirectory(atPath: c.store.folder.appendingPathComponent("incoming").path)) ?? []
+            #expect(incoming.isEmpty, "received copies are removed once installed or refused: \(incoming)")
+        }
+    }
+
+    func names(_ replica: LocalReplica) async throws -> [String] {
+        try await replica.store.listRecipes(RecipeListQuery(limit: 200)).recipes.map(\.name)
+    }
+
+    func sha256(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
+
+    func edit(_ replica: LocalReplica, _ id: UUID, _ change: (inout RecipeDraft) -> Void) async throws {
+        let current = try await replica.store.recipe(id)
+        var draft = RecipeDraft(current)
+        change(&draft)
+        _ = try await replica.store.updateRecipe(id: id, expectedVersion: current.version, draft)
+    }
+
+    /// `bytes` (a database file) with `sql` run on it.
+    func doctor(_ bytes: Data, _ sql: String) throws -> Data {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rv-doctored-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let queue = try DatabaseQueue(path: path)
+        try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA foreign_keys = OFF; " + sql) }
+        try queue.close()
+        return try Data(contentsOf: URL(fileURLWithPath: path))
+    }
+}
