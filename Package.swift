@@ -301,6 +301,8 @@ let package = Package(
             dependencies: [
                 "Messaging", "PhotoProcessing", "RecipeImport", "RecipeMigration", "RecipeModel", "RecipeProtocol", "RecipeStore", "StorageService",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Fuzz/Checks",
             swiftSettings: strict

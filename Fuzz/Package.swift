@@ -10,6 +10,7 @@ let targets = [
     ("fuzz-sync-apply", "SyncApply"),
     ("fuzz-photo-intake", "Photos"),
     ("fuzz-migration", "Migration"),
+    ("fuzz-snapshot-install", "SnapshotInstall"),
 ]
 
 let package = Package(

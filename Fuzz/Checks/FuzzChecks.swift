@@ -1,4 +1,6 @@
+import Crypto
 import Foundation
+import GRDB
 import Logging
 import Messaging
 import PhotoProcessing
@@ -214,6 +216,65 @@ public enum FuzzChecks {
                 broken("the store no longer reads back: \(error)")
             }
         }
+    }
+
+    /// A peer's database snapshot, as an empty replica receives it: any bytes as the file. Installing either
+    /// refuses it (`invalid_argument` with what is wrong, or `installed: false`) and leaves the replica empty, or
+    /// installs it, and then everything the storage reads — lists, each recipe, search, the feed, conflicts, the
+    /// cook log, the catalogue, its statistics — reads without trapping, and the file passes SQLite's integrity check.
+    public static func snapshotInstall(_ data: Data) {
+        guard !data.isEmpty else { return }
+        blocking {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-fuzz-install-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            do {
+                let store = try RecipeStore(folder: folder)
+                defer { try? store.close() }
+                let (from, seq) = snapshotLabel(data)
+                let id = UUID()
+                _ = try await store.writeSnapshot(id, offset: 0, bytes: data)
+                let sha = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+                let result: SyncOps.Install.Response
+                do {
+                    result = try await store.installSnapshot(.init(snapshot: id, from: from, seq: seq, bytes: data.count, sha256: sha))
+                } catch let error as ServiceError where error.code == .invalidArgument {
+                    guard try await store.syncInfo().empty else { broken("a refused snapshot left something behind: \(error.message)") }
+                    return
+                }
+                guard result.installed else {
+                    guard try await store.syncInfo().empty else { broken("a snapshot not installed left something behind") }
+                    return
+                }
+                // Installed: everything reads back.
+                let page = try await store.listRecipes(RecipeListQuery(limit: 200))
+                for summary in page.recipes { _ = try JSONEncoder().encode(try await store.recipe(summary.id)) }
+                _ = try await store.searchRecipes("a", limit: 20)
+                _ = try JSONEncoder().encode(try await store.syncChanges(since: 0, exclude: nil, limit: 1_000))
+                _ = try await store.conflicts()
+                _ = try await store.cookLog(recipeID: nil, limit: 100)
+                _ = try await store.stats()
+                _ = try await store.canonicalDump()
+                guard try store.integrityCheck() == "ok" else { broken("an installed snapshot fails the integrity check") }
+            } catch let error as ServiceError where error.code == .invalidArgument || error.code == .notFound {
+                // Refused with a reason (checked above), or a recipe listed but gone: the store still answers.
+            } catch {
+                broken("installing or reading a snapshot failed outside the protocol: \(error)")
+            }
+        }
+    }
+
+    /// The replica id and last feed position a database file says it has (so a fuzzed copy reaches the deeper
+    /// checks), or made-up ones when it does not open.
+    private static func snapshotLabel(_ data: Data) -> (from: String, seq: Int) {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rv-fuzz-label-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        guard (try? data.write(to: URL(fileURLWithPath: path))) != nil, let queue = try? DatabaseQueue(path: path) else { return ("0123456789ab", 0) }
+        defer { try? queue.close() }
+        let label = try? queue.read { db -> (String, Int) in
+            (try String.fetchOne(db, sql: "SELECT CAST(value AS TEXT) FROM sync_state WHERE key = 'replica'") ?? "0123456789ab",
+             try Int.fetchOne(db, sql: "SELECT CAST(COALESCE(MAX(seq), 0) AS INTEGER) FROM sync_records") ?? 0)
+        }
+        return label ?? ("0123456789ab", 0)
     }
 
     // MARK: Shared state

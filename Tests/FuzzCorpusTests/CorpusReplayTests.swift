@@ -56,4 +56,11 @@ struct CorpusReplayTests {
         #expect(!inputs.isEmpty)
         for input in inputs { FuzzChecks.syncApply(input) }
     }
+
+    @Test("database snapshots from a peer")
+    func snapshotInstall() throws {
+        let inputs = try Self.inputs("snapshot-install")
+        #expect(!inputs.isEmpty, "the seed corpus holds a real snapshot")
+        for input in inputs { FuzzChecks.snapshotInstall(input) }
+    }
 }
