@@ -220,7 +220,9 @@ extension RecipeStore {
         func damaged(_ what: String) -> ServiceError {
             ServiceError(.invalidArgument, "snapshot \(request.snapshot.uuidString) \(what); nothing was installed")
         }
-        let check = (try? String.fetchAll(db, sql: "PRAGMA quick_check")) ?? ["unreadable"]
+        // The full check, not the quick one: an index that disagrees with its table (which only this finds) would
+        // give wrong answers from then on.
+        let check = (try? String.fetchAll(db, sql: "PRAGMA integrity_check")) ?? ["unreadable"]
         guard check == ["ok"] else { throw damaged("is damaged (SQLite: \(check.prefix(3).joined(separator: "; ").prefix(300)))") }
         let theirs = (try? Migrations.migrator.appliedMigrations(db)) ?? []
         guard theirs == migrations else {

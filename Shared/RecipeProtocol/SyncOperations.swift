@@ -325,7 +325,7 @@ extension SyncOps {
     }
 
     /// `sync.install`: makes a received snapshot this replica's content, if this replica is still empty. The
-    /// copy is checked first (size, SHA-256, SQLite's quick check, the schema, every column's type); this
+    /// copy is checked first (size, SHA-256, SQLite's integrity check, the schema, every column's type); this
     /// replica keeps its id, and its cursor for `from` starts at `seq`.
     public enum Install: WireOperation {
         public static let touchesFiles = true
