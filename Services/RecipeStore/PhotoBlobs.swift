@@ -46,10 +46,11 @@ struct PhotoBlobs: Sendable {
         RecipeStore.isHash(sha256) && FileManager.default.fileExists(atPath: url(for: sha256).path)
     }
 
-    /// Stores `bytes` durably under their hash (a no-op when already there) and returns the hash.
+    /// Stores `bytes` durably under their hash (a no-op when already there) and returns the hash. `checked`
+    /// is the hash when the caller has just computed it from these bytes (a blob is hashed once, not twice).
     @discardableResult
-    func store(_ bytes: Data) throws -> String {
-        let sha256 = Self.hash(bytes)
+    func store(_ bytes: Data, checked: String? = nil) throws -> String {
+        let sha256 = checked ?? Self.hash(bytes)
         let destination = url(for: sha256)
         if FileManager.default.fileExists(atPath: destination.path) { return sha256 }
         let shard = destination.deletingLastPathComponent()

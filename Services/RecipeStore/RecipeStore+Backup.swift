@@ -43,8 +43,8 @@ extension RecipeStore {
         let blobs = try PhotoBlobs(folder: target.appendingPathComponent(RecipeVault.photoFolderName))
         var bytes = (try? manager.attributesOfItem(atPath: databasePath)[.size] as? Int) ?? 0
         for hash in hashes {
-            let data = try photos.read(hash)
-            _ = try blobs.store(data)
+            let data = try photos.read(hash) // checked against its hash on the way
+            _ = try blobs.store(data, checked: hash)
             bytes += data.count
         }
         return .init(folder: target.path, recipes: recipes, photos: hashes.count, bytes: bytes)

@@ -99,12 +99,13 @@ extension RecipeStore {
     public func putPhotoBlob(sha256: String, bytes: Data) throws -> Bool {
         guard Self.isHash(sha256) else { throw ServiceError(.invalidArgument, "\"\(sha256)\" is not a SHA-256 (64 lowercase hex digits)") }
         _ = try PhotoRules.check(bytes) // size and image kind, as for any photo
-        guard PhotoBlobs.hash(bytes) == sha256 else {
-            throw ServiceError(.photoDamaged, "the photo's bytes have SHA-256 \(PhotoBlobs.hash(bytes)), not \(sha256); it was damaged on the way and was not stored")
+        let actual = PhotoBlobs.hash(bytes)
+        guard actual == sha256 else {
+            throw ServiceError(.photoDamaged, "the photo's bytes have SHA-256 \(actual), not \(sha256); it was damaged on the way and was not stored")
         }
         heldPhotos.withLock { $0[sha256] = Date() }
         if photos.contains(sha256) { return false }
-        try photos.store(bytes)
+        try photos.store(bytes, checked: actual)
         return true
     }
 
