@@ -159,7 +159,7 @@ extension RecipeStore {
         }
         let current = try await pool.read { db in
             (state: try SyncState.load(db), migrations: try Migrations.migrator.appliedMigrations(db),
-             pageSize: try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0)
+             pageSize: try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0, schema: try Self.schema(db))
         }
         let refusal = { (reason: String) in
             SyncOps.Install.Response(installed: false, reason: reason, replicaID: current.state.replica, latestSeq: 0)
@@ -172,7 +172,8 @@ extension RecipeStore {
         }
         defer { try? copy.close() }
         let checked = try await copy.read { db -> String? in
-            try Self.problem(inSnapshot: db, request: request, migrations: current.migrations, pageSize: current.pageSize)
+            try Self.problem(inSnapshot: db, request: request, migrations: current.migrations, pageSize: current.pageSize,
+                             schema: current.schema)
         }
         if let checked { return refusal(checked) }
         // Make the copy this replica's own before it goes in: its id, write count, clocks and file identity stay,
@@ -216,7 +217,8 @@ extension RecipeStore {
 
     /// Why the snapshot open in `db` cannot be installed here (nil: it can). Throws for a damaged or
     /// mislabelled copy; a schema this storage does not run is a refusal, since records can still be sent.
-    static func problem(inSnapshot db: Database, request: SyncOps.Install.Request, migrations: [String], pageSize: Int) throws -> String? {
+    static func problem(inSnapshot db: Database, request: SyncOps.Install.Request, migrations: [String], pageSize: Int,
+                        schema: [String]) throws -> String? {
         func damaged(_ what: String) -> ServiceError {
             ServiceError(.invalidArgument, "snapshot \(request.snapshot.uuidString) \(what); nothing was installed")
         }
@@ -229,6 +231,9 @@ extension RecipeStore {
             return "the snapshot's schema (\(theirs.last ?? "none")) is not this storage's (\(migrations.last ?? "none")); the records are sent instead"
         }
         guard try Int.fetchOne(db, sql: "PRAGMA page_size") == pageSize else { return "the snapshot's page size is not this storage's" }
+        // The same migrations must have made the same tables, indexes and triggers: a copy whose schema was edited
+        // (a column gone, a trigger changed) would fail, or quietly misbehave, on the first statement that uses it.
+        guard try Self.schema(db) == schema else { throw damaged("has tables, indexes or triggers other than its migrations make") }
         guard let replica = try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'replica'"),
               replica == request.from else { throw damaged("was not made on replica \(request.from.prefix(80))") }
         guard try Int.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM sync_records") == request.seq else {
@@ -279,6 +284,14 @@ extension RecipeStore {
     }
 
     // MARK: Helpers
+
+    /// Every table, index, trigger and view, as SQLite keeps its definition (SQLite's own tables left out).
+    static func schema(_ db: Database) throws -> [String] {
+        try String.fetchAll(db, sql: """
+            SELECT type || ' ' || name || ' ' || tbl_name || ' ' || COALESCE(sql, '') FROM sqlite_master
+            WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name
+            """)
+    }
 
     /// A file's size and lowercase-hex SHA-256, read a megabyte at a time.
     static func digest(of path: String) throws -> (bytes: Int, sha256: String) {
