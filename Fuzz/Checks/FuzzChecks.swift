@@ -267,7 +267,7 @@ public enum FuzzChecks {
     /// checks), or made-up ones when it does not open.
     private static func snapshotLabel(_ data: Data) -> (from: String, seq: Int) {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("rv-fuzz-label-\(UUID().uuidString).sqlite").path
-        defer { for suffix in ["", "-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        defer { RecipeStore.removeDatabaseFile(path) }
         guard (try? data.write(to: URL(fileURLWithPath: path))) != nil, let queue = try? DatabaseQueue(path: path) else { return ("0123456789ab", 0) }
         defer { try? queue.close() }
         let label = try? queue.read { db -> (String, Int) in

@@ -84,9 +84,7 @@ extension RecipeStore {
 
     /// Removes snapshot `id`; `false` when it was gone.
     public func removeSnapshot(_ id: UUID) -> Bool {
-        let path = snapshotPath(id)
-        for suffix in ["-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        return (try? FileManager.default.removeItem(atPath: path)) != nil
+        Self.removeDatabaseFile(snapshotPath(id))
     }
 
     func snapshotPath(_ id: UUID) -> String { snapshotFolder.appendingPathComponent("\(id.uuidString).sqlite").path }
@@ -149,9 +147,7 @@ extension RecipeStore {
         guard FileManager.default.fileExists(atPath: path) else {
             throw ServiceError(.notFound, "no snapshot \(request.snapshot.uuidString) was received here; send it with sync.snapshotWrite first")
         }
-        defer {
-            for suffix in ["", "-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        }
+        defer { Self.removeDatabaseFile(path) }
         let (bytes, sha256) = try Self.digest(of: path)
         guard bytes == request.bytes, sha256 == request.sha256.lowercased() else {
             throw ServiceError(.invalidArgument, "snapshot \(request.snapshot.uuidString) arrived as \(bytes) bytes with SHA-256 \(sha256), "
@@ -291,6 +287,13 @@ extension RecipeStore {
             SELECT type || ' ' || name || ' ' || tbl_name || ' ' || COALESCE(sql, '') FROM sqlite_master
             WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name
             """)
+    }
+
+    /// Removes a database file and the journal, log and index SQLite may have left beside it; `false` when it was gone.
+    @discardableResult
+    public static func removeDatabaseFile(_ path: String) -> Bool {
+        for suffix in ["-journal", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        return (try? FileManager.default.removeItem(atPath: path)) != nil
     }
 
     /// A file's size and lowercase-hex SHA-256, read a megabyte at a time.

@@ -143,10 +143,7 @@ struct SnapshotTests {
     func sha256(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
 
     func edit(_ replica: LocalReplica, _ id: UUID, _ change: (inout RecipeDraft) -> Void) async throws {
-        let current = try await replica.store.recipe(id)
-        var draft = RecipeDraft(current)
-        change(&draft)
-        _ = try await replica.store.updateRecipe(id: id, expectedVersion: current.version, draft)
+        try await ScenarioTests().edit(replica, id, change)
     }
 
     /// `bytes` (a database file) with `sql` run on it.
