@@ -40,6 +40,8 @@ public actor MessageClient {
 
     /// How often a `busy` answer is retried (with a growing pause, about 10 s in all) before it is reported.
     static let busyRetries = 24
+    /// How long a wait for a reply goes before the security handshake's events are looked at.
+    static let refusalSlice = Duration.milliseconds(50)
 
     /// The configuration this client was made with.
     public nonisolated let configuration: Configuration
@@ -60,7 +62,6 @@ public actor MessageClient {
         let socket: Socket
         /// Reports failed security handshakes, so a refusal is told at once instead of as silence.
         let events: Socket
-        let poller: Poller
     }
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -128,12 +129,17 @@ public actor MessageClient {
             if try connection.socket.send(request) {
                 bytesSent += request.frames.reduce(0) { $0 + $1.count }
                 while case let remaining = deadline - .now, remaining > .zero {
-                    guard try connection.poller.poll(timeout: remaining) > 0 else { continue }
-                    if let refusal = try refusal(on: connection) {
-                        disconnect()
-                        throw refusal
+                    // Wait on the socket alone (a blocking receive makes one system call where polling the
+                    // socket and its security events made about seven); the events are read when a slice
+                    // passes without a reply, so a refused handshake is still told within one slice.
+                    try connection.socket.setReceiveTimeout(min(remaining, Self.refusalSlice))
+                    guard let message = try connection.socket.receive() else {
+                        if let refusal = try refusal(on: connection) {
+                            disconnect()
+                            throw refusal
+                        }
+                        continue
                     }
-                    guard let message = try connection.socket.receive(dontWait: true) else { continue }
                     bytesReceived += message.frames.reduce(0) { $0 + $1.count }
                     do {
                         if let reply = try parse(message, expecting: requestID, op: op, as: Body.self) { return reply }
@@ -232,10 +238,7 @@ public actor MessageClient {
         if let security = configuration.security { try socket.apply(security) }
         let events = try socket.monitor([.handshakeFailedAuth, .handshakeFailedProtocol, .handshakeFailed, .handshakeSucceeded])
         try socket.connect(configuration.endpoint)
-        let poller = Poller()
-        try poller.add(socket)
-        try poller.add(events)
-        let connection = Connection(socket: socket, events: events, poller: poller)
+        let connection = Connection(socket: socket, events: events)
         self.connection = connection
         return connection
     }

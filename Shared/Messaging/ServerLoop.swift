@@ -22,6 +22,8 @@ final class ServerLoop {
     private let bulkHandlers: ThreadExecutor
     /// From this size on (all frames together), a request runs on `bulkHandlers`.
     static let bulkBytes = 64 * 1_024
+    /// The longest the loop waits on its socket alone before it looks at its wake-up pipe.
+    static let idleSlice = Duration.milliseconds(100)
 
     init(configuration: MessageServer.Configuration, routes: Routes, logger: Logger, mailbox: ServerMailbox, context: Context) {
         self.context = context
@@ -72,7 +74,23 @@ final class ServerLoop {
         var drainDeadline: ContinuousClock.Instant?
 
         var jobsWaiting = false
+        var idleWait: Duration?
         while true {
+            if drainDeadline == nil && running == 0 && !jobsWaiting && !mailbox.stopRequested {
+                // Nothing of ours is running, so nothing can post a reply: wait on the socket alone. A blocking
+                // receive makes one system call where `zmq_poll` of the socket and the wake-up pipe made four or
+                // five; the pipe is looked at once a slice passes (a stop request is seen within one slice).
+                if idleWait != Self.idleSlice {
+                    try socket.setReceiveTimeout(Self.idleSlice)
+                    idleWait = Self.idleSlice
+                }
+                if let message = try socket.receive(limits: limits) {
+                    try handle(message, on: socket, stopping: false)
+                    jobsWaiting = handlers.runJobs()
+                    try runHandlers(on: socket)
+                    continue
+                }
+            }
             var timeout: Duration? = drainDeadline.map { min(.milliseconds(50), max(.zero, $0 - .now)) }
             if jobsWaiting { timeout = .zero }
             try poller.poll(timeout: timeout)
