@@ -83,6 +83,7 @@ let package = Package(
         .target(
             name: "RecipeStore",
             dependencies: [
+                "CFileSync",
                 "RecipeModel",
                 "RecipeProtocol",
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -161,6 +162,11 @@ let package = Package(
             path: "Services/CZlib",
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
+        ),
+        .target(
+            // syncfs(2), which Swift's Glibc module does not declare: one flush for a batch of photo files.
+            name: "CFileSync",
+            path: "Services/CFileSync"
         ),
         .target(
             // Other apps' exports read into recipes (recipes migrate), and RecipeVault's written in their formats (recipes export).
@@ -392,11 +398,13 @@ let package = Package(
             dependencies: [
                 "StorageService",
                 "RecipeStore",
+                "ReplicaSync",
                 "Messaging",
                 "ZeroMQ",
                 "RecipeModel",
                 "RecipeProtocol",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict
         ),

@@ -1,3 +1,4 @@
+import CFileSync
 import Crypto
 import Foundation
 
@@ -75,6 +76,38 @@ struct PhotoBlobs: Sendable {
         return sha256
     }
 
+    /// Stores blobs already checked against their hashes, durably, with two flushes of the file system for
+    /// the lot instead of two `fsync`s per blob: every file is written, flushed together, then moved into
+    /// place, and the moves flushed together. Returns how many were new. A crash part way leaves whole blobs
+    /// and temporary files, which the next start removes.
+    func storeAll(_ blobs: [(sha256: String, bytes: Data)]) throws -> Int {
+        var moves: [(temporary: URL, destination: URL)] = []
+        defer { for move in moves { unlink(move.temporary.path) } } // whatever is left when this fails
+        var seen = Set<String>()
+        for blob in blobs where seen.insert(blob.sha256).inserted {
+            let destination = url(for: blob.sha256)
+            if FileManager.default.fileExists(atPath: destination.path) { continue }
+            let shard = destination.deletingLastPathComponent()
+            if !FileManager.default.fileExists(atPath: shard.path) {
+                try FileManager.default.createDirectory(at: shard, withIntermediateDirectories: true)
+            }
+            let temporary = shard.appendingPathComponent(".\(blob.sha256).\(UUID().uuidString).tmp")
+            moves.append((temporary, destination))
+            try Self.writeFile(blob.bytes, to: temporary, sync: false)
+        }
+        guard !moves.isEmpty else { return 0 }
+        try Self.syncFileSystem(of: folder)
+        for move in moves {
+            guard rename(move.temporary.path, move.destination.path) == 0 else {
+                throw PhotoStorageError("cannot move a photo into place: \(String(cString: strerror(errno)))")
+            }
+        }
+        let count = moves.count
+        moves = []
+        try Self.syncFileSystem(of: folder)
+        return count
+    }
+
     /// The bytes stored under `sha256`, checked against the hash.
     func read(_ sha256: String) throws -> Data {
         guard RecipeStore.isHash(sha256) else { throw PhotoStorageError("\(sha256.prefix(80)) is not a photo hash") }
@@ -104,6 +137,10 @@ struct PhotoBlobs: Sendable {
     }
 
     private static func writeSynced(_ bytes: Data, to url: URL) throws {
+        try writeFile(bytes, to: url, sync: true)
+    }
+
+    private static func writeFile(_ bytes: Data, to url: URL, sync: Bool) throws {
         let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw PhotoStorageError("cannot create \(url.lastPathComponent): \(String(cString: strerror(errno)))") }
         defer { close(descriptor) }
@@ -118,7 +155,15 @@ struct PhotoBlobs: Sendable {
                 offset += written
             }
         }
-        guard fsync(descriptor) == 0 else { throw PhotoStorageError("cannot sync a photo to disk: \(String(cString: strerror(errno)))") }
+        guard !sync || fsync(descriptor) == 0 else { throw PhotoStorageError("cannot sync a photo to disk: \(String(cString: strerror(errno)))") }
+    }
+
+    /// Flushes everything written to the file system that holds `url` (`syncfs`): one flush for many files.
+    private static func syncFileSystem(of url: URL) throws {
+        let descriptor = open(url.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw PhotoStorageError("cannot open the photo folder to sync it: \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        guard recipevault_syncfs(descriptor) == 0 else { throw PhotoStorageError("cannot sync the photo folder to disk: \(String(cString: strerror(errno)))") }
     }
 
     private static func syncFolder(_ url: URL) throws {

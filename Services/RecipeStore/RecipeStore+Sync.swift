@@ -109,6 +109,32 @@ extension RecipeStore {
         return true
     }
 
+    /// Stores blobs another replica sent, each checked as `putPhotoBlob` checks one, made durable together.
+    /// Every blob is checked before any is written: one refused blob leaves all of them unstored.
+    /// Returns how many were new.
+    public func putPhotoBlobs(_ blobs: [(sha256: String, bytes: Data)]) throws -> Int {
+        var checked: [(sha256: String, bytes: Data)] = []
+        for (index, blob) in blobs.enumerated() {
+            let which = blobs.count == 1 ? "the photo" : "photo \(index + 1) of \(blobs.count)"
+            do {
+                guard Self.isHash(blob.sha256) else {
+                    throw ServiceError(.invalidArgument, "\"\(blob.sha256.prefix(80))\" is not a SHA-256 (64 lowercase hex digits)")
+                }
+                _ = try PhotoRules.check(blob.bytes)
+                let actual = PhotoBlobs.hash(blob.bytes)
+                guard actual == blob.sha256 else {
+                    throw ServiceError(.photoDamaged, "the bytes have SHA-256 \(actual), not \(blob.sha256); they were damaged on the way")
+                }
+            } catch let error as ServiceError {
+                throw ServiceError(error.code, "\(which): \(error.message); none of the \(blobs.count) photos of this request was stored")
+            }
+            checked.append(blob)
+        }
+        let now = Date()
+        heldPhotos.withLock { held in for blob in checked { held[blob.sha256] = now } }
+        return try photos.storeAll(checked.filter { !photos.contains($0.sha256) })
+    }
+
     static func isHash(_ text: String) -> Bool {
         text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }

@@ -53,6 +53,18 @@ public struct RemoteReplica: SyncEndpoint {
         try await client.send(SyncOps.PutPhoto.self, .init(sha256: sha256), frames: [bytes]).body.stored
     }
 
+    /// One request for the lot; a storage from before `sync.putPhotos` gets them one at a time.
+    public func putPhotos(_ photos: [(sha256: String, bytes: Data)]) async throws -> Int {
+        let entries = photos.indices.map { SyncOps.PutPhotos.Entry(sha256: photos[$0].sha256, photo: FrameReference(frame: $0 + 1)) }
+        do {
+            return try await client.send(SyncOps.PutPhotos.self, .init(photos: entries), frames: photos.map(\.bytes)).body.stored
+        } catch let error as ServiceError where error.code == .unknownOp {
+            var stored = 0
+            for photo in photos where try await putPhoto(sha256: photo.sha256, bytes: photo.bytes) { stored += 1 }
+            return stored
+        }
+    }
+
     public func apply(from: String, records: [SyncRecord], cursor: Int?) async throws -> SyncOps.Apply.Response {
         try await client.call(SyncOps.Apply.self, .init(from: from, records: records, cursor: cursor))
     }

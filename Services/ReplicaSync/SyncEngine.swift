@@ -12,6 +12,8 @@ public protocol SyncEndpoint: Sendable {
     func missingPhotos(_ hashes: [String]) async throws -> [String]
     func photo(sha256: String) async throws -> Data
     func putPhoto(sha256: String, bytes: Data) async throws -> Bool
+    /// Stores several blobs together (at most `SyncOps.PutPhotos.maxPhotos` and `.maxBytes`); returns how many were new.
+    func putPhotos(_ photos: [(sha256: String, bytes: Data)]) async throws -> Int
     func apply(from: String, records: [SyncRecord], cursor: Int?) async throws -> SyncOps.Apply.Response
     func cursor(peer: String) async throws -> SyncOps.Cursor.Response
 
@@ -22,6 +24,15 @@ public protocol SyncEndpoint: Sendable {
     func snapshotDone(_ id: UUID) async throws
     func writeSnapshot(_ id: UUID, offset: Int, bytes: Data) async throws
     func install(_ request: SyncOps.Install.Request) async throws -> SyncOps.Install.Response
+}
+
+extension SyncEndpoint {
+    /// One blob at a time, for an endpoint that has no batch of its own.
+    public func putPhotos(_ photos: [(sha256: String, bytes: Data)]) async throws -> Int {
+        var stored = 0
+        for photo in photos where try await putPhoto(sha256: photo.sha256, bytes: photo.bytes) { stored += 1 }
+        return stored
+    }
 }
 
 /// What one direction of a sync did.
@@ -196,8 +207,9 @@ public enum SyncEngine {
         }
     }
 
-    /// Sends the blobs among `hashes` that the target lacks, one at a time. A blob the source does not hold
-    /// (any more) is counted, not fatal: the record naming it waits at the target until it arrives.
+    /// Sends the blobs among `hashes` that the target lacks, read one at a time and written in batches (one
+    /// flush to disk a batch). A blob the source does not hold (any more) is counted, not fatal: the record
+    /// naming it waits at the target until it arrives.
     private static func sendPhotos(_ hashes: [String], from source: any SyncEndpoint, to target: any SyncEndpoint) async throws
         -> (report: PullReport, unavailable: Int) {
         var report = PullReport()
@@ -216,6 +228,16 @@ public enum SyncEngine {
                 }
             }
         }
+        var batch: [(sha256: String, bytes: Data)] = []
+        var batchBytes = 0
+        func flush() async throws {
+            guard !batch.isEmpty else { return }
+            _ = try await target.putPhotos(batch)
+            report.photos += batch.count
+            report.photoBytes += batchBytes
+            batch = []
+            batchBytes = 0
+        }
         var next = fetch(0)
         defer { next?.cancel() }
         for index in missing.indices {
@@ -225,10 +247,13 @@ public enum SyncEngine {
                 unavailable += 1
                 continue
             }
-            _ = try await target.putPhoto(sha256: missing[index], bytes: bytes)
-            report.photos += 1
-            report.photoBytes += bytes.count
+            if batch.count == SyncOps.PutPhotos.maxPhotos || batchBytes + bytes.count > SyncOps.PutPhotos.maxBytes {
+                try await flush()
+            }
+            batch.append((missing[index], bytes))
+            batchBytes += bytes.count
         }
+        try await flush()
         return (report, unavailable)
     }
 }

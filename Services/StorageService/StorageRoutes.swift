@@ -147,6 +147,13 @@ extension Routes {
         handle(SyncOps.PutPhoto.self) { request, context in
             .init(stored: try store.putPhotoBlob(sha256: request.sha256, bytes: try context.frame(request.photo)))
         }
+        handle(SyncOps.PutPhotos.self) { request, context in
+            guard (1...SyncOps.PutPhotos.maxPhotos).contains(request.photos.count) else {
+                throw ServiceError(.invalidArgument, "the request names \(request.photos.count) photos; send 1 to \(SyncOps.PutPhotos.maxPhotos) at a time")
+            }
+            let blobs = try request.photos.map { (sha256: $0.sha256, bytes: try context.frame($0.photo)) }
+            return .init(stored: try store.putPhotoBlobs(blobs))
+        }
         handle(SyncOps.Apply.self) { request, _ in
             let result = try await store.applySync(from: request.from, records: request.records, cursor: request.cursor)
             if result.changed > 0 { announce(SyncOps.Apply.name) }

@@ -137,6 +137,37 @@ public enum SyncOps {
         }
     }
 
+    /// `sync.putPhotos`: several blobs (frames 1…n) in one request, each checked against its SHA-256 and
+    /// all made durable together (one flush to disk for the lot instead of two per blob). Nothing is stored
+    /// when one of them is refused.
+    public enum PutPhotos: WireOperation {
+        public static let touchesFiles = true
+        public static let role = OperationRole.peer
+        public static let name = "sync.putPhotos"
+        public static let isWrite = false
+        /// The most blobs of one request (a request has at most 16 frames, the JSON one of them).
+        public static let maxPhotos = WireProtocol.maxFrames - 1
+        /// The most bytes of blobs one request carries (under the service's message limit).
+        public static let maxBytes = 16 * 1_024 * 1_024
+        public struct Entry: Codable, Sendable, Equatable {
+            public var sha256: String
+            public var photo: FrameReference
+            public init(sha256: String, photo: FrameReference) {
+                self.sha256 = sha256
+                self.photo = photo
+            }
+        }
+        public struct Request: Codable, Sendable, Equatable {
+            public var photos: [Entry]
+            public init(photos: [Entry]) { self.photos = photos }
+        }
+        public struct Response: Codable, Sendable, Equatable {
+            /// How many of them were new here (the rest were already stored).
+            public var stored: Int
+            public init(stored: Int) { self.stored = stored }
+        }
+    }
+
     /// `sync.apply`: merges another replica's records and, in the same transaction, saves the cursor.
     public enum Apply: WireOperation {
         public static let touchesFiles = true // checks which photos are here; collects unused ones

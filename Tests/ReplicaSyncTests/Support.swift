@@ -23,6 +23,7 @@ struct LocalReplica: SyncEndpoint {
     func missingPhotos(_ hashes: [String]) async throws -> [String] { try store.missingPhotos(hashes) }
     func photo(sha256: String) async throws -> Data { try store.photoBlob(sha256: sha256) }
     func putPhoto(sha256: String, bytes: Data) async throws -> Bool { try store.putPhotoBlob(sha256: sha256, bytes: bytes) }
+    func putPhotos(_ photos: [(sha256: String, bytes: Data)]) async throws -> Int { try store.putPhotoBlobs(photos) }
     func apply(from: String, records: [SyncRecord], cursor: Int?) async throws -> SyncOps.Apply.Response {
         try await store.applySync(from: from, records: records, cursor: cursor)
     }

@@ -6,7 +6,9 @@ import RecipeProtocol
 import StorageService
 import RecipeStore
 import Testing
+import ReplicaSync
 import ZeroMQ
+import Crypto
 
 /// Runs the storage service on an ephemeral port over a temporary data folder.
 func withStorage<T: Sendable>(seedSamples: Bool = true, _ body: (MessageClient) async throws -> T) async throws -> T {
@@ -252,4 +254,63 @@ struct ProtocolReferenceTests {
             #expect(text.contains("`\(op)`"), "docs/PROTOCOL.md does not document \(op)")
         }
     }
+}
+
+@Suite("sync.putPhotos through real sockets")
+struct PhotoBatchWireTests {
+    private func jpeg(_ seed: UInt8, count: Int = 3_000) -> Data {
+        Data([0xFF, 0xD8, 0xFF, 0xE0]) + Data((4..<count).map { UInt8(truncatingIfNeeded: $0 &* Int(seed) &+ Int(seed)) })
+    }
+
+    @Test("a batch arrives as frames and is stored; a count out of range or a missing frame is refused with what is allowed")
+    func batchOverTheWire() async throws {
+        try await withStorage(seedSamples: false) { client in
+            let blobs = (1...3).map { jpeg(UInt8($0)) }
+            let hashes = blobs.map(PhotoBlobsHash.of)
+            let entries = hashes.indices.map { SyncOps.PutPhotos.Entry(sha256: hashes[$0], photo: FrameReference(frame: $0 + 1)) }
+            let reply = try await client.send(SyncOps.PutPhotos.self, .init(photos: entries), frames: blobs)
+            #expect(reply.body.stored == 3)
+            #expect(try await client.call(SyncOps.MissingPhotos.self, .init(sha256: hashes)).missing.isEmpty)
+            let again = try await client.send(SyncOps.PutPhotos.self, .init(photos: entries), frames: blobs)
+            #expect(again.body.stored == 0)
+
+            let none = await #expect(throws: ServiceError.self) { try await client.call(SyncOps.PutPhotos.self, .init(photos: [])) }
+            #expect(none?.code == .invalidArgument && none?.message.contains("1 to 15") == true)
+            let fresh = jpeg(9)
+            let missingFrame = await #expect(throws: ServiceError.self) {
+                try await client.call(SyncOps.PutPhotos.self, .init(photos: [.init(sha256: PhotoBlobsHash.of(fresh), photo: FrameReference(frame: 1))]))
+            }
+            #expect(missingFrame?.code == .invalidBody)
+            #expect(try await client.call(SyncOps.MissingPhotos.self, .init(sha256: [PhotoBlobsHash.of(fresh)])).missing.count == 1)
+        }
+    }
+
+    @Test("a storage that does not know sync.putPhotos gets the batch one photo at a time")
+    func olderStorageGetsOneAtATime() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-wire-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try RecipeStore(folder: folder)
+        var routes = Routes()
+        routes.handle(SyncOps.PutPhoto.self) { request, context in
+            .init(stored: try store.putPhotoBlob(sha256: request.sha256, bytes: try context.frame(request.photo)))
+        }
+        let server = try MessageServer(configuration: .init(endpoint: "tcp://127.0.0.1:*", serviceName: "older storage"),
+                                       routes: routes, logger: Logger(label: "test"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.run() }
+            defer { server.stop() }
+            let replica = try RemoteReplica(endpoint: try await server.boundEndpoint, logger: Logger(label: "test"))
+            let blobs = (1...4).map { jpeg(UInt8(20 + $0)) }
+            let stored = try await replica.putPhotos(blobs.map { (PhotoBlobsHash.of($0), $0) })
+            #expect(stored == 4)
+            #expect(try store.missingPhotos(blobs.map(PhotoBlobsHash.of)).isEmpty)
+            server.stop()
+            try await group.waitForAll()
+        }
+        try store.close()
+    }
+}
+
+private enum PhotoBlobsHash {
+    static func of(_ bytes: Data) -> String { SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined() }
 }

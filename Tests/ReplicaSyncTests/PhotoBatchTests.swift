@@ -1,0 +1,113 @@
+import Foundation
+import Synchronization
+import RecipeModel
+import RecipeProtocol
+import RecipeStore
+import ReplicaSync
+import Testing
+
+@Suite("Photo blobs sent in batches")
+struct PhotoBatchTests {
+    private func blob(_ seed: UInt64, count: Int = 4_000) -> (sha256: String, bytes: Data) {
+        let bytes = jpegBytes(seed: seed, count: count)
+        return (PhotoBlobsProbe.hash(bytes), bytes)
+    }
+
+    @Test("a batch is stored whole: new ones counted, ones already here and repeats not, each readable and checked")
+    func storedWhole() async throws {
+        try await withReplicas(1) { (replicas: [LocalReplica]) async throws in
+            let store = replicas[0].store
+            let blobs = (1...5).map { blob($0) }
+            #expect(try store.putPhotoBlob(sha256: blobs[0].sha256, bytes: blobs[0].bytes))
+            #expect(try store.putPhotoBlobs(blobs + [blobs[3]]) == 4)
+            #expect(try store.missingPhotos(blobs.map(\.sha256)).isEmpty)
+            for blob in blobs { #expect(try store.photoBlob(sha256: blob.sha256) == blob.bytes) }
+            #expect(try store.putPhotoBlobs(blobs) == 0)
+        }
+    }
+
+    @Test("one damaged, oversized or misnamed blob refuses the batch with which one and why, and stores none of it")
+    func oneBadRefusesAll() async throws {
+        try await withReplicas(1) { (replicas: [LocalReplica]) async throws in
+            let store = replicas[0].store
+            let good = (21...23).map { blob($0) }
+            var damaged = blob(24)
+            damaged.bytes[100] ^= 0xFF
+            let tooLarge = blob(25, count: RecipeVault.maxPhotoBytes + 1)
+            let cases: [(sha256: String, bytes: Data, code: ErrorCode)] = [
+                (damaged.sha256, damaged.bytes, .photoDamaged),
+                (tooLarge.sha256, tooLarge.bytes, .photoTooLarge),
+                ("../../etc/passwd", good[0].bytes, .invalidArgument),
+                (good[0].sha256.uppercased(), good[0].bytes, .invalidArgument),
+            ]
+            for bad in cases {
+                let batch = [good[0], good[1], (bad.sha256, bad.bytes), good[2]]
+                let error = try #require(throws: ServiceError.self) { try store.putPhotoBlobs(batch) }
+                #expect(error.code == bad.code)
+                #expect(error.message.hasPrefix("photo 3 of 4: "))
+                #expect(error.message.hasSuffix("none of the 4 photos of this request was stored"))
+                #expect(try store.missingPhotos(good.map(\.sha256)).count == 3)
+            }
+        }
+    }
+
+    @Test("an initial sync of many photos sends them in batches and the target holds every one")
+    func syncInBatches() async throws {
+        try await withReplicas(2) { (replicas: [LocalReplica]) async throws in
+            let (a, b) = (replicas[0], replicas[1])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Many photos"))
+            var hashes: [String] = []
+            for seed in 100..<110 {
+                let bytes = jpegBytes(seed: UInt64(seed), count: 5_000)
+                _ = try await a.store.addPhoto(recipeID: recipe.id, bytes: bytes, position: nil)
+                hashes.append(PhotoBlobsProbe.hash(bytes))
+            }
+            let counting = CountingEndpoint(base: b)
+            let report = try await SyncEngine.pull(from: a, to: counting)
+            #expect(report.photos == 10)
+            #expect(counting.batches.sizes == [10])
+            #expect(try b.store.missingPhotos(hashes).isEmpty)
+            #expect(try await b.store.recipe(recipe.id).photos.map(\.sha256) == hashes)
+        }
+    }
+}
+
+/// A replica that remembers the size of each batch of photos it was sent.
+private struct CountingEndpoint: SyncEndpoint {
+    let base: LocalReplica
+    let batches = BatchLog()
+    var name: String { base.name }
+    func info() async throws -> SyncOps.Info.Response { try await base.info() }
+    func changes(since: Int, exclude: String?, limit: Int) async throws -> SyncOps.Changes.Response {
+        try await base.changes(since: since, exclude: exclude, limit: limit)
+    }
+    func pendingCount(since: Int, exclude: String?) async throws -> Int { try await base.pendingCount(since: since, exclude: exclude) }
+    func missingPhotos(_ hashes: [String]) async throws -> [String] { try await base.missingPhotos(hashes) }
+    func photo(sha256: String) async throws -> Data { try await base.photo(sha256: sha256) }
+    func putPhoto(sha256: String, bytes: Data) async throws -> Bool {
+        batches.record(1)
+        return try await base.putPhoto(sha256: sha256, bytes: bytes)
+    }
+    func putPhotos(_ photos: [(sha256: String, bytes: Data)]) async throws -> Int {
+        batches.record(photos.count)
+        return try await base.putPhotos(photos)
+    }
+    func apply(from: String, records: [SyncRecord], cursor: Int?) async throws -> SyncOps.Apply.Response {
+        try await base.apply(from: from, records: records, cursor: cursor)
+    }
+    func cursor(peer: String) async throws -> SyncOps.Cursor.Response { try await base.cursor(peer: peer) }
+    func snapshot() async throws -> SyncOps.Snapshot.Response { try await base.snapshot() }
+    func snapshotPhotos(_ id: UUID, after: String?) async throws -> SyncOps.SnapshotPhotos.Response {
+        try await base.snapshotPhotos(id, after: after)
+    }
+    func readSnapshot(_ id: UUID, offset: Int) async throws -> Data { try await base.readSnapshot(id, offset: offset) }
+    func snapshotDone(_ id: UUID) async throws { try await base.snapshotDone(id) }
+    func writeSnapshot(_ id: UUID, offset: Int, bytes: Data) async throws { try await base.writeSnapshot(id, offset: offset, bytes: bytes) }
+    func install(_ request: SyncOps.Install.Request) async throws -> SyncOps.Install.Response { try await base.install(request) }
+}
+
+private final class BatchLog: Sendable {
+    private let log = Mutex<[Int]>([])
+    func record(_ size: Int) { log.withLock { $0.append(size) } }
+    var sizes: [Int] { log.withLock { $0 } }
+}
