@@ -97,12 +97,7 @@ extension RecipeStore {
 
     /// Stores a blob sent by another replica, after checking the bytes against `sha256`. `false` when it was already here.
     public func putPhotoBlob(sha256: String, bytes: Data) throws -> Bool {
-        guard Self.isHash(sha256) else { throw ServiceError(.invalidArgument, "\"\(sha256)\" is not a SHA-256 (64 lowercase hex digits)") }
-        _ = try PhotoRules.check(bytes) // size and image kind, as for any photo
-        let actual = PhotoBlobs.hash(bytes)
-        guard actual == sha256 else {
-            throw ServiceError(.photoDamaged, "the photo's bytes have SHA-256 \(actual), not \(sha256); it was damaged on the way and was not stored")
-        }
+        let actual = try Self.checkReceivedBlob(sha256: sha256, bytes: bytes, damaged: "the photo's bytes have SHA-256 %@, not \(sha256); it was damaged on the way and was not stored")
         heldPhotos.withLock { $0[sha256] = Date() }
         if photos.contains(sha256) { return false }
         try photos.store(bytes, checked: actual)
@@ -117,15 +112,9 @@ extension RecipeStore {
         for (index, blob) in blobs.enumerated() {
             let which = blobs.count == 1 ? "the photo" : "photo \(index + 1) of \(blobs.count)"
             do {
-                guard Self.isHash(blob.sha256) else {
-                    throw ServiceError(.invalidArgument, "\"\(blob.sha256.prefix(80))\" is not a SHA-256 (64 lowercase hex digits)")
-                }
-                _ = try PhotoRules.check(blob.bytes)
-                let actual = PhotoBlobs.hash(blob.bytes)
-                guard actual == blob.sha256 else {
-                    throw ServiceError(.photoDamaged, "the bytes have SHA-256 \(actual), not \(blob.sha256); they were damaged on the way")
-                }
-            } catch let error as ServiceError {
+                _ = try Self.checkReceivedBlob(sha256: blob.sha256, bytes: blob.bytes,
+                                               damaged: "the bytes have SHA-256 %@, not \(blob.sha256); they were damaged on the way")
+            } catch {
                 throw ServiceError(error.code, "\(which): \(error.message); none of the \(blobs.count) photos of this request was stored")
             }
             checked.append(blob)
@@ -133,6 +122,16 @@ extension RecipeStore {
         let now = Date()
         heldPhotos.withLock { held in for blob in checked { held[blob.sha256] = now } }
         return try photos.storeAll(checked.filter { !photos.contains($0.sha256) })
+    }
+
+    /// A blob another replica sent, checked as any photo is (size, image kind) and against the hash it came
+    /// under; returns that hash. `damaged` says what a mismatch means, with `%@` for the hash the bytes have.
+    private static func checkReceivedBlob(sha256: String, bytes: Data, damaged: String) throws(ServiceError) -> String {
+        guard isHash(sha256) else { throw ServiceError(.invalidArgument, "\"\(sha256.prefix(80))\" is not a SHA-256 (64 lowercase hex digits)") }
+        _ = try PhotoRules.check(bytes)
+        let actual = PhotoBlobs.hash(bytes)
+        guard actual == sha256 else { throw ServiceError(.photoDamaged, damaged.replacingOccurrences(of: "%@", with: actual)) }
+        return actual
     }
 
     static func isHash(_ text: String) -> Bool {

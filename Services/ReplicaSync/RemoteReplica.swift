@@ -59,9 +59,7 @@ public struct RemoteReplica: SyncEndpoint {
         do {
             return try await client.send(SyncOps.PutPhotos.self, .init(photos: entries), frames: photos.map(\.bytes)).body.stored
         } catch let error as ServiceError where error.code == .unknownOp {
-            var stored = 0
-            for photo in photos where try await putPhoto(sha256: photo.sha256, bytes: photo.bytes) { stored += 1 }
-            return stored
+            return try await putPhotosOneAtATime(photos)
         }
     }
 

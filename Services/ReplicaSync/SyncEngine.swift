@@ -29,6 +29,11 @@ public protocol SyncEndpoint: Sendable {
 extension SyncEndpoint {
     /// One blob at a time, for an endpoint that has no batch of its own.
     public func putPhotos(_ photos: [(sha256: String, bytes: Data)]) async throws -> Int {
+        try await putPhotosOneAtATime(photos)
+    }
+
+    /// `putPhoto` for each blob; how many were new.
+    public func putPhotosOneAtATime(_ photos: [(sha256: String, bytes: Data)]) async throws -> Int {
         var stored = 0
         for photo in photos where try await putPhoto(sha256: photo.sha256, bytes: photo.bytes) { stored += 1 }
         return stored
