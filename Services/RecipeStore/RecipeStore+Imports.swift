@@ -32,11 +32,7 @@ extension RecipeStore {
                 var fresh = draft
                 fresh.origin = .imported
                 try Self.checkBook(fresh.bookID, in: db)
-                try db.execute(
-                    sql: "INSERT INTO recipes (id, title, createdAt, updatedAt, version, origin) VALUES (?, ?, ?, ?, 1, ?)",
-                    arguments: [id.databaseText, fresh.name, now, now, fresh.origin.rawValue])
-                try Self.writeFields(of: fresh, to: id, in: db)
-                return (try Self.fetchRecipe(id, in: db), .created)
+                return (try Self.insertRecipe(id, fresh, createdAt: now, updatedAt: now, in: db), .created)
             }
             let current = try Self.fetchRecipe(foundID, in: db)
             var merged = draft

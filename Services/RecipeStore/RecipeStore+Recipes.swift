@@ -93,10 +93,7 @@ extension RecipeStore {
             }
             let now = Self.now()
             try Self.checkBook(draft.bookID, in: db)
-            try db.execute(
-                sql: "INSERT INTO recipes (id, title, createdAt, updatedAt, version, origin) VALUES (?, ?, ?, ?, 1, ?)",
-                arguments: [id.databaseText, draft.name, createdAt.map { min(Self.nearestMillisecond($0), now) } ?? now, now, draft.origin.rawValue])
-            return (try Self.writeFields(of: draft, to: id, in: db), true)
+            return (try Self.insertRecipe(id, draft, createdAt: createdAt.map { min(Self.nearestMillisecond($0), now) } ?? now, updatedAt: now, in: db), true)
         }
     }
 
@@ -149,10 +146,7 @@ extension RecipeStore {
             draft.origin = .custom
             try draft.validate()
             let now = Self.now()
-            try db.execute(
-                sql: "INSERT INTO recipes (id, title, createdAt, updatedAt, version, origin) VALUES (?, ?, ?, ?, 1, 'custom')",
-                arguments: [newID.databaseText, draft.name, now, now])
-            try Self.writeFields(of: draft, to: newID, in: db)
+            try Self.insertRecipe(newID, draft, createdAt: now, updatedAt: now, in: db)
             for photo in source.photos {
                 try db.execute(
                     sql: "INSERT INTO recipe_photos (id, recipeId, position, sha256, byteCount, mediaType) VALUES (?, ?, ?, ?, ?, ?)",
@@ -201,6 +195,22 @@ extension RecipeStore {
         guard try Row.fetchOne(db.cachedStatement(sql: "SELECT id FROM books WHERE id = ?"), arguments: [bookID.databaseText]) != nil else {
             throw ServiceError(.notFound, "no book has id \(bookID.uuidString); create the book first or leave bookID out")
         }
+    }
+
+    /// Stores a new recipe `id` holding every field of `draft` (its origin too) and returns it as stored.
+    /// Every path that creates a recipe comes through here or `insertRecipeRow`.
+    @discardableResult
+    static func insertRecipe(_ id: UUID, _ draft: RecipeDraft, createdAt: Date, updatedAt: Date, in db: Database) throws -> Recipe {
+        try insertRecipeRow(id.databaseText, name: draft.name, origin: draft.origin, createdAt: createdAt, updatedAt: updatedAt, in: db)
+        return try writeFields(of: draft, to: id, in: db)
+    }
+
+    /// The one statement that adds a row to `recipes`: the identity, dates and origin, at version 1.
+    /// The fields follow with `writeFields`.
+    static func insertRecipeRow(_ id: String, name: String, origin: RecipeOrigin, createdAt: any DatabaseValueConvertible,
+                                updatedAt: Date, in db: Database) throws {
+        try db.cachedStatement(sql: "INSERT INTO recipes (id, title, createdAt, updatedAt, version, origin) VALUES (?, ?, ?, ?, 1, ?)")
+            .execute(arguments: [id, name, createdAt, updatedAt, origin.rawValue])
     }
 
     /// Writes every field of `draft` to recipe `id`, replacing its child rows and its search entry,
@@ -307,10 +317,7 @@ extension RecipeStore {
             for (id, draft) in items {
                 if try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM recipes WHERE id = ?"), arguments: [id.databaseText]) != nil { continue }
                 try Self.checkBook(draft.bookID, in: db)
-                try db.execute(
-                    sql: "INSERT INTO recipes (id, title, createdAt, updatedAt, version, origin) VALUES (?, ?, ?, ?, 1, ?)",
-                    arguments: [id.databaseText, draft.name, now, now, draft.origin.rawValue])
-                try Self.writeFields(of: draft, to: id, in: db)
+                try Self.insertRecipe(id, draft, createdAt: now, updatedAt: now, in: db)
                 created += 1
             }
             return created

@@ -27,10 +27,9 @@ extension RecipeStore {
             }
             for sample in SampleData.recipes {
                 let id = SampleData.recipeID(sample.number)
-                try db.execute(
-                    sql: "INSERT INTO recipes (id, title, createdAt, updatedAt, version, origin) VALUES (?, ?, ?, ?, 1, 'starter')",
-                    arguments: [id.databaseText, sample.draft.name, date, date])
-                try Self.writeFields(of: sample.draft, to: id, in: db)
+                var draft = sample.draft
+                draft.origin = .starter
+                try Self.insertRecipe(id, draft, createdAt: date, updatedAt: date, in: db)
             }
             // Catalogue rows written above carry today's date; samples are dated alike everywhere.
             try db.execute(sql: "UPDATE ingredients SET createdAt = ?, updatedAt = ? WHERE id LIKE '5A3F%'", arguments: [date, date])

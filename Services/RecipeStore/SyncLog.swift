@@ -342,8 +342,7 @@ enum SyncLog {
         let origin = values["origin"]?.string.flatMap(RecipeOrigin.init(rawValue:)) ?? .custom
         let createdAt = SyncDates.text(values["createdAt"])
         if !exists {
-            try db.execute(sql: "INSERT INTO recipes (id, title, createdAt, updatedAt, version, origin) VALUES (?, ?, ?, ?, 1, ?)",
-                           arguments: [id, draft.name, createdAt, RecipeStore.now(), origin.rawValue])
+            try RecipeStore.insertRecipeRow(id, name: draft.name, origin: origin, createdAt: createdAt, updatedAt: RecipeStore.now(), in: db)
         }
         draft.bookID = try reference(values["bookID"]?.string, table: "books", from: .recipe, id, in: db).flatMap(UUID.init(uuidString:))
         try RecipeStore.writeFields(of: draft, to: uuid, in: db)
