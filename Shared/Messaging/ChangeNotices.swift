@@ -99,9 +99,7 @@ public final class ChangeSubscriber: Sendable {
 
     /// Starts listening; `noticed` is called (on the listener's thread) once for each burst of notices that arrives.
     public func start(_ noticed: @escaping @Sendable () -> Void) {
-        let thread = Thread { [self] in self.loop(noticed) }
-        thread.name = "change notices"
-        thread.start()
+        Thread.start(named: "change notices") { [self] in self.loop(noticed) }
     }
 
     public func stop() { state.withLock { $0.stopped = true } }

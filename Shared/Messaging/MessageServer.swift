@@ -73,7 +73,7 @@ public final class MessageServer: Service, Sendable {
         try await withTaskCancellationOrGracefulShutdownHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let (configuration, routes, logger, mailbox, context) = (configuration, routes, logger, mailbox, context)
-                let thread = Thread {
+                Thread.start(named: "zmq \(Thread.shortName(ofService: configuration.serviceName))") {
                     do {
                         let loop = ServerLoop(configuration: configuration, routes: routes, logger: logger, mailbox: mailbox, context: context)
                         try loop.run()
@@ -82,8 +82,6 @@ public final class MessageServer: Service, Sendable {
                         continuation.resume(throwing: error)
                     }
                 }
-                thread.name = "\(configuration.serviceName) zmq"
-                thread.start()
             }
         } onCancelOrGracefulShutdown: {
             self.stop()

@@ -34,8 +34,9 @@ final class ServerLoop {
         self.cache = ReplyCache(capacity: configuration.replyCacheCapacity, maxBytes: configuration.replyCacheBytes,
                                 lifetime: configuration.replyCacheLifetime)
         // The identity frame and a REQ-style delimiter come on top of what the client sent.
-        self.handlers = LoopExecutor(wakeup: mailbox.wakeup, name: "\(configuration.serviceName) handlers")
-        self.bulkHandlers = ThreadExecutor(name: "\(configuration.serviceName) file and large requests")
+        let service = Thread.shortName(ofService: configuration.serviceName)
+        self.handlers = LoopExecutor(wakeup: mailbox.wakeup, name: "\(service) late")
+        self.bulkHandlers = ThreadExecutor(name: "\(service) files")
         self.limits = Socket.ReceiveLimits(maxBytes: configuration.maxMessageBytes + 1_024, maxFrames: configuration.maxFrames + 2)
     }
 

@@ -11,11 +11,9 @@ public final class ThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Send
     private var jobs: [UnownedJob] = []
     private var stopping = false
 
-    /// Starts the thread, named `name` (it shows in debuggers and `top -H`).
+    /// Starts the thread, named `name` (see `Thread.start(named:)`).
     public init(name: String) {
-        let thread = Thread { [self] in runJobs() }
-        thread.name = name
-        thread.start()
+        Thread.start(named: name) { [self] in runJobs() }
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {

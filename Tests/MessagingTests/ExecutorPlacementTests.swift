@@ -72,4 +72,34 @@ struct ExecutorPlacementTests {
             #expect(try await blocked.value, "the small request was not read while the \(kind) request blocked its thread")
         }
     }
+
+    /// Says which thread answered it.
+    enum Where: WireOperation {
+        static let name = "test.where"
+        static let isWrite = false
+        struct Request: Codable, Sendable {}
+        struct Response: Codable, Sendable { var thread: String }
+    }
+
+    /// The same, for an operation that touches files.
+    enum WhereFiles: WireOperation {
+        static let name = "test.whereFiles"
+        static let isWrite = false
+        static let touchesFiles = true
+        typealias Request = Where.Request
+        typealias Response = Where.Response
+    }
+
+    @Test("a small request is answered on the socket's thread, a file request on the files thread, each named so top -H shows it")
+    func threadsCarryTheirNames() async throws {
+        var routes = Routes()
+        routes.handle(Where.self) { _, _ in .init(thread: Thread.systemName) }
+        routes.handle(WhereFiles.self) { _, _ in .init(thread: Thread.systemName) }
+        try await withServer(routes) { endpoint in
+            let client = try makeClient(endpoint)
+            // Linux keeps 15 bytes of a thread's name: "zmq test-service" and "test-service files", cut.
+            #expect(try await client.call(Where.self, .init()).thread == "zmq test-servic")
+            #expect(try await client.call(WhereFiles.self, .init()).thread == "test-service fi")
+        }
+    }
 }
