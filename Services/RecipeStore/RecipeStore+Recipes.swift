@@ -198,25 +198,23 @@ extension RecipeStore {
     }
 
     /// Stores a new recipe `id` holding every field of `draft` (its origin too) and returns it as stored.
-    /// Every path that creates a recipe comes through here or `insertRecipeRow`.
     @discardableResult
     static func insertRecipe(_ id: UUID, _ draft: RecipeDraft, createdAt: Date, updatedAt: Date, in db: Database) throws -> Recipe {
-        try insertRecipeRow(id.databaseText, name: draft.name, origin: draft.origin, createdAt: createdAt, updatedAt: updatedAt, in: db)
-        return try writeFields(of: draft, to: id, in: db)
+        try writeFields(of: draft, to: id, newRow: NewRecipeRow(origin: draft.origin, createdAt: createdAt, updatedAt: updatedAt), in: db)
     }
 
-    /// The one statement that adds a row to `recipes`: the identity, dates and origin, at version 1.
-    /// The fields follow with `writeFields`.
-    static func insertRecipeRow(_ id: String, name: String, origin: RecipeOrigin, createdAt: any DatabaseValueConvertible,
-                                updatedAt: Date, in db: Database) throws {
-        try db.cachedStatement(sql: "INSERT INTO recipes (id, title, createdAt, updatedAt, version, origin) VALUES (?, ?, ?, ?, 1, ?)")
-            .execute(arguments: [id, name, createdAt, updatedAt, origin.rawValue])
+    /// What a new recipe's row holds beside the draft's fields (it starts at version 1).
+    struct NewRecipeRow {
+        var origin: RecipeOrigin
+        var createdAt: any DatabaseValueConvertible
+        var updatedAt: any DatabaseValueConvertible
     }
 
     /// Writes every field of `draft` to recipe `id`, replacing its child rows and its search entry,
-    /// and returns the recipe as stored (see `readBack`).
+    /// and returns the recipe as stored (see `readBack`). With `newRow`, the recipe is new: its row is
+    /// inserted whole, by the one statement that adds recipes (every index entry written once).
     @discardableResult
-    static func writeFields(of draft: RecipeDraft, to id: UUID, in db: Database) throws -> Recipe {
+    static func writeFields(of draft: RecipeDraft, to id: UUID, newRow: NewRecipeRow? = nil, in db: Database) throws -> Recipe {
         let key = id.databaseText
         let totalMinutes = draft.totalTime.flatMap(ISODuration.minutes)
             ?? { () -> Int? in
@@ -230,7 +228,12 @@ extension RecipeStore {
             totalMinutes, draft.sourceType.rawValue, draft.sourcePageNumber, draft.isFavorite, draft.rating, draft.bookID?.databaseText,
         ]
         fields += RecipeTextField.all.map { draft[keyPath: $0.draft] }
-        try db.cachedStatement(sql: updateFields).execute(arguments: StatementArguments(fields + [key]))
+        if let newRow {
+            try db.cachedStatement(sql: insertRow)
+                .execute(arguments: StatementArguments([key, newRow.origin.rawValue, newRow.createdAt, newRow.updatedAt] + fields))
+        } else {
+            try db.cachedStatement(sql: updateFields).execute(arguments: StatementArguments(fields + [key]))
+        }
         // Lines keep their ids when the client sent them back, so edits do not churn identities.
         try db.cachedStatement(sql: "DELETE FROM recipe_ingredients WHERE recipeId = ?").execute(arguments: [key])
         var lineTexts: [String] = []
@@ -265,12 +268,17 @@ extension RecipeStore {
         return try readBack(id, in: db)
     }
 
-    /// Writes a draft's fields to its row (the arguments in this order, then the id).
-    private static let updateFields = """
-        UPDATE recipes SET title = ?, prepTimeMinutes = ?, cookTimeMinutes = ?, servings = ?, totalTimeMinutes = ?,
-            sourceType = ?, sourcePageNumber = ?, isFavorite = ?, rating = ?, bookId = ?,
-            \(RecipeTextField.all.map { "\($0.column) = ?" }.joined(separator: ", "))
-        WHERE id = ?
+    /// The columns a draft's fields are written to, in the order `writeFields` passes them.
+    private static let fieldColumns = [
+        "title", "prepTimeMinutes", "cookTimeMinutes", "servings", "totalTimeMinutes",
+        "sourceType", "sourcePageNumber", "isFavorite", "rating", "bookId",
+    ] + RecipeTextField.all.map(\.column)
+    /// Writes a draft's fields to its row (the arguments in `fieldColumns` order, then the id).
+    private static let updateFields = "UPDATE recipes SET \(fieldColumns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?"
+    /// Adds a recipe's row: id, origin, dates, then the fields in `fieldColumns` order.
+    private static let insertRow = """
+        INSERT INTO recipes (id, origin, createdAt, updatedAt, version, \(fieldColumns.joined(separator: ", ")))
+        VALUES (?, ?, ?, ?, 1, \(databaseQuestionMarks(count: fieldColumns.count)))
         """
 
     /// Reads the recipe just written back and encodes it as a reply would, inside the

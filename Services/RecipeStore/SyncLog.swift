@@ -341,13 +341,15 @@ enum SyncLog {
         draft.rating = values["rating"]?.int ?? 0
         let origin = values["origin"]?.string.flatMap(RecipeOrigin.init(rawValue:)) ?? .custom
         let createdAt = SyncDates.text(values["createdAt"])
-        if !exists {
-            try RecipeStore.insertRecipeRow(id, name: draft.name, origin: origin, createdAt: createdAt, updatedAt: RecipeStore.now(), in: db)
-        }
+        let updatedAt = modified.map(\.databaseValue) ?? createdAt.databaseValue
         draft.bookID = try reference(values["bookID"]?.string, table: "books", from: .recipe, id, in: db).flatMap(UUID.init(uuidString:))
-        try RecipeStore.writeFields(of: draft, to: uuid, in: db)
-        try db.execute(sql: "UPDATE recipes SET origin = ?, createdAt = ?, updatedAt = ?, version = version + ? WHERE id = ?",
-                       arguments: [origin.rawValue, createdAt, modified.map(\.databaseValue) ?? createdAt.databaseValue, exists ? 1 : 0, id])
+        if exists {
+            try RecipeStore.writeFields(of: draft, to: uuid, in: db)
+            try db.execute(sql: "UPDATE recipes SET origin = ?, createdAt = ?, updatedAt = ?, version = version + 1 WHERE id = ?",
+                           arguments: [origin.rawValue, createdAt, updatedAt, id])
+        } else {
+            try RecipeStore.writeFields(of: draft, to: uuid, newRow: .init(origin: origin, createdAt: createdAt, updatedAt: updatedAt), in: db)
+        }
         try db.execute(sql: "DELETE FROM recipe_photos WHERE recipeId = ?", arguments: [id])
         for (position, photo) in photoList.enumerated() {
             try db.cachedStatement(sql: """
