@@ -247,6 +247,7 @@ extension RecipeStore {
             AND name != 'grdb_migrations' ORDER BY name
             """)
         for table in tables {
+            var checks: [(column: String, allowed: String, condition: String)] = []
             for column in try Row.fetchAll(db, sql: "SELECT name, type, \"notnull\" FROM pragma_table_info(?)", arguments: [table]) {
                 let name: String = column["name"]
                 let type = (column["type"] as String).uppercased()
@@ -265,10 +266,16 @@ extension RecipeStore {
                 if type.contains("DATE") || name.hasSuffix("At") {
                     condition += " OR (\(quoted) IS NOT NULL AND \(quoted) NOT GLOB '\(date)')"
                 }
-                if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \"\(table)\" WHERE \(condition))") == true {
-                    throw damaged("has a value in \(table).\(name) that is not a \(allowed.first ?? type) this storage reads")
-                }
+                checks.append((name, allowed.first ?? type, condition))
             }
+            // One pass over the table for all its columns; only a copy that fails is read again, to name the column.
+            guard !checks.isEmpty, try Bool.fetchOne(db, sql: """
+                SELECT EXISTS (SELECT 1 FROM "\(table)" WHERE \(checks.map { "(\($0.condition))" }.joined(separator: " OR ")))
+                """) == true else { continue }
+            for check in checks where try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \"\(table)\" WHERE \(check.condition))") == true {
+                throw damaged("has a value in \(table).\(check.column) that is not a \(check.allowed) this storage reads")
+            }
+            throw damaged("has a value in \(table) that this storage cannot read")
         }
         // Every change record reads as one: the feed is what this replica will send on and merge against.
         let records = try Row.fetchCursor(db, sql: "SELECT seq, body FROM sync_records")

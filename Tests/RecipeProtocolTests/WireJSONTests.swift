@@ -143,6 +143,8 @@ struct WireJSONTests {
         #expect(decoder.fastDecode([String: Int].self, from: frame) == nil)
         #expect(decoder.fastDecode([Int].self, from: frame) == nil)
         #expect(decoder.fastDecode([String].self, from: frame) == nil)
+        if let value = decoder.fastDecode(JSONValue.self, from: frame) { #expect(value == (try foundationDecoder.decode(JSONValue.self, from: frame))) }
+        #expect((try? decoder.decode(JSONValue.self, from: frame)) == (try? foundationDecoder.decode(JSONValue.self, from: frame)))
         if let doubles = decoder.fastDecode([Double].self, from: frame) { #expect(doubles == (try foundationDecoder.decode([Double].self, from: frame))) }
         // …and the answer is Foundation's, success or error alike.
         #expect((try? decoder.decode([String: Int].self, from: frame)) == (try? foundationDecoder.decode([String: Int].self, from: frame)))
@@ -176,6 +178,24 @@ struct WireJSONTests {
             let frame = Data(text.utf8)
             #expect(try decoder.decode(JSONValue.self, from: frame) == foundationDecoder.decode(JSONValue.self, from: frame))
         }
+    }
+
+    @Test("any JSON value (a synced field's) is read and written on the fast path, as Foundation reads and writes it")
+    func jsonValuesStayFast() throws {
+        var generator = Generator(seed: 0x5EED_0009)
+        for _ in 0..<300 {
+            let value = generator.jsonValue(depth: 0)
+            let bytes = try #require(encoder.fastEncode(value), "a JSON value left the fast path when written")
+            #expect(try foundationDecoder.decode(JSONValue.self, from: Data(bytes)) == value)
+            let foundationBytes = try WireCodec.makeEncoder().encode(value)
+            #expect(decoder.fastDecode(JSONValue.self, from: foundationBytes) == value, "a JSON value left the fast path when read")
+        }
+        // A repeated key is Foundation's to decide, also inside a JSON value.
+        #expect(decoder.fastDecode(JSONValue.self, from: Data(#"{"a":1,"a":2}"#.utf8)) == nil)
+        #expect(decoder.fastDecode(JSONValue.self, from: Data(#"[{"b":{"a":1,"\u0061":2}}]"#.utf8)) == nil)
+        // Escaped keys and text read as Foundation reads them.
+        let escaped = Data(#"{"\u0061b":"\u00e9\n","c\"d":[true,false,null,-0.25,1e3]}"#.utf8)
+        #expect(try #require(decoder.fastDecode(JSONValue.self, from: escaped)) == foundationDecoder.decode(JSONValue.self, from: escaped))
     }
 
     // MARK: Dates

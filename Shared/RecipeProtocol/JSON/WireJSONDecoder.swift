@@ -163,7 +163,42 @@ private final class TapeSession {
             return url as! T
         }
         if T.self == Float.self || T.self == Decimal.self { throw leave() }
+        if T.self == JSONValue.self { return try jsonValue(at: index) as! T }
         return try T(from: TapeDecoder(session: self, index: index, codingPath: path()))
+    }
+
+    /// A `JSONValue` read from the tape as it stands: what its `init(from:)` makes through the containers, without
+    /// trying each type in turn (every type that did not match built a `DecodingError` first; a sync record's
+    /// values are hundreds of them).
+    func jsonValue(at index: Int) throws -> JSONValue {
+        let node = nodes[index]
+        switch node.kind {
+        case .null: return .null
+        case .true: return .bool(true)
+        case .false: return .bool(false)
+        case .number: return .number(try double(at: index, path: []))
+        case .string: return .string(JSONTape.text(of: node, in: bytes))
+        case .array:
+            var values: [JSONValue] = []
+            values.reserveCapacity(Int(node.count))
+            var member = index + 1
+            while member < Int(node.next) {
+                values.append(try jsonValue(at: member))
+                member = Int(nodes[member].next)
+            }
+            return .array(values)
+        case .object:
+            var members: [String: JSONValue] = [:]
+            members.reserveCapacity(Int(node.count))
+            var member = index + 1
+            while member < Int(node.next) {
+                let key = JSONTape.text(of: nodes[member], in: bytes)
+                // A repeated key: which one counts is Foundation's rule (as in `TapeKeyedContainer`).
+                guard members.updateValue(try jsonValue(at: member + 1), forKey: key) == nil else { throw leave() }
+                member = Int(nodes[member + 1].next)
+            }
+            return .object(members)
+        }
     }
 }
 

@@ -164,11 +164,42 @@ private final class JSONSink {
         if T.self == Data.self { return string((value as! Data).base64EncodedString()) }
         if T.self == URL.self { return string((value as! URL).absoluteString) }
         if T.self == Float.self || T.self == Decimal.self { throw LeftToFoundationEncoder() }
+        if T.self == JSONValue.self { return try jsonValue(value as! JSONValue) }
         let level = depth
         let mark = bytes.count
         try value.encode(to: SinkEncoder(sink: self, level: level, codingPath: path()))
         if bytes.count == mark { bytes.append(contentsOf: [UInt8(ascii: "{"), UInt8(ascii: "}")]) } // encoded nothing: {}
         close(above: level)
+    }
+}
+
+extension JSONSink {
+    /// Writes a `JSONValue` as its `encode(to:)` does through the containers (an object's members in the
+    /// dictionary's order), without a container per value.
+    func jsonValue(_ value: JSONValue) throws {
+        switch value {
+        case .null: null()
+        case .bool(let flag): bool(flag)
+        case .number(let number): try double(number)
+        case .string(let text): string(text)
+        case .array(let values):
+            bytes.append(UInt8(ascii: "["))
+            for (position, element) in values.enumerated() {
+                if position > 0 { bytes.append(UInt8(ascii: ",")) }
+                try jsonValue(element)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let members):
+            bytes.append(UInt8(ascii: "{"))
+            var first = true
+            for (name, member) in members {
+                if !first { bytes.append(UInt8(ascii: ",")) }
+                first = false
+                key(name)
+                try jsonValue(member)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        }
     }
 }
 
