@@ -24,7 +24,7 @@ public struct PageImporter: Sendable {
         self.storage = storage
         self.photos = photos
         self.logger = logger
-        self.extraction = ThreadExecutor(name: "recipe extraction")
+        self.extraction = ThreadExecutor(name: "page extraction")
     }
 
     /// Fetches `address` and imports the recipe on it.

@@ -13,7 +13,7 @@ public actor ChangePublisher {
     /// The topic frame of every notice.
     public static let topic = "storage.changed"
 
-    private let executor = ThreadExecutor(name: "change publisher")
+    private let executor = ThreadExecutor(name: "publish notices")
     private let context: Context
     private let socket: Socket
     /// Lets in only the allowed subscribers when the storage runs with CURVE.
