@@ -121,9 +121,9 @@ struct StorageBenchmark: AsyncParsableCommand {
         print(row("throughput", "req/s", "bare echo req/s", "ratio", labelWidth: 26, columnWidth: 16))
         print(row("recipe.get, 8 clients", String(format: "%.0f", getEight), String(format: "%.0f", bareEight), ratio(getEight / bareEight),
                   labelWidth: 26, columnWidth: 16))
-        print(row("recipe.create, 1 client", String(format: "%.0f", createOne), "", "", labelWidth: 26, columnWidth: 16))
-        print(row("recipe.create, 8 clients", String(format: "%.0f", createEight), String(format: "%.0f", bareEight), ratio(createEight / bareEight),
-                  labelWidth: 26, columnWidth: 16))
+        print(row("recipe.create, 1 client", String(format: "%.0f", createOne.perSecond), "", "", labelWidth: 26, columnWidth: 16))
+        print(row("recipe.create, 8 clients", String(format: "%.0f", createEight.perSecond), String(format: "%.0f", bareEight),
+                  ratio(createEight.perSecond / bareEight), labelWidth: 26, columnWidth: 16))
         print("")
         print("peak RSS of recipe-storage: \(rss / 1_048_576) MiB")
         print("")
@@ -133,7 +133,8 @@ struct StorageBenchmark: AsyncParsableCommand {
         print("goals:")
         print("  recipe.get p50 within 2× the bare echo: \(ratio(getRatio)) — \(verdict(getRatio <= 2))")
         print("  8 clients get at least half the bare echo throughput: \(ratio(getEight / bareEight)) — \(verdict(getEight / bareEight >= 0.5))")
-        print("  8 clients create at least half the bare echo throughput: \(ratio(createEight / bareEight)) — \(verdict(createEight / bareEight >= 0.5))")
+        print("  1 client creates at least 1,000 a second: \(String(format: "%.0f", createOne.perSecond)) — \(verdict(createOne.perSecond >= 1_000))")
+        print("  8 clients create at least 2,000 a second: \(String(format: "%.0f", createEight.perSecond)) — \(verdict(createEight.perSecond >= 2_000))")
         print("  recipe.search p50 under 5 ms at \(ids.count) recipes: \(searchP50.millis) — \(verdict(searchP50 < .milliseconds(5)))")
         print("  peak RSS under 150 MB: \(rss / 1_000_000) MB — \(verdict(rss < 150_000_000))")
     }
@@ -180,8 +181,10 @@ struct StorageBenchmark: AsyncParsableCommand {
         print(row("", "p50", "p99", "per s", labelWidth: 26, columnWidth: 16))
         print(row("recipe.create in-process", local.p50.micros, local.p99.micros, String(format: "%.0f", 1 / local.p50.seconds),
                   labelWidth: 26, columnWidth: 16))
-        print(row("recipe.create, 1 client", "", "", String(format: "%.0f", createOne), labelWidth: 26, columnWidth: 16))
-        print(row("recipe.create, 8 clients", "", "", String(format: "%.0f", createEight), labelWidth: 26, columnWidth: 16))
+        let one = Stats(createOne.latencies), eight = Stats(createEight.latencies)
+        print(row("recipe.create, 1 client", one.p50.micros, one.p99.micros, String(format: "%.0f", createOne.perSecond), labelWidth: 26, columnWidth: 16))
+        print(row("recipe.create, 8 clients", eight.p50.micros, eight.p99.micros, String(format: "%.0f", createEight.perSecond),
+                  labelWidth: 26, columnWidth: 16))
     }
 
     /// The get rows alone: in-process, through the service, and an echo of a reply of the same size through the service.
@@ -214,24 +217,34 @@ struct StorageBenchmark: AsyncParsableCommand {
         return samples
     }
 
-    private func createThroughput(endpoint: String, clients: Int) async throws -> Double {
+    /// Creates per second with `clients` clients, each sending `creates` creates one after another. The drafts
+    /// are made before the clock starts, so the figure is the service's, not the generator's.
+    private func createThroughput(endpoint: String, clients: Int) async throws -> (perSecond: Double, latencies: [Duration]) {
         let creates = self.creates
+        let drafts = (0..<clients).map { clientIndex in
+            var generator = RecipeGenerator(seed: UInt64(1_000 + clientIndex))
+            return (0..<creates).map { generator.draft($0) }
+        }
+        let connected = try (0..<clients).map { _ in try MessageClient(configuration: .init(endpoint: endpoint, serviceName: "storage")) }
         let start = ContinuousClock.now
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for clientIndex in 0..<clients {
+        let latencies = try await withThrowingTaskGroup(of: [Duration].self) { group in
+            for (client, mine) in zip(connected, drafts) {
                 group.addTask {
-                    let client = try MessageClient(configuration: .init(endpoint: endpoint, serviceName: "storage"))
-                    var generator = RecipeGenerator(seed: UInt64(1_000 + clientIndex))
                     try await withTaskExecutorPreference(client.thread) {
-                        for index in 0..<creates {
-                            _ = try await client.call(RecipeOps.Create.self, .init(id: UUID.timeOrdered(), recipe: generator.draft(index)))
+                        var latencies: [Duration] = []
+                        latencies.reserveCapacity(mine.count)
+                        for draft in mine {
+                            let sent = ContinuousClock.now
+                            _ = try await client.call(RecipeOps.Create.self, .init(id: UUID.timeOrdered(), recipe: draft))
+                            latencies.append(ContinuousClock.now - sent)
                         }
+                        return latencies
                     }
                 }
             }
-            try await group.waitForAll()
+            return try await group.reduce(into: []) { $0 += $1 }
         }
-        return Double(clients * creates) / (ContinuousClock.now - start).seconds
+        return (Double(clients * creates) / (ContinuousClock.now - start).seconds, latencies)
     }
 
     private func getThroughput(endpoint: String, ids: [UUID], clients: Int) async throws -> Double {
