@@ -87,19 +87,21 @@ extension RecipeStore {
         if let createdAt, !(Date(timeIntervalSince1970: 0)...Self.now().addingTimeInterval(86_400)).contains(createdAt) {
             throw ServiceError(.invalidArgument, "createdAt is \(createdAt.formatted(.iso8601)); it must be after 1970 and not in the future")
         }
+        let prepared = PreparedDraft(draft)
         return try await write { db in
             if let existing = try Row.fetchOne(db.cachedStatement(sql: Self.selectRecipe), arguments: [id.databaseText]) {
                 return (try Self.assemble(existing, in: db), false)
             }
             let now = Self.now()
             try Self.checkBook(draft.bookID, in: db)
-            return (try Self.insertRecipe(id, draft, createdAt: createdAt.map { min(Self.nearestMillisecond($0), now) } ?? now, updatedAt: now, in: db), true)
+            return (try Self.insertRecipe(id, prepared, createdAt: createdAt.map { min(Self.nearestMillisecond($0), now) } ?? now, updatedAt: now, in: db), true)
         }
     }
 
     /// Replaces a recipe's content with `draft`, if nobody changed it since `expectedVersion`.
     public func updateRecipe(id: UUID, expectedVersion: Int, _ draft: RecipeDraft) async throws -> Recipe {
         try draft.validate()
+        let prepared = PreparedDraft(draft)
         return try await write { db in
             let current = try Self.fetchRecipe(id, in: db)
             try Self.checkWritable(current)
@@ -111,7 +113,7 @@ extension RecipeStore {
             try db.execute(
                 sql: "UPDATE recipes SET version = version + 1, updatedAt = ? WHERE id = ?",
                 arguments: [Self.now(), id.databaseText])
-            return try Self.writeFields(of: draft, to: id, in: db)
+            return try Self.writeFields(of: prepared, to: id, in: db)
         }
     }
 
@@ -199,8 +201,13 @@ extension RecipeStore {
 
     /// Stores a new recipe `id` holding every field of `draft` (its origin too) and returns it as stored.
     @discardableResult
+    static func insertRecipe(_ id: UUID, _ draft: PreparedDraft, createdAt: Date, updatedAt: Date, in db: Database) throws -> Recipe {
+        try writeFields(of: draft, to: id, newRow: NewRecipeRow(origin: draft.draft.origin, createdAt: createdAt, updatedAt: updatedAt), in: db)
+    }
+
+    @discardableResult
     static func insertRecipe(_ id: UUID, _ draft: RecipeDraft, createdAt: Date, updatedAt: Date, in db: Database) throws -> Recipe {
-        try writeFields(of: draft, to: id, newRow: NewRecipeRow(origin: draft.origin, createdAt: createdAt, updatedAt: updatedAt), in: db)
+        try insertRecipe(id, PreparedDraft(draft), createdAt: createdAt, updatedAt: updatedAt, in: db)
     }
 
     /// What a new recipe's row holds beside the draft's fields (it starts at version 1).
@@ -215,17 +222,16 @@ extension RecipeStore {
     /// inserted whole, by the one statement that adds recipes (every index entry written once).
     @discardableResult
     static func writeFields(of draft: RecipeDraft, to id: UUID, newRow: NewRecipeRow? = nil, in db: Database) throws -> Recipe {
+        try writeFields(of: PreparedDraft(draft), to: id, newRow: newRow, in: db)
+    }
+
+    @discardableResult
+    static func writeFields(of prepared: PreparedDraft, to id: UUID, newRow: NewRecipeRow? = nil, in db: Database) throws -> Recipe {
+        let draft = prepared.draft
         let key = id.databaseText
-        let totalMinutes = draft.totalTime.flatMap(ISODuration.minutes)
-            ?? { () -> Int? in
-                let prep = draft.prepTime.flatMap(ISODuration.minutes)
-                let cook = draft.cookTime.flatMap(ISODuration.minutes)
-                return prep == nil && cook == nil ? nil : (prep ?? 0) + (cook ?? 0)
-            }()
-        let name = draft.name.trimmingWhitespace()
         var fields: [(any DatabaseValueConvertible)?] = [
-            name, draft.prepTime.flatMap(ISODuration.minutes), draft.cookTime.flatMap(ISODuration.minutes), draft.servings,
-            totalMinutes, draft.sourceType.rawValue, draft.sourcePageNumber, draft.isFavorite, draft.rating, draft.bookID?.databaseText,
+            prepared.name, prepared.prepMinutes, prepared.cookMinutes, draft.servings,
+            prepared.totalMinutes, draft.sourceType.rawValue, draft.sourcePageNumber, draft.isFavorite, draft.rating, draft.bookID?.databaseText,
         ]
         fields += RecipeTextField.all.map { draft[keyPath: $0.draft] }
         if let newRow {
@@ -236,17 +242,13 @@ extension RecipeStore {
         }
         // Lines keep their ids when the client sent them back, so edits do not churn identities.
         try db.cachedStatement(sql: "DELETE FROM recipe_ingredients WHERE recipeId = ?").execute(arguments: [key])
-        var lineTexts: [String] = []
-        lineTexts.reserveCapacity(draft.ingredients.count)
-        for (position, line) in draft.ingredients.enumerated() {
+        for (position, (line, read)) in zip(draft.ingredients, prepared.lines).enumerated() {
             let lineID = try freeID(line.id, table: "recipe_ingredients", in: db)
-            let parsed = IngredientLine(id: lineID, text: line.text.trimmingWhitespace())
-            lineTexts.append(parsed.text)
             try db.cachedStatement(sql: """
                 INSERT INTO recipe_ingredients (id, recipeId, position, text, quantity, quantityMax, unit, food, note)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """).execute(arguments: [parsed.id.databaseText, key, position, parsed.text, parsed.quantity, parsed.quantityMax,
-                                         parsed.unit, parsed.food, parsed.note])
+                """).execute(arguments: [lineID.databaseText, key, position, read.text, read.parse.quantity, read.parse.quantityMax,
+                                         read.parse.unit, read.parse.food, read.parse.note])
         }
         try db.cachedStatement(sql: "DELETE FROM recipe_instructions WHERE recipeId = ?").execute(arguments: [key])
         for (position, step) in draft.instructions.enumerated() {
@@ -263,9 +265,37 @@ extension RecipeStore {
                 .execute(arguments: [key, position, keyword])
         }
         // Indexed from the values just written (as stored: trimmed, keywords once each), not read back.
-        try SearchIndex.index(recipeID: key, name: name, description: draft.description, ingredients: lineTexts,
+        try SearchIndex.index(recipeID: key, name: prepared.name, description: draft.description, ingredients: prepared.lines.map(\.text),
                               keywords: keywords, notes: draft.notes, in: db)
         return try readBack(id, in: db)
+    }
+
+    /// A draft made ready for the writer: what writing it needs that does not depend on the database (the
+    /// name and each ingredient line trimmed, the lines parsed, the times in minutes), worked out before the
+    /// write transaction, on the caller's task. The store has one writer and every write waits for it:
+    /// parsing the lines inside was about a tenth of its time at 8 clients creating (storage-bench).
+    struct PreparedDraft: Sendable {
+        var draft: RecipeDraft
+        var name: String
+        /// Each ingredient line as stored (trimmed), with its parse; in the draft's order.
+        var lines: [(text: String, parse: ParsedIngredient)]
+        var prepMinutes: Int?
+        var cookMinutes: Int?
+        /// The total time, or prep and cook added up when only they are given.
+        var totalMinutes: Int?
+
+        init(_ draft: RecipeDraft) {
+            self.draft = draft
+            name = draft.name.trimmingWhitespace()
+            lines = draft.ingredients.map { line in
+                let text = line.text.trimmingWhitespace()
+                return (text, IngredientParser.parse(text))
+            }
+            prepMinutes = draft.prepTime.flatMap(ISODuration.minutes)
+            cookMinutes = draft.cookTime.flatMap(ISODuration.minutes)
+            totalMinutes = draft.totalTime.flatMap(ISODuration.minutes)
+                ?? (prepMinutes == nil && cookMinutes == nil ? nil : (prepMinutes ?? 0) + (cookMinutes ?? 0))
+        }
     }
 
     /// The columns a draft's fields are written to, in the order `writeFields` passes them.
@@ -319,12 +349,13 @@ extension RecipeStore {
     /// returns how many were created. For bulk loads: one commit instead of one per recipe.
     public func importRecipes(_ items: [(id: UUID, draft: RecipeDraft)]) async throws -> Int {
         for item in items { try item.draft.validate() }
+        let prepared = items.map { (id: $0.id, draft: PreparedDraft($0.draft)) }
         return try await write { db in
             var created = 0
             let now = Self.now()
-            for (id, draft) in items {
+            for (id, draft) in prepared {
                 if try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM recipes WHERE id = ?"), arguments: [id.databaseText]) != nil { continue }
-                try Self.checkBook(draft.bookID, in: db)
+                try Self.checkBook(draft.draft.bookID, in: db)
                 try Self.insertRecipe(id, draft, createdAt: now, updatedAt: now, in: db)
                 created += 1
             }

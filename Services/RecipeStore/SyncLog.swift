@@ -90,8 +90,10 @@ enum SyncLog {
             }
             // A recipe's modification time is its newest version's, on every replica alike (a write that
             // changed nothing leaves it as it was).
+            // (A new recipe's row already says so: it is not written again.)
             if kind == .recipe, let modified = modifiedAt(states) {
-                try db.cachedStatement(sql: "UPDATE recipes SET updatedAt = ? WHERE id = ?").execute(arguments: [modified, id])
+                try db.cachedStatement(sql: "UPDATE recipes SET updatedAt = ?1 WHERE id = ?2 AND updatedAt IS NOT ?1")
+                    .execute(arguments: [modified, id])
             }
         }
         try db.execute(sql: "DELETE FROM sync_pending")
@@ -115,8 +117,10 @@ enum SyncLog {
     /// When a recipe last changed, as every replica holding the same version agrees: the wall-clock
     /// time of its newest field's stamp (`nil` for the sample collection, whose stamps carry no time).
     static func modifiedAt(_ states: [String: SyncField]) -> Date? {
-        let wall = states.filter { !SyncRecord.isRecordOnlyField($0.key) }.values
-            .compactMap { StampOrder.parts($0.clock.stamp)?.wall }.max() ?? 0
+        var wall: Int64 = 0
+        for (name, field) in states where !SyncRecord.isRecordOnlyField(name) {
+            if let parts = StampOrder.parts(field.clock.stamp), parts.wall > wall { wall = parts.wall }
+        }
         // Never a date from a clock far ahead (applied stamps are at most an hour ahead; a local clock poisoned
         // before that rule existed may be further): such a recipe keeps the date it has.
         guard wall > 0, wall <= SyncState.nowMilliseconds() + 2 * SyncValidation.maxClockAheadMilliseconds else { return nil }

@@ -127,7 +127,14 @@ struct SyncState {
         }
     }
 
+    /// `wall.counter.replica`, the numbers zero-padded to 16 and 9 digits (so text order is time order).
+    /// Written by hand: `String(format:)` was a tenth of a create's sync bookkeeping.
     static func stamp(wall: Int64, counter: Int64, replica: String) -> String {
-        String(format: "%016lld.%09lld.%@", wall, counter, replica)
+        guard wall >= 0, counter >= 0 else { return String(format: "%016lld.%09lld.%@", wall, counter, replica) }
+        func padded(_ value: Int64, to width: Int) -> String {
+            let digits = String(value)
+            return digits.utf8.count >= width ? digits : String(repeating: "0", count: width - digits.utf8.count) + digits
+        }
+        return padded(wall, to: 16) + "." + padded(counter, to: 9) + "." + replica
     }
 }

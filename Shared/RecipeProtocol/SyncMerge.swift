@@ -4,10 +4,37 @@ import Foundation
 /// numbers (a short counter is not a small one), then the replica id; a stamp that does not
 /// parse sorts below every one that does, by its text.
 public enum StampOrder {
+    /// A stamp's wall clock, counter and replica: the text before the first dot, between the first two, and the
+    /// rest. `nil` when there are fewer than two dots or a number does not read as an `Int64`.
     public static func parts(_ stamp: String) -> (wall: Int64, counter: Int64, replica: Substring)? {
+        // Every merge and every write reads stamps: an ASCII stamp (all that replicas make) is read by its bytes,
+        // without the array of pieces `split` builds. Any other text is split by characters, as before.
+        let bytes = stamp.utf8
+        guard bytes.allSatisfy({ $0 < 0x80 }) else { return splitParts(stamp) }
+        let dot = UInt8(ascii: ".")
+        guard let first = bytes.firstIndex(of: dot) else { return nil }
+        let counterStart = bytes.index(after: first)
+        guard let second = bytes[counterStart...].firstIndex(of: dot),
+              let wall = number(stamp[..<first]), let counter = number(stamp[counterStart..<second]) else { return nil }
+        return (wall, counter, stamp[bytes.index(after: second)...])
+    }
+
+    private static func splitParts(_ stamp: String) -> (wall: Int64, counter: Int64, replica: Substring)? {
         let pieces = stamp.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
         guard pieces.count == 3, let wall = Int64(pieces[0]), let counter = Int64(pieces[1]) else { return nil }
         return (wall, counter, pieces[2])
+    }
+
+    /// `Int64(text)`, with 1–18 plain digits (which cannot overflow) added up directly.
+    private static func number(_ text: Substring) -> Int64? {
+        let digits = text.utf8
+        guard (1...18).contains(digits.count) else { return Int64(text) }
+        var value: Int64 = 0
+        for byte in digits {
+            guard (48...57).contains(byte) else { return Int64(text) }
+            value = value * 10 + Int64(byte - 48)
+        }
+        return value
     }
 
     /// `true` when `a` sorts strictly before `b`.
