@@ -161,10 +161,11 @@ public enum SyncEngine {
         return (aToB, bToA)
     }
 
-    /// Sends `target` a snapshot of `source`: the photo blobs it names first, then the database file a chunk at a
-    /// time (the next read while the last is written), then `sync.install`. Returns the feed position the target
-    /// now holds `source`'s changes up to, or nil when no snapshot was installed (the source makes none, or the
-    /// target is no longer empty or runs another schema): the records are then sent as usual.
+    /// Sends `target` a snapshot of `source`: the photo blobs it names and, at the same time, the database file a
+    /// chunk at a time (the next read while the last is written); then `sync.install`, once both are across.
+    /// Returns the feed position the target now holds `source`'s changes up to, or nil when no snapshot was
+    /// installed (the source makes none, or the target is no longer empty or runs another schema): the records
+    /// are then sent as usual.
     static func copySnapshot(from source: any SyncEndpoint, to target: any SyncEndpoint) async throws -> (seq: Int, report: PullReport)? {
         let snapshot: SyncOps.Snapshot.Response
         do {
@@ -173,6 +174,23 @@ public enum SyncEngine {
             return nil // an older storage, or one busy with other snapshots: records it is
         }
         let id = snapshot.snapshot
+        // The database file goes across while the photos do: the two are independent until the install.
+        let file = Task {
+            func read(_ offset: Int) -> Task<Data, any Error>? {
+                offset < snapshot.bytes ? Task { try await source.readSnapshot(id, offset: offset) } : nil
+            }
+            var offset = 0
+            var next = read(0)
+            defer { next?.cancel() }
+            while let current = next {
+                try Task.checkCancellation()
+                let chunk = try await current.value
+                guard !chunk.isEmpty else { throw ServiceError(.internalError, "\(source.name)'s snapshot ended at \(offset) of \(snapshot.bytes) bytes") }
+                next = read(offset + chunk.count)
+                try await target.writeSnapshot(id, offset: offset, bytes: chunk)
+                offset += chunk.count
+            }
+        }
         do {
             var report = PullReport()
             var after: String?
@@ -184,19 +202,7 @@ public enum SyncEngine {
                 after = last
                 if !page.more { break }
             }
-            func read(_ offset: Int) -> Task<Data, any Error>? {
-                offset < snapshot.bytes ? Task { try await source.readSnapshot(id, offset: offset) } : nil
-            }
-            var offset = 0
-            var next = read(0)
-            defer { next?.cancel() }
-            while let current = next {
-                let chunk = try await current.value
-                guard !chunk.isEmpty else { throw ServiceError(.internalError, "\(source.name)'s snapshot ended at \(offset) of \(snapshot.bytes) bytes") }
-                next = read(offset + chunk.count)
-                try await target.writeSnapshot(id, offset: offset, bytes: chunk)
-                offset += chunk.count
-            }
+            try await file.value
             let installed = try await target.install(.init(snapshot: id, from: snapshot.replicaID, seq: snapshot.seq, bytes: snapshot.bytes,
                                                            sha256: snapshot.sha256))
             try? await source.snapshotDone(id)
@@ -207,21 +213,25 @@ public enum SyncEngine {
             _ = try await source.apply(from: installed.replicaID, records: [], cursor: installed.latestSeq)
             return (snapshot.seq, report)
         } catch {
+            // Nothing of this copy is sent after it failed: the file's transfer stops before the snapshot is let go.
+            file.cancel()
+            _ = try? await file.value
             try? await source.snapshotDone(id)
             throw error
         }
     }
 
     /// Sends the blobs among `hashes` that the target lacks, read one at a time and written in batches (one
-    /// flush to disk a batch). A blob the source does not hold (any more) is counted, not fatal: the record
-    /// naming it waits at the target until it arrives.
+    /// flush to disk a batch). Reading and writing overlap: the next blob is read while this one is added, and
+    /// the next batch is filled while the last is written and flushed at the target (at most two batches are
+    /// held). A blob the source does not hold (any more) is counted, not fatal: the record naming it waits at
+    /// the target until it arrives.
     private static func sendPhotos(_ hashes: [String], from source: any SyncEndpoint, to target: any SyncEndpoint) async throws
         -> (report: PullReport, unavailable: Int) {
         var report = PullReport()
         var unavailable = 0
         guard !hashes.isEmpty else { return (report, 0) }
         let missing = try await target.missingPhotos(Array(Set(hashes)).sorted())
-        // One blob is read from the source while the one before it is written (and synced to disk) at the target.
         func fetch(_ index: Int) -> Task<Data?, any Error>? {
             guard index < missing.count else { return nil }
             let hash = missing[index]
@@ -235,16 +245,28 @@ public enum SyncEngine {
         }
         var batch: [(sha256: String, bytes: Data)] = []
         var batchBytes = 0
+        // The batch being written at the target, while the next one fills.
+        var writing: Task<Void, any Error>?
+        func finishWriting() async throws {
+            guard let last = writing else { return }
+            writing = nil
+            try await last.value
+        }
         func flush() async throws {
+            try await finishWriting()
             guard !batch.isEmpty else { return }
-            _ = try await target.putPhotos(batch)
-            report.photos += batch.count
+            let sending = batch
+            report.photos += sending.count
             report.photoBytes += batchBytes
             batch = []
             batchBytes = 0
+            writing = Task { _ = try await target.putPhotos(sending) }
         }
         var next = fetch(0)
-        defer { next?.cancel() }
+        defer {
+            next?.cancel()
+            writing?.cancel()
+        }
         for index in missing.indices {
             let current = next
             next = fetch(index + 1)
@@ -259,6 +281,7 @@ public enum SyncEngine {
             batchBytes += bytes.count
         }
         try await flush()
+        try await finishWriting()
         return (report, unavailable)
     }
 }

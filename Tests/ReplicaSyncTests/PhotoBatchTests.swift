@@ -70,12 +70,86 @@ struct PhotoBatchTests {
             #expect(try await b.store.recipe(recipe.id).photos.map(\.sha256) == hashes)
         }
     }
+
+    /// Two recipes of ten photos each on `a`; their hashes.
+    private func twentyPhotos(on a: LocalReplica) async throws -> [String] {
+        var hashes: [String] = []
+        for recipeIndex in 0..<2 {
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Photos \(recipeIndex)"))
+            for seed in 0..<10 {
+                let bytes = jpegBytes(seed: UInt64(200 + recipeIndex * 10 + seed), count: 5_000)
+                _ = try await a.store.addPhoto(recipeID: recipe.id, bytes: bytes, position: nil)
+                hashes.append(PhotoBlobsProbe.hash(bytes))
+            }
+        }
+        return hashes
+    }
+
+    @Test("more photos than a batch holds go in full batches, the next filled while the last is written, and all arrive")
+    func severalBatches() async throws {
+        try await withReplicas(2) { (replicas: [LocalReplica]) async throws in
+            let (a, b) = (replicas[0], replicas[1])
+            let hashes = try await twentyPhotos(on: a)
+            let counting = CountingEndpoint(base: b)
+            let report = try await SyncEngine.pull(from: a, to: counting)
+            #expect(report.photos == 20)
+            #expect(counting.batches.sizes == [SyncOps.PutPhotos.maxPhotos, 20 - SyncOps.PutPhotos.maxPhotos])
+            #expect(try b.store.missingPhotos(hashes).isEmpty)
+            try await expectSameContent(a, b)
+        }
+    }
+
+    @Test("a batch the target refuses ends the sync with its error: no batch goes after it, no record is applied")
+    func refusedBatchStops() async throws {
+        try await withReplicas(2) { (replicas: [LocalReplica]) async throws in
+            let (a, b) = (replicas[0], replicas[1])
+            _ = try await twentyPhotos(on: a)
+            let held = try await b.store.recipeCount()
+            let failing = CountingEndpoint(base: b, failPuts: true)
+            let error = try await #require(throws: ServiceError.self) { _ = try await SyncEngine.pull(from: a, to: failing) }
+            #expect(error.code == .shuttingDown)
+            #expect(failing.batches.sizes == [SyncOps.PutPhotos.maxPhotos])
+            #expect(try await b.store.recipeCount() == held)
+            // The same by snapshot: the file's transfer beside the photos stops with them.
+            let bySnapshot = CountingEndpoint(base: b, failPuts: true)
+            await #expect(throws: ServiceError.self) { _ = try await SyncEngine.pull(from: a, to: bySnapshot, snapshotAbove: 0) }
+            let sent = (bySnapshot.batches.sizes, bySnapshot.snapshotWrites.sizes)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(bySnapshot.batches.sizes == sent.0 && bySnapshot.snapshotWrites.sizes == sent.1, "nothing is sent after the sync ended")
+            #expect(try await b.info().empty == true)
+        }
+    }
+
+    @Test("a snapshot whose file the target cannot take ends the sync, and nothing more of it is sent afterwards")
+    func refusedSnapshotFileStops() async throws {
+        try await withReplicas(2) { (replicas: [LocalReplica]) async throws in
+            let (a, b) = (replicas[0], replicas[1])
+            _ = try await twentyPhotos(on: a)
+            let failing = CountingEndpoint(base: b, failSnapshotWrites: true)
+            let error = try await #require(throws: ServiceError.self) { _ = try await SyncEngine.pull(from: a, to: failing, snapshotAbove: 0) }
+            #expect(error.code == .shuttingDown)
+            let sent = (failing.batches.sizes, failing.snapshotWrites.sizes)
+            #expect(sent.1 == [1], "the file's first chunk was refused and no other was sent")
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(failing.batches.sizes == sent.0 && failing.snapshotWrites.sizes == sent.1, "nothing is sent after the sync ended")
+            #expect(try await b.info().empty == true)
+            // The source let the failed copy go: the next sync copies again and succeeds.
+            _ = try await SyncEngine.pull(from: a, to: b, snapshotAbove: 0)
+            try await expectSameContent(a, b)
+        }
+    }
 }
 
 /// A replica that remembers the size of each batch of photos it was sent.
 private struct CountingEndpoint: SyncEndpoint {
     let base: LocalReplica
+    /// Every batch of photos is refused (after it is counted).
+    var failPuts = false
+    /// Every chunk of a snapshot file is refused (after it is counted, as 1).
+    var failSnapshotWrites = false
     let batches = BatchLog()
+    let snapshotWrites = BatchLog()
+    static let refused = ServiceError(.shuttingDown, "the target is refusing writes")
     var name: String { base.name }
     func info() async throws -> SyncOps.Info.Response { try await base.info() }
     func changes(since: Int, exclude: String?, limit: Int) async throws -> SyncOps.Changes.Response {
@@ -90,6 +164,7 @@ private struct CountingEndpoint: SyncEndpoint {
     }
     func putPhotos(_ photos: [(sha256: String, bytes: Data)]) async throws -> Int {
         batches.record(photos.count)
+        if failPuts { throw Self.refused }
         return try await base.putPhotos(photos)
     }
     func apply(from: String, records: [SyncRecord], cursor: Int?) async throws -> SyncOps.Apply.Response {
@@ -102,7 +177,11 @@ private struct CountingEndpoint: SyncEndpoint {
     }
     func readSnapshot(_ id: UUID, offset: Int) async throws -> Data { try await base.readSnapshot(id, offset: offset) }
     func snapshotDone(_ id: UUID) async throws { try await base.snapshotDone(id) }
-    func writeSnapshot(_ id: UUID, offset: Int, bytes: Data) async throws { try await base.writeSnapshot(id, offset: offset, bytes: bytes) }
+    func writeSnapshot(_ id: UUID, offset: Int, bytes: Data) async throws {
+        snapshotWrites.record(1)
+        if failSnapshotWrites { throw Self.refused }
+        try await base.writeSnapshot(id, offset: offset, bytes: bytes)
+    }
     func install(_ request: SyncOps.Install.Request) async throws -> SyncOps.Install.Response { try await base.install(request) }
 }
 
