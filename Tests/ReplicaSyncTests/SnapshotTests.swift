@@ -118,7 +118,12 @@ struct SnapshotTests {
             try await refused(Data("not a database".utf8), saying: "")
             // A value the storage could not read back, written into an otherwise sound copy.
             for (sql, column) in [("UPDATE recipes SET title = x'00'", "recipes.title"), ("UPDATE recipe_keywords SET recipeId = lower(recipeId)", ""),
-                                  ("UPDATE cook_log SET cookedAt = 'yesterday'", "cook_log.cookedAt")] {
+                                  ("UPDATE cook_log SET cookedAt = 'yesterday'", "cook_log.cookedAt"),
+                                  ("UPDATE sync_records SET body = 'not a record' WHERE seq = (SELECT MAX(seq) FROM sync_records)", "change record"),
+                                  // Records are checked beside the rest, but judged after it: the first problem in order is the one named.
+                                  ("UPDATE sync_records SET body = '{'; UPDATE recipes SET title = x'00'", "recipes.title"),
+                                  ("UPDATE sync_records SET body = '{'; UPDATE sync_state SET value = 'elsewhere' WHERE key = 'replica'",
+                                   "was not made on replica")] {
                 let doctored = try doctor(bytes, sql)
                 try await refused(doctored, saying: column)
             }
