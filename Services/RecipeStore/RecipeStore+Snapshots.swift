@@ -168,28 +168,34 @@ extension RecipeStore {
         }
         defer { try? copy.close() }
         // The change records are read on a second connection while the first checks everything else: the two
-        // halves take about as long each, and a small server has two cores. The verdict is the one the checks
-        // give in order (the records' only when all else passed), so a copy is judged as if checked in one pass.
-        var readOnly = Configuration()
-        readOnly.readonly = true
-        let feedCopy: DatabaseQueue
-        do {
-            feedCopy = try DatabaseQueue(path: path, configuration: readOnly)
-        } catch {
-            throw ServiceError(.invalidArgument, "snapshot \(request.snapshot.uuidString) is damaged or not a database this storage can open; nothing was installed")
-        }
-        defer { try? feedCopy.close() }
-        async let feed = Self.outcome { try await feedCopy.read { db in try Self.feedProblem(inSnapshot: db, request: request) } }
+        // halves take about as long each, and a small server has two cores. Only a copy whose tables, indexes and
+        // triggers are exactly this storage's is read so early (anything else could make "the change records"
+        // a view that never ends); the verdict is the one the checks give in order (the records' only when all
+        // else passed), so a copy is judged as if checked in one pass.
+        let ownSchema = (try? await copy.read { db in
+            try Migrations.migrator.appliedMigrations(db) == current.migrations && Self.schema(db) == current.schema
+        }) ?? false
+        let feed: Task<Void, any Error>? = {
+            var readOnly = Configuration()
+            readOnly.readonly = true
+            guard ownSchema, let feedCopy = try? DatabaseQueue(path: path, configuration: readOnly) else { return nil }
+            return Task {
+                defer { try? feedCopy.close() }
+                try await feedCopy.read { db in try Self.feedProblem(inSnapshot: db, request: request) }
+            }
+        }()
+        let feedHere = feed == nil
         let checked = await Self.outcome {
             try await copy.read { db -> String? in
-                try Self.problem(inSnapshot: db, request: request, migrations: current.migrations, pageSize: current.pageSize,
-                                 schema: current.schema)
+                let problem = try Self.problem(inSnapshot: db, request: request, migrations: current.migrations, pageSize: current.pageSize,
+                                               schema: current.schema)
+                if problem == nil && feedHere { try Self.feedProblem(inSnapshot: db, request: request) }
+                return problem
             }
         }
-        let feedChecked = await feed
-        try? feedCopy.close()
+        if let feed { _ = await Self.outcome { try await feed.value } }
         if let refused = try checked.get() { return refusal(refused) }
-        try feedChecked.get()
+        try await feed?.value
         // Make the copy this replica's own before it goes in: its id, write count, clocks and file identity stay,
         // its cursor for the source starts where the copy ends, and the source's own jobs stay behind.
         let databasePath = folder.appendingPathComponent(RecipeVault.databaseFileName).path
@@ -306,11 +312,15 @@ extension RecipeStore {
     /// Throws when a change record of the snapshot open in `db` does not read as one: the feed is what this
     /// replica will send on and merge against. Judged only when `problem(inSnapshot:)` finds nothing.
     static func feedProblem(inSnapshot db: Database, request: SyncOps.Install.Request) throws {
+        // Read as raw values: this may run before the values' types are checked, and a NULL or a blob where a
+        // number or text belongs must be a refusal, not a trap.
         let records = try Row.fetchCursor(db, sql: "SELECT seq, body FROM sync_records")
         while let row = try records.next() {
-            let seq: Int = row["seq"]
-            guard (try? SyncLog.decode(row["body"], seq: seq)) != nil else {
-                throw ServiceError(.invalidArgument, "snapshot \(request.snapshot.uuidString) has a change record (\(seq)) that does not read; nothing was installed")
+            let seq = Int.fromDatabaseValue(row[0] as DatabaseValue)
+            guard let seq, let body = String.fromDatabaseValue(row[1] as DatabaseValue),
+                  (try? SyncLog.decode(body, seq: seq)) != nil else {
+                throw ServiceError(.invalidArgument, "snapshot \(request.snapshot.uuidString) has a change record (\(seq.map(String.init) ?? "without a number")) "
+                                   + "that does not read; nothing was installed")
             }
         }
     }
