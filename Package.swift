@@ -336,6 +336,12 @@ let package = Package(
             path: "Tests/Support/TestImages",
             swiftSettings: strict
         ),
+        .target(
+            // A seeded generator for the tests, so a failing run replays from its seed.
+            name: "TestRandom",
+            path: "Tests/Support/TestRandom",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "PhotoProcessingTests",
             dependencies: ["PhotoProcessing", "TestImages", "RecipeModel", "RecipeProtocol"],
@@ -343,7 +349,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ZeroMQTests",
-            dependencies: ["ZeroMQ"],
+            dependencies: ["ZeroMQ", "TestRandom"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -357,6 +363,7 @@ let package = Package(
                 "RecipeStore",
                 "RecipeModel",
                 "RecipeProtocol",
+                "TestRandom",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
@@ -373,6 +380,7 @@ let package = Package(
                 "RecipeStore",
                 "RecipeModel",
                 "RecipeProtocol",
+                "TestRandom",
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -380,13 +388,14 @@ let package = Package(
         ),
         .testTarget(
             name: "RecipeProtocolTests",
-            dependencies: ["RecipeProtocol"],
+            dependencies: ["RecipeProtocol", "TestRandom"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "MessagingTests",
             dependencies: [
                 "Messaging",
+                "TestRandom",
                 "ZeroMQ",
                 "RecipeProtocol",
                 .product(name: "Logging", package: "swift-log"),
@@ -432,7 +441,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["Messaging", "ZeroMQ", "RecipeProtocol", "RecipeModel", "RecipeStore", "ReplicaSync", "TestHTTPServer", "TestImages",
-                           .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
+                           "TestRandom", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
     ]

@@ -2,6 +2,7 @@ import Foundation
 import RecipeProtocol
 import TestImages
 import Testing
+import TestRandom
 
 /// Three storages and a worker as processes; random changes through the CLI on random replicas,
 /// a replica restored from `recipes backup`, kill -9 of a storage and of the worker in the middle of
@@ -160,16 +161,5 @@ func chaosJPEG(seed: UInt64) -> Data {
     TestImages.picture(width: 32 + Int(seed % 97), height: 24 + Int(seed / 97 % 89), grain: 0, as: .jpeg(quality: 80))
 }
 
-/// A small seeded generator (SplitMix64), so a failing run replays from its seed.
-struct ChaosRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-}
+/// The chaos runs' generator: a failing run replays from its seed.
+typealias ChaosRandom = SplitMix

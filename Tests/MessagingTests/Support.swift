@@ -1,3 +1,4 @@
+import TestRandom
 import Foundation
 import Logging
 import Messaging
@@ -152,23 +153,8 @@ final class ClosedPort {
 /// `count` random-looking bytes (SplitMix64, a fresh seed each call): fast enough
 /// that making megabytes does not tie up the threads the other tests need.
 func randomBytes(_ count: Int) -> Data {
-    var state = UInt64.random(in: .min ... .max)
-    var data = Data(count: count)
-    data.withUnsafeMutableBytes { (raw: UnsafeMutableRawBufferPointer) in
-        var index = 0
-        while index < count {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var mixed = state
-            mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-            mixed ^= mixed >> 31
-            for shift in stride(from: 0, to: 64, by: 8) where index < count {
-                raw[index] = UInt8(truncatingIfNeeded: mixed >> UInt64(shift))
-                index += 1
-            }
-        }
-    }
-    return data
+    var random = SplitMix(seed: .random(in: .min ... .max))
+    return Data(random.bytes(count))
 }
 
 /// The parts of a reply's JSON the tests look at.

@@ -1,6 +1,7 @@
 import Foundation
 import RecipeModel
 import Testing
+import TestRandom
 @testable import RecipeProtocol
 
 /// `WireJSONEncoder` and `WireJSONDecoder` are held to Foundation's coders set up as the wire's
@@ -330,16 +331,10 @@ private struct Interleaved: Encodable {
 
 /// Seeded values with the characters, numbers and dates that trip coders up.
 private struct Generator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
+    private var random: SplitMix
+    init(seed: UInt64) { random = SplitMix(seed: seed) }
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    mutating func next() -> UInt64 { random.next() }
 
     private static let pieces: [String] = ["a", "Z", "7", " ", "/", "\"", "\\", "\n", "\t", "\u{0}", "\u{1F}", "\u{7F}", "é", "ß",
                                            "☃", "😀", "\u{2028}", "\u{FEFF}", "{", "}", "[", ":", ",", "1/2 cup", "Crème brûlée"]

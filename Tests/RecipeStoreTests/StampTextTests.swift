@@ -1,6 +1,7 @@
 import Foundation
 import RecipeProtocol
 import Testing
+import TestRandom
 @testable import RecipeStore
 
 /// Stamps are written and read on every write and every merge, so both have a fast path: these hold them to
@@ -67,18 +68,5 @@ struct StampTextTests {
             let text = (0..<Int(random.next() % 24)).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }.joined()
             Self.expectSameParts(text)
         }
-    }
-}
-
-/// A small seeded generator, so a failure repeats.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -5,6 +5,7 @@ import RecipeProtocol
 import RecipeStore
 import ReplicaSync
 import Testing
+import TestRandom
 
 /// Random histories on 2–3 replicas with random partial syncs in between, then full syncs.
 /// A failure prints the seed; `@Test(.fixedSeed("…"))` on this test replays exactly that case.

@@ -5,6 +5,7 @@ import RecipeProtocol
 import RecipeStore
 import ReplicaSync
 import Testing
+import TestRandom
 
 /// A store in this process, as the sync engine sees a replica (the worker reaches the same operations over ZeroMQ).
 struct LocalReplica: SyncEndpoint {
@@ -82,19 +83,6 @@ func jpegBytes(seed: UInt64, count: Int = 3_000) -> Data {
     var data = Data([0xFF, 0xD8, 0xFF, 0xE0])
     data.append(contentsOf: (4..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
     return data
-}
-
-/// A small seeded generator, so a scenario replays from its seed.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 extension RecipeStore {
