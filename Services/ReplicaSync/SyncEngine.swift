@@ -221,11 +221,8 @@ public enum SyncEngine {
         }
     }
 
-    /// How many photo reads `sendPhotos` keeps in flight.
-    static let photoReadWindow = 4
-
     /// Sends the blobs among `hashes` that the target lacks, read one at a time and written in batches (one
-    /// flush to disk a batch). Reading and writing overlap: the next blobs are read while this one is added, and
+    /// flush to disk a batch). Reading and writing overlap: the next blob is read while this one is added, and
     /// the next batch is filled while the last is written and flushed at the target (at most two batches are
     /// held). A blob the source does not hold (any more) is counted, not fatal: the record naming it waits at
     /// the target until it arrives.
@@ -265,25 +262,15 @@ public enum SyncEngine {
             batchBytes = 0
             writing = Task { _ = try await target.putPhotos(sending) }
         }
-        // A few reads in flight, so the source is never waiting for the next request (each read is at most one
-        // photo's 2 MB: the window holds little).
-        var reading: [Task<Data?, any Error>] = []
-        var requested = 0
-        func readAhead() {
-            while reading.count < Self.photoReadWindow, let task = fetch(requested) {
-                reading.append(task)
-                requested += 1
-            }
-        }
+        var next = fetch(0)
         defer {
-            for task in reading { task.cancel() }
+            next?.cancel()
             writing?.cancel()
         }
-        readAhead()
         for index in missing.indices {
-            let current = reading.removeFirst()
-            readAhead()
-            guard let bytes = try await current.value else {
+            let current = next
+            next = fetch(index + 1)
+            guard let bytes = try await current?.value else {
                 unavailable += 1
                 continue
             }
