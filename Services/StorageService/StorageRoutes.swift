@@ -152,6 +152,11 @@ extension Routes {
                 throw ServiceError(.invalidArgument, "the request names \(request.photos.count) photos; send 1 to \(SyncOps.PutPhotos.maxPhotos) at a time")
             }
             let blobs = try request.photos.map { (sha256: $0.sha256, bytes: try context.frame($0.photo)) }
+            let total = blobs.reduce(0) { $0 + $1.bytes.count }
+            guard total <= SyncOps.PutPhotos.maxBytes else {
+                throw ServiceError(.invalidArgument, "the \(blobs.count) photos of this request come to \(total) bytes; send at most "
+                                   + "\(SyncOps.PutPhotos.maxBytes) bytes (16 MiB) at a time; none of them was stored")
+            }
             return .init(stored: try store.putPhotoBlobs(blobs))
         }
         handle(SyncOps.Apply.self) { request, _ in

@@ -282,6 +282,20 @@ struct PhotoBatchWireTests {
             }
             #expect(missingFrame?.code == .invalidBody)
             #expect(try await client.call(SyncOps.MissingPhotos.self, .init(sha256: [PhotoBlobsHash.of(fresh)])).missing.count == 1)
+
+            // Nine photos of 1.9 MB each: every one within the photo limit, the message within the service's,
+            // and together over the 16 MiB a batch may carry.
+            let large = (11...19).map { jpeg(UInt8($0), count: 1_900_000) }
+            let largeHashes = large.map(PhotoBlobsHash.of)
+            let largeEntries = largeHashes.indices.map { SyncOps.PutPhotos.Entry(sha256: largeHashes[$0], photo: FrameReference(frame: $0 + 1)) }
+            let tooMuch = await #expect(throws: ServiceError.self) {
+                try await client.send(SyncOps.PutPhotos.self, .init(photos: largeEntries), frames: large)
+            }
+            #expect(tooMuch?.code == .invalidArgument && tooMuch?.message.contains("17100000 bytes") == true
+                    && tooMuch?.message.contains("at most \(SyncOps.PutPhotos.maxBytes) bytes") == true, "\(tooMuch?.message ?? "")")
+            #expect(try await client.call(SyncOps.MissingPhotos.self, .init(sha256: largeHashes)).missing.count == 9, "none was stored")
+            let fits = try await client.send(SyncOps.PutPhotos.self, .init(photos: Array(largeEntries.prefix(8))), frames: Array(large.prefix(8)))
+            #expect(fits.body.stored == 8)
         }
     }
 
