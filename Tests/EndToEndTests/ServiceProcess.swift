@@ -129,11 +129,13 @@ final class ServiceProcess: Sendable {
     func waitForOutput(_ pattern: String, timeout: Duration = .seconds(30)) async throws -> String {
         let regex = try Regex(pattern)
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        // The output is looked at after every wait, the one that passed the deadline too: with every test of the
+        // suite running on two cores, a 10 ms sleep can end seconds late, and the line may have come meanwhile.
+        while true {
             if let match = printed.firstMatch(of: regex) {
                 return match.output.count > 1 ? String(match.output[1].substring ?? "") : String(match.output[0].substring ?? "")
             }
-            if !isRunning { break }
+            if !isRunning || ContinuousClock.now >= deadline { break }
             try await Task.sleep(for: .milliseconds(10))
         }
         throw ProcessTestError("no output matching \(pattern) within \(timeout); printed:\n\(printed)")
