@@ -238,6 +238,7 @@ let package = Package(
                 "CZeroMQ",
                 "ZeroMQ",
                 "RecipeProtocol",
+                "TestRandom",
             ],
             path: "Benchmarks/BenchmarkSupport",
             swiftSettings: strict

@@ -1,20 +1,15 @@
 import Foundation
 import RecipeProtocol
+import TestRandom
 
 /// Recipes of realistic size, made from a fixed seed: 6–16 ingredient lines,
 /// 4–12 steps, a description, keywords and notes.
 public struct RecipeGenerator {
-    private var state: UInt64
+    private var random: SplitMix
 
-    public init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { random = SplitMix(seed: seed) }
 
-    private mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    private mutating func next() -> UInt64 { random.next() }
 
     public mutating func pick<T>(_ items: [T]) -> T { items[Int(next() % UInt64(items.count))] }
     public mutating func number(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
