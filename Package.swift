@@ -87,6 +87,7 @@ let package = Package(
                 "RecipeModel",
                 "RecipeProtocol",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Services/RecipeStore",
@@ -263,7 +264,9 @@ let package = Package(
                 "RecipeModel",
                 "RecipeProtocol",
                 "RecipeStore",
+                "StorageService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/StorageBenchmark",
             swiftSettings: strict

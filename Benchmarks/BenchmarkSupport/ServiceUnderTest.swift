@@ -61,3 +61,20 @@ public func peakResidentBytes(process: String = "self") -> Int {
           let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
     return kilobytes * 1_024
 }
+
+/// The processor time a process has used so far, user and system together (from `/proc/<pid>/stat`,
+/// in clock ticks, so good to about 10 ms); `self` for this one. Zero when it cannot be read.
+public func processorTime(process: String = "self") -> Duration {
+    guard let stat = try? String(contentsOfFile: "/proc/\(process)/stat", encoding: .utf8),
+          let afterName = stat.lastIndex(of: ")") else { return .zero }
+    // After the name: state is field 3; utime and stime are fields 14 and 15.
+    let fields = stat[stat.index(after: afterName)...].split(separator: " ")
+    guard fields.count > 13, let user = Int(fields[11]), let system = Int(fields[12]) else { return .zero }
+    let ticks = max(1, sysconf(Int32(_SC_CLK_TCK)))
+    return .microseconds((user + system) * 1_000_000 / ticks)
+}
+
+extension ServiceUnderTest {
+    /// The service's processor time so far.
+    public var processorTime: Duration { BenchmarkSupport.processorTime(process: "\(process.processIdentifier)") }
+}

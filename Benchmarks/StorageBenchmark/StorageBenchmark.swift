@@ -1,10 +1,12 @@
 import ArgumentParser
 import BenchmarkSupport
 import Foundation
+import Logging
 import Messaging
 import RecipeModel
 import RecipeProtocol
 import RecipeStore
+import StorageService
 
 /// `storage-bench`: recipe-storage under a realistic collection, beside the
 /// baselines measured in the same run — the bare ZeroMQ echo of the same reply
@@ -70,13 +72,20 @@ struct StorageBenchmark: AsyncParsableCommand {
             let reply = try WireCodec.encodeReply(id: UUID().uuidString, body: detail, using: WireJSONEncoder())
             // The reply's JSON alone: encoded as the service does, decoded as the client does.
             let (encoder, decoder) = (WireJSONEncoder(), WireJSONDecoder())
-            let coding = try await time(getIDs) { _ in
-                let frame = try WireCodec.encodeReply(id: "0d5d8c4e-5b55-4f0e-9d7e-9d7f2b8e2a11", body: detail, using: encoder)
-                _ = try WireCodec.decodeReply(RecipeDetail.self, from: frame, using: decoder)
-            }
+            let replyID = "0d5d8c4e-5b55-4f0e-9d7e-9d7f2b8e2a11"
+            let encoding = try await time(getIDs) { _ in _ = try WireCodec.encodeReply(id: replyID, body: detail, using: encoder) }
+            let decoding = try await time(getIDs) { _ in _ = try WireCodec.decodeReply(RecipeDetail.self, from: reply, using: decoder) }
+            // The service's whole handling of one request (envelope, route, read, reply), without a socket.
+            var routes = Routes()
+            routes.addStorageOperations(store: store)
+            let requests = try getIDs.map { try WireCodec.encodeRequest(id: RequestID.make(), op: RecipeOps.Get.name, body: RecipeOps.Get.Request(id: $0), using: encoder) }
+            let logger = Logger(label: "storage-bench")
+            let handling = try await time(requests) { _ = await routes.reply(to: $0, logger: logger) }
             try store.close()
-            try await measureGetOnly(folder: folder, ids: getIDs, localGet: localGet, coding: coding,
-                                     replyText: String(decoding: reply, as: UTF8.self))
+            try await measureGetOnly(folder: folder, ids: getIDs, local: [("recipe.get in-process", localGet),
+                                                                          ("reply JSON, encode", encoding), ("reply JSON, decode", decoding),
+                                                                          ("request handled, no socket", handling)],
+                                     reply: reply)
             return
         }
         let localList = try await time(Array(RecipeGenerator.cuisines.prefix(4).flatMap { Array(repeating: $0, count: requests / 4) })) {
@@ -187,22 +196,32 @@ struct StorageBenchmark: AsyncParsableCommand {
                   labelWidth: 26, columnWidth: 16))
     }
 
-    /// The get rows alone: in-process, through the service, and an echo of a reply of the same size through the service.
-    private func measureGetOnly(folder: URL, ids: [UUID], localGet: [Duration], coding: [Duration], replyText: String) async throws {
+    /// The get rows alone: in-process, through the service, an echo of a reply of the same size through the
+    /// service, and the bare libzmq echo of the reply (the goal's baseline).
+    private func measureGetOnly(folder: URL, ids: [UUID], local: [(String, [Duration])], reply: Data) async throws {
         let service = try ServiceUnderTest(folder: folder)
         defer { service.stop() }
         let client = try MessageClient(configuration: .init(endpoint: service.endpoint, serviceName: "storage"))
-        let (echo, get) = try await withTaskExecutorPreference(client.thread) {
+        let replyText = String(decoding: reply, as: UTF8.self)
+        let (echo, get, serviceCPU, benchCPU) = try await withTaskExecutorPreference(client.thread) {
             let echo = try await time(ids) { _ in _ = try await client.call(System.Echo.self, .init(text: replyText)) }
+            let (serviceBefore, benchBefore) = (service.processorTime, processorTime())
             let get = try await time(ids) { _ = try await client.call(RecipeOps.Get.self, .init(id: $0)) }
-            return (echo, get)
+            return (echo, get, service.processorTime - serviceBefore, processorTime() - benchBefore)
         }
-        print(row("", "p50", "p99", labelWidth: 26, columnWidth: 16))
-        for (label, samples) in [("recipe.get in-process", localGet), ("reply JSON, encode+decode", coding),
-                                 ("system.echo, same size", echo), ("recipe.get", get)] {
+        let bareBefore = processorTime()
+        let bare = try BareEcho.measure(endpoint: "tcp://127.0.0.1:*", payload: reply, count: ids.count, warmup: ids.count / 10)
+        let bareCPU = processorTime() - bareBefore
+        print("reply: \(reply.count) bytes")
+        print(row("", "p50", "p99", labelWidth: 28, columnWidth: 16))
+        for (label, samples) in local + [("bare libzmq echo of the reply", bare), ("system.echo, same size", echo), ("recipe.get", get)] {
             let stats = Stats(samples)
-            print(row(label, stats.p50.micros, stats.p99.micros, labelWidth: 26, columnWidth: 16))
+            print(row(label, stats.p50.micros, stats.p99.micros, labelWidth: 28, columnWidth: 16))
         }
+        // The timed requests and their tenth of warm-up.
+        let sent = Double(ids.count + ids.count / 10)
+        print("processor time per request, both ends: recipe.get \(((serviceCPU + benchCPU) / sent).micros) (service \((serviceCPU / sent).micros), client \((benchCPU / sent).micros)); bare echo \((bareCPU / sent).micros)")
+        print("recipe.get p50 / bare echo p50: \(ratio(Stats(get).p50 / Stats(bare).p50)) (goal: at most 2×)")
     }
 
     private func time<T: Sendable>(_ inputs: [T], _ body: (T) async throws -> Void) async throws -> [Duration] {

@@ -58,9 +58,10 @@ extension RecipeStore {
         if let servings, let problem = ValueRanges.servingsProblem(servings) { throw ServiceError(.invalidArgument, problem) }
         return try readInPlace { db in
             let recipe = try Self.fetchRecipe(id, in: db)
-            let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) AS n, MAX(cookedAt) AS last FROM cook_log WHERE recipeId = ?"),
-                                       arguments: [id.databaseText])
-            var detail = RecipeDetail(recipe: recipe, timesCooked: row?["n"] ?? 0, lastCookedAt: row?["last"])
+            let cooked = try db.firstRow("SELECT COUNT(*), MAX(cookedAt) FROM cook_log WHERE recipeId = ?", [id.databaseText]) { row in
+                (times: row[0, or: 0], last: row[1] as Date?)
+            }
+            var detail = RecipeDetail(recipe: recipe, timesCooked: cooked?.times ?? 0, lastCookedAt: cooked?.last)
             if let servings {
                 guard let base = recipe.servings else {
                     throw ServiceError(.invalidArgument,

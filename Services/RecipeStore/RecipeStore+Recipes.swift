@@ -12,14 +12,18 @@ extension RecipeStore {
     }
 
     static func fetchRecipe(_ id: UUID, in db: Database) throws -> Recipe {
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: selectRecipe), arguments: [id.databaseText]) else {
+        guard let recipe = try storedRecipe(id.databaseText, in: db) else {
             throw ServiceError(.notFound, "no recipe has id \(id.uuidString)")
         }
-        return try assemble(row, in: db)
+        return recipe
     }
 
-    /// The columns `assemble` reads, in the order it reads them (by position: a lookup by name
-    /// lowercases every column name of the row, for each of ~25 fields): these, then the text fields'.
+    /// The recipe stored under `id` (its text), or `nil` when there is none.
+    static func storedRecipe(_ id: String, in db: Database) throws -> Recipe? {
+        try db.firstRow(selectRecipe, [id]) { row in try assemble(row, in: db) }
+    }
+
+    /// The columns `assemble` reads, in the order it reads them (by position): these, then the text fields'.
     private static let fixedColumns = [
         "id", "title", "servings", "prepTimeMinutes", "cookTimeMinutes", "sourceType", "bookId", "sourcePageNumber",
         "isFavorite", "rating", "origin", "createdAt", "updatedAt", "version",
@@ -27,50 +31,50 @@ extension RecipeStore {
     static let recipeColumns = (fixedColumns + RecipeTextField.all.map(\.column)).joined(separator: ", ")
     /// One recipe's row, as `assemble` reads it.
     static let selectRecipe = "SELECT \(recipeColumns) FROM recipes WHERE id = ?"
+    /// Where `createdAt` is in a row of `selectRecipe` (its stored text is what sync records carry).
+    static let createdAtColumn = Int32(fixedColumns.firstIndex(of: "createdAt")!)
 
     /// A recipe from its row (selected as `recipeColumns`) and its child tables (never from split text).
-    static func assemble(_ row: Row, in db: Database) throws -> Recipe {
-        let id: String = row[0]
+    static func assemble(_ row: StatementRow, in db: Database) throws -> Recipe {
+        let id: String = row[0, or: ""]
         var ingredients: [IngredientLine] = []
-        let lines = try Row.fetchCursor(db.cachedStatement(sql: """
+        try db.forEachRow("""
             SELECT id, text, quantity, quantityMax, unit, food, note FROM recipe_ingredients WHERE recipeId = ? ORDER BY position
-            """), arguments: [id])
-        while let line = try lines.next() {
-            let lineID = (line[0] as String?).flatMap(UUIDText.uuid) ?? UUID()
+            """, [id]) { line in
+            let lineID = line.uuid(0) ?? UUID()
             // The stored parse is what matching used; only lines from before the parse existed are parsed now.
             guard let food: String = line[5] else {
-                ingredients.append(IngredientLine(id: lineID, text: line[1]))
-                continue
+                ingredients.append(IngredientLine(id: lineID, text: line[1, or: ""]))
+                return
             }
-            ingredients.append(IngredientLine(id: lineID, text: line[1], quantity: line[2], quantityMax: line[3], unit: line[4],
-                                              food: food, note: line[6]))
+            ingredients.append(IngredientLine(id: lineID, text: line[1, or: ""], quantity: line[2], quantityMax: line[3],
+                                              unit: line[4], food: food, note: line[6]))
         }
         var instructions: [Instruction] = []
-        let steps = try Row.fetchCursor(db.cachedStatement(sql: """
-            SELECT id, text, section, title FROM recipe_instructions WHERE recipeId = ? ORDER BY position
-            """), arguments: [id])
-        while let step = try steps.next() {
-            instructions.append(Instruction(id: (step[0] as String?).flatMap(UUIDText.uuid) ?? UUID(),
-                                            text: step[1], section: step[2], title: step[3]))
+        try db.forEachRow("SELECT id, text, section, title FROM recipe_instructions WHERE recipeId = ? ORDER BY position", [id]) { step in
+            instructions.append(Instruction(id: step.uuid(0) ?? UUID(), text: step[1, or: ""], section: step[2], title: step[3]))
         }
-        let keywords = try String.fetchAll(db.cachedStatement(sql: "SELECT keyword FROM recipe_keywords WHERE recipeId = ? ORDER BY position"), arguments: [id])
+        var keywords: [String] = []
+        try db.forEachRow("SELECT keyword FROM recipe_keywords WHERE recipeId = ? ORDER BY position", [id]) { keyword in
+            keywords.append(keyword[0, or: ""])
+        }
         var photos: [PhotoInfo] = []
-        let photoRows = try Row.fetchCursor(db.cachedStatement(sql: """
+        try db.forEachRow("""
             SELECT id, position, sha256, byteCount, mediaType FROM recipe_photos WHERE recipeId = ? ORDER BY position
-            """), arguments: [id])
-        while let photo = try photoRows.next() {
-            photos.append(PhotoInfo(id: (photo[0] as String?).flatMap(UUIDText.uuid) ?? UUID(), position: photo[1],
-                                    sha256: photo[2], byteCount: photo[3], mediaType: photo[4]))
+            """, [id]) { photo in
+            photos.append(PhotoInfo(id: photo.uuid(0) ?? UUID(), position: photo[1, or: 0], sha256: photo[2, or: ""],
+                                    byteCount: photo[3, or: 0], mediaType: photo[4, or: ""]))
         }
         var recipe = Recipe(
-            id: UUIDText.uuid(id) ?? UUID(), name: row[1], ingredients: ingredients, instructions: instructions,
-            servings: row[2], keywords: keywords, sourceType: SourceType(rawValue: row[5] ?? "manual") ?? .manual,
-            bookID: (row[6] as String?).flatMap(UUIDText.uuid), sourcePageNumber: row[7],
-            isFavorite: row[8] ?? false, rating: row[9] ?? 0,
-            origin: RecipeOrigin(rawValue: row[10] ?? "custom") ?? .custom, photos: photos,
-            createdAt: row[11], updatedAt: row[12], version: row[13] ?? 1)
+            id: row.uuid(0) ?? UUID(), name: row[1, or: ""], ingredients: ingredients, instructions: instructions,
+            servings: row[2], keywords: keywords, sourceType: SourceType(rawValue: row[5, or: "manual"]) ?? .manual,
+            bookID: row.uuid(6), sourcePageNumber: row[7],
+            isFavorite: row[8, or: false], rating: row[9, or: 0],
+            origin: RecipeOrigin(rawValue: row[10, or: "custom"]) ?? .custom, photos: photos,
+            createdAt: row[createdAtColumn, or: Date(timeIntervalSince1970: 0)], updatedAt: row[12, or: Date(timeIntervalSince1970: 0)],
+            version: row[13, or: 1])
         for (offset, field) in RecipeTextField.all.enumerated() {
-            recipe[keyPath: field.recipe] = row[fixedColumns.count + offset]
+            recipe[keyPath: field.recipe] = row[Int32(fixedColumns.count + offset)]
         }
         // Recipes from before the durations' text was kept have only the minutes.
         if recipe.prepTime == nil { recipe.prepTime = (row[3] as Int?).map { ISODuration.text(minutes: $0) } }
@@ -89,8 +93,8 @@ extension RecipeStore {
         }
         let prepared = PreparedDraft(draft)
         return try await write { db in
-            if let existing = try Row.fetchOne(db.cachedStatement(sql: Self.selectRecipe), arguments: [id.databaseText]) {
-                return (try Self.assemble(existing, in: db), false)
+            if let existing = try Self.storedRecipe(id.databaseText, in: db) {
+                return (existing, false)
             }
             let now = Self.now()
             try Self.checkBook(draft.bookID, in: db)
@@ -122,10 +126,8 @@ extension RecipeStore {
     @discardableResult
     public func deleteRecipe(id: UUID) async throws -> Bool {
         let deleted = try await write { db -> Bool in
-            guard let row = try Row.fetchOne(db.cachedStatement(sql: Self.selectRecipe), arguments: [id.databaseText]) else {
-                return false
-            }
-            try Self.checkWritable(try Self.assemble(row, in: db))
+            guard let recipe = try Self.storedRecipe(id.databaseText, in: db) else { return false }
+            try Self.checkWritable(recipe)
             try SearchIndex.remove(recipeID: id.databaseText, in: db)
             try db.execute(sql: "DELETE FROM recipes WHERE id = ?", arguments: [id.databaseText])
             return true

@@ -194,10 +194,11 @@ enum SyncLog {
     static func currentValues(_ kind: SyncKind, _ id: String, stored: [String: SyncField], in db: Database) throws -> [String: JSONValue]? {
         switch kind {
         case .recipe:
-            guard let row = try Row.fetchOne(db.cachedStatement(sql: RecipeStore.selectRecipe), arguments: [id]) else { return nil }
-            var values = recipeValues(try RecipeStore.assemble(row, in: db), stored: stored)
-            values["createdAt"] = SyncDates.stored(row, "createdAt")
-            return values
+            return try db.firstRow(RecipeStore.selectRecipe, [id]) { row in
+                var values = recipeValues(try RecipeStore.assemble(row, in: db), stored: stored)
+                values["createdAt"] = JSONValue(row.storedText(RecipeStore.createdAtColumn))
+                return values
+            }
         case .book:
             guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM books WHERE id = ?"), arguments: [id]) else { return nil }
             return ["title": .string(row["title"]), "author": JSONValue(row["author"] as String?),

@@ -36,6 +36,11 @@ public enum UUIDText {
         return ok ? UUID(uuid: value) : nil
     }
 
+    /// The UUID written as `text` (UTF-8 bytes, the forms `parse` takes), without making a `String` first.
+    public static func uuid(utf8 text: UnsafeBufferPointer<UInt8>) -> UUID? {
+        parse(text)
+    }
+
     /// `UUID(uuidString:)` without `sscanf`.
     public static func uuid(_ text: String) -> UUID? {
         var text = text
