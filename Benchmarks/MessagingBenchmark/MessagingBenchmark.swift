@@ -44,6 +44,9 @@ struct MessagingBenchmark: AsyncParsableCommand {
     @Flag(help: "Measure only the envelope round trip (for profiling it).")
     var envelopeOnly = false
 
+    @Flag(help: "Measure only the bare libzmq echo (to compare system calls or profiles with --envelope-only).")
+    var bareOnly = false
+
     @Option(help: "Endpoint pattern: tcp, ipc.")
     var transport = "tcp"
 
@@ -66,6 +69,11 @@ struct MessagingBenchmark: AsyncParsableCommand {
             return
         }
         let bare = try BareEcho.measure(endpoint: endpoint(), payload: Data(text.utf8), count: roundTrips, warmup: warmup)
+        if bareOnly {
+            let stats = Stats(bare)
+            print(row("bare libzmq REQ/REP", stats.p50.micros, stats.p99.micros, stats.mean.micros, stats.throughput))
+            return
+        }
         let ours = try await measureEnvelope(text: text, pinned: true)
         let oursPooled = try await measureEnvelope(text: text, pinned: false)
 

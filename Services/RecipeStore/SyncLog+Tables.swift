@@ -1,0 +1,130 @@
+import Foundation
+import GRDB
+import RecipeModel
+import RecipeProtocol
+
+/// Merged fields written back to the tables (and rows that named a record not here yet, linked once it is).
+extension SyncLog {
+    /// Makes the tables hold `values` (or not hold the record when it is not live).
+    static func writeTables(_ kind: SyncKind, _ id: String, states: [String: SyncField],
+                            photos: PhotoBlobs, in db: Database) throws {
+        let live = SyncMerge.isLive(states)
+        let values = kind == .recipe ? assembled(states) : states.mapValues(\.value)
+        try db.cachedStatement(sql: "DELETE FROM sync_dangling WHERE kind = ? AND id = ?").execute(arguments: [kind.rawValue, id])
+        switch kind {
+        case .recipe: try writeRecipe(id, values: values, live: live, modified: modifiedAt(states), photos: photos, in: db)
+        case .book:
+            guard live else {
+                try db.execute(sql: "DELETE FROM books WHERE id = ?", arguments: [id])
+                return
+            }
+            try db.execute(sql: """
+                INSERT INTO books (id, title, author, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET title = excluded.title, author = excluded.author, createdAt = excluded.createdAt,
+                    updatedAt = excluded.updatedAt
+                """, arguments: [id, values["title"]?.string ?? "Untitled", values["author"]?.string,
+                                 SyncDates.text(values["createdAt"]), RecipeStore.now()])
+            try relink(target: id, table: "recipes", column: "bookId", kind: .recipe, in: db)
+        case .ingredient:
+            let rowID = values["id"]?.string ?? UUID.timeOrdered().uuidString
+            try db.execute(sql: "DELETE FROM ingredients WHERE name = ? OR id = ?", arguments: [id, rowID])
+            guard live else { return }
+            try db.execute(sql: "INSERT INTO ingredients (id, name, category, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [rowID, id, values["category"]?.string, SyncDates.text(values["createdAt"]), RecipeStore.now()])
+            for alias in Set((values["aliases"]?.array ?? []).compactMap(\.string)) {
+                try db.execute(sql: "INSERT INTO ingredient_aliases (ingredientId, alias) VALUES (?, ?)", arguments: [rowID, alias])
+            }
+        case .cookLog:
+            guard live else {
+                try db.execute(sql: "DELETE FROM cook_log WHERE id = ?", arguments: [id])
+                return
+            }
+            let recipeID = try reference(values["recipeID"]?.string, table: "recipes", from: .cookLog, id, in: db)
+            try db.execute(sql: """
+                INSERT INTO cook_log (id, recipeId, recipeName, cookedAt, rating, note, servings, createdAt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET recipeId = excluded.recipeId, recipeName = excluded.recipeName, cookedAt = excluded.cookedAt,
+                    rating = excluded.rating, note = excluded.note, servings = excluded.servings, createdAt = excluded.createdAt
+                """, arguments: [id, recipeID, values["recipeName"]?.string ?? "", SyncDates.text(values["cookedAt"]),
+                                 values["rating"]?.int, values["note"]?.string, values["servings"]?.number, SyncDates.text(values["createdAt"])])
+        }
+    }
+
+    private static func writeRecipe(_ id: String, values: [String: JSONValue], live: Bool, modified: Date?,
+                                    photos: PhotoBlobs, in db: Database) throws {
+        guard let uuid = UUID(uuidString: id) else { throw ServiceError(.invalidArgument, "recipe id \"\(id)\" is not a UUID") }
+        let exists = try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM recipes WHERE id = ?"), arguments: [id]) != nil
+        guard live else {
+            if exists {
+                try SearchIndex.remove(recipeID: id, in: db)
+                try db.execute(sql: "DELETE FROM recipes WHERE id = ?", arguments: [id])
+            }
+            return
+        }
+        let photoList = (values["photos"]?.array ?? []).compactMap(\.object)
+        for photo in photoList {
+            let hash = photo["sha256"]?.string ?? ""
+            guard photos.contains(hash) else {
+                throw ServiceError(.missingPhoto, "photo \(hash) of recipe \(id) is not stored here; send it with sync.putPhoto before applying the record")
+            }
+        }
+        var draft = RecipeDraft(name: values["name"]?.string ?? "Untitled")
+        draft.ingredients = (values["ingredients"]?.array ?? []).compactMap(\.object).map {
+            RecipeDraft.Line(id: $0["id"]?.string.flatMap(UUID.init(uuidString:)), text: $0["text"]?.string ?? "")
+        }
+        draft.instructions = (values["instructions"]?.array ?? []).compactMap(\.object).map {
+            RecipeDraft.Step(id: $0["id"]?.string.flatMap(UUID.init(uuidString:)), text: $0["text"]?.string ?? "", section: $0["section"]?.string,
+                             title: $0["title"]?.string)
+        }
+        draft.servings = values["servings"]?.number
+        draft.keywords = (values["keywords"]?.array ?? []).compactMap(\.string)
+        for field in RecipeTextField.all { draft[keyPath: field.draft] = values[field.name]?.string }
+        draft.sourceType = values["sourceType"]?.string.flatMap(SourceType.init(rawValue:)) ?? .manual
+        draft.sourcePageNumber = values["sourcePageNumber"]?.int
+        draft.isFavorite = values["isFavorite"]?.bool ?? false
+        draft.rating = values["rating"]?.int ?? 0
+        let origin = values["origin"]?.string.flatMap(RecipeOrigin.init(rawValue:)) ?? .custom
+        let createdAt = SyncDates.text(values["createdAt"])
+        let updatedAt = modified.map(\.databaseValue) ?? createdAt.databaseValue
+        draft.bookID = try reference(values["bookID"]?.string, table: "books", from: .recipe, id, in: db).flatMap(UUID.init(uuidString:))
+        if exists {
+            try RecipeStore.writeFields(of: draft, to: uuid, in: db)
+            try db.execute(sql: "UPDATE recipes SET origin = ?, createdAt = ?, updatedAt = ?, version = version + 1 WHERE id = ?",
+                           arguments: [origin.rawValue, createdAt, updatedAt, id])
+        } else {
+            try RecipeStore.writeFields(of: draft, to: uuid, newRow: .init(origin: origin, createdAt: createdAt, updatedAt: updatedAt), in: db)
+        }
+        try db.execute(sql: "DELETE FROM recipe_photos WHERE recipeId = ?", arguments: [id])
+        for (position, photo) in photoList.enumerated() {
+            try db.cachedStatement(sql: """
+                INSERT INTO recipe_photos (id, recipeId, position, sha256, byteCount, mediaType) VALUES (?, ?, ?, ?, ?, ?)
+                """).execute(arguments: [photo["id"]?.string ?? UUID.timeOrdered().uuidString, id, position, photo["sha256"]?.string ?? "",
+                                         photo["byteCount"]?.int ?? 0, photo["mediaType"]?.string ?? "image/jpeg"])
+        }
+        try relink(target: id, table: "cook_log", column: "recipeId", kind: .cookLog, in: db)
+    }
+
+    /// `target` when the row it names exists here; otherwise `nil`, remembered as dangling until it arrives.
+    private static func reference(_ target: String?, table: String, from kind: SyncKind, _ id: String, in db: Database) throws -> String? {
+        guard let target else { return nil }
+        if try exists(target, in: table, db) { return target }
+        try remember(dangling: kind, id, target: target, in: db)
+        return nil
+    }
+
+    /// Points rows that waited for `target` at it now that it is here.
+    private static func relink(target: String, table: String, column: String, kind: SyncKind, in db: Database) throws {
+        let waiting = try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM sync_dangling WHERE target = ? AND kind = ?"),
+                                          arguments: [target, kind.rawValue])
+        let field = referenceField(kind)?.field ?? ""
+        for id in waiting {
+            // Only a row whose record still names the target is linked to it.
+            guard try storedRecord(kind, id, in: db)?.fields[field]?.string ?? target == target else {
+                try db.execute(sql: "DELETE FROM sync_dangling WHERE kind = ? AND id = ?", arguments: [kind.rawValue, id])
+                continue
+            }
+            try db.execute(sql: "UPDATE \(table) SET \(column) = ? WHERE id = ?", arguments: [target, id])
+            try db.execute(sql: "DELETE FROM sync_dangling WHERE kind = ? AND id = ?", arguments: [kind.rawValue, id])
+            try db.execute(sql: "DELETE FROM sync_pending WHERE kind = ? AND id = ?", arguments: [kind.rawValue, id])
+        }
+    }
+}
