@@ -30,9 +30,10 @@ extension RecipeStore {
     public func book(_ id: UUID) async throws -> BookDetail {
         try await pool.read { db in
             let book = try Self.fetchBook(id, in: db)
-            let recipes = try Row.fetchAll(db.cachedStatement(sql: """
+            var recipes: [RecipeSummary] = []
+            try db.forEachRow("""
                 SELECT \(Self.summaryColumns) FROM recipes r WHERE r.bookId = ? ORDER BY COALESCE(r.sourcePageNumber, 999999), lower(r.title)
-                """), arguments: [id.databaseText]).map(Self.summary)
+                """, [id.databaseText]) { recipes.append(Self.summary($0)) }
             return BookDetail(book: book, recipes: recipes)
         }
     }

@@ -124,10 +124,9 @@ extension RecipeStore {
                 let needed = ignoreStaples ? foods.filter { !Self.pantryStaples.contains($0) } : foods
                 let missing = needed.filter { !owned.contains($0) }
                 guard missing.count <= maxMissing else { continue }
-                guard let row = try Row.fetchOne(
-                    db.cachedStatement(sql: "SELECT \(Self.summaryColumns) FROM recipes r WHERE r.id = ?"), arguments: [recipeID]
-                ) else { continue }
-                results.append(CanMakeResult(recipe: Self.summary(row), missing: missing,
+                guard let summary = try db.firstRow("SELECT \(Self.summaryColumns) FROM recipes r WHERE r.id = ?", [recipeID],
+                                                     Self.summary) else { continue }
+                results.append(CanMakeResult(recipe: summary, missing: missing,
                                              matched: foods.count - missing.count, total: foods.count))
             }
             return results.sorted {

@@ -4,20 +4,22 @@ import RecipeModel
 import RecipeProtocol
 
 extension RecipeStore {
-    /// The columns `summary(_:)` reads, for any query over `recipes r`.
+    /// The columns `summary(_:)` reads, for any query over `recipes r`, in the order it reads them (by position);
+    /// a query may select more after them, from `summaryColumnCount` on.
     static let summaryColumns = """
         r.id, r.title, r.recipeCategory, r.recipeCuisine, r.bookId, r.isFavorite, r.rating, r.origin,
         r.totalTimeMinutes, r.createdAt, r.updatedAt, r.version,
         (SELECT COUNT(*) FROM recipe_photos p WHERE p.recipeId = r.id) AS photoCount
         """
+    static let summaryColumnCount: Int32 = 13
 
-    static func summary(_ row: Row) -> RecipeSummary {
+    static func summary(_ row: StatementRow) -> RecipeSummary {
         RecipeSummary(
-            id: row.uuid("id") ?? UUID(), name: row["title"], recipeCategory: row["recipeCategory"],
-            recipeCuisine: row["recipeCuisine"], bookID: row.uuid("bookId"), isFavorite: row["isFavorite"],
-            rating: row["rating"], origin: RecipeOrigin(rawValue: row["origin"]) ?? .custom,
-            totalMinutes: row["totalTimeMinutes"], photoCount: row["photoCount"], createdAt: row["createdAt"],
-            updatedAt: row["updatedAt"], version: row["version"])
+            id: row.uuid(0) ?? UUID(), name: row[1, or: ""], recipeCategory: row[2], recipeCuisine: row[3],
+            bookID: row.uuid(4), isFavorite: row[5, or: false], rating: row[6, or: 0],
+            origin: RecipeOrigin(rawValue: row[7, or: "custom"]) ?? .custom, totalMinutes: row[8], photoCount: row[12, or: 0],
+            createdAt: row[9, or: Date(timeIntervalSince1970: 0)], updatedAt: row[10, or: Date(timeIntervalSince1970: 0)],
+            version: row[11, or: 1])
     }
 
     /// A page of recipes matching `query`, in its order; `nextCursor` continues it.
@@ -76,13 +78,22 @@ extension RecipeStore {
                 ORDER BY \(key) \(direction), r.id \(direction) LIMIT ?
                 """
             arguments += [query.limit + 1]
-            let rows = try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
-            let page = rows.prefix(query.limit)
-            var next: String?
-            if rows.count > query.limit, let last = page.last {
-                next = ListCursor(sort: query.sort, descending: query.descending, key: last["sortKey"], id: last["id"]).encoded
+            var page: [RecipeSummary] = []
+            var last: (key: DatabaseValue, id: String)?
+            var more = false
+            try db.forEachRow(sql, arguments) { row in
+                guard page.count < query.limit else {
+                    more = true
+                    return
+                }
+                page.append(Self.summary(row))
+                last = (row.databaseValue(Self.summaryColumnCount), row[0, or: ""])
             }
-            return RecipePage(recipes: page.map(Self.summary), nextCursor: next)
+            var next: String?
+            if more, let last {
+                next = ListCursor(sort: query.sort, descending: query.descending, key: last.key, id: last.id).encoded
+            }
+            return RecipePage(recipes: page, nextCursor: next)
         }
     }
 
@@ -111,15 +122,18 @@ extension RecipeStore {
         return try await pool.read { db in
             // Rank inside FTS5 and join only the best rows: joining every match first
             // costs as much again as ranking for a common word.
-            let rows = try Row.fetchAll(db.cachedStatement(sql: """
+            var hits: [SearchHit] = []
+            try db.forEachRow("""
                 SELECT \(Self.summaryColumns), m.rank AS rank
                 FROM (SELECT rowid, bm25(recipes_fts, 10.0, 2.0, 5.0, 4.0, 1.0) AS rank
                       FROM recipes_fts WHERE recipes_fts MATCH ? ORDER BY rank LIMIT ?) m
                 JOIN recipe_search_keys k ON k.ftsRowid = m.rowid
                 JOIN recipes r ON r.id = k.recipeId
                 ORDER BY m.rank, lower(r.title)
-                """), arguments: [match, limit])
-            return rows.map { SearchHit(recipe: Self.summary($0), score: -($0["rank"] as Double)) }
+                """, [match, limit]) { row in
+                hits.append(SearchHit(recipe: Self.summary(row), score: -row[Self.summaryColumnCount, or: 0.0]))
+            }
+            return hits
         }
     }
 }

@@ -27,6 +27,11 @@ struct StatementRow {
         sqlite3_column_type(statement, index) == SQLITE_TEXT ? String(cString: sqlite3_column_text(statement, index)) : nil
     }
 
+    /// The column at `index` as GRDB's `DatabaseValue` (for a value kept whatever its storage class, as a list cursor's key).
+    func databaseValue(_ index: Int32) -> DatabaseValue {
+        DatabaseValue(sqliteStatement: statement, index: index)
+    }
+
     /// A text column holding a UUID, read from its bytes; `nil` for NULL or text that is not a UUID.
     func uuid(_ index: Int32) -> UUID? {
         guard let text = sqlite3_column_text(statement, index) else { return nil }

@@ -15,8 +15,8 @@ extension UUID {
         return UUID(high: milliseconds << 16 | (random & 0x0FFF) | 0x7000, low: generator.next()) // version 7
     }
 
-    /// A random version-4 UUID, drawn in one `getrandom` call (Foundation's `UUID()` opens, reads and closes
-    /// `/dev/urandom` for each one, three system calls).
+    /// A random version-4 UUID, drawn as two 64-bit values from the system generator (two `getrandom`
+    /// calls; Foundation's `UUID()` opens, reads and closes `/dev/urandom` for each one, three system calls).
     public static func random() -> UUID {
         var generator = SystemRandomNumberGenerator()
         let high: UInt64 = generator.next()
