@@ -119,5 +119,9 @@ struct StatementRowTests {
         #expect(read.ingredients.map(\.text) == ["2 carrots", "salt"])
         #expect(Set(read.ingredients.map(\.id)).count == 2) // ids that are not UUIDs get fresh ones
         #expect(read.rating == 0) // SQLite's conversion of the text 'five'
+        // Lists and search read the same row as a summary.
+        let listed = try await store.listRecipes(RecipeListQuery(limit: 10)).recipes.first { $0.id == recipe.id }
+        #expect(listed?.name == "Soup" && listed?.rating == 0)
+        #expect(try await store.searchRecipes("soup", limit: 5).map(\.recipe.id).contains(recipe.id))
     }
 }
