@@ -146,25 +146,49 @@ extension RecipeStore {
     /// blob not here, a stamp too far ahead of this replica's clock, a value this replica
     /// refuses) is held — kept with the reason, retried on every later apply — and the rest
     /// are applied: one record never stops a feed.
-    public func applySync(from peer: String, records: [SyncRecord], cursor: Int?) async throws -> SyncOps.Apply.Response {
+    ///
+    /// `expecting` and `after` make the page conditional (the sync engine always sends both): the page was read
+    /// for this storage as replica `expecting` (leaving out what that replica wrote itself) and continues `peer`'s
+    /// feed from `after`. When this storage is another replica now (restored behind the same endpoint, or a new
+    /// incarnation, taken here or at start), or its cursor for `peer` is behind `after`, applying the page would
+    /// lose changes for good; it is refused with `sync_restart` instead, nothing applied.
+    public func applySync(from peer: String, records: [SyncRecord], cursor: Int?,
+                          expecting expected: String? = nil, after: Int? = nil) async throws -> SyncOps.Apply.Response {
         guard SyncValidation.isReplicaID(peer) else {
             throw ServiceError(.invalidArgument, "from \"\(peer.prefix(80))\" is not a replica id (1 to \(SyncValidation.maxReplicaIDLength) letters, digits and dashes)")
         }
         if let cursor, cursor < 0 { throw ServiceError(.invalidArgument, "cursor is \(cursor); it must be 0 or more") }
+        if let after, after < 0 { throw ServiceError(.invalidArgument, "after is \(after); it must be 0 or more") }
         guard records.count <= 1_000 else {
             throw ServiceError(.invalidArgument, "the request holds \(records.count) records; send at most 1000 at a time")
         }
         let photos = self.photos
-        let result = try await pool.write { db -> SyncOps.Apply.Response in
+        let conditional = expected != nil || after != nil
+        let outcome = try await pool.write { db -> Result<SyncOps.Apply.Response, ServiceError> in
             try SyncLog.capture(in: db) // anything local first, so the merge sees it
             var state = try SyncState.load(db)
             guard peer != state.replica else {
                 throw ServiceError(.invalidArgument, "the records come from this replica (\(peer)); a replica does not sync with itself")
             }
+            if let expected, expected != state.replica {
+                return .failure(Self.restart("this storage is replica \(state.replica), not \(expected.prefix(80)) as it was when the sync read the page "
+                                             + "(it was restored or started a new incarnation since)"))
+            }
+            if let after {
+                let stored = try Int.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sync_cursors WHERE peer = ?"), arguments: [peer]) ?? 0
+                if stored < after {
+                    return .failure(Self.restart("this storage has applied \(peer)'s feed up to \(stored), and the page continues it from \(after)"))
+                }
+            }
             // A peer has seen writes of this replica that it does not remember making: it was restored
             // from an older copy. A new incarnation keeps its next writes from reusing those numbers.
             if records.contains(where: { record in record.clocks.contains { ($0.vv[state.replica] ?? 0) > state.write } }) {
                 try state.newIncarnation(db, reason: "a peer had seen writes newer than this replica's own (restored from an older copy)")
+                // The page left out this replica's own writes under its old id, and the copy lost some of them:
+                // the new incarnation is kept, and the sync starts again for the replica this storage is now.
+                if conditional {
+                    return .failure(Self.restart("this storage was restored from an older copy and took a new incarnation (\(state.replica)) on this page"))
+                }
             }
             var applier = SyncApplier(state: state, photos: photos, seq: try SyncLog.nextSeq(in: db))
             // Held records first (a blob or the time they waited for may be here now), then the page.
@@ -185,10 +209,15 @@ extension RecipeStore {
             // capture keeps such references as they were.
             try SyncLog.capture(in: db)
             let held = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sync_held") ?? 0
-            return .init(changed: applier.changed, conflicts: applier.conflicts, held: held)
+            return .success(.init(changed: applier.changed, conflicts: applier.conflicts, held: held))
         }
+        let result = try outcome.get()
         if result.changed > 0 { try await collectUnusedPhotos() }
         return result
+    }
+
+    private static func restart(_ why: String) -> ServiceError {
+        ServiceError(.syncRestart, "\(why); nothing of the page was applied: start the sync again from this storage's replica id and cursor")
     }
 
     /// Records held back, oldest first.

@@ -119,7 +119,7 @@ enum ExitStatus {
     static func of(_ code: ErrorCode) -> Int32 {
         switch code {
         case .notFound: notFound
-        case .conflict: conflict
+        case .conflict, .syncRestart: conflict
         case .starterReadOnly: readOnly
         case .shuttingDown, .busy: unavailable
         case .forbidden: refusedKeys

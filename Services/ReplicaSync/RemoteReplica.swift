@@ -63,8 +63,8 @@ public struct RemoteReplica: SyncEndpoint {
         }
     }
 
-    public func apply(from: String, records: [SyncRecord], cursor: Int?) async throws -> SyncOps.Apply.Response {
-        try await client.call(SyncOps.Apply.self, .init(from: from, records: records, cursor: cursor))
+    public func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?) async throws -> SyncOps.Apply.Response {
+        try await client.call(SyncOps.Apply.self, .init(from: from, records: records, cursor: cursor, to: to, after: after))
     }
 
     public func cursor(peer: String) async throws -> SyncOps.Cursor.Response {

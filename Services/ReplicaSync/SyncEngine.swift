@@ -14,7 +14,11 @@ public protocol SyncEndpoint: Sendable {
     func putPhoto(sha256: String, bytes: Data) async throws -> Bool
     /// Stores several blobs together (at most `SyncOps.PutPhotos.maxPhotos` and `.maxBytes`); returns how many were new.
     func putPhotos(_ photos: [(sha256: String, bytes: Data)]) async throws -> Int
-    func apply(from: String, records: [SyncRecord], cursor: Int?) async throws -> SyncOps.Apply.Response
+    /// Applies a page of `from`'s feed and remembers `cursor` for it. `to` is the replica id this endpoint gave
+    /// when the sync started and `after` the cursor the page continues from: when either is no longer so (the
+    /// storage was restored behind the same endpoint, or its cursor moved back), the page is refused with
+    /// `sync_restart` and nothing is applied.
+    func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?) async throws -> SyncOps.Apply.Response
     func cursor(peer: String) async throws -> SyncOps.Cursor.Response
 
     // Snapshots, for a replica that holds nothing yet (`sync.snapshot`, `sync.install` and the calls between).
@@ -27,6 +31,11 @@ public protocol SyncEndpoint: Sendable {
 }
 
 extension SyncEndpoint {
+    /// Applies records without conditions (the target's id and cursor are not checked).
+    public func apply(from: String, records: [SyncRecord], cursor: Int?) async throws -> SyncOps.Apply.Response {
+        try await apply(from: from, records: records, cursor: cursor, to: nil, after: nil)
+    }
+
     /// One blob at a time, for an endpoint that has no batch of its own.
     public func putPhotos(_ photos: [(sha256: String, bytes: Data)]) async throws -> Int {
         try await putPhotosOneAtATime(photos)
@@ -76,8 +85,24 @@ public enum SyncEngine {
     /// Pulls everything `target` has not seen from `source`. `maxPages` stops early (partial syncs, in tests).
     /// An empty target (`sync.info`'s `empty`) gets a snapshot of the source first when the source's feed holds
     /// `snapshotAbove` changes or more; the feed's later changes follow as usual.
+    ///
+    /// Every page is applied on condition that the target is still the replica it was when the pull read its id
+    /// and cursor: a storage restored (or started as a new incarnation) behind the same endpoint in the middle
+    /// refuses the page (`sync_restart`), and the pull starts again, twice at most, from what the target is now.
     public static func pull(from source: any SyncEndpoint, to target: any SyncEndpoint, pageSize: Int = 200,
                             maxPages: Int = .max, snapshotAbove: Int = snapshotThreshold) async throws -> PullReport {
+        var attempt = 1
+        while true {
+            do {
+                return try await pullOnce(from: source, to: target, pageSize: pageSize, maxPages: maxPages, snapshotAbove: snapshotAbove)
+            } catch let error as ServiceError where error.code == .syncRestart && attempt < 3 {
+                attempt += 1
+            }
+        }
+    }
+
+    private static func pullOnce(from source: any SyncEndpoint, to target: any SyncEndpoint, pageSize: Int,
+                                 maxPages: Int, snapshotAbove: Int) async throws -> PullReport {
         let sourceInfo = try await source.info()
         let targetInfo = try await target.info()
         let sourceID = sourceInfo.replicaID
@@ -126,7 +151,7 @@ public enum SyncEngine {
             }
             // A record whose photo is still unavailable is held by the target (and named in its status), not fatal.
             report = report + sent.report
-            let applied = try await target.apply(from: sourceID, records: page.records, cursor: page.next)
+            let applied = try await target.apply(from: sourceID, records: page.records, cursor: page.next, to: targetID, after: cursor)
             report.received += page.records.count
             report.changed += applied.changed
             report.conflicts += applied.conflicts

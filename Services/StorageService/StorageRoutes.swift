@@ -160,7 +160,8 @@ extension Routes {
             return .init(stored: try store.putPhotoBlobs(blobs))
         }
         handle(SyncOps.Apply.self) { request, _ in
-            let result = try await store.applySync(from: request.from, records: request.records, cursor: request.cursor)
+            let result = try await store.applySync(from: request.from, records: request.records, cursor: request.cursor,
+                                                   expecting: request.to, after: request.after)
             if result.changed > 0 { announce(SyncOps.Apply.name) }
             return result
         }

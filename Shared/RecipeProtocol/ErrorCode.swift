@@ -60,6 +60,10 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     case busy = "busy"
     /// The service is shutting down and takes no new requests.
     case shuttingDown = "shutting_down"
+    /// `sync.apply` refused a page read for another state of this replica (it was restored or started a new
+    /// incarnation behind the same endpoint, or its cursor for the peer is behind the page): nothing was applied;
+    /// start the sync again from this replica's id and cursor.
+    case syncRestart = "sync_restart"
     /// The service failed in a way the request could not cause; the message says what failed.
     case internalError = "internal_error"
 }

@@ -181,10 +181,19 @@ public enum SyncOps {
             public var records: [SyncRecord]
             /// The sender's feed position to remember for `from`; left out, the cursor stays.
             public var cursor: Int?
-            public init(from: String, records: [SyncRecord], cursor: Int?) {
+            /// The replica id the sender read this storage as when it started the sync. A storage that is now
+            /// another replica (restored, or a new incarnation) refuses the page with `sync_restart`: the page
+            /// was read for the replica it was, and leaves out what that replica wrote itself.
+            public var to: String?
+            /// The cursor for `from` the page continues from. A storage whose cursor is behind it refuses the
+            /// page with `sync_restart` (applying it would skip the changes in between).
+            public var after: Int?
+            public init(from: String, records: [SyncRecord], cursor: Int?, to: String? = nil, after: Int? = nil) {
                 self.from = from
                 self.records = records
                 self.cursor = cursor
+                self.to = to
+                self.after = after
             }
         }
         public struct Response: Codable, Sendable, Equatable {

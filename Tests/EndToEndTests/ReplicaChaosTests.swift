@@ -31,9 +31,16 @@ struct ReplicaChaosTests {
         var backup: (storage: Int, folder: String)?
         var restored = false, killedStorage = false, killedWorker = false
         var deleted = Set<String>()
+        // What each step did, shown when the replicas differ.
+        var trace: [String] = []
         for step in 0..<45 {
             let index = random.below(3)
             let storage = storages[index].endpoint
+            func recipes(_ arguments: [String], storage: String) async throws -> (status: Int32, output: String) {
+                let run = try await EndToEndTests.recipes(arguments, storage: storage)
+                trace.append("\(step) on \(index): \(arguments.prefix(3).joined(separator: " ")) -> \(run.status)")
+                return run
+            }
             switch random.below(20) {
             case 0..<5:
                 let name = "Recipe \(step)"
@@ -73,6 +80,7 @@ struct ReplicaChaosTests {
                 try FileManager.default.copyItem(atPath: folder, toPath: target.folder)
                 try await target.start()
                 #expect(target.process?.printed.contains("new replica incarnation") == true, "\(target.process?.printed ?? "")")
+                trace.append("\(step): storage \(restoredIndex) restored from the backup of step \(folder.split(separator: "-").last ?? "")")
                 restored = true
             case 17 where !killedStorage, 18 where !killedWorker:
                 // kill -9 in the middle of a sync, then start it again.
@@ -81,11 +89,13 @@ struct ReplicaChaosTests {
                 if !killedStorage {
                     let victim = storages[1 + random.below(2)]
                     _ = try await victim.process?.stop(signal: SIGKILL)
+                    trace.append("\(step): storage \(storages.firstIndex { $0 === victim } ?? -1) killed during a sync started on \(index)")
                     _ = try await sync.waitForExit(timeout: .seconds(60))
                     try await victim.start()
                     killedStorage = true
                 } else {
                     _ = try await worker.stop(signal: SIGKILL)
+                    trace.append("\(step): worker killed during a sync started on \(index)")
                     _ = try await sync.waitForExit(timeout: .seconds(60))
                     (worker, workerEndpoint) = try await startWorker()
                     killedWorker = true
@@ -132,7 +142,7 @@ struct ReplicaChaosTests {
                 .union(exports[0].keys.filter { exports[index][$0] != nil && exports[index][$0] != exports[0][$0] })
             let first = differing.sorted().first(where: { $0.hasSuffix(".json") }) ?? differing.sorted().first
             let shown = first.map { "\n\($0) on replica 0:\n\(String(decoding: exports[0][$0] ?? Data(), as: UTF8.self))\non replica \(index):\n\(String(decoding: exports[index][$0] ?? Data(), as: UTF8.self))" } ?? ""
-            #expect(differing.isEmpty, "\(note): replica \(index)'s export differs from replica 0's in \(differing.sorted().prefix(6))\(shown)")
+            #expect(differing.isEmpty, "\(note): replica \(index)'s export differs from replica 0's in \(differing.sorted().prefix(6))\(shown)\nsteps:\n\(trace.joined(separator: "\n"))\ndata folders: \(storages.map(\.folder))")
             #expect(conflicts[index] == conflicts[0], "\(note): the replicas list different conflicts")
         }
         _ = try await worker.stop()

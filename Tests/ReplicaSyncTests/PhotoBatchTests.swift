@@ -167,8 +167,8 @@ private struct CountingEndpoint: SyncEndpoint {
         if failPuts { throw Self.refused }
         return try await base.putPhotos(photos)
     }
-    func apply(from: String, records: [SyncRecord], cursor: Int?) async throws -> SyncOps.Apply.Response {
-        try await base.apply(from: from, records: records, cursor: cursor)
+    func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?) async throws -> SyncOps.Apply.Response {
+        try await base.apply(from: from, records: records, cursor: cursor, to: to, after: after)
     }
     func cursor(peer: String) async throws -> SyncOps.Cursor.Response { try await base.cursor(peer: peer) }
     func snapshot() async throws -> SyncOps.Snapshot.Response { try await base.snapshot() }

@@ -25,8 +25,8 @@ struct LocalReplica: SyncEndpoint {
     func photo(sha256: String) async throws -> Data { try store.photoBlob(sha256: sha256) }
     func putPhoto(sha256: String, bytes: Data) async throws -> Bool { try store.putPhotoBlob(sha256: sha256, bytes: bytes) }
     func putPhotos(_ photos: [(sha256: String, bytes: Data)]) async throws -> Int { try store.putPhotoBlobs(photos) }
-    func apply(from: String, records: [SyncRecord], cursor: Int?) async throws -> SyncOps.Apply.Response {
-        try await store.applySync(from: from, records: records, cursor: cursor)
+    func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?) async throws -> SyncOps.Apply.Response {
+        try await store.applySync(from: from, records: records, cursor: cursor, expecting: to, after: after)
     }
     func cursor(peer: String) async throws -> SyncOps.Cursor.Response { try await store.syncCursor(peer: peer) }
     func snapshot() async throws -> SyncOps.Snapshot.Response { try await store.makeSnapshot() }
