@@ -141,7 +141,7 @@ struct PhotoBatchTests {
 }
 
 /// A replica that remembers the size of each batch of photos it was sent.
-private struct CountingEndpoint: SyncEndpoint {
+private struct CountingEndpoint: ForwardingEndpoint {
     let base: LocalReplica
     /// Every batch of photos is refused (after it is counted).
     var failPuts = false
@@ -150,14 +150,7 @@ private struct CountingEndpoint: SyncEndpoint {
     let batches = BatchLog()
     let snapshotWrites = BatchLog()
     static let refused = ServiceError(.shuttingDown, "the target is refusing writes")
-    var name: String { base.name }
-    func info() async throws -> SyncOps.Info.Response { try await base.info() }
-    func changes(since: Int, exclude: String?, limit: Int) async throws -> SyncOps.Changes.Response {
-        try await base.changes(since: since, exclude: exclude, limit: limit)
-    }
-    func pendingCount(since: Int, exclude: String?) async throws -> Int { try await base.pendingCount(since: since, exclude: exclude) }
-    func missingPhotos(_ hashes: [String]) async throws -> [String] { try await base.missingPhotos(hashes) }
-    func photo(sha256: String) async throws -> Data { try await base.photo(sha256: sha256) }
+    var forwardee: any SyncEndpoint { base }
     func putPhoto(sha256: String, bytes: Data) async throws -> Bool {
         batches.record(1)
         return try await base.putPhoto(sha256: sha256, bytes: bytes)
@@ -167,22 +160,11 @@ private struct CountingEndpoint: SyncEndpoint {
         if failPuts { throw Self.refused }
         return try await base.putPhotos(photos)
     }
-    func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?) async throws -> SyncOps.Apply.Response {
-        try await base.apply(from: from, records: records, cursor: cursor, to: to, after: after)
-    }
-    func cursor(peer: String) async throws -> SyncOps.Cursor.Response { try await base.cursor(peer: peer) }
-    func snapshot() async throws -> SyncOps.Snapshot.Response { try await base.snapshot() }
-    func snapshotPhotos(_ id: UUID, after: String?) async throws -> SyncOps.SnapshotPhotos.Response {
-        try await base.snapshotPhotos(id, after: after)
-    }
-    func readSnapshot(_ id: UUID, offset: Int) async throws -> Data { try await base.readSnapshot(id, offset: offset) }
-    func snapshotDone(_ id: UUID) async throws { try await base.snapshotDone(id) }
     func writeSnapshot(_ id: UUID, offset: Int, bytes: Data) async throws {
         snapshotWrites.record(1)
         if failSnapshotWrites { throw Self.refused }
         try await base.writeSnapshot(id, offset: offset, bytes: bytes)
     }
-    func install(_ request: SyncOps.Install.Request) async throws -> SyncOps.Install.Response { try await base.install(request) }
 }
 
 private final class BatchLog: Sendable {

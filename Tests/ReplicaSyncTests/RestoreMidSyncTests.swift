@@ -7,7 +7,7 @@ import Testing
 
 /// A target that is one store until the first page is applied to it, and from then on another: a storage
 /// restored from a backup behind the same endpoint while a sync was running against it.
-final class RestoredMidSync: SyncEndpoint, @unchecked Sendable {
+final class RestoredMidSync: ForwardingEndpoint, @unchecked Sendable {
     // @unchecked: `swapped` is only touched with `lock` held.
     private let before: LocalReplica
     private let after: LocalReplica
@@ -18,29 +18,11 @@ final class RestoredMidSync: SyncEndpoint, @unchecked Sendable {
         self.after = after
     }
 
-    private var current: LocalReplica { lock.withLock { swapped ? after : before } }
-    var name: String { before.name }
-    func info() async throws -> SyncOps.Info.Response { try await current.info() }
-    func changes(since: Int, exclude: String?, limit: Int) async throws -> SyncOps.Changes.Response {
-        try await current.changes(since: since, exclude: exclude, limit: limit)
-    }
-    func pendingCount(since: Int, exclude: String?) async throws -> Int { try await current.pendingCount(since: since, exclude: exclude) }
-    func missingPhotos(_ hashes: [String]) async throws -> [String] { try await current.missingPhotos(hashes) }
-    func photo(sha256: String) async throws -> Data { try await current.photo(sha256: sha256) }
-    func putPhoto(sha256: String, bytes: Data) async throws -> Bool { try await current.putPhoto(sha256: sha256, bytes: bytes) }
+    var forwardee: any SyncEndpoint { lock.withLock { swapped ? after : before } }
     func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?) async throws -> SyncOps.Apply.Response {
         lock.withLock { swapped = true } // the restore lands just before the first page
-        return try await current.apply(from: from, records: records, cursor: cursor, to: to, after: after)
+        return try await forwardee.apply(from: from, records: records, cursor: cursor, to: to, after: after)
     }
-    func cursor(peer: String) async throws -> SyncOps.Cursor.Response { try await current.cursor(peer: peer) }
-    func snapshot() async throws -> SyncOps.Snapshot.Response { try await current.snapshot() }
-    func snapshotPhotos(_ id: UUID, after: String?) async throws -> SyncOps.SnapshotPhotos.Response {
-        try await current.snapshotPhotos(id, after: after)
-    }
-    func readSnapshot(_ id: UUID, offset: Int) async throws -> Data { try await current.readSnapshot(id, offset: offset) }
-    func snapshotDone(_ id: UUID) async throws { try await current.snapshotDone(id) }
-    func writeSnapshot(_ id: UUID, offset: Int, bytes: Data) async throws { try await current.writeSnapshot(id, offset: offset, bytes: bytes) }
-    func install(_ request: SyncOps.Install.Request) async throws -> SyncOps.Install.Response { try await current.install(request) }
 }
 
 /// Found by the kill -9 chaos run (seed 4435834597774316294): a storage restored from a backup while the worker

@@ -118,3 +118,34 @@ enum PhotoBlobsProbe {
         SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
     }
 }
+
+/// A test endpoint that passes every call on to another; a wrapper implements only the calls it changes.
+protocol ForwardingEndpoint: SyncEndpoint {
+    /// Where the calls go (it may change between calls).
+    var forwardee: any SyncEndpoint { get }
+}
+
+extension ForwardingEndpoint {
+    var name: String { forwardee.name }
+    func info() async throws -> SyncOps.Info.Response { try await forwardee.info() }
+    func changes(since: Int, exclude: String?, limit: Int) async throws -> SyncOps.Changes.Response {
+        try await forwardee.changes(since: since, exclude: exclude, limit: limit)
+    }
+    func pendingCount(since: Int, exclude: String?) async throws -> Int { try await forwardee.pendingCount(since: since, exclude: exclude) }
+    func missingPhotos(_ hashes: [String]) async throws -> [String] { try await forwardee.missingPhotos(hashes) }
+    func photo(sha256: String) async throws -> Data { try await forwardee.photo(sha256: sha256) }
+    func putPhoto(sha256: String, bytes: Data) async throws -> Bool { try await forwardee.putPhoto(sha256: sha256, bytes: bytes) }
+    func putPhotos(_ photos: [(sha256: String, bytes: Data)]) async throws -> Int { try await forwardee.putPhotos(photos) }
+    func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?) async throws -> SyncOps.Apply.Response {
+        try await forwardee.apply(from: from, records: records, cursor: cursor, to: to, after: after)
+    }
+    func cursor(peer: String) async throws -> SyncOps.Cursor.Response { try await forwardee.cursor(peer: peer) }
+    func snapshot() async throws -> SyncOps.Snapshot.Response { try await forwardee.snapshot() }
+    func snapshotPhotos(_ id: UUID, after: String?) async throws -> SyncOps.SnapshotPhotos.Response {
+        try await forwardee.snapshotPhotos(id, after: after)
+    }
+    func readSnapshot(_ id: UUID, offset: Int) async throws -> Data { try await forwardee.readSnapshot(id, offset: offset) }
+    func snapshotDone(_ id: UUID) async throws { try await forwardee.snapshotDone(id) }
+    func writeSnapshot(_ id: UUID, offset: Int, bytes: Data) async throws { try await forwardee.writeSnapshot(id, offset: offset, bytes: bytes) }
+    func install(_ request: SyncOps.Install.Request) async throws -> SyncOps.Install.Response { try await forwardee.install(request) }
+}
