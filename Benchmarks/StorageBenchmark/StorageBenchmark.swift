@@ -78,9 +78,9 @@ struct StorageBenchmark: AsyncParsableCommand {
             // The service's whole handling of one request (envelope, route, read, reply), without a socket.
             var routes = Routes()
             routes.addStorageOperations(store: store)
-            let requests = try getIDs.map { try WireCodec.encodeRequest(id: RequestID.make(), op: RecipeOps.Get.name, body: RecipeOps.Get.Request(id: $0), using: encoder) }
+            let getFrames = try getIDs.map { try WireCodec.encodeRequest(id: RequestID.make(), op: RecipeOps.Get.name, body: RecipeOps.Get.Request(id: $0), using: encoder) }
             let logger = Logger(label: "storage-bench")
-            let handling = try await time(requests) { _ = await routes.reply(to: $0, logger: logger) }
+            let handling = try await time(getFrames) { _ = await routes.reply(to: $0, logger: logger) }
             try store.close()
             try await measureGetOnly(folder: folder, ids: getIDs, local: [("recipe.get in-process", localGet),
                                                                           ("reply JSON, encode", encoding), ("reply JSON, decode", decoding),

@@ -6,12 +6,13 @@ import RecipeProtocol
 extension RecipeStore {
     /// The columns `summary(_:)` reads, for any query over `recipes r`, in the order it reads them (by position);
     /// a query may select more after them, from `summaryColumnCount` on.
-    static let summaryColumns = """
-        r.id, r.title, r.recipeCategory, r.recipeCuisine, r.bookId, r.isFavorite, r.rating, r.origin,
-        r.totalTimeMinutes, r.createdAt, r.updatedAt, r.version,
-        (SELECT COUNT(*) FROM recipe_photos p WHERE p.recipeId = r.id) AS photoCount
-        """
-    static let summaryColumnCount: Int32 = 13
+    private static let summaryColumnList = [
+        "r.id", "r.title", "r.recipeCategory", "r.recipeCuisine", "r.bookId", "r.isFavorite", "r.rating", "r.origin",
+        "r.totalTimeMinutes", "r.createdAt", "r.updatedAt", "r.version",
+        "(SELECT COUNT(*) FROM recipe_photos p WHERE p.recipeId = r.id) AS photoCount",
+    ]
+    static let summaryColumns = summaryColumnList.joined(separator: ", ")
+    static let summaryColumnCount = Int32(summaryColumnList.count)
 
     static func summary(_ row: StatementRow) -> RecipeSummary {
         RecipeSummary(
