@@ -330,7 +330,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WebFetchTests",
-            dependencies: ["WebFetch", "TestHTTPServer", "RecipeProtocol"],
+            dependencies: ["WebFetch", "TestHTTPServer", "TestThreads", "RecipeProtocol"],
             swiftSettings: strict
         ),
         .target(
@@ -341,6 +341,13 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            // Blocking or long synchronous test work on a thread of its own, off the cooperative pool.
+            name: "TestThreads",
+            dependencies: ["Messaging"],
+            path: "Tests/Support/TestThreads",
+            swiftSettings: strict
+        ),
+        .target(
             // A seeded generator for the tests, so a failing run replays from its seed.
             name: "TestRandom",
             path: "Tests/Support/TestRandom",
@@ -348,12 +355,12 @@ let package = Package(
         ),
         .testTarget(
             name: "PhotoProcessingTests",
-            dependencies: ["PhotoProcessing", "TestImages", "RecipeModel", "RecipeProtocol"],
+            dependencies: ["PhotoProcessing", "TestImages", "TestThreads", "RecipeModel", "RecipeProtocol"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "ZeroMQTests",
-            dependencies: ["ZeroMQ", "TestRandom"],
+            dependencies: ["ZeroMQ", "TestRandom", "TestThreads"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -400,6 +407,7 @@ let package = Package(
             dependencies: [
                 "Messaging",
                 "TestRandom",
+                "TestThreads",
                 "ZeroMQ",
                 "RecipeProtocol",
                 .product(name: "Logging", package: "swift-log"),
@@ -413,6 +421,7 @@ let package = Package(
                 "RecipeStore",
                 "ReplicaSync",
                 "Messaging",
+                "TestThreads",
                 "ZeroMQ",
                 "RecipeModel",
                 "RecipeProtocol",
@@ -423,7 +432,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RecipeImportTests",
-            dependencies: ["RecipeImport", "RecipeModel", "RecipeProtocol"],
+            dependencies: ["RecipeImport", "RecipeModel", "RecipeProtocol", "TestThreads"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -439,13 +448,13 @@ let package = Package(
         ),
         .testTarget(
             name: "FuzzCorpusTests",
-            dependencies: ["FuzzChecks"],
+            dependencies: ["FuzzChecks", "TestThreads"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["Messaging", "ZeroMQ", "RecipeProtocol", "RecipeModel", "RecipeStore", "ReplicaSync", "TestHTTPServer", "TestImages",
-                           "TestRandom", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
+                           "TestRandom", "TestThreads", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
     ]

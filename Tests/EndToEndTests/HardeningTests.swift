@@ -4,6 +4,7 @@ import RecipeProtocol
 import RecipeStore
 import TestHTTPServer
 import Testing
+import TestThreads
 import ZeroMQ
 
 #if canImport(Glibc)
@@ -11,7 +12,10 @@ import Glibc
 #endif
 
 /// A stranger's client: a raw DEALER socket speaking only what docs/PROTOCOL.md documents.
-final class StrangerSocket {
+///
+/// Its blocking calls run on a thread of their own (see `onOwnThread`), never on the cooperative pool.
+final class StrangerSocket: @unchecked Sendable {
+    // @unchecked: a test uses its socket from one call at a time, each call on one thread.
     let context: Context
     let socket: Socket
 
@@ -23,20 +27,28 @@ final class StrangerSocket {
     }
 
     /// Sends frames after the empty delimiter and returns the reply envelope as JSON (nil when none came).
-    func send(_ frames: [Data]) throws -> [String: Any]? {
-        try socket.send(Message([Data()] + frames))
-        guard let reply = try socket.receive(), reply.frames.count >= 2 else { return nil }
-        return try JSONSerialization.jsonObject(with: reply.frames[1]) as? [String: Any]
+    func send(_ frames: [Data]) async throws -> [String: Any]? {
+        let reply: Data? = try await onOwnThread(named: "stranger's client") { [self] in
+            try socket.send(Message([Data()] + frames))
+            guard let reply = try socket.receive(), reply.frames.count >= 2 else { return nil }
+            return reply.frames[1]
+        }
+        return try reply.flatMap { try JSONSerialization.jsonObject(with: $0) as? [String: Any] }
     }
 
-    func request(_ op: String, _ body: Any, id: String = UUID().uuidString, frames: [Data] = []) throws -> [String: Any]? {
-        let json = try JSONSerialization.data(withJSONObject: ["v": 1, "id": id, "op": op, "body": body])
-        return try send([json] + frames)
+    func request(_ op: String, _ body: Any, id: String = UUID().uuidString, frames: [Data] = []) async throws -> [String: Any]? {
+        try await send([Self.envelope(op, body, id: id)] + frames)
+    }
+
+    /// A request's JSON frame. Encode it once to send it again: a retry is the same bytes, and a dictionary
+    /// encoded twice may list its keys in another order, which the service takes as another body.
+    static func envelope(_ op: String, _ body: Any, id: String = UUID().uuidString) throws -> Data {
+        try JSONSerialization.data(withJSONObject: ["v": 1, "id": id, "op": op, "body": body])
     }
 
     /// The error code of the reply, or "ok".
-    func code(_ op: String, _ body: Any, id: String = UUID().uuidString) throws -> String {
-        guard let reply = try request(op, body, id: id) else { return "no reply" }
+    func code(_ op: String, _ body: Any, id: String = UUID().uuidString) async throws -> String {
+        guard let reply = try await request(op, body, id: id) else { return "no reply" }
         if reply["ok"] as? Bool == true { return "ok" }
         return ((reply["error"] as? [String: Any])?["code"] as? String) ?? "unreadable"
     }
@@ -68,7 +80,7 @@ struct HardeningTests {
                                       ["name": "B", "prepTime": "PT9223372036854775807M"],
                                       ["name": "C", "prepTime": "P300D", "cookTime": "P300D"],
                                       ["name": "D", "ingredients": [nines]]] {
-            let reply = try #require(try stranger.request("recipe.create", ["recipe": recipe]))
+            let reply = try #require(try await stranger.request("recipe.create", ["recipe": recipe]))
             let error = reply["error"] as? [String: Any]
             if recipe["name"] as? String == "C" {
                 #expect(reply["ok"] as? Bool == true, "two long times are fine; their sum is bounded, not trapped on")
@@ -91,28 +103,29 @@ struct HardeningTests {
             syncRecord(kind: "recipe", id: someID, fields: ["name": "R", "secret": "not a recipe field"]),
         ] {
             // Held back with the reason (the rest of a page would apply), never written.
-            let reply = try #require(try stranger.request("sync.apply", ["from": "peer1", "records": [record]]))
+            let reply = try #require(try await stranger.request("sync.apply", ["from": "peer1", "records": [record]]))
             #expect((reply["body"] as? [String: Any])?["held"] as? Int ?? 0 >= 1, "\(record["fields"]!): \(reply)")
         }
-        #expect(try stranger.code("recipe.get", ["id": someID]) == "not_found", "nothing of a held record is stored")
-        #expect(try stranger.code("sync.missingPhotos", ["sha256": ["../../../../etc/passwd"]]) == "invalid_argument")
+        #expect(try await stranger.code("recipe.get", ["id": someID]) == "not_found", "nothing of a held record is stored")
+        #expect(try await stranger.code("sync.missingPhotos", ["sha256": ["../../../../etc/passwd"]]) == "invalid_argument")
 
         // 9: the same id with another body is refused, never answered with the first reply.
         let id = UUID().uuidString
-        let first = try #require(try stranger.request("recipe.create", ["recipe": ["name": "First"]], id: id))
+        let firstRequest = try StrangerSocket.envelope("recipe.create", ["recipe": ["name": "First"]], id: id)
+        let first = try #require(try await stranger.send([firstRequest]))
         #expect(first["ok"] as? Bool == true)
-        let second = try #require(try stranger.request("recipe.create", ["recipe": ["name": "Second"]], id: id))
+        let second = try #require(try await stranger.request("recipe.create", ["recipe": ["name": "Second"]], id: id))
         #expect((second["error"] as? [String: Any])?["code"] as? String == "request_id_reused")
-        let again = try #require(try stranger.request("recipe.create", ["recipe": ["name": "First"]], id: id))
-        #expect(((again["body"] as? [String: Any])?["recipe"] as? [String: Any])?["name"] as? String == "First", "a true retry gets the remembered reply")
+        let again = try #require(try await stranger.send([firstRequest]))
+        #expect(((again["body"] as? [String: Any])?["recipe"] as? [String: Any])?["name"] as? String == "First", "a true retry gets the remembered reply, got \(again)")
 
         // Still writing (a trapped clock would stop every write), and after a restart too.
-        #expect(try stranger.code("recipe.create", ["recipe": ["name": "After"]]) == "ok")
+        #expect(try await stranger.code("recipe.create", ["recipe": ["name": "After"]]) == "ok")
         #expect(try await storage.stop() == 0)
         (storage, endpoint) = try await startStorage(samples: false, folder: folder)
         stranger = try StrangerSocket(endpoint)
-        #expect(try stranger.code("recipe.create", ["recipe": ["name": "After a restart"]]) == "ok")
-        let list = try #require(try stranger.request("recipe.list", ["limit": 100]))
+        #expect(try await stranger.code("recipe.create", ["recipe": ["name": "After a restart"]]) == "ok")
+        let list = try #require(try await stranger.request("recipe.list", ["limit": 100]))
         let names = Set((((list["body"] as? [String: Any])?["recipes"] as? [[String: Any]]) ?? []).compactMap { $0["name"] as? String })
         #expect(names == ["C", "First", "After", "After a restart"], "only the accepted recipes are stored: \(names)")
         _ = try await storage.stop()
@@ -123,12 +136,12 @@ struct HardeningTests {
         let folder = temporaryDataFolder()
         let (storage, endpoint) = try await startStorage(samples: false, folder: folder)
         let stranger = try StrangerSocket(endpoint)
-        #expect(try stranger.code("recipe.create", ["recipe": ["name": "Kept"]]) == "ok")
+        #expect(try await stranger.code("recipe.create", ["recipe": ["name": "Kept"]]) == "ok")
 
         let frame = Data(repeating: 0x41, count: 8 * 1_024 * 1_024)
         let json = try JSONSerialization.data(withJSONObject: ["v": 1, "id": "big", "op": "system.echo", "body": ["text": "x", "frames": []]])
         for _ in 0..<3 {
-            let reply = try #require(try stranger.send([json] + Array(repeating: frame, count: 10)))
+            let reply = try #require(try await stranger.send([json] + Array(repeating: frame, count: 10)))
             #expect((reply["error"] as? [String: Any])?["code"] as? String == "message_too_large")
         }
         let peak = try #require(peakRSSMegabytes(storage.pid))
@@ -150,7 +163,7 @@ struct HardeningTests {
             case 4: bytes = Array((String(repeating: "[", count: 5_000) + String(repeating: "]", count: 5_000)).utf8)
             default: bytes = Array(#"{"v":"1","id":\#(index),"op":null}"#.utf8)
             }
-            let reply = try stranger.send([Data(bytes)])
+            let reply = try await stranger.send([Data(bytes)])
             if let reply, reply["ok"] as? Bool == false { answered += 1 } else if reply?["ok"] as? Bool == true {
                 // A flipped byte can leave a valid request (a changed name): that one is a person's write, allowed.
                 answered += 1
@@ -158,7 +171,7 @@ struct HardeningTests {
             }
         }
         #expect(answered == 3_000, "every malformed request got an answer")
-        #expect(try stranger.code("system.health", [:] as [String: Any]) == "ok")
+        #expect(try await stranger.code("system.health", [:] as [String: Any]) == "ok")
         _ = try await storage.stop()
 
         // The database is intact, and holds the one real recipe (plus any flipped-byte request that was still valid).
@@ -226,10 +239,10 @@ struct HardeningTests {
             case 2: bytes = Array(#"{"v":1,"id":"w\#(index)","op":"import.url","body":{"url":"file:///etc/passwd"}}"#.utf8)
             default: bytes = Array((String(repeating: "{\"a\":", count: 3_000)).utf8)
             }
-            if let reply = try stranger.send([Data(bytes)]), reply["ok"] as? Bool == false { answered += 1 }
+            if let reply = try await stranger.send([Data(bytes)]), reply["ok"] as? Bool == false { answered += 1 }
         }
         #expect(answered == 1_500, "every malformed request got an error reply")
-        #expect(try stranger.code("system.health", [:] as [String: Any]) == "ok")
+        #expect(try await stranger.code("system.health", [:] as [String: Any]) == "ok")
         let storage = try services.client(services.storageEndpoint)
         #expect(try await storage.call(RecipeOps.List.self, RecipeListQuery(limit: 10)).recipes.isEmpty, "nothing was stored")
         _ = try await worker.stop()

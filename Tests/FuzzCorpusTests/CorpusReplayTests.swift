@@ -1,6 +1,7 @@
 import Foundation
 import FuzzChecks
 import Testing
+import TestThreads
 
 /// Every committed fuzz input — the seeds and each input that once found a bug —
 /// replayed through the checks the fuzz targets run, on every test run.
@@ -15,52 +16,61 @@ struct CorpusReplayTests {
         return try names.map { try Data(contentsOf: folder.appendingPathComponent($0)) }
     }
 
+    /// Runs `check` on every input, on a thread of its own: the checks wait for their async work with a semaphore
+    /// (libFuzzer calls them synchronously), and a test waiting that way on the cooperative pool would hold one of
+    /// its threads for the whole replay, stalling every other test's continuations.
+    static func replay(_ inputs: [Data], through check: @escaping @Sendable (Data) -> Void) async {
+        await onOwnThread(named: "corpus replay") {
+            for input in inputs { check(input) }
+        }
+    }
+
     @Test("storage requests", arguments: ["storage-request"])
-    func storageRequests(target: String) throws {
+    func storageRequests(target: String) async throws {
         let inputs = try Self.inputs(target)
         #expect(inputs.count >= 20, "the seed corpus holds a request for every operation")
-        for input in inputs { FuzzChecks.storageRequest(input) }
+        await Self.replay(inputs, through: FuzzChecks.storageRequest)
     }
 
     @Test("web pages")
-    func pages() throws {
+    func pages() async throws {
         let inputs = try Self.inputs("page")
         #expect(!inputs.isEmpty)
-        for input in inputs { FuzzChecks.page(input) }
+        await Self.replay(inputs, through: FuzzChecks.page)
     }
 
     @Test("durations and ingredient lines")
-    func parsers() throws {
+    func parsers() async throws {
         let inputs = try Self.inputs("parsers")
         #expect(!inputs.isEmpty)
-        for input in inputs { FuzzChecks.parsers(input) }
+        await Self.replay(inputs, through: FuzzChecks.parsers)
     }
 
     @Test("photos for the photo intake")
-    func photoIntake() throws {
+    func photoIntake() async throws {
         let inputs = try Self.inputs("photo-intake")
         #expect(inputs.count >= 5, "the seed corpus holds a small JPEG, PNG, WebP, HEIC and AVIF")
-        for input in inputs { FuzzChecks.photoIntake(input) }
+        await Self.replay(inputs, through: FuzzChecks.photoIntake)
     }
 
     @Test("entries of other apps' exports")
-    func migration() throws {
+    func migration() async throws {
         let inputs = try Self.inputs("migration")
         #expect(inputs.count >= 6, "the seed corpus holds an entry of each format")
-        for input in inputs { FuzzChecks.migration(input) }
+        await Self.replay(inputs, through: FuzzChecks.migration)
     }
 
     @Test("sync.apply records")
-    func syncApply() throws {
+    func syncApply() async throws {
         let inputs = try Self.inputs("sync-apply")
         #expect(!inputs.isEmpty)
-        for input in inputs { FuzzChecks.syncApply(input) }
+        await Self.replay(inputs, through: FuzzChecks.syncApply)
     }
 
     @Test("database snapshots from a peer")
-    func snapshotInstall() throws {
+    func snapshotInstall() async throws {
         let inputs = try Self.inputs("snapshot-install")
         #expect(!inputs.isEmpty, "the seed corpus holds a real snapshot")
-        for input in inputs { FuzzChecks.snapshotInstall(input) }
+        await Self.replay(inputs, through: FuzzChecks.snapshotInstall)
     }
 }

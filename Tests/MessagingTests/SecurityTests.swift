@@ -2,6 +2,7 @@ import Foundation
 import Messaging
 import RecipeProtocol
 import Testing
+import TestThreads
 import ZeroMQ
 
 /// The CURVE security matrix through real TCP sockets: only a client with an allowed
@@ -110,12 +111,5 @@ struct SecurityTests {
     static func isRefusal(_ error: MessageClientError) -> Bool {
         if case .refused = error { return true }
         return false
-    }
-}
-
-/// Runs `body` on a thread of its own (sockets block; the cooperative pool must not).
-func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestThreads
 @testable import ZeroMQ
 
 @Suite("Socket patterns")

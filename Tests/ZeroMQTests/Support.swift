@@ -1,14 +1,6 @@
 import Foundation
 import TestRandom
 
-/// Runs `body` on a thread of its own, so blocking socket calls never hold a
-/// thread of Swift's cooperative pool (which the other tests share).
-func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
-    }
-}
-
 /// `count` random-looking bytes (SplitMix64, a fresh seed each call): fast enough
 /// that making megabytes does not tie up the threads the other tests need.
 func randomBytes(_ count: Int) -> Data {
