@@ -4,23 +4,31 @@ import RecipeModel
 import RecipeProtocol
 
 extension RecipeStore {
-    /// The columns `summary(_:)` reads, for any query over `recipes r`, in the order it reads them (by position);
-    /// a query may select more after them, from `summaryColumnCount` on.
-    private static let summaryColumnList = [
-        "r.id", "r.title", "r.recipeCategory", "r.recipeCuisine", "r.bookId", "r.isFavorite", "r.rating", "r.origin",
-        "r.totalTimeMinutes", "r.createdAt", "r.updatedAt", "r.version",
-        "(SELECT COUNT(*) FROM recipe_photos p WHERE p.recipeId = r.id) AS photoCount",
-    ]
-    static let summaryColumns = summaryColumnList.joined(separator: ", ")
-    static let summaryColumnCount = Int32(summaryColumnList.count)
+    /// The columns `summary(_:)` reads by position, in this order, for any query over `recipes r`; a query may
+    /// select more after them, from `summaryColumnCount` on.
+    enum SummaryColumn: Int32, CaseIterable {
+        case id, title, recipeCategory, recipeCuisine, bookId, isFavorite, rating, origin, totalTimeMinutes, createdAt,
+             updatedAt, version, photoCount
+
+        var expression: String {
+            switch self {
+            case .photoCount: "(SELECT COUNT(*) FROM recipe_photos p WHERE p.recipeId = r.id) AS photoCount"
+            default: "r.\(self)"
+            }
+        }
+    }
+    static let summaryColumns = SummaryColumn.allCases.map(\.expression).joined(separator: ", ")
+    static let summaryColumnCount = Int32(SummaryColumn.allCases.count)
 
     static func summary(_ row: StatementRow) -> RecipeSummary {
-        RecipeSummary(
-            id: row.uuid(0) ?? UUID(), name: row[1, or: ""], recipeCategory: row[2], recipeCuisine: row[3],
-            bookID: row.uuid(4), isFavorite: row[5, or: false], rating: row[6, or: 0],
-            origin: RecipeOrigin(rawValue: row[7, or: "custom"]) ?? .custom, totalMinutes: row[8], photoCount: row[12, or: 0],
-            createdAt: row[9, or: Date(timeIntervalSince1970: 0)], updatedAt: row[10, or: Date(timeIntervalSince1970: 0)],
-            version: row[11, or: 1])
+        typealias C = SummaryColumn
+        return RecipeSummary(
+            id: row.uuid(C.id) ?? UUID(), name: row[C.title, or: ""], recipeCategory: row[C.recipeCategory],
+            recipeCuisine: row[C.recipeCuisine], bookID: row.uuid(C.bookId), isFavorite: row[C.isFavorite, or: false],
+            rating: row[C.rating, or: 0], origin: RecipeOrigin(rawValue: row[C.origin, or: "custom"]) ?? .custom,
+            totalMinutes: row[C.totalTimeMinutes], photoCount: row[C.photoCount, or: 0],
+            createdAt: row[C.createdAt, or: Date(timeIntervalSince1970: 0)], updatedAt: row[C.updatedAt, or: Date(timeIntervalSince1970: 0)],
+            version: row[C.version, or: 1])
     }
 
     /// A page of recipes matching `query`, in its order; `nextCursor` continues it.
@@ -88,7 +96,7 @@ extension RecipeStore {
                     return
                 }
                 page.append(Self.summary(row))
-                last = (row.databaseValue(Self.summaryColumnCount), row[0, or: ""])
+                last = (row.databaseValue(Self.summaryColumnCount), row[SummaryColumn.id, or: ""])
             }
             var next: String?
             if more, let last {

@@ -23,20 +23,18 @@ extension RecipeStore {
         try db.firstRow(selectRecipe, [id]) { row in try assemble(row, in: db) }
     }
 
-    /// The columns `assemble` reads, in the order it reads them (by position): these, then the text fields'.
-    private static let fixedColumns = [
-        "id", "title", "servings", "prepTimeMinutes", "cookTimeMinutes", "sourceType", "bookId", "sourcePageNumber",
-        "isFavorite", "rating", "origin", "createdAt", "updatedAt", "version",
-    ]
-    static let recipeColumns = (fixedColumns + RecipeTextField.all.map(\.column)).joined(separator: ", ")
+    /// The columns `assemble` reads by position, in this order, each named as in `recipes`; the text fields' follow.
+    enum FixedColumn: Int32, CaseIterable {
+        case id, title, servings, prepTimeMinutes, cookTimeMinutes, sourceType, bookId, sourcePageNumber,
+             isFavorite, rating, origin, createdAt, updatedAt, version
+    }
+    static let recipeColumns = (FixedColumn.allCases.map { "\($0)" } + RecipeTextField.all.map(\.column)).joined(separator: ", ")
     /// One recipe's row, as `assemble` reads it.
     static let selectRecipe = "SELECT \(recipeColumns) FROM recipes WHERE id = ?"
-    /// Where `createdAt` is in a row of `selectRecipe` (its stored text is what sync records carry).
-    static let createdAtColumn = Int32(fixedColumns.firstIndex(of: "createdAt")!)
 
     /// A recipe from its row (selected as `recipeColumns`) and its child tables (never from split text).
     static func assemble(_ row: StatementRow, in db: Database) throws -> Recipe {
-        let id: String = row[0, or: ""]
+        let id: String = row[FixedColumn.id, or: ""]
         var ingredients: [IngredientLine] = []
         try db.forEachRow("""
             SELECT id, text, quantity, quantityMax, unit, food, note FROM recipe_ingredients WHERE recipeId = ? ORDER BY position
@@ -65,20 +63,21 @@ extension RecipeStore {
             photos.append(PhotoInfo(id: photo.uuid(0) ?? UUID(), position: photo[1, or: 0], sha256: photo[2, or: ""],
                                     byteCount: photo[3, or: 0], mediaType: photo[4, or: ""]))
         }
+        typealias C = FixedColumn
         var recipe = Recipe(
-            id: row.uuid(0) ?? UUID(), name: row[1, or: ""], ingredients: ingredients, instructions: instructions,
-            servings: row[2], keywords: keywords, sourceType: SourceType(rawValue: row[5, or: "manual"]) ?? .manual,
-            bookID: row.uuid(6), sourcePageNumber: row[7],
-            isFavorite: row[8, or: false], rating: row[9, or: 0],
-            origin: RecipeOrigin(rawValue: row[10, or: "custom"]) ?? .custom, photos: photos,
-            createdAt: row[createdAtColumn, or: Date(timeIntervalSince1970: 0)], updatedAt: row[12, or: Date(timeIntervalSince1970: 0)],
-            version: row[13, or: 1])
+            id: row.uuid(C.id) ?? UUID(), name: row[C.title, or: ""], ingredients: ingredients, instructions: instructions,
+            servings: row[C.servings], keywords: keywords, sourceType: SourceType(rawValue: row[C.sourceType, or: "manual"]) ?? .manual,
+            bookID: row.uuid(C.bookId), sourcePageNumber: row[C.sourcePageNumber],
+            isFavorite: row[C.isFavorite, or: false], rating: row[C.rating, or: 0],
+            origin: RecipeOrigin(rawValue: row[C.origin, or: "custom"]) ?? .custom, photos: photos,
+            createdAt: row[C.createdAt, or: Date(timeIntervalSince1970: 0)], updatedAt: row[C.updatedAt, or: Date(timeIntervalSince1970: 0)],
+            version: row[C.version, or: 1])
         for (offset, field) in RecipeTextField.all.enumerated() {
-            recipe[keyPath: field.recipe] = row[Int32(fixedColumns.count + offset)]
+            recipe[keyPath: field.recipe] = row[Int32(C.allCases.count + offset)]
         }
         // Recipes from before the durations' text was kept have only the minutes.
-        if recipe.prepTime == nil { recipe.prepTime = (row[3] as Int?).map { ISODuration.text(minutes: $0) } }
-        if recipe.cookTime == nil { recipe.cookTime = (row[4] as Int?).map { ISODuration.text(minutes: $0) } }
+        if recipe.prepTime == nil { recipe.prepTime = (row[C.prepTimeMinutes] as Int?).map { ISODuration.text(minutes: $0) } }
+        if recipe.cookTime == nil { recipe.cookTime = (row[C.cookTimeMinutes] as Int?).map { ISODuration.text(minutes: $0) } }
         return recipe
     }
 

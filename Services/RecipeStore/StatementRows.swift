@@ -21,6 +21,17 @@ struct StatementRow {
         Value.fromStatement(statement, atUncheckedIndex: index) ?? fallback
     }
 
+    /// The column at a named position (a case of an enum of the statement's columns, its raw value the position).
+    subscript<Column: RawRepresentable, Value: StatementColumnConvertible>(_ column: Column) -> Value? where Column.RawValue == Int32 {
+        self[column.rawValue]
+    }
+
+    /// The column at a named position, or `fallback` for NULL.
+    subscript<Column: RawRepresentable, Value: StatementColumnConvertible>(_ column: Column, or fallback: Value) -> Value
+    where Column.RawValue == Int32 {
+        self[column.rawValue, or: fallback]
+    }
+
     /// The column's text when SQLite holds it as text; `nil` for any other storage class (as GRDB's
     /// `String` conversion of a `DatabaseValue` gives), where the subscript would convert a number.
     func storedText(_ index: Int32) -> String? {
@@ -30,6 +41,11 @@ struct StatementRow {
     /// The column at `index` as GRDB's `DatabaseValue` (for a value kept whatever its storage class, as a list cursor's key).
     func databaseValue(_ index: Int32) -> DatabaseValue {
         DatabaseValue(sqliteStatement: statement, index: index)
+    }
+
+    /// `uuid(_:)` at a named position.
+    func uuid<Column: RawRepresentable>(_ column: Column) -> UUID? where Column.RawValue == Int32 {
+        uuid(column.rawValue)
     }
 
     /// A text column holding a UUID, read from its bytes; `nil` for NULL or text that is not a UUID.

@@ -13,7 +13,7 @@ extension SyncLog {
         case .recipe:
             return try db.firstRow(RecipeStore.selectRecipe, [id]) { row in
                 var values = recipeValues(try RecipeStore.assemble(row, in: db), stored: stored)
-                values["createdAt"] = JSONValue(row.storedText(RecipeStore.createdAtColumn))
+                values["createdAt"] = JSONValue(row.storedText(RecipeStore.FixedColumn.createdAt.rawValue))
                 return values
             }
         case .book:
