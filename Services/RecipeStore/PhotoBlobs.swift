@@ -109,11 +109,24 @@ struct PhotoBlobs: Sendable {
     }
 
     /// The bytes stored under `sha256`, checked against the hash.
+    ///
+    /// A blob whose bytes no longer match their hash (a disk fault, a file edited by hand) is moved aside to
+    /// `.<hash>.damaged` beside it: from then on it is missing, so `contains` says so and a replica's intact copy
+    /// can take its place. A missing or damaged blob throws `PhotoStorageError` with `lost` set.
     func read(_ sha256: String) throws -> Data {
         guard RecipeStore.isHash(sha256) else { throw PhotoStorageError("\(sha256.prefix(80)) is not a photo hash") }
-        let bytes = try Data(contentsOf: url(for: sha256))
+        let file = url(for: sha256)
+        let bytes: Data
+        do {
+            bytes = try Data(contentsOf: file)
+        } catch where !FileManager.default.fileExists(atPath: file.path) {
+            throw PhotoStorageError("photo \(sha256) is missing from the photo folder", lost: true)
+        }
         guard Self.hash(bytes) == sha256 else {
-            throw PhotoStorageError("photo \(sha256) is damaged on disk (its bytes no longer match their SHA-256)")
+            let aside = file.deletingLastPathComponent().appendingPathComponent(".\(sha256).damaged")
+            _ = rename(file.path, aside.path)
+            throw PhotoStorageError("photo \(sha256) is damaged on disk (its bytes no longer match their SHA-256; moved aside to \(aside.lastPathComponent))",
+                                    lost: true)
         }
         return bytes
     }
@@ -177,7 +190,12 @@ struct PhotoBlobs: Sendable {
 /// The photo folder could not be read or written.
 struct PhotoStorageError: Error, CustomStringConvertible {
     let description: String
-    init(_ description: String) { self.description = description }
+    /// The blob asked for is gone from the folder, or was damaged and moved aside.
+    var lost = false
+    init(_ description: String, lost: Bool = false) {
+        self.description = description
+        self.lost = lost
+    }
 }
 
 extension RecipeStore {

@@ -42,11 +42,21 @@ extension RecipeStore {
         try copy.close()
         let blobs = try PhotoBlobs(folder: target.appendingPathComponent(RecipeVault.photoFolderName))
         var bytes = (try? manager.attributesOfItem(atPath: databasePath)[.size] as? Int) ?? 0
+        var lost: [String] = []
         for hash in hashes {
-            let data = try photos.read(hash) // checked against its hash on the way
+            // Checked against its hash on the way. A blob lost here is left out, not fatal: the copy is still
+            // worth having, and a storage started on it gets the blob back from a replica that holds it.
+            let data: Data
+            do {
+                data = try readBlob(hash)
+            } catch let error as ServiceError where error.code == .notFound {
+                lost.append(hash)
+                continue
+            }
             _ = try blobs.store(data, checked: hash)
             bytes += data.count
         }
-        return .init(folder: target.path, recipes: recipes, photos: hashes.count, bytes: bytes)
+        return .init(folder: target.path, recipes: recipes, photos: hashes.count - lost.count, bytes: bytes,
+                     lostPhotos: lost.isEmpty ? nil : lost)
     }
 }

@@ -44,7 +44,7 @@ extension RecipeStore {
             throw ServiceError(.notFound, list.isEmpty ? "the recipe has no photos"
                 : "the recipe has \(list.count) photos (positions 0 to \(list.count - 1)); there is none at \(position)")
         }
-        return (list[position], try photos.read(list[position].sha256))
+        return (list[position], try readBlob(list[position].sha256))
     }
 
     /// Moves a photo to `position`, shifting the others.

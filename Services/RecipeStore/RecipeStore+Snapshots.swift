@@ -232,6 +232,7 @@ extension RecipeStore {
         heldPhotos.withLock { held in
             for (hash, _) in held { held[hash] = Date() } // the blobs sent ahead are named now; keep them from the next collection
         }
+        try findLostPhotos() // blobs the source could not send: the next sync with a replica that holds them brings them
         return .init(installed: true, replicaID: current.state.replica, latestSeq: request.seq)
     }
 

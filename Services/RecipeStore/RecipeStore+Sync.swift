@@ -23,12 +23,14 @@ extension RecipeStore {
     // MARK: The change feed
 
     /// This replica's id, the newest feed position, and how many conflicts it has recorded.
-    public func syncInfo() async throws -> (replicaID: String, latestSeq: Int, conflictsCreated: Int, held: [HeldRecord], empty: Bool) {
+    /// `lostPhotos`: blobs a recipe here names that are gone from the disk (see `RecipeStore+LostPhotos.swift`).
+    public func syncInfo() async throws
+        -> (replicaID: String, latestSeq: Int, conflictsCreated: Int, held: [HeldRecord], empty: Bool, lostPhotos: [String]) {
         try await pool.read { db in
             let replica = try SyncState.load(db).replica
             let latest = try Int.fetchOne(db, sql: "SELECT MAX(seq) FROM sync_records") ?? 0
             let conflicts = try SyncApplier.openConflictCount(in: db)
-            return (replica, latest, conflicts, try SyncApplier.heldSummaries(in: db), try Self.holdsNothing(db))
+            return (replica, latest, conflicts, try SyncApplier.heldSummaries(in: db), try Self.holdsNothing(db), try currentLostPhotos(in: db))
         }
     }
 
@@ -92,7 +94,7 @@ extension RecipeStore {
     public func photoBlob(sha256: String) throws -> Data {
         guard Self.isHash(sha256) else { throw ServiceError(.invalidArgument, "\"\(sha256)\" is not a SHA-256 (64 lowercase hex digits)") }
         guard photos.contains(sha256) else { throw ServiceError(.notFound, "no photo with SHA-256 \(sha256) is stored here") }
-        return try photos.read(sha256)
+        return try readBlob(sha256)
     }
 
     /// Stores a blob sent by another replica, after checking the bytes against `sha256`. `false` when it was already here.

@@ -16,6 +16,9 @@ public final class RecipeStore: Sendable {
     let photos: PhotoBlobs
     /// Blobs another replica sent ahead of the records that use them: kept from collection for an hour.
     let heldPhotos = Mutex<[String: Date]>([:])
+    /// Blobs a recipe here names that are gone from the photo folder (or were damaged and moved aside); a sync
+    /// brings them back from a replica that holds them. See `RecipeStore+LostPhotos.swift`.
+    let lostPhotos = Mutex<Set<String>>([])
     /// Backups being written: photo collection waits, so a copied database never names a collected blob.
     let backupsRunning = Mutex(0)
     /// Set when this open started a new incarnation (the file was restored or copied): for the service's log.
@@ -60,6 +63,7 @@ public final class RecipeStore: Sendable {
         incarnationNote = try pool.write { db in try SyncState.checkIncarnation(db, path: path) }
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA optimize=0x10002") }
         photos = try PhotoBlobs(folder: folder.appendingPathComponent(RecipeVault.photoFolderName))
+        try findLostPhotos()
     }
 
     /// The durability settings in force on the writing connection: `journal_mode` and `synchronous` (2 = FULL).

@@ -171,6 +171,10 @@ public enum SyncEngine {
                 report.conflicts += applied.conflicts
             }
         }
+        // Blobs gone from the target's disk that its recipes still name: send those the source holds.
+        if let lost = targetInfo.lostPhotos, !lost.isEmpty {
+            report = report + (try await sendPhotos(lost, from: source, to: target)).report
+        }
         return report
     }
 

@@ -114,7 +114,7 @@ extension Routes {
         handle(SyncOps.Info.self) { _, _ in
             let info = try await store.syncInfo()
             return .init(replicaID: info.replicaID, publishEndpoint: publishEndpoint, latestSeq: info.latestSeq,
-                         conflictsCreated: info.conflictsCreated, held: info.held, empty: info.empty)
+                         conflictsCreated: info.conflictsCreated, held: info.held, empty: info.empty, lostPhotos: info.lostPhotos.isEmpty ? nil : info.lostPhotos)
         }
         handle(ConflictOps.List.self) { _, _ in .init(conflicts: try await store.conflicts()) }
         handle(ConflictOps.Resolve.self) { request, _ in

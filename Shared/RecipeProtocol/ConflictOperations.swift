@@ -77,11 +77,15 @@ public enum BackupOps {
             public var recipes: Int
             public var photos: Int
             public var bytes: Int
-            public init(folder: String, recipes: Int, photos: Int, bytes: Int) {
+            /// Photos the copy names but could not take: their blobs are lost from this storage's disk (removed, or
+            /// damaged). A storage started on the copy gets them back from a replica that holds them. Absent when none.
+            public var lostPhotos: [String]?
+            public init(folder: String, recipes: Int, photos: Int, bytes: Int, lostPhotos: [String]? = nil) {
                 self.folder = folder
                 self.recipes = recipes
                 self.photos = photos
                 self.bytes = bytes
+                self.lostPhotos = lostPhotos
             }
         }
     }

@@ -24,14 +24,18 @@ public enum SyncOps {
             /// `true` when nothing was ever stored here (no recipe, book, cook-log entry, ingredient, feed entry
             /// or import job): a sync may bring the whole of another replica as a snapshot (`sync.install`).
             public var empty: Bool?
+            /// Photo blobs a recipe here names that are gone from this storage's disk (removed, or damaged and moved
+            /// aside), at most 500; a sync sends them from a replica that holds them. Absent when there are none.
+            public var lostPhotos: [String]?
             public init(replicaID: String, publishEndpoint: String?, latestSeq: Int, conflictsCreated: Int, held: [HeldRecord]? = nil,
-                        empty: Bool? = nil) {
+                        empty: Bool? = nil, lostPhotos: [String]? = nil) {
                 self.replicaID = replicaID
                 self.publishEndpoint = publishEndpoint
                 self.latestSeq = latestSeq
                 self.conflictsCreated = conflictsCreated
                 self.held = held
                 self.empty = empty
+                self.lostPhotos = lostPhotos
             }
         }
     }

@@ -91,6 +91,8 @@ struct History {
         var ledger = Ledger()
         var snapshots: [Int: (folder: URL, editsBefore: Int)] = [:]
         var restored = false
+        // A photo blob lost from one replica's disk (removed, or damaged) while another holds it.
+        var lostBlob: String?
         func active(_ step: Int) -> [Int] { Array(replicas.indices).filter { $0 < 2 || step >= joinsAt } }
         // A few shared recipes and a book, so replicas edit and delete the same ones.
         let book = try await replicas[0].store.createBook(id: newID(), title: "Book", author: nil)
@@ -120,7 +122,7 @@ struct History {
                 }
                 _ = try await replicas[other].apply(from: sourceID, records: page.records, cursor: nil)
                 trace("apply without cursor \(replica.name) → \(replicas[other].name): \(page.records.count) records")
-            case 25..<30 where snapshots[index] == nil && !restored:
+            case 25..<30 where snapshots[index] == nil && !restored && lostBlob == nil:
                 // A backup taken while it runs, or a plain copy of its data folder taken while it is stopped.
                 let folder = root.appendingPathComponent("snapshot-\(index)-\(step)")
                 if chance(50) {
@@ -132,7 +134,7 @@ struct History {
                 }
                 snapshots[index] = (folder, ledger.edits.count)
                 trace("snapshot of \(replica.name)")
-            case 30..<35 where snapshots[index] != nil && !restored:
+            case 30..<35 where snapshots[index] != nil && !restored && lostBlob == nil:
                 // Restored from its backup: what it made since and had not passed on is legitimately gone.
                 let snapshot = snapshots[index]!
                 let folder = replica.store.folder
@@ -144,19 +146,56 @@ struct History {
                 for deletion in ledger.deletions where deletion.replica == index { ledger.restoredAway.insert(deletion.record.id) }
                 restored = true
                 trace("restore of \(replica.name) from its backup")
+            case 35..<38 where lostBlob == nil && live.count > 1:
+                let named = try await replica.store.listRecipes(.init(limit: 200)).recipes.filter { $0.photoCount > 0 }
+                guard !named.isEmpty else { break }
+                let hash = pick(try await replica.store.recipe(pick(named).id).photos).sha256
+                var heldElsewhere = false
+                for other in live where other != index { heldElsewhere = try await replicas[other].missingPhotos([hash]).isEmpty || heldElsewhere }
+                guard heldElsewhere else { break }
+                let damage = chance(50)
+                try LostBlobTests.lose(replica, hash, damage: damage)
+                lostBlob = hash
+                trace("\(replica.name) loses blob \(hash.prefix(12)) (\(damage ? "damaged" : "removed"))")
             default:
                 try await act(on: replica, index: index, ledger: &ledger)
             }
         }
         try await syncAll(replicas, snapshotAbove: snapshotAbove)
+        if lostBlob != nil {
+            // Someone looks at every photo: a damaged blob is found when it is read (a removed one too, and at a
+            // restart), and the next sync brings it back from a replica that holds it.
+            for replica in replicas {
+                for summary in try await replica.store.listRecipes(.init(limit: 200)).recipes where summary.photoCount > 0 {
+                    for position in 0..<summary.photoCount { _ = try? await replica.store.photo(recipeID: summary.id, position: position) }
+                }
+            }
+            try await syncAll(replicas, snapshotAbove: snapshotAbove)
+        }
         for other in replicas.dropFirst() {
             let diff = try await difference(replicas[0], other)
             #expect(diff.isEmpty, "seed \(seed): \(diff)")
         }
         #expect(try await syncAll(replicas) == 0, "a further sync changed something (seed \(seed))")
+        // A lost blob comes back wherever a recipe names it, unless no replica kept it (the one that still held it
+        // dropped it with its last recipe before passing it back): then records wait for it, and nothing else.
+        var goneEverywhere = false
+        if let lostBlob {
+            goneEverywhere = true
+            for replica in replicas { goneEverywhere = try await replica.missingPhotos([lostBlob]) == [lostBlob] && goneEverywhere }
+            if goneEverywhere { print("GONE EVERYWHERE seed \(seed)") }
+        }
         for replica in replicas {
-            let held = try await replica.store.heldRecords()
+            let held = try await replica.store.heldRecords().filter { !goneEverywhere || $0.missingPhotos != [lostBlob!] }
             #expect(held.isEmpty, "seed \(seed): \(replica.name) still holds \(held.map { "\($0.kind.rawValue) \($0.id): \($0.reason)" })")
+            for summary in try await replica.store.listRecipes(.init(limit: 200)).recipes where summary.photoCount > 0 {
+                for (position, photo) in try await replica.store.recipe(summary.id).photos.enumerated()
+                where !(goneEverywhere && photo.sha256 == lostBlob) {
+                    await #expect(throws: Never.self, "seed \(seed): \(replica.name) cannot read photo \(photo.sha256.prefix(12))") {
+                        _ = try await replica.store.photo(recipeID: summary.id, position: position)
+                    }
+                }
+            }
         }
         try await expectNoEditLost(ledger, in: replicas[0])
         try await expectNoUnexplainedResurrection(ledger, in: replicas[0])

@@ -15,7 +15,7 @@ struct LocalReplica: SyncEndpoint {
     func info() async throws -> SyncOps.Info.Response {
         let info = try await store.syncInfo()
         return .init(replicaID: info.replicaID, publishEndpoint: nil, latestSeq: info.latestSeq, conflictsCreated: info.conflictsCreated,
-                     held: info.held, empty: info.empty)
+                     held: info.held, empty: info.empty, lostPhotos: info.lostPhotos.isEmpty ? nil : info.lostPhotos)
     }
     func changes(since: Int, exclude: String?, limit: Int) async throws -> SyncOps.Changes.Response {
         try await store.syncChanges(since: since, exclude: exclude, limit: limit)

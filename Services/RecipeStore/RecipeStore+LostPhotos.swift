@@ -1,0 +1,45 @@
+import Foundation
+import GRDB
+import RecipeProtocol
+
+/// Photo blobs lost from this replica's disk: a file removed, or bytes that no longer match their hash (moved
+/// aside when read). Such a blob is never served; a recipe that names it keeps its photo row, and any sync with
+/// a replica that holds the blob brings it back (`sync.info`'s `lostPhotos`, which the sync engine sends).
+extension RecipeStore {
+    /// At most this many lost blobs are named in one `sync.info` (the rest follow once those are back).
+    static let lostPhotosPerInfo = 500
+
+    /// Notes every blob a recipe names that is not in the photo folder (at start and after a snapshot install).
+    func findLostPhotos() throws {
+        let named = try pool.read { db in try String.fetchAll(db, sql: "SELECT DISTINCT sha256 FROM recipe_photos") }
+        let lost = named.filter { !photos.contains($0) }
+        lostPhotos.withLock { $0 = Set(lost) }
+    }
+
+    /// The bytes of a blob a recipe here names. A blob lost from the disk is noted (a sync brings it back) and
+    /// reported as `not_found`, never served damaged.
+    func readBlob(_ sha256: String) throws -> Data {
+        do {
+            return try photos.read(sha256)
+        } catch let error as PhotoStorageError where error.lost {
+            lostPhotos.withLock { _ = $0.insert(sha256) }
+            throw ServiceError(.notFound, "\(error.description); this storage no longer holds it, and the next sync with a replica that does brings it back")
+        }
+    }
+
+    /// The lost blobs still missing that a recipe here still names, oldest knowledge first; those back in
+    /// the folder (a sync or a new photo brought them) or named by no recipe any more are forgotten.
+    func currentLostPhotos(in db: Database) throws -> [String] {
+        let noted = lostPhotos.withLock { $0 }
+        guard !noted.isEmpty else { return [] }
+        var still: [String] = []
+        for hash in noted.sorted() where !photos.contains(hash) {
+            if try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM recipe_photos WHERE sha256 = ? LIMIT 1"), arguments: [hash]) != nil {
+                still.append(hash)
+            }
+        }
+        let kept = Set(still)
+        lostPhotos.withLock { $0.formIntersection(kept.union($0.subtracting(noted))) }
+        return Array(still.prefix(Self.lostPhotosPerInfo))
+    }
+}

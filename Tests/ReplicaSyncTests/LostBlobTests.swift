@@ -1,0 +1,118 @@
+import Foundation
+import RecipeModel
+import RecipeProtocol
+import RecipeStore
+import ReplicaSync
+import Testing
+
+/// A photo blob that is gone from a replica's disk, or whose bytes no longer match their hash (a disk fault,
+/// a file removed or edited by hand), never stops a sync and comes back from any replica that still holds it.
+@Suite("Replica sync: photo blobs lost or damaged on disk")
+struct LostBlobTests {
+    /// The file a replica keeps `sha256` in.
+    static func blobFile(_ replica: LocalReplica, _ sha256: String) -> URL {
+        replica.store.folder.appendingPathComponent(RecipeVault.photoFolderName)
+            .appendingPathComponent(String(sha256.prefix(2))).appendingPathComponent(sha256)
+    }
+
+    /// Damages a stored blob in place (one byte flipped) or removes it.
+    static func lose(_ replica: LocalReplica, _ sha256: String, damage: Bool) throws {
+        let file = blobFile(replica, sha256)
+        if damage {
+            var bytes = try Data(contentsOf: file)
+            bytes[bytes.count / 2] ^= 0xFF
+            try bytes.write(to: file)
+        } else {
+            try FileManager.default.removeItem(at: file)
+        }
+    }
+
+    @Test("a blob damaged or removed on the replica a sync reads from: the sync goes on, and the blob comes back from a third replica",
+          arguments: [true, false])
+    func lostAtTheSource(damage: Bool) async throws {
+        try await withReplicas(3) { replicas in
+            let (a, b, c) = (replicas[0], replicas[1], replicas[2])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Bread"))
+            let bytes = jpegBytes(seed: 21, count: 40_000)
+            let hash = try await a.store.addPhoto(recipeID: recipe.id, bytes: bytes, position: nil).last!.sha256
+            _ = try await SyncEngine.pull(from: a, to: c)
+            try Self.lose(a, hash, damage: damage)
+            let (later, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Later"))
+
+            // a → b: the blob cannot be sent; the record naming it waits at b, the rest arrives, nothing fails.
+            let report = try await SyncEngine.pull(from: a, to: b)
+            #expect(report.photos == 0)
+            #expect(try await b.store.recipe(later.id).name == "Later")
+            #expect(try await b.store.heldRecords().map(\.id) == [recipe.id.uuidString])
+            // The damaged bytes are never served as the photo.
+            await #expect(throws: ServiceError.self) { _ = try await a.store.photo(recipeID: recipe.id, position: 0) }
+
+            // Syncing with c, which holds the blob, brings it back to a and to b.
+            try await syncAll(replicas)
+            for replica in replicas {
+                #expect(try await replica.store.photo(recipeID: recipe.id, position: 0).1 == bytes, "\(replica.name)")
+                #expect(try await replica.store.heldRecords().isEmpty, "\(replica.name)")
+            }
+            try await expectSameContent(a, b)
+            try await expectSameContent(a, c)
+        }
+    }
+
+    @Test("a blob damaged on the replica that receives it is replaced by the intact one at the next sync")
+    func damagedAtTheTarget() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup"))
+            let bytes = jpegBytes(seed: 22, count: 30_000)
+            let hash = try await a.store.addPhoto(recipeID: recipe.id, bytes: bytes, position: nil).last!.sha256
+            _ = try await SyncEngine.pull(from: a, to: b)
+            try Self.lose(b, hash, damage: true)
+            await #expect(throws: ServiceError.self) { _ = try await b.store.photo(recipeID: recipe.id, position: 0) }
+            // Nothing changed in the feeds: only the blob needs to go, and the next sync sends it.
+            try await syncAll(replicas)
+            #expect(try await b.store.photo(recipeID: recipe.id, position: 0).1 == bytes)
+        }
+    }
+
+    @Test("a backup leaves out a lost blob and says so; a storage started on the copy gets it back at its first sync")
+    func backupWithALostBlob() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Pie"))
+            let bytes = jpegBytes(seed: 24, count: 10_000)
+            let hash = try await a.store.addPhoto(recipeID: recipe.id, bytes: bytes, position: nil).last!.sha256
+            _ = try await a.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 25), position: nil)
+            try await syncAll(replicas)
+            try Self.lose(a, hash, damage: true)
+            let folder = a.store.folder.deletingLastPathComponent().appendingPathComponent("backup")
+            let backup = try await a.store.backup(to: folder.path)
+            #expect(backup.lostPhotos == [hash] && backup.photos == 1)
+            let copy = LocalReplica(store: try RecipeStore(folder: folder))
+            #expect(try await copy.info().lostPhotos == [hash])
+            try await syncAll([copy, b])
+            #expect(try await copy.store.photo(recipeID: recipe.id, position: 0).1 == bytes)
+            try copy.store.close()
+        }
+    }
+
+    @Test("a blob removed while the storage was stopped is missed from its start, and comes back at the next sync")
+    func removedWhileStopped() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("rv-lost-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        var a = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("a")))
+        let b = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("b")))
+        let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Cake"))
+        let bytes = jpegBytes(seed: 23, count: 20_000)
+        let hash = try await a.store.addPhoto(recipeID: recipe.id, bytes: bytes, position: nil).last!.sha256
+        try await syncAll([a, b])
+        try a.store.close()
+        try Self.lose(a, hash, damage: false)
+        a = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("a")))
+        #expect(try await a.info().lostPhotos == [hash])
+        try await syncAll([a, b])
+        #expect(try await a.store.photo(recipeID: recipe.id, position: 0).1 == bytes)
+        #expect(try await a.info().lostPhotos == nil)
+        try a.store.close()
+        try b.store.close()
+    }
+}
