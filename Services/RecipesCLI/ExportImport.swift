@@ -34,14 +34,20 @@ struct ExportRecipes: AsyncParsableCommand {
             for summary in try await client.call(BookOps.List.self, Empty()).books { books[summary.book.id] = summary.book }
             var query = RecipeListQuery(sort: .createdAt, limit: RecipeListQuery.maxLimit)
             var exported = 0, photoCount = 0
+            var lost: [String] = []
             while true {
                 let page = try await client.call(RecipeOps.List.self, query)
                 for summary in page.recipes where includeStarters || summary.origin != .starter {
                     let recipe = try await client.call(RecipeOps.Get.self, .init(id: summary.id)).recipe
                     var photos: [(info: PhotoInfo, data: Data)] = []
                     for (index, photo) in recipe.photos.enumerated() {
-                        let reply = try await client.send(PhotoOps.Get.self, .init(recipeID: recipe.id, position: index))
-                        if let bytes = reply.frames.first { photos.append((photo, bytes)) }
+                        do {
+                            let reply = try await client.send(PhotoOps.Get.self, .init(recipeID: recipe.id, position: index))
+                            if let bytes = reply.frames.first { photos.append((photo, bytes)) }
+                        } catch let error as ServiceError where error.code == .notFound {
+                            // Its file is lost from the storage's disk (or it went meanwhile): the rest is still exported.
+                            lost.append("\(recipe.name) (photo \(index + 1))")
+                        }
                     }
                     try writer.add(recipe, book: recipe.bookID.flatMap { books[$0] }, photos: photos)
                     exported += 1
@@ -52,7 +58,12 @@ struct ExportRecipes: AsyncParsableCommand {
             }
             try writer.finish()
             let place = ExportWriters.destination(format, path: folder)
-            if connection.json { return try Output.json(["recipes": exported, "photos": photoCount]) }
+            if !lost.isEmpty {
+                printNote("left out \(lost.count) photo\(lost.count == 1 ? "" : "s") whose file is missing or damaged on the storage's disk: "
+                          + "\(lost.prefix(5).joined(separator: ", "))\(lost.count > 5 ? ", …" : ""); a sync with a replica that holds "
+                          + "\(lost.count == 1 ? "it brings it" : "them brings them") back — export again after it")
+            }
+            if connection.json { return try Output.json(["recipes": exported, "photos": photoCount, "lostPhotos": lost.count]) }
             print("Exported \(exported) recipes and \(photoCount) photos to \(place) (\(format.rawValue)).")
         }
     }

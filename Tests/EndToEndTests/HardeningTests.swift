@@ -268,4 +268,39 @@ struct HardeningTests {
         await services.stop()
         await server.shutdown()
     }
+
+    @Test("a photo file damaged in the data folder behind the storage's back: never served, moved aside, left out of an export and a backup with a note")
+    func photoDamagedOnDisk() async throws {
+        let folder = temporaryDataFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rv-damaged-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let (storage, endpoint) = try await startStorage(samples: false, folder: folder)
+        var jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0])
+        jpeg.append(contentsOf: (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let photo = scratch.appendingPathComponent("toast.jpg")
+        try jpeg.write(to: photo)
+        #expect(try await recipes(["add", "--name", "Toast"], storage: endpoint).status == 0)
+        #expect(try await recipes(["photo", "add", "Toast", photo.path], storage: endpoint).status == 0)
+
+        let photos = URL(fileURLWithPath: folder).appendingPathComponent(RecipeVault.photoFolderName)
+        let blob = try #require((FileManager.default.enumerator(at: photos, includingPropertiesForKeys: nil)?.allObjects as? [URL])?
+            .first { $0.lastPathComponent.count == 64 })
+        var damaged = try Data(contentsOf: blob)
+        damaged[damaged.count / 2] ^= 0xFF
+        try damaged.write(to: blob)
+
+        let get = try await recipes(["photo", "get", "Toast", "1", "-o", scratch.appendingPathComponent("out.jpg").path], storage: endpoint)
+        #expect(get.status != 0 && get.output.contains("damaged"), "\(get.output)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.appendingPathComponent("out.jpg").path), "damaged bytes were written out")
+        #expect(FileManager.default.fileExists(atPath: blob.deletingLastPathComponent().appendingPathComponent(".\(blob.lastPathComponent).damaged").path))
+
+        let export = try await recipes(["export", scratch.appendingPathComponent("export").path], storage: endpoint)
+        #expect(export.status == 0 && export.output.contains("Exported 1 recipes and 0 photos") && export.output.contains("left out 1 photo"),
+                "\(export.output)")
+        let backup = try await recipes(["backup", scratch.appendingPathComponent("backup").path], storage: endpoint)
+        #expect(backup.status == 0 && backup.output.contains("Left out 1 photo"), "\(backup.output)")
+        #expect(try await storage.stop() == 0)
+    }
 }
