@@ -58,6 +58,24 @@ struct LostBlobTests {
         }
     }
 
+    @Test("a blob whose every copy is gone: the record naming it waits where it never arrived, until the photo is removed")
+    func goneEverywhere() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Stew"))
+            let photos = try await a.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 26, count: 10_000), position: nil)
+            try Self.lose(a, photos[0].sha256, damage: true)
+            _ = try await SyncEngine.pull(from: a, to: b)
+            #expect(try await b.store.heldRecords().map(\.id) == [recipe.id.uuidString])
+            // Someone sees the photo is gone and removes it: the recipe's next version names no lost blob and applies.
+            _ = try await a.store.removePhoto(recipeID: recipe.id, photoID: photos[0].id)
+            try await syncAll(replicas)
+            #expect(try await b.store.recipe(recipe.id).name == "Stew")
+            #expect(try await b.store.heldRecords().isEmpty)
+            try await expectSameContent(a, b)
+        }
+    }
+
     @Test("a blob damaged on the replica that receives it is replaced by the intact one at the next sync")
     func damagedAtTheTarget() async throws {
         try await withReplicas(2) { replicas in
