@@ -67,6 +67,15 @@ struct SyncStatus: AsyncParsableCommand {
                     print("  \(record.kind.rawValue) \(record.id) from replica \(record.from): \(record.reason)\(photos)")
                 }
             }
+            var lost: [String: Set<String>] = [:]
+            for pair in reply.pairs {
+                lost[pair.storage, default: []].formUnion(pair.lostAtStorage ?? [])
+                lost[pair.replica, default: []].formUnion(pair.lostAtReplica ?? [])
+            }
+            for (name, hashes) in lost.sorted(by: { $0.key < $1.key }) where !hashes.isEmpty {
+                print("Photos lost from \(name)'s disk (missing or damaged; the next sync brings back those another replica holds): "
+                      + hashes.sorted().prefix(5).map { String($0.prefix(12)) }.joined(separator: ", ") + (hashes.count > 5 ? ", … (\(hashes.count))" : ""))
+            }
             print(reply.onRequestOnly == true ? "Synced only when asked (recipes sync)."
                   : "Synced after every change, and every \(Int(reply.intervalSeconds)) s otherwise.")
         }

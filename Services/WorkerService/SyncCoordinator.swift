@@ -96,6 +96,8 @@ public actor SyncCoordinator {
                 status.conflictsCreated = a.conflictsCreated + b.conflictsCreated
                 let held = (a.held ?? []) + (b.held ?? [])
                 status.held = held.isEmpty ? nil : held
+                status.lostAtStorage = a.lostPhotos
+                status.lostAtReplica = b.lostPhotos
             } catch {
                 status.lastError = status.lastError ?? "\(error)"
             }

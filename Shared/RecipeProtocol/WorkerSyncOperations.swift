@@ -48,9 +48,15 @@ public struct PairStatus: Codable, Sendable, Equatable {
     public var lastError: String?
     /// Records either side holds back, and why.
     public var held: [HeldRecord]?
+    /// Photo blobs lost from each side's disk (`sync.info`'s `lostPhotos`): the next sync brings back those the other holds.
+    public var lostAtStorage: [String]?
+    public var lostAtReplica: [String]?
     public init(storage: String, replica: String, reachable: Bool, lastSyncAt: Date? = nil, pendingToReplica: Int? = nil,
-                pendingToStorage: Int? = nil, conflictsCreated: Int? = nil, lastError: String? = nil, held: [HeldRecord]? = nil) {
+                pendingToStorage: Int? = nil, conflictsCreated: Int? = nil, lastError: String? = nil, held: [HeldRecord]? = nil,
+                lostAtStorage: [String]? = nil, lostAtReplica: [String]? = nil) {
         self.held = held
+        self.lostAtStorage = lostAtStorage
+        self.lostAtReplica = lostAtReplica
         self.storage = storage
         self.replica = replica
         self.reachable = reachable

@@ -72,4 +72,45 @@ struct SyncEndToEndTests {
         _ = try await laptop.stop()
         _ = try await home.stop()
     }
+
+    @Test("a photo file removed from one storage's data folder: photo get says so, sync status names it, and the next sync brings it back")
+    func lostPhotoComesBack() async throws {
+        let laptopFolder = temporaryDataFolder()
+        defer { try? FileManager.default.removeItem(atPath: laptopFolder) }
+        let (home, homeEndpoint) = try await startStorage(samples: false)
+        let (laptop, laptopEndpoint) = try await startStorage(samples: false, folder: laptopFolder)
+        let worker = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", homeEndpoint,
+                                                          "--replica", laptopEndpoint, "--sync-interval", "3600"])
+        let cli = ["--worker", try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#)]
+        let photo = URL(fileURLWithPath: laptopFolder + "-photo.jpg")
+        defer { try? FileManager.default.removeItem(at: photo) }
+        var jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0])
+        jpeg.append(contentsOf: (0..<30_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        try jpeg.write(to: photo)
+        #expect(try await recipes(["add", "--name", "Focaccia"], storage: homeEndpoint).status == 0)
+        #expect(try await recipes(["photo", "add", "Focaccia", photo.path], storage: homeEndpoint).status == 0)
+        #expect(try await recipes(["sync"] + cli, storage: homeEndpoint).status == 0)
+
+        let blobs = URL(fileURLWithPath: laptopFolder).appendingPathComponent(RecipeVault.photoFolderName)
+        let blob = try #require((FileManager.default.enumerator(at: blobs, includingPropertiesForKeys: nil)?.allObjects as? [URL])?
+            .first { $0.lastPathComponent.count == 64 }, "the photo did not reach the laptop")
+        try FileManager.default.removeItem(at: blob)
+        let out = laptopFolder + "-out.jpg"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let missing = try await recipes(["photo", "get", "Focaccia", "1", "-o", out], storage: laptopEndpoint)
+        #expect(missing.status != 0 && missing.output.contains("missing"), "\(missing.output)")
+        let status = try await recipes(["sync", "status"] + cli, storage: homeEndpoint)
+        #expect(status.output.contains("Photos lost from \(laptopEndpoint)'s disk") && status.output.contains(String(blob.lastPathComponent.prefix(12))),
+                "\(status.output)")
+
+        #expect(try await recipes(["sync"] + cli, storage: homeEndpoint).status == 0)
+        let back = try await recipes(["photo", "get", "Focaccia", "1", "-o", out], storage: laptopEndpoint)
+        #expect(back.status == 0, "\(back.output)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == jpeg)
+        #expect(!(try await recipes(["sync", "status"] + cli, storage: homeEndpoint).output.contains("Photos lost")))
+
+        _ = try await worker.stop()
+        _ = try await laptop.stop()
+        _ = try await home.stop()
+    }
 }
