@@ -13,7 +13,7 @@ enum ChowdownRecipe {
         let text = RecipeSketch.decodeText(file.data)
         let (fields, body) = MiniYAML.frontMatter(text) ?? ([:], text)
         var sketch = RecipeSketch()
-        let stem = (file.name as NSString).deletingPathExtension
+        let stem = PathText.deletingExtension(file.name)
         sketch["name"] = RecipeSketch.text(fields["title"]).flatMap { $0.isEmpty ? nil : $0 } ?? stem.replacingOccurrences(of: "-", with: " ").capitalized
         var ingredients = list(fields["ingredients"])
         var directions = list(fields["directions"])
@@ -59,7 +59,7 @@ enum ChowdownRecipe {
         sketch.keep("Photo credit", fields["imagecredit"])
         sketch.createdAt = RecipeSketch.date(fields["date"])
         let images = entry.files.filter { $0.data.looksLikeImage }
-        let named = RecipeSketch.text(fields["image"]).map { ($0 as NSString).lastPathComponent }
+        let named = RecipeSketch.text(fields["image"]).map(PathText.lastComponent)
         if let photo = images.first(where: { $0.name == named }) ?? images.first { sketch.photos.append(.init(name: photo.name, data: photo.data)) }
         return try sketch.recipe(sourceID: "chowdown:\(entry.label)", label: entry.label)
     }

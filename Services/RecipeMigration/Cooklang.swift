@@ -57,15 +57,15 @@ enum CooklangRecipe {
         sketch.notes += parsed.notes
         // The recipe's photo, then its step photos in step order.
         let images = entry.files.filter { $0.data.looksLikeImage }
-        if let main = images.first(where: { ($0.name as NSString).deletingPathExtension == stem }) { sketch.photos.append(.init(name: main.name, data: main.data)) }
-        let stepPhotos = images.filter { ($0.name as NSString).deletingPathExtension != stem }
+        if let main = images.first(where: { PathText.deletingExtension($0.name) == stem }) { sketch.photos.append(.init(name: main.name, data: main.data)) }
+        let stepPhotos = images.filter { PathText.deletingExtension($0.name) != stem }
             .sorted { stepNumber($0.name, stem) < stepNumber($1.name, stem) }
         sketch.photos += stepPhotos.map { .init(name: $0.name, data: $0.data) }
         return try sketch.recipe(sourceID: "cooklang:\(entry.label)", label: entry.label)
     }
 
     private static func stepNumber(_ name: String, _ stem: String) -> Int {
-        Int((name as NSString).deletingPathExtension.dropFirst(stem.count + 1)) ?? .max
+        Int(PathText.deletingExtension(name).dropFirst(stem.count + 1)) ?? .max
     }
 
     static func parse(_ source: String) -> Parsed {

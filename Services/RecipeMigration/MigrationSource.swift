@@ -99,9 +99,9 @@ public struct MigrationSource: Sendable {
                 return MigrationEntry(label: label, format: format, files: out)
             }
         }
-        @Sendable func folder(_ path: String) -> String { (path as NSString).deletingLastPathComponent }
-        @Sendable func name(_ path: String) -> String { (path as NSString).lastPathComponent }
-        @Sendable func stem(_ path: String) -> String { (name(path) as NSString).deletingPathExtension }
+        @Sendable func folder(_ path: String) -> String { PathText.deletingLastComponent(path) }
+        @Sendable func name(_ path: String) -> String { PathText.lastComponent(path) }
+        @Sendable func stem(_ path: String) -> String { PathText.deletingExtension(name(path)) }
         var used = Set<String>()
         switch format {
         case .paprika:
@@ -162,7 +162,7 @@ public struct MigrationSource: Sendable {
                 guard let front = MiniYAML.frontMatter(text)?.fields else { continue }
                 if let layout = RecipeSketch.text(front["layout"]), !layout.isEmpty, !layout.lowercased().contains("recipe") { continue }
                 var parts = [(name(path), path)]
-                if let image = RecipeSketch.text(front["image"]).map({ ($0 as NSString).lastPathComponent }), !image.isEmpty,
+                if let image = RecipeSketch.text(front["image"]).map(PathText.lastComponent), !image.isEmpty,
                    let found = images.first(where: { name($0) == image }) {
                     parts.append((image, found))
                     used.insert(found)

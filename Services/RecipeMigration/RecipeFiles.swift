@@ -216,7 +216,7 @@ public enum RecipeFiles {
         }
         do { try recipe.draft.validate() } catch { throw MigrationError("\(entry.label): \(error.message)") }
         // Photos beside the file, named in its `image` (only names, not addresses: nothing is fetched).
-        let named = Set(recipe.images.map { ($0 as NSString).lastPathComponent })
+        let named = Set(recipe.images.map(PathText.lastComponent))
         let photos = entry.files.dropFirst().filter { $0.data.looksLikeImage && (named.isEmpty || named.contains($0.name)) }
         let sourceID = MigratedRecipe.contentID(.schema, file.data)
         let created = (try? JSONSerialization.jsonObject(with: file.data)).flatMap { RecipeSketch.date(firstValue("dateCreated", in: $0)) }
