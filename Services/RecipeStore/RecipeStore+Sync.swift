@@ -200,6 +200,11 @@ extension RecipeStore {
             for record in records.sorted(by: { ($0.kind.applyOrder, $0.seq) < ($1.kind.applyOrder, $1.seq) }) {
                 try applier.apply(record, from: peer, in: db)
             }
+            // What the page superseded is let go now, not at the next page (there may be none for a long time).
+            let touched = Set(records.map { "\($0.kind.rawValue)|\($0.id)" })
+            for held in try SyncApplier.heldRecords(in: db, photos: photos, now: applier.now, only: touched) {
+                try applier.apply(held.record, from: held.peer, in: db)
+            }
             try applier.state.save(db)
             if let cursor {
                 try db.execute(sql: """

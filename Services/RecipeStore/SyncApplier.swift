@@ -51,8 +51,7 @@ struct SyncApplier {
                             retry: "never", in: db)
         }
         if record.kind == .recipe && live {
-            let missing = ElementOrder.ordered(merged, prefix: SyncRecord.photoPrefix)
-                .compactMap { $0.value.object?["sha256"]?.string }.filter { !photos.contains($0) }
+            let missing = Self.missingPhotos(merged, photos: photos)
             if !missing.isEmpty {
                 return try hold(record, from: peer, reason: "waiting for \(missing.count) photo(s) not stored here yet", missing: missing,
                                 retry: "photos", in: db)
@@ -134,20 +133,42 @@ struct SyncApplier {
                                      missingText, retry, RecipeStore.now()])
     }
 
-    /// The held records worth another try now: those whose photos are all here, and those whose stamps are no longer
-    /// too far ahead. (A record refused for its values waits for a newer version from its sender, which replaces it.)
-    static func heldRecords(in db: Database, photos: PhotoBlobs, now: Int64) throws -> [(peer: String, record: SyncRecord)] {
+    /// The blobs a merged recipe names that this replica does not have.
+    static func missingPhotos(_ merged: [String: SyncField], photos: PhotoBlobs) -> [String] {
+        ElementOrder.ordered(merged, prefix: SyncRecord.photoPrefix)
+            .compactMap { $0.value.object?["sha256"]?.string }.filter { !photos.contains($0) }
+    }
+
+    /// Goes over the held records (all of them, or those of `only`'s "kind|id" keys) against what is stored now, and
+    /// returns those worth another try:
+    /// - a held version the stored record already has all of (a newer version from another sender superseded it) is
+    ///   dropped, whatever it waited for: no blob or time it waits for can change what it would apply, which is nothing;
+    /// - a recipe waiting for photos is tried once the merge with the stored record names none this replica lacks
+    ///   (its blobs came, or a later removal of the photo, from any sender, means they are no longer needed);
+    /// - one whose stamps were too far ahead, once that time is near.
+    /// (One refused for its values waits for a newer version from its sender, which replaces it.)
+    static func heldRecords(in db: Database, photos: PhotoBlobs, now: Int64, only: Set<String>? = nil) throws
+        -> [(peer: String, record: SyncRecord)] {
         var ready: [(peer: String, record: SyncRecord)] = []
-        for row in try Row.fetchAll(db, sql: "SELECT peer, body, missing, retry FROM sync_held WHERE retry != 'never' ORDER BY heldAt, peer, kind, id") {
+        for row in try Row.fetchAll(db, sql: "SELECT peer, kind, id, body, retry FROM sync_held ORDER BY heldAt, peer, kind, id") {
+            let kind: String = row["kind"], id: String = row["id"], peer: String = row["peer"]
+            if let only, !only.contains("\(kind)|\(id)") { continue }
+            guard let record = try? SyncLog.decode(row["body"], seq: 0) else { continue }
+            let stored = try SyncLog.storedRecord(record.kind, record.id, in: db)?.states ?? [:]
+            let merged = SyncMerge.merge(stored, record.states).merged
+            if merged == stored {
+                try db.cachedStatement(sql: "DELETE FROM sync_held WHERE peer = ? AND kind = ? AND id = ?").execute(arguments: [peer, kind, id])
+                continue
+            }
             let retry: String = row["retry"]
             if retry == "photos" {
-                let missing = (try? JSONDecoder().decode([String].self, from: Data((row["missing"] as String).utf8))) ?? []
-                guard missing.allSatisfy(photos.contains) else { continue }
+                guard !SyncMerge.isLive(merged) || missingPhotos(merged, photos: photos).isEmpty else { continue }
             } else if retry.hasPrefix("clock:"), let wall = Int64(retry.dropFirst(6)) {
                 guard wall <= now + SyncValidation.maxClockAheadMilliseconds else { continue }
+            } else {
+                continue
             }
-            guard let record = try? SyncLog.decode(row["body"], seq: 0) else { continue }
-            ready.append((row["peer"], record))
+            ready.append((peer, record))
         }
         return ready.sorted { $0.record.kind.applyOrder < $1.record.kind.applyOrder }
     }

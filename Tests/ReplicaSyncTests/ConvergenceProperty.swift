@@ -22,6 +22,15 @@ struct ConvergenceProperty {
         try await history.run()
     }
 
+    /// Seeds that once failed, replayed on every run.
+    @Test("histories that once failed", arguments: [
+        UInt64(18229547720181661065), // a held version another sender superseded stayed held forever
+    ])
+    func foundSeeds(seed: UInt64) async throws {
+        var history = History(seed: seed)
+        try await history.run()
+    }
+
     // A seed does not shrink into a smaller history, so shrinking is off: the failing seed is the case.
     @Test("any edits and partial syncs end, after full syncs, in identical replicas that lost no edit", .shrinking(false))
     func converges() async {

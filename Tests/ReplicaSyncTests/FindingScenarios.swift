@@ -353,4 +353,60 @@ struct FindingScenarios {
             try await expectSameContent(a, b)
         }
     }
+
+    // MARK: 8. A held version another sender superseded
+
+    /// `c` gets `b`'s version of a recipe, naming a photo, without the photo's blob: it is held. Then `a`'s later
+    /// version (the photo removed, and `a` collected the blob) reaches `c` first.
+    static func heldThenSuperseded(_ a: LocalReplica, _ b: LocalReplica, _ c: LocalReplica, editOnB: Bool) async throws -> UUID {
+        let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup"))
+        let photo = try await a.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 40), position: nil)[0]
+        _ = try await SyncEngine.pull(from: a, to: b)
+        if editOnB {
+            let current = try await b.store.recipe(recipe.id)
+            var draft = RecipeDraft(current)
+            draft.notes = "from b"
+            _ = try await b.store.updateRecipe(id: recipe.id, expectedVersion: current.version, draft)
+        }
+        // b's page reaches c without the blob (a sync cut off between the page and its photos).
+        let bID = try await b.info().replicaID
+        let page = try await b.changes(since: 0, exclude: try await c.info().replicaID, limit: 50)
+        _ = try await c.apply(from: bID, records: page.records, cursor: nil)
+        #expect(try await c.store.heldRecords().map(\.id) == [recipe.id.uuidString])
+        _ = try await a.store.removePhoto(recipeID: recipe.id, photoID: photo.id)
+        _ = try await SyncEngine.pull(from: a, to: c)
+        return recipe.id
+    }
+
+    @Test("a held version that a later version from another replica fully supersedes is let go at once (seed 18229547720181661065)")
+    func heldVersionSupersededElsewhere() async throws {
+        try await withReplicas(3) { replicas in
+            let (a, b, c) = (replicas[0], replicas[1], replicas[2])
+            let recipe = try await Self.heldThenSuperseded(a, b, c, editOnB: false)
+            #expect(try await c.store.heldRecords().isEmpty, "nothing the held version carries is newer than what c has")
+            #expect(try await c.store.recipe(recipe).photos.isEmpty)
+            try await syncAll(replicas)
+            for replica in replicas { #expect(try await replica.store.heldRecords().isEmpty, "\(replica.name)") }
+            try await expectSameContent(a, c)
+            try await expectSameContent(b, c)
+        }
+    }
+
+    @Test("a held version whose photo another replica removed since applies its other edits without waiting for that blob")
+    func heldVersionNoLongerNeedsItsPhoto() async throws {
+        try await withReplicas(3) { replicas in
+            let (a, b, c) = (replicas[0], replicas[1], replicas[2])
+            let recipe = try await Self.heldThenSuperseded(a, b, c, editOnB: true)
+            #expect(try await c.store.heldRecords().isEmpty)
+            let atC = try await c.store.recipe(recipe)
+            #expect(atC.notes == "from b" && atC.photos.isEmpty)
+            try await syncAll(replicas)
+            for replica in replicas {
+                #expect(try await replica.store.heldRecords().isEmpty, "\(replica.name)")
+                #expect(try await replica.store.recipe(recipe).notes == "from b", "\(replica.name)")
+            }
+            try await expectSameContent(a, c)
+            try await expectSameContent(b, c)
+        }
+    }
 }
