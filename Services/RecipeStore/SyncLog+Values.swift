@@ -79,6 +79,21 @@ extension SyncLog {
         values["keywords"] = .array(ElementOrder.ordered(states, prefix: SyncRecord.keywordPrefix).map { key, _ in
             .string(String(key.dropFirst(SyncRecord.keywordPrefix.count)))
         })
+        values["instructions"] = distinctStepIDs(values["instructions"], besides: values["ingredients"])
         return values
+    }
+
+    /// Ingredients and steps are merged as two fields, so a line moved from one list to the other (keeping its id)
+    /// on one replica while the other list was edited on another can end in both. Each version was valid; their
+    /// merge must be storable too, and the same on every replica: the step takes an id made from the one it shares.
+    static func distinctStepIDs(_ steps: JSONValue?, besides ingredients: JSONValue?) -> JSONValue? {
+        guard let list = steps?.array, let lines = ingredients?.array, !list.isEmpty, !lines.isEmpty else { return steps }
+        let taken = Set(lines.compactMap { $0.object?["id"]?.string })
+        guard list.contains(where: { $0.object?["id"]?.string.map(taken.contains) == true }) else { return steps }
+        return .array(list.map { step in
+            guard var object = step.object, let id = object["id"]?.string, taken.contains(id) else { return step }
+            object["id"] = .string(DerivedID.uuid("step|\(id)").uuidString)
+            return .object(object)
+        })
     }
 }

@@ -409,4 +409,39 @@ struct FindingScenarios {
             try await expectSameContent(b, c)
         }
     }
+
+    // MARK: 9. Merges that join two valid versions into a recipe no person could write
+
+    @Test("a line moved from the ingredients to the steps on one replica while the ingredients are edited on another: the replicas converge")
+    func lineMovedWhileListEdited() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Moved", ingredients: [.init(text: "Stir well")]))
+            try await syncAll([a, b])
+            let line = try await a.store.recipe(recipe.id).ingredients[0].id
+            // a: the line was a step all along; it keeps its id.
+            var moved = RecipeDraft(try await a.store.recipe(recipe.id))
+            moved.ingredients = []
+            moved.instructions = [.init(id: line, text: "Stir well")]
+            _ = try await a.store.updateRecipe(id: recipe.id, expectedVersion: try await a.store.recipe(recipe.id).version, moved)
+            // b, meanwhile: an ingredient added below it.
+            var edited = RecipeDraft(try await b.store.recipe(recipe.id))
+            edited.ingredients.append(.init(text: "2 eggs"))
+            _ = try await b.store.updateRecipe(id: recipe.id, expectedVersion: try await b.store.recipe(recipe.id).version, edited)
+            try await syncAll([a, b])
+            for replica in replicas { #expect(try await replica.store.heldRecords().isEmpty, "\(replica.name)") }
+            try await expectSameContent(a, b)
+            // Whichever list won, every line is there once with an id of its own, and a person can edit the recipe again.
+            let merged = try await a.store.recipe(recipe.id)
+            let ids = merged.ingredients.map(\.id) + merged.instructions.map(\.id)
+            #expect(Set(ids).count == ids.count)
+            #expect(merged.instructions.map(\.text) == ["Stir well"])
+            var renamed = RecipeDraft(merged)
+            renamed.name = "Moved and renamed"
+            _ = try await a.store.updateRecipe(id: recipe.id, expectedVersion: merged.version, renamed)
+            try await syncAll([a, b])
+            #expect(try await b.store.recipe(recipe.id).name == "Moved and renamed")
+            try await expectSameContent(a, b)
+        }
+    }
 }
