@@ -103,7 +103,7 @@ extension RecipeStore {
 
     /// Replaces a recipe's content with `draft`, if nobody changed it since `expectedVersion`.
     public func updateRecipe(id: UUID, expectedVersion: Int, _ draft: RecipeDraft) async throws -> Recipe {
-        try draft.validate()
+        try draft.validate(countingKeywords: false)
         let prepared = PreparedDraft(draft)
         return try await write { db in
             let current = try Self.fetchRecipe(id, in: db)
@@ -112,6 +112,7 @@ extension RecipeStore {
                 throw ServiceError(.conflict,
                     "\"\(current.name)\" changed since version \(expectedVersion) (it is at version \(current.version) now); fetch it again and reapply your change")
             }
+            if let problem = draft.keywordCountProblem(keeping: Set(current.keywords)) { throw ServiceError(.invalidArgument, problem) }
             try Self.checkBook(draft.bookID, in: db)
             try db.execute(
                 sql: "UPDATE recipes SET version = version + 1, updatedAt = ? WHERE id = ?",
@@ -147,7 +148,7 @@ extension RecipeStore {
             draft.ingredients = draft.ingredients.map { RecipeDraft.Line(text: $0.text) }
             draft.instructions = draft.instructions.map { RecipeDraft.Step(text: $0.text, section: $0.section, title: $0.title) }
             draft.origin = .custom
-            try draft.validate()
+            try draft.validate(countingKeywords: false) // a copy keeps every keyword its source has
             let now = Self.now()
             try Self.insertRecipe(newID, draft, createdAt: now, updatedAt: now, in: db)
             for photo in source.photos {

@@ -55,7 +55,10 @@ struct EditRecipe: AsyncParsableCommand {
                 guard let edited = try openInEditor(document) else { return print("No changes.") }
                 document = edited
             }
-            try document.recipe.validate()
+            try document.recipe.validate(countingKeywords: false)
+            if let problem = document.recipe.keywordCountProblem(keeping: Set(current.keywords)) {
+                throw ServiceError(.invalidArgument, problem)
+            }
             let updated = try await client.call(RecipeOps.Update.self, .init(id: id, expectedVersion: document.version, recipe: document.recipe))
             if connection.json { return try Output.json(updated) }
             print("Saved \"\(updated.name)\" (version \(updated.version)).")

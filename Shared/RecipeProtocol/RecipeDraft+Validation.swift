@@ -26,7 +26,9 @@ extension RecipeDraft {
     }
 
     /// Checks every field; the error names the field, what it was and what is allowed.
-    public func validate() throws(ServiceError) {
+    /// `countingKeywords: false` leaves the keyword count to the caller (an edit may keep what a sync merge
+    /// brought past the limit: see `keywordCountProblem(keeping:)`).
+    public func validate(countingKeywords: Bool = true) throws(ServiceError) {
         func fail(_ message: String) -> ServiceError { ServiceError(.invalidArgument, message) }
         guard !Self.isBlank(name) else { throw fail("name is empty; a recipe needs a name") }
         guard name.count <= Limits.nameLength else {
@@ -96,11 +98,20 @@ extension RecipeDraft {
         guard origin == .custom || origin == .imported else {
             throw fail("origin \(origin.rawValue) cannot be set by a client; use custom or imported")
         }
-        guard keywords.count <= Limits.keywords else {
-            throw fail("the recipe has \(keywords.count) keywords; the most allowed is \(Limits.keywords)")
-        }
+        if countingKeywords, let problem = keywordCountProblem(keeping: []) { throw fail(problem) }
         for keyword in keywords where Self.isBlank(keyword) || keyword.count > Limits.keywordLength {
             throw fail("keyword \"\(keyword.prefix(40))\" must be 1 to \(Limits.keywordLength) characters")
         }
+    }
+
+    /// Past the keyword limit only with keywords the recipe already has (`kept`): concurrent adds on two replicas can
+    /// merge past it, and an edit of anything else must still go through; it may not add one more.
+    public func keywordCountProblem(keeping kept: Set<String>) -> String? {
+        guard keywords.count > Limits.keywords else { return nil }
+        guard keywords.count <= kept.count, keywords.allSatisfy(kept.contains) else {
+            let had = kept.count > Limits.keywords ? " (a recipe synced with more may keep the \(kept.count) it has, and add none)" : ""
+            return "the recipe has \(keywords.count) keywords; the most allowed is \(Limits.keywords)\(had)"
+        }
+        return nil
     }
 }

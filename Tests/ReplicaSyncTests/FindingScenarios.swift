@@ -444,4 +444,38 @@ struct FindingScenarios {
             try await expectSameContent(a, b)
         }
     }
+
+    @Test("keywords added on two replicas at once past the limit: both stay, the recipe can still be edited, and no keyword can be added")
+    func keywordsMergedPastTheLimit() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let limit = RecipeDraft.Limits.keywords
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Tagged", keywords: (0..<(limit - 1)).map { "tag \($0)" }))
+            try await syncAll([a, b])
+            for (replica, added) in [(a, ["from a 1", "from a 2"]), (b, ["from b 1", "from b 2"])] {
+                let current = try await replica.store.recipe(recipe.id)
+                var draft = RecipeDraft(current)
+                draft.keywords = Array(draft.keywords.prefix(limit - 2)) + added // one removed, two added: each at the limit
+                _ = try await replica.store.updateRecipe(id: recipe.id, expectedVersion: current.version, draft)
+            }
+            try await syncAll([a, b])
+            try await expectSameContent(a, b)
+            let merged = try await b.store.recipe(recipe.id)
+            #expect(merged.keywords.count == limit + 2)
+            // Renaming it keeps every keyword; adding one more is refused with the rule.
+            var renamed = RecipeDraft(merged)
+            renamed.name = "Tagged twice"
+            let saved = try await b.store.updateRecipe(id: recipe.id, expectedVersion: merged.version, renamed)
+            #expect(saved.keywords.count == limit + 2)
+            var more = RecipeDraft(saved)
+            more.keywords.append("one more")
+            let error = await #expect(throws: ServiceError.self) { _ = try await b.store.updateRecipe(id: recipe.id, expectedVersion: saved.version, more) }
+            #expect(error?.message.contains("the most allowed is \(limit)") == true)
+            var fewer = RecipeDraft(saved)
+            fewer.keywords.removeLast()
+            _ = try await b.store.updateRecipe(id: recipe.id, expectedVersion: saved.version, fewer)
+            try await syncAll([a, b])
+            try await expectSameContent(a, b)
+        }
+    }
 }
