@@ -202,7 +202,7 @@ extension RecipeStore {
             }
             // What the page superseded is let go now, not at the next page (there may be none for a long time).
             let touched = Set(records.map { "\($0.kind.rawValue)|\($0.id)" })
-            for held in try SyncApplier.heldRecords(in: db, photos: photos, now: applier.now, only: touched) {
+            for held in try SyncApplier.settledHeldRecords(in: db, photos: photos, now: applier.now, touched: touched) {
                 try applier.apply(held.record, from: held.peer, in: db)
             }
             try applier.state.save(db)

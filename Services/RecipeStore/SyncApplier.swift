@@ -139,36 +139,51 @@ struct SyncApplier {
             .compactMap { $0.value.object?["sha256"]?.string }.filter { !photos.contains($0) }
     }
 
-    /// Goes over the held records (all of them, or those of `only`'s "kind|id" keys) against what is stored now, and
-    /// returns those worth another try:
-    /// - a held version the stored record already has all of (a newer version from another sender superseded it) is
-    ///   dropped, whatever it waited for: no blob or time it waits for can change what it would apply, which is nothing;
-    /// - a recipe waiting for photos is tried once the merge with the stored record names none this replica lacks
-    ///   (its blobs came, or a later removal of the photo, from any sender, means they are no longer needed);
-    /// - one whose stamps were too far ahead, once that time is near.
-    /// (One refused for its values waits for a newer version from its sender, which replaces it.)
-    static func heldRecords(in db: Database, photos: PhotoBlobs, now: Int64, only: Set<String>? = nil) throws
-        -> [(peer: String, record: SyncRecord)] {
+    /// The held records worth another try before a page: those whose photos are all here now, and those whose
+    /// stamps are no longer too far ahead. Cheap (no record is decoded unless it is tried), so it runs on every page.
+    static func heldRecords(in db: Database, photos: PhotoBlobs, now: Int64) throws -> [(peer: String, record: SyncRecord)] {
         var ready: [(peer: String, record: SyncRecord)] = []
-        for row in try Row.fetchAll(db, sql: "SELECT peer, kind, id, body, retry FROM sync_held ORDER BY heldAt, peer, kind, id") {
-            let kind: String = row["kind"], id: String = row["id"], peer: String = row["peer"]
-            if let only, !only.contains("\(kind)|\(id)") { continue }
+        for row in try Row.fetchAll(db, sql: "SELECT peer, body, missing, retry FROM sync_held WHERE retry != 'never' ORDER BY heldAt, peer, kind, id") {
+            let retry: String = row["retry"]
+            if retry == "photos" {
+                let missing = (try? JSONDecoder().decode([String].self, from: Data((row["missing"] as String).utf8))) ?? []
+                guard missing.allSatisfy(photos.contains) else { continue }
+            } else if retry.hasPrefix("clock:"), let wall = Int64(retry.dropFirst(6)) {
+                guard wall <= now + SyncValidation.maxClockAheadMilliseconds else { continue }
+            }
             guard let record = try? SyncLog.decode(row["body"], seq: 0) else { continue }
+            ready.append((row["peer"], record))
+        }
+        return ready.sorted { $0.record.kind.applyOrder < $1.record.kind.applyOrder }
+    }
+
+    /// The held records of `touched` ("kind|id": what a page just changed) looked at again against the stored record,
+    /// whatever they waited for, since any sender's version may have settled them:
+    /// - one the stored record already has all of (a newer version from another sender superseded it) is dropped: no
+    ///   blob or time it waits for could make it change anything;
+    /// - one whose merge with the stored record is now valid and names no photo this replica lacks is returned, to
+    ///   apply (a photo removed since on any replica, a list edited since so two versions merge into a storable recipe).
+    static func settledHeldRecords(in db: Database, photos: PhotoBlobs, now: Int64, touched: Set<String>) throws
+        -> [(peer: String, record: SyncRecord)] {
+        let keys = try Row.fetchAll(db, sql: "SELECT peer, kind, id FROM sync_held ORDER BY heldAt, peer, kind, id")
+            .map { (peer: $0["peer"] as String, kind: $0["kind"] as String, id: $0["id"] as String) }
+            .filter { touched.contains("\($0.kind)|\($0.id)") }
+        var ready: [(peer: String, record: SyncRecord)] = []
+        for key in keys {
+            let arguments: StatementArguments = [key.peer, key.kind, key.id]
+            guard let body = try String.fetchOne(db.cachedStatement(sql: "SELECT body FROM sync_held WHERE peer = ? AND kind = ? AND id = ?"),
+                                                 arguments: arguments),
+                  let record = try? SyncLog.decode(body, seq: 0) else { continue }
             let stored = try SyncLog.storedRecord(record.kind, record.id, in: db)?.states ?? [:]
             let merged = SyncMerge.merge(stored, record.states).merged
             if merged == stored {
-                try db.cachedStatement(sql: "DELETE FROM sync_held WHERE peer = ? AND kind = ? AND id = ?").execute(arguments: [peer, kind, id])
+                try db.cachedStatement(sql: "DELETE FROM sync_held WHERE peer = ? AND kind = ? AND id = ?").execute(arguments: arguments)
                 continue
             }
-            let retry: String = row["retry"]
-            if retry == "photos" {
-                guard !SyncMerge.isLive(merged) || missingPhotos(merged, photos: photos).isEmpty else { continue }
-            } else if retry.hasPrefix("clock:"), let wall = Int64(retry.dropFirst(6)) {
-                guard wall <= now + SyncValidation.maxClockAheadMilliseconds else { continue }
-            } else {
-                continue
-            }
-            ready.append((peer, record))
+            guard (try? SyncValidation.check(record, now: now)) != nil,
+                  SyncValidation.mergedProblem(record.kind, id: record.id, merged) == nil,
+                  record.kind != .recipe || !SyncMerge.isLive(merged) || missingPhotos(merged, photos: photos).isEmpty else { continue }
+            ready.append((key.peer, record))
         }
         return ready.sorted { $0.record.kind.applyOrder < $1.record.kind.applyOrder }
     }
