@@ -111,12 +111,20 @@ extension SyncLog {
         return nil
     }
 
-    /// Points rows that waited for `target` at it now that it is here.
+    /// Points rows that waited for `target` at it now that it is here: those remembered as dangling, and those the
+    /// database unlinked earlier in this same transaction (`target` removed by one record of a sync, and brought back by
+    /// another before the transaction's capture could remember them as dangling).
     private static func relink(target: String, table: String, column: String, kind: SyncKind, in db: Database) throws {
-        let waiting = try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM sync_dangling WHERE target = ? AND kind = ?"),
-                                          arguments: [target, kind.rawValue])
         let field = referenceField(kind)?.field ?? ""
-        for id in waiting {
+        let dangling = try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM sync_dangling WHERE target = ? AND kind = ?"),
+                                           arguments: [target, kind.rawValue])
+        // Unlinked in this transaction: changed rows are marked pending; only those whose record names `target` are its.
+        let unlinkedHere = try String.fetchAll(db.cachedStatement(sql: """
+            SELECT t.id FROM sync_pending p JOIN \(table) t ON t.id = p.id WHERE p.kind = ? AND t.\(column) IS NULL
+            """), arguments: [kind.rawValue]).filter { id in
+                try storedRecord(kind, id, in: db)?.fields[field]?.string == target && !dangling.contains(id)
+            }
+        for id in dangling + unlinkedHere {
             // Only a row whose record still names the target is linked to it.
             guard try storedRecord(kind, id, in: db)?.fields[field]?.string ?? target == target else {
                 try db.execute(sql: "DELETE FROM sync_dangling WHERE kind = ? AND id = ?", arguments: [kind.rawValue, id])

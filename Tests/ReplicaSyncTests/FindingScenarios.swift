@@ -410,6 +410,41 @@ struct FindingScenarios {
         }
     }
 
+    @Test("a recipe deleted by a page and brought back in the same sync by a held edit the delete had not seen keeps its cook-log entries")
+    func deletedAndBroughtBackInOneSync() async throws {
+        try await withReplicas(3) { replicas in
+            let (a, b, c) = (replicas[0], replicas[1], replicas[2])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Kept"))
+            let entry = try await a.store.addCookLogEntry(id: UUID(), recipeID: recipe.id, cookedAt: nil, rating: 5, note: nil, servings: nil)
+            try await syncAll(replicas)
+            // b adds a photo, which reaches a; then b edits the notes, which a does not see.
+            _ = try await b.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 41), position: nil)
+            _ = try await SyncEngine.pull(from: b, to: a)
+            var draft = RecipeDraft(try await b.store.recipe(recipe.id))
+            draft.notes = "unseen by the delete"
+            _ = try await b.store.updateRecipe(id: recipe.id, expectedVersion: try await b.store.recipe(recipe.id).version, draft)
+            // b's version reaches c without the photo's blob: held.
+            let page = try await b.changes(since: 0, exclude: try await c.info().replicaID, limit: 50)
+            _ = try await c.apply(from: try await b.info().replicaID, records: page.records, cursor: nil)
+            #expect(try await c.store.heldRecords().map(\.id) == [recipe.id.uuidString])
+            // a deletes the recipe (having seen the photo, not the notes). At c that page removes the recipe, and the held
+            // version — its photo removed by the delete, its notes not — brings it back in the same transaction.
+            _ = try await a.store.deleteRecipe(id: recipe.id)
+            _ = try await SyncEngine.pull(from: a, to: c)
+            #expect(try await c.store.heldRecords().isEmpty)
+            #expect(try await c.store.recipe(recipe.id).notes == "unseen by the delete")
+            #expect(try await c.store.cookLog(recipeID: recipe.id, limit: 10).map(\.id) == [entry.id], "the entry is linked to it again")
+            try await syncAll(replicas)
+            for replica in replicas {
+                #expect(try await replica.store.syncRecord(.cookLog, id: entry.id.uuidString)?.fields["recipeID"] == .string(recipe.id.uuidString),
+                        "\(replica.name): the database unlinking it for a moment is not a person's edit")
+                #expect(try await replica.store.cookLog(recipeID: recipe.id, limit: 10).map(\.id) == [entry.id], "\(replica.name)")
+            }
+            try await expectSameContent(a, c)
+            try await expectSameContent(b, c)
+        }
+    }
+
     // MARK: 9. Merges that join two valid versions into a recipe no person could write
 
     @Test("a line moved from the ingredients to the steps on one replica while the ingredients are edited on another: the replicas converge")
