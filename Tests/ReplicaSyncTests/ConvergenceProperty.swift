@@ -86,6 +86,9 @@ struct History {
         var deletions: [(kind: SyncKind, record: SyncRecord, replica: Int)] = []
         /// Per replica, the edits made since its last snapshot (a restore legitimately loses those it had not passed on).
         var restoredAway: Set<String> = []
+        /// Losing values a person settled (took or dropped) through `recipes conflicts resolve|dismiss`: the record the
+        /// conflict was about, and the values as the copy or the kept conflict held them.
+        var settled: [(recordID: String, values: [String: JSONValue])] = []
     }
 
     mutating func run() async throws {
@@ -176,6 +179,14 @@ struct History {
             }
         }
         try await syncAll(replicas, snapshotAbove: snapshotAbove)
+        if chance(60) {
+            // People settle conflicts the syncs made, on any replicas (the same one on two at once, too), and sync again.
+            for _ in 0..<(1 + random.next() % 4) {
+                let index = pick(Array(replicas.indices))
+                try await settle(on: replicas[index], index: index, ledger: &ledger)
+            }
+            try await syncAll(replicas, snapshotAbove: snapshotAbove)
+        }
         if let lostBlob {
             // Someone looks at every photo: a damaged blob is found when it is read (a removed one too, and at a
             // restart), and the next sync brings it back from a replica that holds it.
@@ -313,6 +324,8 @@ struct History {
             } catch let error as ServiceError where error.code == .invalidArgument {
                 trace("\(replica.name) catalogue \(name) refused: \(error.message)")
             }
+        case 9:
+            try await settle(on: replica, index: index, ledger: &ledger)
         default:
             guard !recipes.isEmpty else { return }
             let id = pick(recipes)
@@ -346,6 +359,30 @@ struct History {
             _ = try await store.updateRecipe(id: id, expectedVersion: current.version, draft)
             try await remember(.recipe, id.uuidString, before: before)
         }
+    }
+
+    /// A person settles a conflict listed on `replica`: takes the losing values, or drops them (a conflicted copy goes).
+    mutating func settle(on replica: LocalReplica, index: Int, ledger: inout Ledger) async throws {
+        let store = replica.store
+        let open = try await store.conflicts()
+        guard !open.isEmpty else { return }
+        let conflict = pick(open)
+        var values = conflict.lostValues ?? [:]
+        if let copyID = conflict.copyID { values = try await store.syncRecord(.recipe, id: copyID)?.fields ?? [:] }
+        let before = try await store.syncRecord(conflict.kind, id: conflict.recordID)
+        if chance(50) {
+            do {
+                _ = try await store.resolveConflict(id: conflict.id)
+            } catch let error as ServiceError where error.code == .notFound {
+                return trace("\(replica.name) cannot resolve \(conflict.id.prefix(8)): \(error.message)")
+            }
+            trace("\(replica.name) resolves conflict \(conflict.id.prefix(8)) on \(conflict.kind.rawValue) \(conflict.recordID.prefix(8)): \(conflict.fields)")
+            try await remember(conflict.kind, conflict.recordID, before: before, on: replica, index: index, ledger: &ledger)
+        } else {
+            _ = try await store.dismissConflict(id: conflict.id)
+            trace("\(replica.name) dismisses conflict \(conflict.id.prefix(8)) on \(conflict.kind.rawValue) \(conflict.recordID.prefix(8)): \(conflict.fields)")
+        }
+        ledger.settled.append((conflict.recordID, values))
     }
 
     /// Every field of the record that changed, as an edit of replica `index`.
@@ -394,6 +431,14 @@ struct History {
             }
             if copyValues.contains(where: { SyncLogView.matches($0[edit.field], edit.value, field: edit.field) }) { continue }
             if kept.contains("\(edit.recipe)|\(edit.field)|\(edit.value.canonicalText)") { continue }
+            // A kept conflict settled on two replicas at once (resolved on one, dismissed on the other): it is closed
+            // either way, and the resolution's value is an edit of its own, checked as any other.
+            if edit.field.hasPrefix(SyncRecord.conflictPrefix), edit.value.object?["state"] != .string("open"),
+               let state = record?.states[edit.field]?.value.object?["state"], state != .string("open") { continue }
+            // A person took or dropped it when settling the conflict it lost.
+            if ledger.settled.contains(where: { $0.recordID == edit.recipe && SyncLogView.matches($0.values[edit.field], edit.value, field: edit.field) }) {
+                continue
+            }
             if ledger.edits.contains(where: { $0.recipe == edit.recipe && $0.field == edit.field && $0.replaced.map { shows(edit, $0) } == true }) { continue }
             if ledger.deletions.contains(where: { $0.record.id == edit.recipe && $0.record.states[edit.field].map { shows(edit, $0) } == true }) { continue }
             // A set element removed with its record by someone whose version of the element had seen this edit, even
@@ -448,3 +493,4 @@ enum SyncLogView {
         }
     }
 }
+
