@@ -27,8 +27,8 @@ extension RecipeStore {
         }
     }
 
-    /// The lost blobs still missing that a recipe here still names, oldest knowledge first; those back in
-    /// the folder (a sync or a new photo brought them) or named by no recipe any more are forgotten.
+    /// The lost blobs still missing that a recipe here still names, in hash order (at most `lostPhotosPerInfo`);
+    /// those back in the folder (a sync or a new photo brought them) or named by no recipe any more are forgotten.
     func currentLostPhotos(in db: Database) throws -> [String] {
         let noted = lostPhotos.withLock { $0 }
         guard !noted.isEmpty else { return [] }
@@ -39,7 +39,8 @@ extension RecipeStore {
             }
         }
         let kept = Set(still)
-        lostPhotos.withLock { $0.formIntersection(kept.union($0.subtracting(noted))) }
+        // Those noted meanwhile (by another request) stay.
+        lostPhotos.withLock { $0.subtract(noted.subtracting(kept)) }
         return Array(still.prefix(Self.lostPhotosPerInfo))
     }
 }
