@@ -103,7 +103,8 @@ extension RecipeStore {
 
     /// Replaces a recipe's content with `draft`, if nobody changed it since `expectedVersion`.
     public func updateRecipe(id: UUID, expectedVersion: Int, _ draft: RecipeDraft) async throws -> Recipe {
-        try draft.validate(countingKeywords: false)
+        // The count of keywords against the ones the recipe has is checked in the transaction, below.
+        try draft.validate(keeping: Set(draft.keywords))
         let prepared = PreparedDraft(draft)
         return try await write { db in
             let current = try Self.fetchRecipe(id, in: db)
@@ -148,7 +149,7 @@ extension RecipeStore {
             draft.ingredients = draft.ingredients.map { RecipeDraft.Line(text: $0.text) }
             draft.instructions = draft.instructions.map { RecipeDraft.Step(text: $0.text, section: $0.section, title: $0.title) }
             draft.origin = .custom
-            try draft.validate(countingKeywords: false) // a copy keeps every keyword its source has
+            try draft.validate(keeping: Set(source.keywords)) // a copy keeps every keyword its source has
             let now = Self.now()
             try Self.insertRecipe(newID, draft, createdAt: now, updatedAt: now, in: db)
             for photo in source.photos {

@@ -165,15 +165,28 @@ struct SyncApplier {
     ///   apply (a photo removed since on any replica, a list edited since so two versions merge into a storable recipe).
     static func settledHeldRecords(in db: Database, photos: PhotoBlobs, now: Int64, touched: Set<String>) throws
         -> [(peer: String, record: SyncRecord)] {
-        let keys = try Row.fetchAll(db, sql: "SELECT peer, kind, id FROM sync_held ORDER BY heldAt, peer, kind, id")
-            .map { (peer: $0["peer"] as String, kind: $0["kind"] as String, id: $0["id"] as String) }
-            .filter { touched.contains("\($0.kind)|\($0.id)") }
-        var ready: [(peer: String, record: SyncRecord)] = []
-        for key in keys {
-            let arguments: StatementArguments = [key.peer, key.kind, key.id]
-            guard let body = try String.fetchOne(db.cachedStatement(sql: "SELECT body FROM sync_held WHERE peer = ? AND kind = ? AND id = ?"),
+        // Point lookups by primary key for each (peer that holds anything) × (record the page touched): the held
+        // table may be large, a page touches at most a page of records.
+        var peers: [String] = []
+        while let peer = try String.fetchOne(db.cachedStatement(sql: "SELECT peer FROM sync_held WHERE peer > ? ORDER BY peer LIMIT 1"),
+                                             arguments: [peers.last ?? ""]) {
+            peers.append(peer)
+        }
+        var held: [(peer: String, key: StatementArguments, heldAt: String, record: SyncRecord)] = []
+        for peer in peers {
+            for key in touched {
+                guard let bar = key.firstIndex(of: "|") else { continue }
+                let arguments: StatementArguments = [peer, String(key[..<bar]), String(key[key.index(after: bar)...])]
+                guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT body, heldAt FROM sync_held WHERE peer = ? AND kind = ? AND id = ?"),
                                                  arguments: arguments),
-                  let record = try? SyncLog.decode(body, seq: 0) else { continue }
+                      let record = try? SyncLog.decode(row["body"] as String, seq: 0) else { continue }
+                held.append((peer, arguments, row["heldAt"], record))
+            }
+        }
+        // In kind order (a book before the recipes naming it), then in the order they were held.
+        held.sort { ($0.record.kind.applyOrder, $0.heldAt) < ($1.record.kind.applyOrder, $1.heldAt) }
+        var ready: [(peer: String, record: SyncRecord)] = []
+        for (peer, arguments, _, record) in held {
             let stored = try SyncLog.storedRecord(record.kind, record.id, in: db)?.states ?? [:]
             let merged = SyncMerge.merge(stored, record.states).merged
             if merged == stored {
@@ -183,9 +196,9 @@ struct SyncApplier {
             guard (try? SyncValidation.check(record, now: now)) != nil,
                   SyncValidation.mergedProblem(record.kind, id: record.id, merged) == nil,
                   record.kind != .recipe || !SyncMerge.isLive(merged) || missingPhotos(merged, photos: photos).isEmpty else { continue }
-            ready.append((key.peer, record))
+            ready.append((peer, record))
         }
-        return ready.sorted { $0.record.kind.applyOrder < $1.record.kind.applyOrder }
+        return ready
     }
 
     static func heldSummaries(in db: Database) throws -> [HeldRecord] {

@@ -121,15 +121,21 @@ extension SyncLog {
         // Unlinked in this transaction: changed rows are marked pending; only those whose record names `target` are its.
         let unlinkedHere = try String.fetchAll(db.cachedStatement(sql: """
             SELECT t.id FROM sync_pending p JOIN \(table) t ON t.id = p.id WHERE p.kind = ? AND t.\(column) IS NULL
-            """), arguments: [kind.rawValue]).filter { id in
-                try storedRecord(kind, id, in: db)?.fields[field]?.string == target && !dangling.contains(id)
-            }
-        for id in dangling + unlinkedHere {
-            // Only a row whose record still names the target is linked to it.
+            """), arguments: [kind.rawValue])
+        for id in dangling {
+            // Only a row whose record still names the target (or has no record yet) is linked to it.
             guard try storedRecord(kind, id, in: db)?.fields[field]?.string ?? target == target else {
                 try db.execute(sql: "DELETE FROM sync_dangling WHERE kind = ? AND id = ?", arguments: [kind.rawValue, id])
                 continue
             }
+            try link(id)
+        }
+        let linked = Set(dangling)
+        for id in unlinkedHere where !linked.contains(id) {
+            guard try storedRecord(kind, id, in: db)?.fields[field]?.string == target else { continue }
+            try link(id)
+        }
+        func link(_ id: String) throws {
             try db.execute(sql: "UPDATE \(table) SET \(column) = ? WHERE id = ?", arguments: [target, id])
             try db.execute(sql: "DELETE FROM sync_dangling WHERE kind = ? AND id = ?", arguments: [kind.rawValue, id])
             try db.execute(sql: "DELETE FROM sync_pending WHERE kind = ? AND id = ?", arguments: [kind.rawValue, id])

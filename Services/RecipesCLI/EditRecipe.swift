@@ -55,10 +55,7 @@ struct EditRecipe: AsyncParsableCommand {
                 guard let edited = try openInEditor(document) else { return print("No changes.") }
                 document = edited
             }
-            try document.recipe.validate(countingKeywords: false)
-            if let problem = document.recipe.keywordCountProblem(keeping: Set(current.keywords)) {
-                throw ServiceError(.invalidArgument, problem)
-            }
+            try document.recipe.validate(keeping: Set(current.keywords))
             let updated = try await client.call(RecipeOps.Update.self, .init(id: id, expectedVersion: document.version, recipe: document.recipe))
             if connection.json { return try Output.json(updated) }
             print("Saved \"\(updated.name)\" (version \(updated.version)).")

@@ -26,9 +26,9 @@ extension RecipeDraft {
     }
 
     /// Checks every field; the error names the field, what it was and what is allowed.
-    /// `countingKeywords: false` leaves the keyword count to the caller (an edit may keep what a sync merge
-    /// brought past the limit: see `keywordCountProblem(keeping:)`).
-    public func validate(countingKeywords: Bool = true) throws(ServiceError) {
+    /// `kept`: the keywords the recipe has now, for an edit. It may keep what a sync merge brought past the limit,
+    /// and add none (`keywordCountProblem(keeping:)`).
+    public func validate(keeping kept: Set<String> = []) throws(ServiceError) {
         func fail(_ message: String) -> ServiceError { ServiceError(.invalidArgument, message) }
         guard !Self.isBlank(name) else { throw fail("name is empty; a recipe needs a name") }
         guard name.count <= Limits.nameLength else {
@@ -98,7 +98,7 @@ extension RecipeDraft {
         guard origin == .custom || origin == .imported else {
             throw fail("origin \(origin.rawValue) cannot be set by a client; use custom or imported")
         }
-        if countingKeywords, let problem = keywordCountProblem(keeping: []) { throw fail(problem) }
+        if let problem = keywordCountProblem(keeping: kept) { throw fail(problem) }
         for keyword in keywords where Self.isBlank(keyword) || keyword.count > Limits.keywordLength {
             throw fail("keyword \"\(keyword.prefix(40))\" must be 1 to \(Limits.keywordLength) characters")
         }

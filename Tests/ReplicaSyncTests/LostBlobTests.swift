@@ -48,13 +48,10 @@ struct LostBlobTests {
             await #expect(throws: ServiceError.self) { _ = try await a.store.photo(recipeID: recipe.id, position: 0) }
 
             // Syncing with c, which holds the blob, brings it back to a and to b.
-            try await syncAll(replicas)
+            try await expectConverged(replicas)
             for replica in replicas {
                 #expect(try await replica.store.photo(recipeID: recipe.id, position: 0).1 == bytes, "\(replica.name)")
-                #expect(try await replica.store.heldRecords().isEmpty, "\(replica.name)")
             }
-            try await expectSameContent(a, b)
-            try await expectSameContent(a, c)
         }
     }
 

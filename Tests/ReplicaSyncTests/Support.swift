@@ -112,6 +112,17 @@ func expectSameContent(_ a: LocalReplica, _ b: LocalReplica, sourceLocation: Sou
     #expect(diff.isEmpty, "\(diff)", sourceLocation: sourceLocation)
 }
 
+/// Syncs every pair until nothing changes, then records an issue for any replica still holding a record or holding
+/// other content than the first.
+func expectConverged(_ replicas: [LocalReplica], sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    try await syncAll(replicas)
+    for replica in replicas {
+        let held = try await replica.store.heldRecords()
+        #expect(held.isEmpty, "\(replica.name) still holds \(held.map(\.id))", sourceLocation: sourceLocation)
+    }
+    for replica in replicas.dropFirst() { try await expectSameContent(replicas[0], replica, sourceLocation: sourceLocation) }
+}
+
 /// The SHA-256 of photo bytes, as photo blobs are named.
 enum PhotoBlobsProbe {
     static func hash(_ bytes: Data) -> String {
