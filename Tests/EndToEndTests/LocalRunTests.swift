@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Synchronization
 import TestHTTPServer
 
 #if canImport(Glibc)
@@ -9,12 +10,17 @@ import Glibc
 /// The project folder (the README's commands run from here).
 let projectFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+private let handedOutPorts = Mutex<Set<Int>>([])
+
 /// A TCP port on 127.0.0.1 that was free a moment ago, for a process that must come back on the same
 /// endpoint. It is drawn below the system's ephemeral range (32768 and up on Linux), where ports bound to
 /// `*` by tests running alongside, and outgoing connections, never land between this check and the bind.
+/// No port is handed out twice in one test run, so two endpoints of one test, or of two tests starting at once,
+/// never draw the same free port before either binds it.
 func freeLoopbackPort() throws -> Int {
     for _ in 0..<500 {
         let port = Int.random(in: 20_000..<32_768)
+        guard handedOutPorts.withLock({ $0.insert(port).inserted }) else { continue }
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { break }
         defer { close(descriptor) }

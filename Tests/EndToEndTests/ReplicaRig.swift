@@ -23,8 +23,7 @@ final class StorageNode {
 
     static func drawPorts() throws -> (Int, Int) {
         let port = try freeLoopbackPort()
-        var publish = try freeLoopbackPort()
-        while publish == port { publish = try freeLoopbackPort() }
+        let publish = try freeLoopbackPort()
         return (port, publish)
     }
 
