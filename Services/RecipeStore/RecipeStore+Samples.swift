@@ -14,7 +14,14 @@ extension RecipeStore {
                 return counts
             }
             let date = SampleData.createdAt
+            // A sample book a person deleted (here, or on a replica whose delete reached this one) stays deleted: the
+            // samples are defaults, and on a replica that loads them before the delete arrives the delete replaces them.
+            var deletedBooks: Set<UUID> = []
             for book in SampleData.books where try Self.fetchBookIfAny(book.id, in: db) == nil {
+                if let record = try SyncLog.storedRecord(.book, book.id.uuidString, in: db), !record.isLive {
+                    deletedBooks.insert(book.id)
+                    continue
+                }
                 try db.execute(sql: "INSERT INTO books (id, title, author, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?)",
                                arguments: [book.id.databaseText, book.title, book.author, date, date])
             }
@@ -29,6 +36,8 @@ extension RecipeStore {
                 let id = SampleData.recipeID(sample.number)
                 var draft = sample.draft
                 draft.origin = .starter
+                // Its row is unlinked from a deleted book; its record still names it (SyncLog.capture).
+                if let book = draft.bookID, deletedBooks.contains(book) { draft.bookID = nil }
                 try Self.insertRecipe(id, draft, createdAt: date, updatedAt: date, in: db)
             }
             // Catalogue rows written above carry today's date; samples are dated alike everywhere.

@@ -18,6 +18,12 @@ enum SyncDates {
 
 /// The sample collection carries the same version on every replica, so it never conflicts.
 enum SampleIdentity {
+    /// What a sample record refers to (a starter's book), as the samples declare it.
+    static func reference(_ kind: SyncKind, id: String) -> String? {
+        guard kind == .recipe else { return nil }
+        return SampleData.recipes.first { SampleData.recipeID($0.number).uuidString == id }?.draft.bookID?.uuidString
+    }
+
     static func isSample(_ kind: SyncKind, id: String, values: [String: JSONValue]) -> Bool {
         let key = kind == .ingredient ? (values["id"]?.string ?? "") : id
         guard key.count == 36, key.dropFirst(8).hasPrefix("-0000-4000-8000-") else { return false }

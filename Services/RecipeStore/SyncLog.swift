@@ -47,8 +47,12 @@ enum SyncLog {
             if var values = try currentValues(kind, id, stored: states, in: db) {
                 // A reference whose target is gone (deleted, or not arrived yet) reads NULL in the table but stays
                 // the record's value: the unlinking was the database's doing, not a person's edit.
+                let genesis = stored == nil && SampleIdentity.isSample(kind, id: id, values: values)
                 if let (field, table) = referenceField(kind) {
-                    if values[field] == .null, let kept = states[field]?.value.string, try !exists(kept, in: table, db) {
+                    // A sample filed in a sample book deleted here is the sample still: it names that book, as on
+                    // every replica that loaded the samples before the delete reached it.
+                    let kept = states[field]?.value.string ?? (genesis ? SampleIdentity.reference(kind, id: id) : nil)
+                    if values[field] == .null, let kept, try !exists(kept, in: table, db) {
                         values[field] = .string(kept)
                         try remember(dangling: kind, id, target: kept, in: db)
                     } else {
@@ -56,7 +60,6 @@ enum SyncLog {
                         try db.cachedStatement(sql: "DELETE FROM sync_dangling WHERE kind = ? AND id = ?").execute(arguments: [kind.rawValue, id])
                     }
                 }
-                let genesis = stored == nil && SampleIdentity.isSample(kind, id: id, values: values)
                 for (name, value) in values where states[name]?.value != value {
                     // This replica replacing its own value: a conflicted copy of that value made elsewhere is withdrawn when it arrives.
                     if kind == .recipe, let previous = states[name]?.clock.stamp, StampOrder.parts(previous)?.replica == Substring(state.replica) {

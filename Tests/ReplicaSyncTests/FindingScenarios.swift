@@ -231,6 +231,42 @@ struct FindingScenarios {
         }
     }
 
+    @Test("a conflicted copy edited on one replica while another dismisses the conflict comes back with the edit, listed again, until dismissed where the edit was seen")
+    func copyEditedWhileDismissed() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup"))
+            try await syncAll([a, b])
+            for (replica, notes) in [(a, "less salt"), (b, "more salt")] {
+                let current = try await replica.store.recipe(recipe.id)
+                var draft = RecipeDraft(current)
+                draft.notes = notes
+                _ = try await replica.store.updateRecipe(id: recipe.id, expectedVersion: current.version, draft)
+            }
+            try await syncAll([a, b])
+            let conflict = try #require(try await a.store.conflicts().first)
+            let copyID = try #require(conflict.copyID.flatMap(UUID.init(uuidString:)))
+            // a edits the copy (`recipes edit`); b, not having seen that, dismisses the conflict.
+            let copy = try await a.store.recipe(copyID)
+            var draft = RecipeDraft(copy)
+            draft.name = "Soup, my way"
+            _ = try await a.store.updateRecipe(id: copyID, expectedVersion: copy.version, draft)
+            _ = try await b.store.dismissConflict(id: conflict.id)
+            try await expectConverged([a, b])
+            for replica in [a, b] {
+                #expect(try await replica.store.recipe(copyID).name == "Soup, my way", "\(replica.name): an edit the dismissal had not seen keeps the copy")
+                #expect(try await replica.store.conflicts().map(\.id) == [conflict.id], "\(replica.name)")
+            }
+            // Dismissed where the edit is seen, it goes everywhere, for good.
+            _ = try await b.store.dismissConflict(id: conflict.id)
+            try await expectConverged([a, b])
+            for replica in [a, b] {
+                #expect(try await replica.store.conflicts().isEmpty, "\(replica.name)")
+                #expect(try await replica.store.recipes(origin: .conflictedCopy).isEmpty, "\(replica.name)")
+            }
+        }
+    }
+
     // MARK: 5. No copy of a value its own replica replaced
 
     @Test("same-field edits, a partial sync, then a re-edit: one copy, as after a full sync, never the re-editor's own replaced value")
@@ -501,6 +537,40 @@ struct FindingScenarios {
             _ = try await b.store.updateRecipe(id: recipe.id, expectedVersion: saved.version, fewer)
             try await syncAll([a, b])
             try await expectSameContent(a, b)
+        }
+    }
+
+    // MARK: 10. The sample collection
+
+    @Test("a sample book a person deleted stays deleted when the samples are loaded again on the replica that deleted it (seed 2009931618152024339)")
+    func deletedSampleBookStaysDeleted() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            _ = try await a.store.loadSamples()
+            // b receives the sample books but not yet the starters (a page that ended after the books), and a person
+            // there deletes one of them.
+            let page = try await a.changes(since: 0, exclude: try await b.info().replicaID, limit: 1_000)
+            _ = try await b.apply(from: try await a.info().replicaID, records: page.records.filter { $0.kind == .book }, cursor: nil)
+            let wok = try #require(try await b.store.listBooks().first { $0.book.title == "The Wok" }).book.id
+            _ = try await b.store.deleteBook(id: wok)
+            // Loading the samples there must not bring it back: on a replica that had not seen the delete, the samples
+            // are defaults the delete replaces, and the two must end alike.
+            #expect(try await b.store.loadSamples().loaded)
+            await #expect(throws: ServiceError.self) { _ = try await b.store.book(wok) }
+            try await expectConverged([a, b])
+            for replica in [a, b] {
+                await #expect(throws: ServiceError.self, "\(replica.name)") { _ = try await replica.store.book(wok) }
+                #expect(try await replica.store.listBooks().count == 2, "\(replica.name)")
+                #expect(try await replica.store.conflicts().isEmpty, "\(replica.name)")
+                #expect(try await replica.store.recipes(origin: .starter).count == 8, "\(replica.name)")
+                // The starters of that book are out of it, and their records still name it (the samples' own value).
+                var naming = 0
+                for starter in try await replica.store.recipes(origin: .starter) {
+                    #expect(starter.bookID != wok)
+                    if try await replica.store.syncRecord(.recipe, id: starter.id.uuidString)?.fields["bookID"] == .string(wok.uuidString) { naming += 1 }
+                }
+                #expect(naming == 2, "\(replica.name)")
+            }
         }
     }
 }
