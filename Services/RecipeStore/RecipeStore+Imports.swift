@@ -22,9 +22,11 @@ extension RecipeStore {
                 let stored = try Self.fetchRecipe(existing["id"], in: db)
                 return (stored, .unchanged)
             }
+            // Only a recipe an import made is updated: a person's own (typed, or a duplicate that kept the address it
+            // came from) is theirs, and a page imported again never overwrites it.
             let marks = databaseQuestionMarks(count: addresses.count)
             let found = try String.fetchOne(db, sql: """
-                SELECT id FROM recipes WHERE website IN (\(marks)) AND origin NOT IN ('starter', 'conflictedCopy')
+                SELECT id FROM recipes WHERE website IN (\(marks)) AND origin = 'imported'
                 ORDER BY createdAt, id LIMIT 1
                 """, arguments: StatementArguments(addresses))
             guard let found, let foundID = UUID(uuidString: found) else {

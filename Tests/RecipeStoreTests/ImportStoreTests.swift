@@ -53,4 +53,28 @@ struct ImportStoreTests {
             #expect(try await store.stats().recipes == 1)
         }
     }
+
+    @Test("saving a page again never overwrites a recipe of the person's own with that address: a duplicate, or one they typed")
+    func saveImportedLeavesOwnRecipes() async throws {
+        try await withStore { store async throws in
+            let page = "https://e.example/lasagna"
+            let draft = RecipeDraft(name: "Lasagna", ingredients: [.init(text: "9 sheets pasta")], website: page, sourceType: .url, origin: .imported)
+            let (imported, _) = try await store.saveImported(id: UUID(), draft, sameAs: [page])
+            // The person makes it their own (the copy keeps the address it came from), changes it, and deletes the original.
+            var mine = RecipeDraft(try await store.duplicateRecipe(id: imported.id, newID: UUID(), name: "My lasagna"))
+            let copyID = try #require(try await store.listRecipes(.init(limit: 10)).recipes.first { $0.name == "My lasagna" }?.id)
+            mine.ingredients = [.init(text: "12 sheets pasta")]
+            _ = try await store.updateRecipe(id: copyID, expectedVersion: 1, mine)
+            _ = try await store.deleteRecipe(id: imported.id)
+            let typed = try await store.createRecipe(id: UUID(), RecipeDraft(name: "Nonna's lasagna", website: page)).recipe
+
+            let (again, outcome) = try await store.saveImported(id: UUID(), draft, sameAs: [page])
+            #expect(outcome == .created && again.id != copyID && again.id != typed.id)
+            #expect(try await store.recipe(copyID).name == "My lasagna")
+            #expect(try await store.recipe(copyID).ingredients.map(\.text) == ["12 sheets pasta"])
+            #expect(try await store.recipe(typed.id).name == "Nonna's lasagna")
+            // The page imported again now updates the recipe it made.
+            #expect(try await store.saveImported(id: UUID(), draft, sameAs: [page]).recipe.id == again.id)
+        }
+    }
 }
