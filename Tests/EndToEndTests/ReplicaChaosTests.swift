@@ -4,7 +4,8 @@ import TestImages
 import Testing
 import TestRandom
 
-/// Three storages and a worker as processes; random changes through the CLI on random replicas,
+/// Three storages and a worker as processes; random changes through the CLI on random replicas (recipes added, edited,
+/// duplicated and deleted, photos added, moved and removed, cook-log entries, books, the samples, conflicts settled),
 /// a replica restored from `recipes backup`, kill -9 of a storage and of the worker in the middle of
 /// syncs, a photo file removed or damaged in one storage's data folder while another holds it; then `recipes sync` until nothing moves, and every replica's `recipes export` is the same, byte for byte.
 @Suite("Replica sync under restores and kill -9, through the CLI", .serialized)
@@ -43,7 +44,7 @@ struct ReplicaChaosTests {
                 trace.append("\(step) on \(index): \(arguments.prefix(3).joined(separator: " ")) -> \(run.status)")
                 return run
             }
-            switch random.below(20) {
+            switch random.below(25) {
             case 0..<5:
                 let name = "Recipe \(step)"
                 var arguments = ["add", "--name", name, "--ingredient", "\(1 + random.below(4)) eggs", "--notes", "n\(random.below(3))"]
@@ -68,6 +69,20 @@ struct ReplicaChaosTests {
                 _ = try await recipes(["cooked", names[random.below(names.count)], "--rating", "\(1 + random.below(5))"], storage: storage)
             case 14:
                 _ = try await recipes(["books", "add", "Book \(random.below(3))"], storage: storage)
+            case 20 where !names.isEmpty:
+                let copy = "Copy \(step)"
+                if try await recipes(["duplicate", names[random.below(names.count)], "--name", copy], storage: storage).status == 0 { names.append(copy) }
+            case 21 where random.below(3) == 0:
+                _ = try await recipes(["samples"], storage: storage)
+            case 22 where !names.isEmpty:
+                _ = try await recipes(["photo", "move", names[random.below(names.count)], "2", "1"], storage: storage)
+            case 23:
+                // Someone settles the first conflict listed there, either way.
+                let listed = try await recipes(["conflicts", "--json"], storage: storage).output
+                if let conflicts = try? JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [[String: Any]],
+                   let id = conflicts.first?["id"] as? String {
+                    _ = try await recipes(["conflicts", random.below(2) == 0 ? "resolve" : "dismiss", id], storage: storage)
+                }
             case 15 where backup == nil:
                 let folder = scratch.appendingPathComponent("backup-\(step)").path
                 let made = try await recipes(["backup", folder], storage: storage)
@@ -186,6 +201,7 @@ struct ReplicaChaosTests {
         }
         // A history may delete every recipe it made (seed 18067746128122958941 does): then empty exports are right.
         if !Set(names).subtracting(deleted).isEmpty { #expect(!exports[0].isEmpty, "\(note): nothing was exported") }
+        if ProcessInfo.processInfo.environment["RECIPES_CHAOS_TRACE"] != nil { print(trace.joined(separator: "\n")) }
         print("replica chaos \(note): \(names.count) recipes made, backup \(backup != nil), restored \(restored), blob lost \(lostBlob != nil), storage killed \(killedStorage), "
               + "worker killed \(killedWorker), \(exports[0].count) files exported")
         for index in 1..<3 {
