@@ -183,8 +183,11 @@ struct SyncApplier {
                 held.append((peer, arguments, row["heldAt"], record))
             }
         }
-        // In kind order (a book before the recipes naming it), then in the order they were held.
-        held.sort { ($0.record.kind.applyOrder, $0.heldAt) < ($1.record.kind.applyOrder, $1.heldAt) }
+        // In kind order (a book before the recipes naming it), then in the order they were held (ties in key order, so a
+        // replayed history applies them alike).
+        held.sort {
+            ($0.record.kind.applyOrder, $0.heldAt, $0.peer, $0.record.id) < ($1.record.kind.applyOrder, $1.heldAt, $1.peer, $1.record.id)
+        }
         var ready: [(peer: String, record: SyncRecord)] = []
         for (peer, arguments, _, record) in held {
             let stored = try SyncLog.storedRecord(record.kind, record.id, in: db)?.states ?? [:]
