@@ -61,8 +61,8 @@ struct ImportStoreTests {
             let draft = RecipeDraft(name: "Lasagna", ingredients: [.init(text: "9 sheets pasta")], website: page, sourceType: .url, origin: .imported)
             let (imported, _) = try await store.saveImported(id: UUID(), draft, sameAs: [page])
             // The person makes it their own (the copy keeps the address it came from), changes it, and deletes the original.
-            var mine = RecipeDraft(try await store.duplicateRecipe(id: imported.id, newID: UUID(), name: "My lasagna"))
-            let copyID = try #require(try await store.listRecipes(.init(limit: 10)).recipes.first { $0.name == "My lasagna" }?.id)
+            let copyID = UUID()
+            var mine = RecipeDraft(try await store.duplicateRecipe(id: imported.id, newID: copyID, name: "My lasagna"))
             mine.ingredients = [.init(text: "12 sheets pasta")]
             _ = try await store.updateRecipe(id: copyID, expectedVersion: 1, mine)
             _ = try await store.deleteRecipe(id: imported.id)

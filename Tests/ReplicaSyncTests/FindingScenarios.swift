@@ -207,19 +207,25 @@ struct FindingScenarios {
         }
     }
 
+    /// A recipe whose notes `a` and `b` changed at once, synced: one conflict, with a copy, on both.
+    static func notesConflict(_ a: LocalReplica, _ b: LocalReplica) async throws -> Recipe {
+        let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup"))
+        try await syncAll([a, b])
+        for (replica, notes) in [(a, "less salt"), (b, "more salt")] {
+            let current = try await replica.store.recipe(recipe.id)
+            var draft = RecipeDraft(current)
+            draft.notes = notes
+            _ = try await replica.store.updateRecipe(id: recipe.id, expectedVersion: current.version, draft)
+        }
+        try await syncAll([a, b])
+        return recipe
+    }
+
     @Test("a recipe conflict is listed on every replica and dismissing it removes the copy everywhere")
     func visibleRecipeConflict() async throws {
         try await withReplicas(2) { replicas in
             let (a, b) = (replicas[0], replicas[1])
-            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup"))
-            try await syncAll([a, b])
-            for (replica, notes) in [(a, "less salt"), (b, "more salt")] {
-                let current = try await replica.store.recipe(recipe.id)
-                var draft = RecipeDraft(current)
-                draft.notes = notes
-                _ = try await replica.store.updateRecipe(id: recipe.id, expectedVersion: current.version, draft)
-            }
-            try await syncAll([a, b])
+            let recipe = try await Self.notesConflict(a, b)
             let listed = try await a.store.conflicts()
             #expect(listed.count == 1 && listed.first?.fields == ["notes"] && listed.first?.recordID == recipe.id.uuidString)
             #expect(try await b.store.conflicts() == listed)
@@ -235,15 +241,7 @@ struct FindingScenarios {
     func copyEditedWhileDismissed() async throws {
         try await withReplicas(2) { replicas in
             let (a, b) = (replicas[0], replicas[1])
-            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup"))
-            try await syncAll([a, b])
-            for (replica, notes) in [(a, "less salt"), (b, "more salt")] {
-                let current = try await replica.store.recipe(recipe.id)
-                var draft = RecipeDraft(current)
-                draft.notes = notes
-                _ = try await replica.store.updateRecipe(id: recipe.id, expectedVersion: current.version, draft)
-            }
-            try await syncAll([a, b])
+            _ = try await Self.notesConflict(a, b)
             let conflict = try #require(try await a.store.conflicts().first)
             let copyID = try #require(conflict.copyID.flatMap(UUID.init(uuidString:)))
             // a edits the copy (`recipes edit`); b, not having seen that, dismisses the conflict.
