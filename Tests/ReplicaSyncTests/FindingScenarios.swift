@@ -538,6 +538,39 @@ struct FindingScenarios {
         }
     }
 
+    @Test("photos added on two replicas at once past ten: both stay everywhere, nothing is held, no photo can be added until one goes")
+    func photosMergedPastTheLimit() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let limit = RecipeVault.maxPhotosPerRecipe
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Pictured"))
+            for seed in 0..<UInt64(limit - 1) { _ = try await a.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 600 + seed), position: nil) }
+            try await syncAll([a, b])
+            // Each replica adds one more: each is at the limit.
+            _ = try await a.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 700), position: nil)
+            _ = try await b.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 701), position: nil)
+            try await expectConverged([a, b])
+            for replica in [a, b] {
+                let merged = try await replica.store.recipe(recipe.id)
+                #expect(merged.photos.count == limit + 1, "\(replica.name)")
+                #expect(try await replica.store.photo(recipeID: recipe.id, position: limit).1.count > 0, "\(replica.name): every photo can be read")
+                let error = await #expect(throws: ServiceError.self) {
+                    _ = try await replica.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 702), position: nil)
+                }
+                #expect(error?.code == .tooManyPhotos && error?.message.contains("the recipe has \(limit + 1) photos") == true, "\(replica.name)")
+            }
+            // Other edits work; removing two makes room for one.
+            var renamed = RecipeDraft(try await b.store.recipe(recipe.id))
+            renamed.name = "Pictured twice"
+            _ = try await b.store.updateRecipe(id: recipe.id, expectedVersion: try await b.store.recipe(recipe.id).version, renamed)
+            for _ in 0..<2 { _ = try await b.store.removePhoto(recipeID: recipe.id, photoID: try await b.store.recipe(recipe.id).photos[0].id) }
+            _ = try await b.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 703), position: nil)
+            try await expectConverged([a, b])
+            #expect(try await a.store.recipe(recipe.id).photos.count == limit)
+            #expect(try await a.store.recipe(recipe.id).name == "Pictured twice")
+        }
+    }
+
     // MARK: 10. The sample collection
 
     @Test("a sample book a person deleted stays deleted when the samples are loaded again on the replica that deleted it (seed 2009931618152024339)")
