@@ -313,12 +313,12 @@ struct History {
             draft.bookID = books.isEmpty || chance(30) ? nil : pick(books)
             _ = try await store.updateRecipe(id: id, expectedVersion: current.version, draft)
             try await remember(.recipe, id.uuidString, before: before)
-        case 7 where !recipes.isEmpty:
-            // The cook log: entries made and deleted.
+        case 7 where !listed.isEmpty:
+            // The cook log: entries made (for starters too) and deleted.
             let entries = try await store.cookLog(recipeID: nil, limit: 100)
             if entries.isEmpty || chance(60) {
                 let id = newID()
-                _ = try await store.addCookLogEntry(id: id, recipeID: pick(recipes), cookedAt: nil, rating: 1 + Int(random.next() % 5), note: nil, servings: nil)
+                _ = try await store.addCookLogEntry(id: id, recipeID: pick(listed).id, cookedAt: nil, rating: 1 + Int(random.next() % 5), note: nil, servings: nil)
                 try await remember(.cookLog, id.uuidString, before: nil)
             } else {
                 let id = pick(entries).id
