@@ -130,4 +130,27 @@ struct LostBlobTests {
         try a.store.close()
         try b.store.close()
     }
+
+    @Test("a conflict on a recipe whose photo is lost here is resolved all the same; the photo comes back at the next sync (seed 12406217097409647674)",
+          arguments: [true, false])
+    func resolvedWhilePhotoLost(damage: Bool) async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let bytes = jpegBytes(seed: 91, count: 8_000)
+            let recipe = try await FindingScenarios.notesConflict(a, b)
+            let photos = try await a.store.addPhoto(recipeID: recipe.id, bytes: bytes, position: nil)
+            try await syncAll([a, b])
+            try Self.lose(b, photos[0].sha256, damage: damage)
+            let conflict = try #require(try await b.store.conflicts().first)
+            _ = try await b.store.resolveConflict(id: conflict.id)
+            try await expectConverged([a, b])
+            // Damaged bytes are found when read (never served), and the next sync brings the blob back.
+            if damage { await #expect(throws: ServiceError.self) { _ = try await b.store.photo(recipeID: recipe.id, position: 0) } }
+            try await expectConverged([a, b])
+            for replica in [a, b] {
+                #expect(try await replica.store.conflicts().isEmpty, "\(replica.name)")
+                #expect(try await replica.store.photo(recipeID: recipe.id, position: 0).1 == bytes, "\(replica.name)")
+            }
+        }
+    }
 }
