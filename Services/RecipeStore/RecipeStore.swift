@@ -23,6 +23,9 @@ public final class RecipeStore: Sendable {
     let backupsRunning = Mutex(0)
     /// Set when this open started a new incarnation (the file was restored or copied): for the service's log.
     public let incarnationNote: String?
+    /// Set when this open moved aside a write-ahead log that belonged to the database a restored backup
+    /// replaced (see `StaleWriteAheadLog`): for the service's log.
+    public let setAsideLogNote: String?
 
     /// A read of one record's rows (a few index lookups, tens of microseconds) done on the calling
     /// thread. An asynchronous read hands the work to a reader's queue and the result back, two thread
@@ -45,6 +48,7 @@ public final class RecipeStore: Sendable {
         configuration.busyMode = .timeout(5)
         configuration.label = "Recipes"
         let path = folder.appendingPathComponent(RecipeVault.databaseFileName).path
+        setAsideLogNote = try StaleWriteAheadLog.setAsideIfStale(databasePath: path)
         pool = try DatabasePool(path: path, configuration: configuration)
         batcher = WriteBatcher(pool: pool)
         // GRDB turns WAL on and then sets synchronous=NORMAL on the writer; an
@@ -61,6 +65,15 @@ public final class RecipeStore: Sendable {
         try Migrations.migrator.migrate(pool)
         try pool.write { db in try SyncLog.capture(in: db) } // changes left unrecorded by an older version
         incarnationNote = try pool.write { db in try SyncState.checkIncarnation(db, path: path) }
+        if incarnationNote != nil {
+            // The file itself must stop saying it is a backup before anything else is written: a log found beside a
+            // file that says so is set aside at the next start (a kill -9 from here on must not lose writes that way).
+            let result = try pool.writeWithoutTransaction { db in try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+            if let result, result[0] as Int? != 0 {
+                throw ServiceError(.internalError,
+                    "\(path) could not be checkpointed after taking a new incarnation (another process holds it open); stop it and start again")
+            }
+        }
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA optimize=0x10002") }
         photos = try PhotoBlobs(folder: folder.appendingPathComponent(RecipeVault.photoFolderName))
         try findLostPhotos()

@@ -20,6 +20,9 @@ public struct StorageService: Sendable {
             "path": "\(configuration.dataFolder.appendingPathComponent(RecipeVault.databaseFileName).path)",
             "journal": "\(settings.journalMode)", "synchronous": "\(settings.synchronous == 2 ? "full" : String(settings.synchronous))",
         ])
+        if let note = store.setAsideLogNote {
+            logger.warning("stale write-ahead log set aside", metadata: ["why": "\(note)"])
+        }
         if let note = store.incarnationNote {
             logger.notice("new replica incarnation", metadata: ["why": "\(note)"])
         }

@@ -89,15 +89,24 @@ struct ReplicaChaosTests {
                 #expect(made.status == 0, "\(made.output)")
                 backup = (index, folder)
             case 16 where backup != nil && !restored:
-                // Restore: stop, put the backup in place of the data folder, start again on the same endpoint.
+                // Restore: stop, put the backup in place of the data folder, start again on the same endpoint. Or
+                // kill -9 it and copy the backup's files over the folder (a volume restored in place): the write-ahead
+                // log the kill left must not be replayed onto the backup.
                 let (restoredIndex, folder) = backup!
                 let target = storages[restoredIndex]
-                _ = try await target.process?.stop()
-                try FileManager.default.removeItem(atPath: target.folder)
-                try FileManager.default.copyItem(atPath: folder, toPath: target.folder)
+                let overKilled = random.below(2) == 0
+                if overKilled {
+                    _ = try await target.process?.stop(signal: SIGKILL)
+                    try copyContents(of: URL(fileURLWithPath: folder), over: URL(fileURLWithPath: target.folder))
+                } else {
+                    _ = try await target.process?.stop()
+                    try FileManager.default.removeItem(atPath: target.folder)
+                    try FileManager.default.copyItem(atPath: folder, toPath: target.folder)
+                }
                 try await target.start()
                 #expect(target.process?.printed.contains("new replica incarnation") == true, "\(target.process?.printed ?? "")")
-                trace.append("\(step): storage \(restoredIndex) restored from the backup of step \(folder.split(separator: "-").last ?? "")")
+                trace.append("\(step): storage \(restoredIndex) restored from the backup of step \(folder.split(separator: "-").last ?? "")"
+                             + (overKilled ? ", copied over its folder after kill -9" : ""))
                 restored = true
             case 17 where !killedStorage, 18 where !killedWorker:
                 // kill -9 in the middle of a sync, then start it again.
@@ -240,3 +249,18 @@ func chaosJPEG(seed: UInt64) -> Data {
 
 /// The chaos runs' generator: a failing run replays from its seed.
 typealias ChaosRandom = SplitMix
+
+/// `cp -r backup/. folder/`: the backup's files written into the folder's (in place), anything else left as it was.
+func copyContents(of backup: URL, over folder: URL) throws {
+    let manager = FileManager.default
+    for name in try manager.contentsOfDirectory(atPath: backup.path) {
+        let source = backup.appendingPathComponent(name), target = folder.appendingPathComponent(name)
+        var isFolder: ObjCBool = false
+        if manager.fileExists(atPath: source.path, isDirectory: &isFolder), isFolder.boolValue {
+            try manager.createDirectory(at: target, withIntermediateDirectories: true)
+            try copyContents(of: source, over: target)
+        } else {
+            try Data(contentsOf: source).write(to: target)
+        }
+    }
+}
