@@ -3,14 +3,26 @@ import Synchronization
 
 /// Group commit: writes that arrive while another transaction is committing are committed together.
 ///
-/// Each write runs in a savepoint of its own, with its own pinned time and its own change capture, so it
-/// succeeds or fails alone exactly as if it were a transaction by itself; all of a batch are acknowledged
+/// Each write of a batch of several runs in a savepoint of its own (a write alone, straight in the transaction),
+/// with its own pinned time and its own change capture, so it succeeds or fails alone exactly as if it were a
+/// transaction by itself; all of a batch are acknowledged
 /// once their one `COMMIT` (and its fsync) is done, so an acknowledged write is still durable. One writer
 /// alone never waits for company: a batch is whatever was queued when the previous one finished.
 final class WriteBatcher: Sendable {
+    /// How one write ended in the batch's transaction.
+    private enum Outcome {
+        /// Its changes are in the transaction.
+        case written
+        /// It threw: its changes are undone (its savepoint rolled back), or, when it ran alone, the transaction must be.
+        case refused
+        /// SQLite ended the whole transaction itself (a full disk, an I/O error).
+        case aborted
+    }
+
     private struct Pending: Sendable {
-        /// Runs the write in the open transaction; returns `false` when SQLite ended that transaction itself.
-        let run: @Sendable (Database) -> Bool
+        /// Runs the write in the open transaction: `alone`, straight in it (the batch is this write only: a
+        /// savepoint would only cost its statements and a copy of every page it changes); else in a savepoint.
+        let run: @Sendable (Database, _ alone: Bool) -> Outcome
         /// Reports the outcome: `nil` once the batch committed (the write's own result stands), else why the batch failed.
         let finish: @Sendable ((any Error)?) -> Void
     }
@@ -34,18 +46,24 @@ final class WriteBatcher: Sendable {
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let slot = Slot<T>()
-            let pending = Pending(run: { db in
-                do {
-                    try db.inSavepoint {
-                        let outcome = Result { try body(db) }
-                        slot.outcome = outcome
-                        if case .success = outcome { return .commit }
-                        return .rollback
+            let pending = Pending(run: { db, alone in
+                if alone {
+                    slot.outcome = Result { try body(db) }
+                } else {
+                    do {
+                        try db.inSavepoint {
+                            let outcome = Result { try body(db) }
+                            slot.outcome = outcome
+                            if case .success = outcome { return .commit }
+                            return .rollback
+                        }
+                    } catch {
+                        slot.outcome = .failure(error)
                     }
-                } catch {
-                    slot.outcome = .failure(error)
                 }
-                return db.isInsideTransaction
+                guard db.isInsideTransaction else { return .aborted }
+                if case .success? = slot.outcome { return .written }
+                return .refused
             }, finish: { batchError in
                 if let batchError {
                     // The write that made the batch fail says its own error; the others say why they were not stored.
@@ -60,13 +78,16 @@ final class WriteBatcher: Sendable {
                 state.draining = true
                 return true
             }
-            if start { Task.detached { await self.drain() } }
+            if start { commitNextBatch() }
         }
     }
 
-    private func drain() async {
-        while true {
-            let batch = state.withLock { state -> [Pending] in
+    /// Queues one batch on the writer's own queue (no task in between: the write starts on the writer's thread
+    /// straight from the request's, one thread wake-up fewer a write). Each batch is a block of its own, so other
+    /// writes queued on the pool take their turn between batches.
+    private func commitNextBatch() {
+        pool.asyncWriteWithoutTransaction { db in
+            let batch = self.state.withLock { state -> [Pending] in
                 let batch = Array(state.queue.prefix(Self.maxBatch))
                 state.queue.removeFirst(batch.count)
                 if batch.isEmpty { state.draining = false }
@@ -74,16 +95,25 @@ final class WriteBatcher: Sendable {
             }
             if batch.isEmpty { return }
             do {
-                try await pool.write { db in
-                    for pending in batch where !pending.run(db) {
+                try db.inTransaction {
+                    if batch.count == 1 {
+                        switch batch[0].run(db, true) {
+                        case .written: return .commit
+                        case .refused: return .rollback
+                        case .aborted: throw BatchAborted()
+                        }
+                    }
+                    for pending in batch where pending.run(db, false) == .aborted {
                         // SQLite rolled the whole transaction back (a full disk, an I/O error): nothing of the batch stands.
                         throw BatchAborted()
                     }
+                    return .commit
                 }
                 for pending in batch { pending.finish(nil) }
             } catch {
                 for pending in batch { pending.finish(error) }
             }
+            self.commitNextBatch()
         }
     }
 

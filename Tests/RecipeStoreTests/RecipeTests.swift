@@ -196,4 +196,26 @@ struct GroupCommitTests {
             for id in expected { #expect(recorded.filter { $0.caseInsensitiveCompare(id) == .orderedSame }.count == 1, "feed \(id)") }
         }
     }
+
+    @Test("a write alone in its transaction (no savepoint) that fails after writing leaves nothing, in the tables, the search index or the feed")
+    func loneWriteFails() async throws {
+        try await withStore { store in
+            let before = try await store.syncChanges(since: 0, exclude: nil, limit: 1_000).records.count
+            let id = UUID()
+            await #expect(throws: ServiceError.self) {
+                _ = try await store.write { db in
+                    _ = try RecipeStore.insertRecipe(id, RecipeDraft(name: "Doomed alone", ingredients: [.init(text: "1 g salt")]),
+                                                     createdAt: RecipeStore.now(), updatedAt: RecipeStore.now(), in: db)
+                    throw ServiceError(.invalidArgument, "refused after writing")
+                }
+            }
+            #expect((try? await store.recipe(id)) == nil)
+            #expect(try await store.searchRecipes("doomed", limit: 10).isEmpty)
+            #expect(try await store.syncChanges(since: 0, exclude: nil, limit: 1_000).records.count == before)
+            // The next write alone is stored as usual.
+            let (kept, _) = try await store.createRecipe(id: UUID(), RecipeDraft(name: "Kept alone"))
+            #expect(try await store.recipe(kept.id).name == "Kept alone")
+            #expect(try await store.searchRecipes("kept", limit: 10).map(\.recipe.id) == [kept.id])
+        }
+    }
 }
