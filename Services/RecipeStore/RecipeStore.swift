@@ -11,6 +11,8 @@ public final class RecipeStore: Sendable {
     let pool: DatabasePool
     /// Commits concurrent writes together (see `write`).
     let batcher: WriteBatcher
+    /// Moves the write-ahead log into the database file beside the writer, not inside its commits.
+    let checkpointer: Checkpointer
     /// The data folder.
     public let folder: URL
     let photos: PhotoBlobs
@@ -75,6 +77,9 @@ public final class RecipeStore: Sendable {
             }
         }
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA optimize=0x10002") }
+        let checkpointer = Checkpointer(databasePath: path)
+        pool.writeWithoutTransaction { db in checkpointer.install(on: db) }
+        self.checkpointer = checkpointer
         photos = try PhotoBlobs(folder: folder.appendingPathComponent(RecipeVault.photoFolderName))
         try findLostPhotos()
     }
@@ -99,7 +104,9 @@ public final class RecipeStore: Sendable {
     /// Closes the database (letting SQLite refresh its query-planner statistics first); later calls fail.
     public func close() throws {
         try? pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA optimize") }
+        checkpointer.stop()
         try pool.close()
+        checkpointer.released()
     }
 }
 

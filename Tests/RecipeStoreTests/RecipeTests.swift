@@ -219,3 +219,50 @@ struct GroupCommitTests {
         }
     }
 }
+
+/// The write-ahead log goes into the database file on the checkpointer's queue, never inside a write's commit.
+@Suite("Checkpoints beside the writer")
+struct CheckpointerTests {
+    @Test("the writer does not checkpoint by itself, the log stays bounded under many writes, and every write is in the file after close")
+    func checkpointsBesideTheWriter() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-checkpoint-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try RecipeStore(folder: folder)
+        let log = folder.appendingPathComponent(RecipeVault.databaseFileName + "-wal").path
+        // SQLite's own automatic checkpoint is off on the writer: its log hook is the checkpointer's.
+        let automatic = try await store.pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") }
+        #expect(automatic == 0)
+        var ids: [UUID] = []
+        func create(_ index: Int) async throws {
+            let draft = RecipeDraft(name: "Recipe \(index)", ingredients: (0..<12).map { .init(text: "\($0 + 1) g flour \(index)") },
+                                    instructions: (0..<8).map { .init(text: "Step \($0) of recipe \(index), stir well") })
+            ids.append(try await store.createRecipe(id: UUID.timeOrdered(), draft).recipe.id)
+        }
+        // Past the checkpoint's threshold and below the writer's limit: the pages reach the file beside the writer.
+        let database = folder.appendingPathComponent(RecipeVault.databaseFileName).path
+        let before = (try FileManager.default.attributesOfItem(atPath: database)[.size] as? Int) ?? 0
+        func logFrames() -> Int { (((try? FileManager.default.attributesOfItem(atPath: log)[.size] as? Int) ?? 0) - 32) / (4_096 + 24) }
+        var index = 0
+        while index < 200, logFrames() < Int(Checkpointer.writerLimit) * 5 / 8 {
+            try await create(index)
+            index += 1
+        }
+        var inFile = before
+        for _ in 0..<100 where inFile < before + 256 * 1_024 {
+            try await Task.sleep(for: .milliseconds(50))
+            inFile = (try FileManager.default.attributesOfItem(atPath: database)[.size] as? Int) ?? 0
+        }
+        #expect(inFile >= before + 256 * 1_024, "the database file grew from \(before) to \(inFile) bytes after \(index) creates (\(logFrames()) frames in the log)")
+        for index in index..<(index + 250) { try await create(index) }
+        // Written without any checkpoint, the log would hold every page of 250 creates (tens of megabytes).
+        let written = try await store.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA page_count") } ?? 0
+        let logBytes = (try FileManager.default.attributesOfItem(atPath: log)[.size] as? Int) ?? 0
+        #expect(logBytes < 24 * 1_024 * 1_024, "log \(logBytes) bytes for a \(written)-page database")
+        try store.close()
+        let reopened = try RecipeStore(folder: folder)
+        #expect(try reopened.integrityCheck() == "ok")
+        for id in ids { #expect(try await reopened.recipe(id).id == id) }
+        try reopened.close()
+        try reopened.close() // closing twice gives nothing back twice
+    }
+}
