@@ -97,7 +97,10 @@ struct ReplicaChaosTests {
                 let overKilled = random.below(2) == 0
                 if overKilled {
                     _ = try await target.process?.stop(signal: SIGKILL)
-                    try copyContents(of: URL(fileURLWithPath: folder), over: URL(fileURLWithPath: target.folder))
+                    // As a person would: cp writes the backup's files into the existing ones.
+                    let copy = try Process.run(URL(fileURLWithPath: "/bin/cp"), arguments: ["-r", folder + "/.", target.folder + "/"])
+                    copy.waitUntilExit()
+                    #expect(copy.terminationStatus == 0)
                 } else {
                     _ = try await target.process?.stop()
                     try FileManager.default.removeItem(atPath: target.folder)
@@ -249,18 +252,3 @@ func chaosJPEG(seed: UInt64) -> Data {
 
 /// The chaos runs' generator: a failing run replays from its seed.
 typealias ChaosRandom = SplitMix
-
-/// `cp -r backup/. folder/`: the backup's files written into the folder's (in place), anything else left as it was.
-func copyContents(of backup: URL, over folder: URL) throws {
-    let manager = FileManager.default
-    for name in try manager.contentsOfDirectory(atPath: backup.path) {
-        let source = backup.appendingPathComponent(name), target = folder.appendingPathComponent(name)
-        var isFolder: ObjCBool = false
-        if manager.fileExists(atPath: source.path, isDirectory: &isFolder), isFolder.boolValue {
-            try manager.createDirectory(at: target, withIntermediateDirectories: true)
-            try copyContents(of: source, over: target)
-        } else {
-            try Data(contentsOf: source).write(to: target)
-        }
-    }
-}
