@@ -34,13 +34,18 @@ extension RecipeStore {
         guard !noted.isEmpty else { return [] }
         var still: [String] = []
         for hash in noted.sorted() where !photos.contains(hash) {
-            if try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM recipe_photos WHERE sha256 = ? LIMIT 1"), arguments: [hash]) != nil {
-                still.append(hash)
-            }
+            if try Self.recipesName(photo: hash, in: db) { still.append(hash) }
         }
         let kept = Set(still)
         // Those noted meanwhile (by another request) stay.
         lostPhotos.withLock { $0.subtract(noted.subtracting(kept)) }
         return Array(still.prefix(Self.lostPhotosPerInfo))
+    }
+}
+
+extension RecipeStore {
+    /// Whether a recipe here names the blob `hash` (its rows may stand while the blob is lost from the disk).
+    static func recipesName(photo hash: String, in db: Database) throws -> Bool {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM recipe_photos WHERE sha256 = ? LIMIT 1"), arguments: [hash]) != nil
     }
 }

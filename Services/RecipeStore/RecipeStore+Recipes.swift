@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import RecipeModel
 import RecipeProtocol
+import Synchronization
 
 extension RecipeStore {
     // MARK: Reading
@@ -317,13 +318,51 @@ extension RecipeStore {
     /// Reads the recipe just written back and encodes it as a reply would, inside the
     /// transaction: what cannot be read back and sent is rolled back, never committed.
     static func readBack(_ id: UUID, in db: Database) throws -> Recipe {
-        let recipe = try fetchRecipe(id, in: db)
+        let key = id.databaseText
+        guard let (recipe, createdAt) = try db.firstRow(selectRecipe, [key], { row in
+            (try assemble(row, in: db), row.storedText(FixedColumn.createdAt.rawValue))
+        }) else { throw ServiceError(.notFound, "no recipe has id \(id.uuidString)") }
         do {
             _ = try readBackEncoder.encode(recipe)
         } catch {
             throw ServiceError(.invalidArgument, "the recipe could not be stored as sent: a value cannot be read back (\(error)); nothing was changed")
         }
+        ReadBack.keep(ReadBack(id: key, recipe: recipe, createdAt: createdAt, connection: UInt(bitPattern: db.sqliteConnection),
+                               changes: db.totalChangesCount))
         return recipe
+    }
+
+    /// The recipe a write read back last, as the tables held it then: the change capture that follows reads the same
+    /// recipe for the feed's record, and takes this instead while no row has changed since (SQLite's count of changed
+    /// rows on that writing connection says so), so a create or an edit assembles its recipe once, not twice. Kept
+    /// per process and matched by connection: several stores in one process (tests) each have their own count.
+    struct ReadBack: Sendable {
+        let id: String
+        let recipe: Recipe
+        let createdAt: String?
+        /// The writing connection it was read on, and its count of changed rows then.
+        let connection: UInt
+        let changes: Int
+
+        private static let last = Mutex<ReadBack?>(nil)
+
+        static func keep(_ readBack: ReadBack) {
+            last.withLock { $0 = readBack }
+        }
+
+        static func forget() {
+            last.withLock { $0 = nil }
+        }
+
+        /// The read-back of `id`, if it is still what the tables hold (and forgets it either way).
+        static func take(_ id: String, in db: Database) -> ReadBack? {
+            let connection = UInt(bitPattern: db.sqliteConnection), changes = db.totalChangesCount
+            return last.withLock { last -> ReadBack? in
+                guard let kept = last, kept.id == id, kept.connection == connection else { return nil }
+                last = nil
+                return kept.changes == changes ? kept : nil
+            }
+        }
     }
 
     private static let readBackEncoder = WireJSONEncoder()

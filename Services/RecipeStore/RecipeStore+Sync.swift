@@ -9,10 +9,12 @@ extension RecipeStore {
     /// recipe's `updatedAt` is its newest version's time, the same on the replica that wrote it and on
     /// every replica that applies it.
     ///
-    /// Concurrent writes share one transaction and one fsync (`WriteBatcher`), each in a savepoint of its own.
+    /// Concurrent writes share one transaction and one fsync (`WriteBatcher`), each of several in a savepoint of its own.
     func write<T: Sendable>(_ updates: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await batcher.write { db in
             try SyncState.pinningTime(of: db) {
+                // A read-back kept by another write (one a savepoint rolled back) never stands in for this one's.
+                ReadBack.forget()
                 let result = try updates(db)
                 try SyncLog.capture(in: db)
                 return result

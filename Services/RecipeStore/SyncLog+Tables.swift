@@ -65,8 +65,7 @@ extension SyncLog {
             let hash = photo["sha256"]?.string ?? ""
             // A blob this replica's recipes already name but lost from its disk keeps its rows (a person resolving a
             // conflict here is not held up by it; the next sync brings the blob back). Only a new one must be here.
-            let lostHere = { try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM recipe_photos WHERE sha256 = ? LIMIT 1"), arguments: [hash]) != nil }
-            guard try photos.contains(hash) || lostHere() else {
+            guard try photos.contains(hash) || RecipeStore.recipesName(photo: hash, in: db) else {
                 throw ServiceError(.missingPhoto, "photo \(hash) of recipe \(id) is not stored here; send it with sync.putPhoto before applying the record")
             }
         }

@@ -11,6 +11,11 @@ extension SyncLog {
     static func currentValues(_ kind: SyncKind, _ id: String, stored: [String: SyncField], in db: Database) throws -> [String: JSONValue]? {
         switch kind {
         case .recipe:
+            if let readBack = RecipeStore.ReadBack.take(id, in: db) {
+                var values = recipeValues(readBack.recipe, stored: stored)
+                values["createdAt"] = JSONValue(readBack.createdAt)
+                return values
+            }
             return try db.firstRow(RecipeStore.selectRecipe, [id]) { row in
                 var values = recipeValues(try RecipeStore.assemble(row, in: db), stored: stored)
                 values["createdAt"] = JSONValue(row.storedText(RecipeStore.FixedColumn.createdAt.rawValue))

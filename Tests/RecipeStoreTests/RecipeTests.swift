@@ -266,3 +266,35 @@ struct CheckpointerTests {
         try reopened.close() // closing twice gives nothing back twice
     }
 }
+
+/// The change capture takes the recipe a write read back only while no row has changed since.
+@Suite("The feed's record from the write's own read-back")
+struct ReadBackRecordTests {
+    func recordValues(_ store: RecipeStore, _ id: UUID) async throws -> [String: JSONValue] {
+        let feed = try await store.syncChanges(since: 0, exclude: nil, limit: 1_000)
+        let record = try #require(feed.records.last { $0.kind == .recipe && $0.id.caseInsensitiveCompare(id.uuidString) == .orderedSame })
+        return record.fields
+    }
+
+    @Test("a create's record holds what the tables hold; a change after the read-back in the same write is in the record too")
+    func recordMatchesTables() async throws {
+        try await withStore { store in
+            let draft = RecipeDraft(name: "Read back", ingredients: [.init(text: "2 cups flour"), .init(text: "1 egg")],
+                                    instructions: [.init(text: "Mix")], keywords: ["quick"])
+            let (created, _) = try await store.createRecipe(id: UUID.timeOrdered(), draft)
+            let fresh = try await store.pool.read { db in try SyncLog.currentValues(.recipe, created.id.databaseText, stored: [:], in: db) }
+            let fields = try await recordValues(store, created.id)
+            for (name, value) in try #require(fresh) { #expect(fields[name] == value, "\(name)") }
+
+            // Read back, then changed again in the same write: the record must hold the later value.
+            _ = try await store.write { db in
+                var edited = draft
+                edited.notes = "as read back"
+                _ = try RecipeStore.writeFields(of: edited, to: created.id, in: db)
+                try db.execute(sql: "UPDATE recipes SET notes = 'changed after the read-back' WHERE id = ?", arguments: [created.id.databaseText])
+            }
+            #expect(try await recordValues(store, created.id)["notes"] == .string("changed after the read-back"))
+            #expect(try await store.recipe(created.id).notes == "changed after the read-back")
+        }
+    }
+}
