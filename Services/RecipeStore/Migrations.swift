@@ -336,10 +336,11 @@ enum SearchIndex {
                 keywords: keywords, notes: row["notes"], in: db)
     }
 
-    /// Re-indexes a recipe from the values just written (the same values `refresh` would read back).
+    /// Re-indexes a recipe from the values just written (the same values `refresh` would read back); `replacing`
+    /// false for a recipe just added, which has no entry yet.
     static func index(recipeID: String, name: String?, description: String?, ingredients: [String], keywords: [String],
-                      notes: String?, in db: Database) throws {
-        try remove(recipeID: recipeID, in: db)
+                      notes: String?, replacing: Bool = true, in db: Database) throws {
+        if replacing { try remove(recipeID: recipeID, in: db) }
         try add(recipeID: recipeID, name: name, description: description, ingredients: ingredients, keywords: keywords, notes: notes, in: db)
     }
 

@@ -118,7 +118,7 @@ extension RecipeStore {
             try Self.checkBook(draft.bookID, in: db)
             try db.execute(
                 sql: "UPDATE recipes SET version = version + 1, updatedAt = ? WHERE id = ?",
-                arguments: [Self.now(), id.databaseText])
+                arguments: [StoredDate(Self.now()), id.databaseText])
             return try Self.writeFields(of: prepared, to: id, in: db)
         }
     }
@@ -206,7 +206,8 @@ extension RecipeStore {
     /// Stores a new recipe `id` holding every field of `draft` (its origin too) and returns it as stored.
     @discardableResult
     static func insertRecipe(_ id: UUID, _ draft: PreparedDraft, createdAt: Date, updatedAt: Date, in db: Database) throws -> Recipe {
-        try writeFields(of: draft, to: id, newRow: NewRecipeRow(origin: draft.draft.origin, createdAt: createdAt, updatedAt: updatedAt), in: db)
+        try writeFields(of: draft, to: id, newRow: NewRecipeRow(origin: draft.draft.origin, createdAt: StoredDate(createdAt),
+                                                             updatedAt: StoredDate(updatedAt)), in: db)
     }
 
     @discardableResult
@@ -244,8 +245,9 @@ extension RecipeStore {
         } else {
             try db.cachedStatement(sql: updateFields).execute(arguments: StatementArguments(fields + [key]))
         }
-        // Lines keep their ids when the client sent them back, so edits do not churn identities.
-        try db.cachedStatement(sql: "DELETE FROM recipe_ingredients WHERE recipeId = ?").execute(arguments: [key])
+        // Lines keep their ids when the client sent them back, so edits do not churn identities. (A new recipe has no
+        // child rows or search entry to replace: its row did not exist, and theirs go with it.)
+        if newRow == nil { try db.cachedStatement(sql: "DELETE FROM recipe_ingredients WHERE recipeId = ?").execute(arguments: [key]) }
         for (position, (line, read)) in zip(draft.ingredients, prepared.lines).enumerated() {
             let lineID = try freeID(line.id, table: "recipe_ingredients", in: db)
             try db.cachedStatement(sql: """
@@ -254,13 +256,13 @@ extension RecipeStore {
                 """).execute(arguments: [lineID.databaseText, key, position, read.text, read.parse.quantity, read.parse.quantityMax,
                                          read.parse.unit, read.parse.food, read.parse.note])
         }
-        try db.cachedStatement(sql: "DELETE FROM recipe_instructions WHERE recipeId = ?").execute(arguments: [key])
+        if newRow == nil { try db.cachedStatement(sql: "DELETE FROM recipe_instructions WHERE recipeId = ?").execute(arguments: [key]) }
         for (position, step) in draft.instructions.enumerated() {
             try db.cachedStatement(sql: "INSERT INTO recipe_instructions (id, recipeId, position, text, section, title) VALUES (?, ?, ?, ?, ?, ?)")
                 .execute(arguments: [try freeID(step.id, table: "recipe_instructions", in: db).databaseText, key, position,
                                      step.text.trimmingWhitespace(), step.section, step.title])
         }
-        try db.cachedStatement(sql: "DELETE FROM recipe_keywords WHERE recipeId = ?").execute(arguments: [key])
+        if newRow == nil { try db.cachedStatement(sql: "DELETE FROM recipe_keywords WHERE recipeId = ?").execute(arguments: [key]) }
         // Keywords are a set: the same keyword twice is kept once (sync merges them by their text).
         var seenKeywords = Set<String>()
         let keywords = draft.keywords.map { $0.trimmingWhitespace(newlines: false) }.filter { seenKeywords.insert($0).inserted }
@@ -270,7 +272,7 @@ extension RecipeStore {
         }
         // Indexed from the values just written (as stored: trimmed, keywords once each), not read back.
         try SearchIndex.index(recipeID: key, name: prepared.name, description: draft.description, ingredients: prepared.lines.map(\.text),
-                              keywords: keywords, notes: draft.notes, in: db)
+                              keywords: keywords, notes: draft.notes, replacing: newRow == nil, in: db)
         return try readBack(id, in: db)
     }
 

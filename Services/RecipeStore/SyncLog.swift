@@ -99,7 +99,7 @@ enum SyncLog {
             // (A new recipe's row already says so: it is not written again.)
             if kind == .recipe, let modified = modifiedAt(states) {
                 try db.cachedStatement(sql: "UPDATE recipes SET updatedAt = ?1 WHERE id = ?2 AND updatedAt IS NOT ?1")
-                    .execute(arguments: [modified, id])
+                    .execute(arguments: [StoredDate(modified), id])
             }
         }
         try db.execute(sql: "DELETE FROM sync_pending")
