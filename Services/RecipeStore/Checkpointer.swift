@@ -106,11 +106,11 @@ final class Checkpointer: Sendable {
         }
         // Passive: as many pages as can go without waiting for a reader or the writer; a page a reader still
         // needs waits for the next checkpoint. A failure here is one a later checkpoint retries.
-_ = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        _ = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
     }
 
     /// Stops checkpointing and closes the connection (before the database closes, so the writer's close is the
-    /// last, which moves the whole log into the file and removes it).
+    /// last, which moves the whole log into the file).
     func stop() {
         state.withLock { $0.stopped = true }
         queue.sync { connection.close() }

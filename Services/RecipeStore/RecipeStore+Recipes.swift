@@ -337,7 +337,8 @@ extension RecipeStore {
     /// The recipe a write read back last, as the tables held it then: the change capture that follows reads the same
     /// recipe for the feed's record, and takes this instead while no row has changed since (SQLite's count of changed
     /// rows on that writing connection says so), so a create or an edit assembles its recipe once, not twice. Kept
-    /// per process and matched by connection: several stores in one process (tests) each have their own count.
+    /// per process and matched by connection: several stores in one process (tests) each have their own count; forgotten
+    /// as every write and every sync apply begins, and when a store closes.
     struct ReadBack: Sendable {
         let id: String
         let recipe: Recipe

@@ -169,6 +169,7 @@ extension RecipeStore {
         let photos = self.photos
         let conditional = expected != nil || after != nil
         let outcome = try await pool.write { db -> Result<SyncOps.Apply.Response, ServiceError> in
+            ReadBack.forget() // as every write begins (see `write`)
             try SyncLog.capture(in: db) // anything local first, so the merge sees it
             var state = try SyncState.load(db)
             guard peer != state.replica else {

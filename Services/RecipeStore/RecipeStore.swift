@@ -105,6 +105,7 @@ public final class RecipeStore: Sendable {
     public func close() throws {
         try? pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA optimize") }
         checkpointer.stop()
+        ReadBack.forget() // its connection's address may be another store's next
         try pool.close()
         checkpointer.released()
     }
