@@ -15,8 +15,10 @@ final class Acknowledged: Sendable {
 
 @Suite("recipe-storage durability")
 struct DurabilityTests {
-    @Test("every acknowledged write survives kill -9 mid-stream; the file passes integrity_check")
-    func killNine() async throws {
+    /// 40 writes end before the first checkpoint; 400 take the write-ahead log past its threshold several times, so
+    /// the kill lands while checkpoints run beside the writer (`Checkpointer`) and after the writer took over one.
+    @Test("every acknowledged write survives kill -9 mid-stream; the file passes integrity_check", arguments: [40, 400])
+    func killNine(before: Int) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-kill-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let acknowledged = Acknowledged()
@@ -47,12 +49,16 @@ struct DurabilityTests {
                 }
             }
         }
-        let deadline = ContinuousClock.now + .seconds(20)
-        while acknowledged.all.count < 40 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while acknowledged.all.count < before && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .milliseconds(Int.random(in: 0..<40)))
         #expect(try await first.stop(signal: SIGKILL) == 128 + SIGKILL)
         await writer.value
         let written = acknowledged.all
-        #expect(written.count >= 40, "the service took writes before it was killed")
+        #expect(written.count >= before, "the service took writes before it was killed")
+        let database = folder.appendingPathComponent(RecipeVault.databaseFileName).path
+        let inFile = (try FileManager.default.attributesOfItem(atPath: database)[.size] as? Int) ?? 0
+        if before >= 400 { #expect(inFile > 1_500_000, "checkpoints had moved pages into the file (\(inFile) bytes) before the kill") }
 
         let second = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder.path, "--seed-samples"])
         configuration.endpoint = try await second.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
