@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RecipeProtocol
 
 /// A date bound as the text GRDB stores a `Date` as ("yyyy-MM-dd HH:mm:ss.SSS", UTC), written without a formatter.
 ///
@@ -29,16 +30,7 @@ struct StoredDate: DatabaseValueConvertible {
         guard milliseconds >= 0, milliseconds < 253_402_300_800_000 else { return nil }
         let total = Int64(milliseconds)
         let days = total / 86_400_000, inDay = total % 86_400_000
-        // Days since 1970-01-01 to a civil date (proleptic Gregorian), after H. Hinnant's days_from_civil inverse.
-        let z = days + 719_468
-        let era = z / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shiftedMonth = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, month, day) = WireDateText.civil(fromDays: days)
         let hour = inDay / 3_600_000, minute = inDay / 60_000 % 60, second = inDay / 1_000 % 60, millisecond = inDay % 1_000
         var bytes = [UInt8](repeating: 0, count: 23)
         func put(_ value: Int64, at offset: Int, digits: Int) {
@@ -48,11 +40,11 @@ struct StoredDate: DatabaseValueConvertible {
                 value /= 10
             }
         }
-        put(year, at: 0, digits: 4)
+        put(Int64(year), at: 0, digits: 4)
         bytes[4] = 0x2D
-        put(month, at: 5, digits: 2)
+        put(Int64(month), at: 5, digits: 2)
         bytes[7] = 0x2D
-        put(day, at: 8, digits: 2)
+        put(Int64(day), at: 8, digits: 2)
         bytes[10] = 0x20
         put(hour, at: 11, digits: 2)
         bytes[13] = 0x3A

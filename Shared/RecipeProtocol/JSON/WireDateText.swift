@@ -6,7 +6,7 @@ import Foundation
 /// same text for a date, the same `Date` for a text — for years 1600 to 9999; outside them, and for any
 /// text not in the canonical form, they answer `nil` and the caller uses `WireDates`. Held to
 /// Foundation by `WireJSONTests`.
-enum WireDateText {
+package enum WireDateText {
     /// 1600-01-01T00:00:00Z, since 1970: before the Gregorian reform Foundation's calendar is the Julian one.
     private static let firstSecond: Double = -11_676_096_000
     private static let endSecond: Double = 253_402_300_800 // 10000-01-01T00:00:00Z
@@ -98,7 +98,8 @@ enum WireDateText {
         return era * 146_097 + dayOfEra - 719_468
     }
 
-    private static func civil(fromDays days: Int64) -> (year: Int, month: Int, day: Int) {
+    /// The proleptic Gregorian date `days` after 1970-01-01 (H. Hinnant's algorithm); the store's date text uses it too.
+    package static func civil(fromDays days: Int64) -> (year: Int, month: Int, day: Int) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097
