@@ -232,7 +232,9 @@ public enum FuzzChecks {
                 defer { try? store.close() }
                 let (from, seq) = snapshotLabel(data)
                 let id = UUID()
-                _ = try await store.writeSnapshot(id, offset: 0, bytes: data)
+                // Told the size (the write starts the check) or not (install checks), as the first byte says.
+                let total = data[data.startIndex] & 1 == 0 ? data.count : nil
+                _ = try await store.writeSnapshot(id, offset: 0, bytes: data, total: total)
                 let sha = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
                 let result: SyncOps.Install.Response
                 do {

@@ -75,6 +75,12 @@ final class Checkpointer: Sendable {
     /// Called by SQLite on the writer's thread after each commit, with the log's size in pages.
     private func committed(logPages: Int32) {
         guard logPages >= Self.threshold else { return }
+        soon()
+    }
+
+    /// Starts a checkpoint on the queue unless one is waiting to run already: after a commit past the threshold,
+    /// and after writes SQLite's log hook does not see (a backup copied into the database).
+    func soon() {
         let start = state.withLock { state -> Bool in
             guard !state.requested, !state.stopped else { return false }
             state.requested = true

@@ -104,8 +104,9 @@ extension RecipeStore {
     }
 
     /// Appends `bytes` at `offset` to the snapshot being received as `id`. Bytes sent again at an offset already
-    /// written are taken as a retry. Returns the bytes received so far.
-    public func writeSnapshot(_ id: UUID, offset: Int, bytes: Data) async throws -> Int {
+    /// written are taken as a retry. Returns the bytes received so far. `total` is the whole snapshot's size when
+    /// the sender knows it: the write that brings the last byte starts the copy's check (see `IncomingSnapshots`).
+    public func writeSnapshot(_ id: UUID, offset: Int, bytes: Data, total: Int? = nil) async throws -> Int {
         guard (0...Self.maxSnapshotBytes).contains(offset), bytes.count <= Self.maxSnapshotBytes - offset else {
             throw ServiceError(.invalidArgument, "offset is \(offset); a snapshot's bytes go at 0 to \(Self.maxSnapshotBytes) and end by there")
         }
@@ -114,7 +115,10 @@ extension RecipeStore {
         }
         let manager = FileManager.default
         try manager.createDirectory(at: incomingFolder, withIntermediateDirectories: true)
-        if offset == 0 { Self.removeStale(in: incomingFolder) }
+        if offset == 0 {
+            Self.removeStale(in: incomingFolder)
+            incoming.forgetRemoved(in: incomingFolder)
+        }
         let path = incomingPath(id)
         if offset == 0 && !manager.fileExists(atPath: path) {
             let kept = (try? manager.contentsOfDirectory(atPath: incomingFolder.path))?.count ?? 0
@@ -135,7 +139,15 @@ extension RecipeStore {
             throw ServiceError(.invalidArgument, "offset is \(offset), but \(size) bytes of snapshot \(id.uuidString) are here; send from \(size)")
         }
         try handle.write(contentsOf: bytes)
-        return size + bytes.count
+        let received = size + bytes.count
+        incoming.wrote(bytes, to: id, at: offset)
+        if received == total, let sha256 = incoming.digest(of: id, bytes: received) {
+            let schema = try await schemaFacts()
+            incoming.startCheck(of: id, bytes: received, sha256: sha256) {
+                await Self.check(snapshotAt: path, id: id, against: schema)
+            }
+        }
+        return received
     }
 
     func incomingPath(_ id: UUID) -> String { incomingFolder.appendingPathComponent("\(id.uuidString).sqlite").path }
@@ -144,65 +156,48 @@ extension RecipeStore {
     /// it this replica's content. The incoming file is removed either way.
     public func installSnapshot(_ request: SyncOps.Install.Request) async throws -> SyncOps.Install.Response {
         let path = incomingPath(request.snapshot)
+        let started = incoming.take(request.snapshot)
         guard FileManager.default.fileExists(atPath: path) else {
             throw ServiceError(.notFound, "no snapshot \(request.snapshot.uuidString) was received here; send it with sync.snapshotWrite first")
         }
         defer { Self.removeDatabaseFile(path) }
-        let (bytes, sha256) = try Self.digest(of: path)
+        // The check the last write started, if it did (its digest is of the bytes as they were written); else both now.
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1
+        let early = started.flatMap { $0.bytes == size ? $0 : nil }
+        let (bytes, sha256) = try early.map { ($0.bytes, $0.sha256) } ?? Self.digest(of: path)
         guard bytes == request.bytes, sha256 == request.sha256.lowercased() else {
             throw ServiceError(.invalidArgument, "snapshot \(request.snapshot.uuidString) arrived as \(bytes) bytes with SHA-256 \(sha256), "
                                + "not the \(request.bytes) bytes with SHA-256 \(request.sha256.prefix(64)) that were sent; nothing was installed")
         }
-        let current = try await pool.read { db in
-            (state: try SyncState.load(db), migrations: try Migrations.migrator.appliedMigrations(db),
-             pageSize: try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0, schema: try Self.schema(db))
+        let checked: SnapshotCheck
+        if let early {
+            checked = await early.check.value
+        } else {
+            checked = await Self.check(snapshotAt: path, id: request.snapshot, against: try await schemaFacts())
         }
+        let current = try await pool.read { db in try SyncState.load(db) }
         let refusal = { (reason: String) in
-            SyncOps.Install.Response(installed: false, reason: reason, replicaID: current.state.replica, latestSeq: 0)
+            SyncOps.Install.Response(installed: false, reason: reason, replicaID: current.replica, latestSeq: 0)
         }
         let copy: DatabaseQueue
         do {
             copy = try DatabaseQueue(path: path)
         } catch {
-            throw ServiceError(.invalidArgument, "snapshot \(request.snapshot.uuidString) is damaged or not a database this storage can open; nothing was installed")
+            throw Self.damagedSnapshot(request.snapshot, "is damaged or not a database this storage can open")
         }
         defer { try? copy.close() }
-        // The change records are read on a second connection while the first checks everything else: the two
-        // halves take about as long each, and a small server has two cores. Only a copy whose tables, indexes and
-        // triggers are exactly this storage's is read so early (anything else could make "the change records"
-        // a view that never ends); the verdict is the one the checks give in order (the records' only when all
-        // else passed), so a copy is judged as if checked in one pass.
-        let ownSchema = (try? await copy.read { db in
-            try Migrations.migrator.appliedMigrations(db) == current.migrations && Self.schema(db) == current.schema
-        }) ?? false
-        let feed: Task<Void, any Error>? = {
-            var readOnly = Configuration()
-            readOnly.readonly = true
-            guard ownSchema, let feedCopy = try? DatabaseQueue(path: path, configuration: readOnly) else { return nil }
-            return Task {
-                defer { try? feedCopy.close() }
-                try await feedCopy.read { db in try Self.feedProblem(inSnapshot: db, request: request) }
-            }
-        }()
-        let feedHere = feed == nil
-        let checked = await Self.outcome {
-            try await copy.read { db -> String? in
-                let problem = try Self.problem(inSnapshot: db, request: request, migrations: current.migrations, pageSize: current.pageSize,
-                                               schema: current.schema)
-                if problem == nil && feedHere { try Self.feedProblem(inSnapshot: db, request: request) }
-                return problem
-            }
-        }
-        if let feed { _ = await Self.outcome { try await feed.value } }
-        if let refused = try checked.get() { return refusal(refused) }
-        try await feed?.value
+        // The verdict, in the order the checks would give it one after the other.
+        if let refused = try checked.structure.get() { return refusal(refused) }
+        try await copy.read { db in try Self.identityProblem(inSnapshot: db, request: request) }
+        try checked.contents.get()
+        try checked.feed.get()
         // Make the copy this replica's own before it goes in: its id, write count, clocks and file identity stay,
         // its cursor for the source starts where the copy ends, and the source's own jobs stay behind.
         let databasePath = folder.appendingPathComponent(RecipeVault.databaseFileName).path
         let file = SyncState.fileIdentity(databasePath)
         try await copy.write { db in
             let theirs = try SyncState.load(db)
-            var mine = current.state
+            var mine = current
             if (theirs.wall, theirs.counter) > (mine.wall, mine.counter) { (mine.wall, mine.counter) = (theirs.wall, theirs.counter) }
             let history = try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'incarnations'").map { $0 + "\n" } ?? ""
             try db.execute(sql: "DELETE FROM sync_state WHERE key IN ('clockOffset', 'file', 'incarnations')")
@@ -223,107 +218,18 @@ extension RecipeStore {
         let installed = try await pool.barrierWriteWithoutTransaction { db -> Bool in
             guard try Self.holdsNothing(db) else { return false }
             try copy.read { source in try source.backup(to: db) }
-            // The copy went through the write-ahead log whole: put it in the file and give the log's space back.
-            try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)")
             return true
         }
         guard installed else { return refusal("this replica is not empty any more") }
+        // The copy went into the write-ahead log whole (durably: the backup's commit synced it). It moves into the
+        // file beside what comes next, and the log is cut back when SQLite starts it over (`logSizeLimit`).
+        checkpointer.soon()
         pool.invalidateReadOnlyConnections()
         heldPhotos.withLock { held in
             for (hash, _) in held { held[hash] = Date() } // the blobs sent ahead are named now; keep them from the next collection
         }
         try findLostPhotos() // blobs the source could not send: the next sync with a replica that holds them brings them
-        return .init(installed: true, replicaID: current.state.replica, latestSeq: request.seq)
-    }
-
-    /// Why the snapshot open in `db` cannot be installed here (nil: it can). Throws for a damaged or
-    /// mislabelled copy; a schema this storage does not run is a refusal, since records can still be sent.
-    static func problem(inSnapshot db: Database, request: SyncOps.Install.Request, migrations: [String], pageSize: Int,
-                        schema: [String]) throws -> String? {
-        func damaged(_ what: String) -> ServiceError {
-            ServiceError(.invalidArgument, "snapshot \(request.snapshot.uuidString) \(what); nothing was installed")
-        }
-        // The full check, not the quick one: an index that disagrees with its table (which only this finds) would
-        // give wrong answers from then on.
-        let check = (try? String.fetchAll(db, sql: "PRAGMA integrity_check")) ?? ["unreadable"]
-        guard check == ["ok"] else { throw damaged("is damaged (SQLite: \(check.prefix(3).joined(separator: "; ").prefix(300)))") }
-        let theirs = (try? Migrations.migrator.appliedMigrations(db)) ?? []
-        guard theirs == migrations else {
-            return "the snapshot's schema (\(theirs.last ?? "none")) is not this storage's (\(migrations.last ?? "none")); the records are sent instead"
-        }
-        guard try Int.fetchOne(db, sql: "PRAGMA page_size") == pageSize else { return "the snapshot's page size is not this storage's" }
-        // The same migrations must have made the same tables, indexes and triggers: a copy whose schema was edited
-        // (a column gone, a trigger changed) would fail, or quietly misbehave, on the first statement that uses it.
-        guard try Self.schema(db) == schema else { throw damaged("has tables, indexes or triggers other than its migrations make") }
-        guard let replica = try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'replica'"),
-              replica == request.from else { throw damaged("was not made on replica \(request.from.prefix(80))") }
-        guard try Int.fetchOne(db, sql: "SELECT COALESCE(MAX(seq), 0) FROM sync_records") == request.seq else {
-            throw damaged("does not end at change \(request.seq)")
-        }
-        guard try Row.fetchAll(db, sql: "PRAGMA foreign_key_check").isEmpty else { throw damaged("has rows whose references lead nowhere") }
-        // Every value as the storage reads it: the declared type (or NULL where allowed), ids as canonical
-        // UUIDs and dates as dates, so nothing in the copy can stop a later read.
-        let hex = "[0-9A-F]"
-        let uuid = [8, 4, 4, 4, 12].map { String(repeating: hex, count: $0) }.joined(separator: "-")
-        let date = "[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9][ T][0-2][0-9]:[0-5][0-9]:[0-5][0-9]*"
-        let uuidColumns: Set<String> = ["id", "recipeId", "bookId", "ingredientId", "jobId"]
-        let tables = try String.fetchAll(db, sql: """
-            SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'recipes_fts%'
-            AND name != 'grdb_migrations' ORDER BY name
-            """)
-        for table in tables {
-            var checks: [(column: String, allowed: String, condition: String)] = []
-            for column in try Row.fetchAll(db, sql: "SELECT name, type, \"notnull\" FROM pragma_table_info(?)", arguments: [table]) {
-                let name: String = column["name"]
-                let type = (column["type"] as String).uppercased()
-                let quoted = "\"\(name)\""
-                var allowed: [String]
-                if type.contains("INT") { allowed = ["integer"] }
-                else if type.contains("REAL") { allowed = ["real", "integer"] }
-                else if type.contains("BLOB") { allowed = ["blob"] }
-                else if type.contains("TEXT") || type.contains("DATE") { allowed = ["text"] }
-                else { continue }
-                if (column["notnull"] as Int) == 0 { allowed.append("null") }
-                var condition = "typeof(\(quoted)) NOT IN (\(allowed.map { "'\($0)'" }.joined(separator: ", ")))"
-                if type.contains("TEXT") && uuidColumns.contains(name) && table != "sync_records" && table != "sync_held" && table != "sync_dangling" {
-                    condition += " OR (\(quoted) IS NOT NULL AND \(quoted) NOT GLOB '\(uuid)')"
-                }
-                if type.contains("DATE") || name.hasSuffix("At") {
-                    condition += " OR (\(quoted) IS NOT NULL AND \(quoted) NOT GLOB '\(date)')"
-                }
-                checks.append((name, allowed.first ?? type, condition))
-            }
-            // One pass over the table for all its columns; only a copy that fails is read again, to name the column.
-            guard !checks.isEmpty, try Bool.fetchOne(db, sql: """
-                SELECT EXISTS (SELECT 1 FROM "\(table)" WHERE \(checks.map { "(\($0.condition))" }.joined(separator: " OR ")))
-                """) == true else { continue }
-            for check in checks where try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \"\(table)\" WHERE \(check.condition))") == true {
-                throw damaged("has a value in \(table).\(check.column) that is not a \(check.allowed) this storage reads")
-            }
-            throw damaged("has a value in \(table) that this storage cannot read")
-        }
-        return nil
-    }
-
-    /// What `body` returned or threw, kept until the other check beside it is done too.
-    private static func outcome<T: Sendable>(_ body: () async throws -> T) async -> Result<T, any Error> {
-        do { return .success(try await body()) } catch { return .failure(error) }
-    }
-
-    /// Throws when a change record of the snapshot open in `db` does not read as one: the feed is what this
-    /// replica will send on and merge against. Judged only when `problem(inSnapshot:)` finds nothing.
-    static func feedProblem(inSnapshot db: Database, request: SyncOps.Install.Request) throws {
-        // Read as raw values: this may run before the values' types are checked, and a NULL or a blob where a
-        // number or text belongs must be a refusal, not a trap.
-        let records = try Row.fetchCursor(db, sql: "SELECT seq, body FROM sync_records")
-        while let row = try records.next() {
-            let seq = Int.fromDatabaseValue(row[0] as DatabaseValue)
-            guard let seq, let body = String.fromDatabaseValue(row[1] as DatabaseValue),
-                  (try? SyncLog.decode(body, seq: seq)) != nil else {
-                throw ServiceError(.invalidArgument, "snapshot \(request.snapshot.uuidString) has a change record (\(seq.map(String.init) ?? "without a number")) "
-                                   + "that does not read; nothing was installed")
-            }
-        }
+        return .init(installed: true, replicaID: current.replica, latestSeq: request.seq)
     }
 
     // MARK: Helpers

@@ -21,6 +21,8 @@ public final class RecipeStore: Sendable {
     /// Blobs a recipe here names that are gone from the photo folder (or were damaged and moved aside); a sync
     /// brings them back from a replica that holds them. See `RecipeStore+LostPhotos.swift`.
     let lostPhotos = Mutex<Set<String>>([])
+    /// Snapshots being received: the running digest of each, and the check its last write started.
+    let incoming = IncomingSnapshots()
     /// Backups being written: photo collection waits, so a copied database never names a collected blob.
     let backupsRunning = Mutex(0)
     /// Set when this open started a new incarnation (the file was restored or copied): for the service's log.
@@ -40,6 +42,8 @@ public final class RecipeStore: Sendable {
 
     /// The writing connection's page cache, in KiB (pages are allocated as they are used).
     static let writerCacheKiB = 32 * 1024
+    /// The size the write-ahead log file is cut back to when SQLite starts it over (`journal_size_limit`).
+    static let logSizeLimit = 64 << 20
 
     /// Opens (creating if needed) the store in `folder` and brings its schema up to date.
     public init(folder: URL) throws {
@@ -60,9 +64,12 @@ public final class RecipeStore: Sendable {
         // in memory that is a copy, on disk (SQLite's default past 64 KB) a temporary file written and
         // read back for every create. The writer's page cache holds the index pages a create touches
         // (2 MB by default; a create at 100k recipes read ~150 pages from the file without it).
+        // A log that grew large (a snapshot installed goes into it whole) is cut back to 64 MiB when SQLite
+        // starts it over, instead of keeping its largest size on the disk for good.
         try pool.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
             try db.execute(sql: "PRAGMA cache_size = -\(Self.writerCacheKiB)")
+            try db.execute(sql: "PRAGMA journal_size_limit = \(Self.logSizeLimit)")
         }
         try Migrations.migrator.migrate(pool)
         try pool.write { db in try SyncLog.capture(in: db) } // changes left unrecorded by an older version

@@ -94,8 +94,8 @@ public struct RemoteReplica: SyncEndpoint {
 
     public func snapshotDone(_ id: UUID) async throws { _ = try await client.call(SyncOps.SnapshotDone.self, .init(snapshot: id)) }
 
-    public func writeSnapshot(_ id: UUID, offset: Int, bytes: Data) async throws {
-        _ = try await client.send(SyncOps.SnapshotWrite.self, .init(snapshot: id, offset: offset), frames: [bytes])
+    public func writeSnapshot(_ id: UUID, offset: Int, bytes: Data, total: Int) async throws {
+        _ = try await client.send(SyncOps.SnapshotWrite.self, .init(snapshot: id, offset: offset, total: total), frames: [bytes])
     }
 
     public func install(_ request: SyncOps.Install.Request) async throws -> SyncOps.Install.Response {

@@ -26,7 +26,8 @@ public protocol SyncEndpoint: Sendable {
     func snapshotPhotos(_ id: UUID, after: String?) async throws -> SyncOps.SnapshotPhotos.Response
     func readSnapshot(_ id: UUID, offset: Int) async throws -> Data
     func snapshotDone(_ id: UUID) async throws
-    func writeSnapshot(_ id: UUID, offset: Int, bytes: Data) async throws
+    /// Writes `bytes` at `offset` of snapshot `id`, which is `total` bytes in all.
+    func writeSnapshot(_ id: UUID, offset: Int, bytes: Data, total: Int) async throws
     func install(_ request: SyncOps.Install.Request) async throws -> SyncOps.Install.Response
 }
 
@@ -216,7 +217,7 @@ public enum SyncEngine {
                 let chunk = try await current.value
                 guard !chunk.isEmpty else { throw ServiceError(.internalError, "\(source.name)'s snapshot ended at \(offset) of \(snapshot.bytes) bytes") }
                 next = read(offset + chunk.count)
-                try await target.writeSnapshot(id, offset: offset, bytes: chunk)
+                try await target.writeSnapshot(id, offset: offset, bytes: chunk, total: snapshot.bytes)
                 offset += chunk.count
             }
         }

@@ -176,7 +176,8 @@ extension Routes {
         }
         handle(SyncOps.SnapshotDone.self) { request, _ in .init(removed: store.removeSnapshot(request.snapshot)) }
         handle(SyncOps.SnapshotWrite.self) { request, context in
-            .init(bytes: try await store.writeSnapshot(request.snapshot, offset: request.offset, bytes: try context.frame(request.data)))
+            .init(bytes: try await store.writeSnapshot(request.snapshot, offset: request.offset, bytes: try context.frame(request.data),
+                                                  total: request.total))
         }
         handle(SyncOps.Install.self) { request, _ in
             let result = try await store.installSnapshot(request)

@@ -355,10 +355,15 @@ extension SyncOps {
             public var snapshot: UUID
             public var offset: Int
             public var data: FrameReference
-            public init(snapshot: UUID, offset: Int, data: FrameReference = FrameReference(frame: 1)) {
+            /// The whole snapshot's size (`sync.snapshot`'s bytes), when the sender knows it: the write that
+            /// brings the last byte starts the storage checking the copy, while the photos are still on their
+            /// way, so `sync.install` finds the work done. Without it the check runs inside `sync.install`.
+            public var total: Int?
+            public init(snapshot: UUID, offset: Int, data: FrameReference = FrameReference(frame: 1), total: Int? = nil) {
                 self.snapshot = snapshot
                 self.offset = offset
                 self.data = data
+                self.total = total
             }
         }
         public struct Response: Codable, Sendable, Equatable {

@@ -160,10 +160,10 @@ private struct CountingEndpoint: ForwardingEndpoint {
         if failPuts { throw Self.refused }
         return try await base.putPhotos(photos)
     }
-    func writeSnapshot(_ id: UUID, offset: Int, bytes: Data) async throws {
+    func writeSnapshot(_ id: UUID, offset: Int, bytes: Data, total: Int) async throws {
         snapshotWrites.record(1)
         if failSnapshotWrites { throw Self.refused }
-        try await base.writeSnapshot(id, offset: offset, bytes: bytes)
+        try await base.writeSnapshot(id, offset: offset, bytes: bytes, total: total)
     }
 }
 

@@ -91,21 +91,30 @@ struct SnapshotTests {
             let snapshot = try await a.snapshot()
             let bytes = try Data(contentsOf: a.store.folder.appendingPathComponent("snapshots/\(snapshot.snapshot.uuidString).sqlite"))
             #expect(bytes.count == snapshot.bytes)
-            await #expect(throws: ServiceError.self) { try await b.writeSnapshot(snapshot.snapshot, offset: 0, bytes: bytes) }
+            await #expect(throws: ServiceError.self) { try await b.writeSnapshot(snapshot.snapshot, offset: 0, bytes: bytes, total: bytes.count) }
             _ = try await SyncEngine.pull(from: a, to: b, snapshotAbove: 0)
             #expect(try await names(b).count == names(a).count + 1, "records merged, nothing replaced")
 
-            func install(_ data: Data, from: String? = nil, sha: String? = nil, seq: Int? = nil) async throws -> SyncOps.Install.Response {
+            // Each copy goes in twice: with its size told (the last write starts the check, install takes the verdict)
+            // and without (install checks): the verdicts must be the same.
+            func install(_ data: Data, from: String? = nil, sha: String? = nil, seq: Int? = nil, told: Bool) async throws -> SyncOps.Install.Response {
                 let id = UUID()
-                try await c.writeSnapshot(id, offset: 0, bytes: data.prefix(10_000))
-                if data.count > 10_000 { try await c.writeSnapshot(id, offset: 10_000, bytes: data.dropFirst(10_000)) }
+                let total = told ? data.count : nil
+                _ = try await c.store.writeSnapshot(id, offset: 0, bytes: data.prefix(10_000), total: total)
+                if data.count > 10_000 { _ = try await c.store.writeSnapshot(id, offset: 10_000, bytes: data.dropFirst(10_000), total: total) }
                 return try await c.install(.init(snapshot: id, from: from ?? snapshot.replicaID, seq: seq ?? snapshot.seq, bytes: data.count,
                                                  sha256: sha ?? sha256(data)))
             }
             func refused(_ data: Data, from: String? = nil, sha: String? = nil, seq: Int? = nil, saying words: String) async throws {
-                let error = await #expect(throws: ServiceError.self) { _ = try await install(data, from: from, sha: sha, seq: seq) }
-                #expect(error?.code == .invalidArgument && (words.isEmpty || error?.message.contains(words) == true), "\(words): \(error?.message ?? "")")
-                #expect(try await c.info().empty == true, "nothing was installed")
+                var messages: [String] = []
+                for told in [true, false] {
+                    let error = await #expect(throws: ServiceError.self) { _ = try await install(data, from: from, sha: sha, seq: seq, told: told) }
+                    #expect(error?.code == .invalidArgument && (words.isEmpty || error?.message.contains(words) == true),
+                            "\(words) (size told: \(told)): \(error?.message ?? "")")
+                    #expect(try await c.info().empty == true, "nothing was installed")
+                    messages.append(error?.message.replacingOccurrences(of: #"snapshot [0-9A-F-]{36}"#, with: "snapshot", options: .regularExpression) ?? "")
+                }
+                #expect(messages[0] == messages[1], "the same verdict early and at install: \(messages)")
             }
             var flipped = bytes
             flipped[bytes.count / 2] ^= 0xFF
@@ -133,7 +142,7 @@ struct SnapshotTests {
             }
             // A received copy is not installed over something stored after it arrived.
             let id = UUID()
-            try await c.writeSnapshot(id, offset: 0, bytes: bytes)
+            try await c.writeSnapshot(id, offset: 0, bytes: bytes, total: bytes.count)
             _ = try await c.store.createRecipe(id: UUID(), RecipeDraft(name: "Arrived meanwhile"))
             let late = try await c.install(.init(snapshot: id, from: snapshot.replicaID, seq: snapshot.seq, bytes: bytes.count, sha256: snapshot.sha256))
             #expect(!late.installed && late.reason?.contains("not empty") == true)

@@ -35,7 +35,9 @@ struct LocalReplica: SyncEndpoint {
     }
     func readSnapshot(_ id: UUID, offset: Int) async throws -> Data { try store.readSnapshot(id, offset: offset, length: 1 << 20) }
     func snapshotDone(_ id: UUID) async throws { _ = store.removeSnapshot(id) }
-    func writeSnapshot(_ id: UUID, offset: Int, bytes: Data) async throws { _ = try await store.writeSnapshot(id, offset: offset, bytes: bytes) }
+    func writeSnapshot(_ id: UUID, offset: Int, bytes: Data, total: Int) async throws {
+        _ = try await store.writeSnapshot(id, offset: offset, bytes: bytes, total: total)
+    }
     func install(_ request: SyncOps.Install.Request) async throws -> SyncOps.Install.Response { try await store.installSnapshot(request) }
 }
 
@@ -157,6 +159,8 @@ extension ForwardingEndpoint {
     }
     func readSnapshot(_ id: UUID, offset: Int) async throws -> Data { try await forwardee.readSnapshot(id, offset: offset) }
     func snapshotDone(_ id: UUID) async throws { try await forwardee.snapshotDone(id) }
-    func writeSnapshot(_ id: UUID, offset: Int, bytes: Data) async throws { try await forwardee.writeSnapshot(id, offset: offset, bytes: bytes) }
+    func writeSnapshot(_ id: UUID, offset: Int, bytes: Data, total: Int) async throws {
+        try await forwardee.writeSnapshot(id, offset: offset, bytes: bytes, total: total)
+    }
     func install(_ request: SyncOps.Install.Request) async throws -> SyncOps.Install.Response { try await forwardee.install(request) }
 }
