@@ -99,6 +99,28 @@ extension RecipeStore {
         return try readBlob(sha256)
     }
 
+    /// The blobs among `hashes`, in order, each checked as `photoBlob` checks one, until the next would take the
+    /// bytes past `maxBytes` (the first is returned whatever its size; the rest are left to be asked for again);
+    /// `missing`: those before that point not held here (never, or lost or damaged on this disk).
+    public func photoBlobs(_ hashes: [String], maxBytes: Int) throws -> (blobs: [(sha256: String, bytes: Data)], missing: [String]) {
+        var blobs: [(sha256: String, bytes: Data)] = []
+        var missing: [String] = []
+        var bytes = 0
+        for hash in hashes {
+            let blob: Data
+            do {
+                blob = try photoBlob(sha256: hash)
+            } catch let error as ServiceError where error.code == .notFound {
+                missing.append(hash)
+                continue
+            }
+            guard blobs.isEmpty || bytes + blob.count <= maxBytes else { break }
+            blobs.append((hash, blob))
+            bytes += blob.count
+        }
+        return (blobs, missing)
+    }
+
     /// Stores a blob sent by another replica, after checking the bytes against `sha256`. `false` when it was already here.
     public func putPhotoBlob(sha256: String, bytes: Data) throws -> Bool {
         let actual = try Self.checkReceivedBlob(sha256: sha256, bytes: bytes, damaged: "the photo's bytes have SHA-256 %@, not \(sha256); it was damaged on the way and was not stored")

@@ -49,6 +49,26 @@ public struct RemoteReplica: SyncEndpoint {
         return reply.frames[index]
     }
 
+    /// `sync.photos`, asked again for what a reply left out; a storage from before it sends them one at a time.
+    public func photos(_ hashes: [String]) async throws -> PhotoBatch {
+        do {
+            return try await PhotoBatch.collect(hashes, name: name) { asked in
+                let reply = try await client.send(SyncOps.Photos.self, .init(sha256: asked))
+                var batch = PhotoBatch(missing: reply.body.missing)
+                for entry in reply.body.photos {
+                    let index = entry.photo.frame - 1
+                    guard reply.frames.indices.contains(index) else {
+                        throw ServiceError(.internalError, "\(name) sent photo \(entry.sha256) without its bytes")
+                    }
+                    batch.found.append((entry.sha256, reply.frames[index]))
+                }
+                return batch
+            }
+        } catch let error as ServiceError where error.code == .unknownOp {
+            return try await photosOneAtATime(hashes)
+        }
+    }
+
     public func putPhoto(sha256: String, bytes: Data) async throws -> Bool {
         try await client.send(SyncOps.PutPhoto.self, .init(sha256: sha256), frames: [bytes]).body.stored
     }

@@ -11,6 +11,8 @@ public protocol SyncEndpoint: Sendable {
     func pendingCount(since: Int, exclude: String?) async throws -> Int
     func missingPhotos(_ hashes: [String]) async throws -> [String]
     func photo(sha256: String) async throws -> Data
+    /// The blobs among `hashes` this endpoint holds, in order, and those it does not (`sync.photos`).
+    func photos(_ hashes: [String]) async throws -> PhotoBatch
     func putPhoto(sha256: String, bytes: Data) async throws -> Bool
     /// Stores several blobs together (at most `SyncOps.PutPhotos.maxPhotos` and `.maxBytes`); returns how many were new.
     func putPhotos(_ photos: [(sha256: String, bytes: Data)]) async throws -> Int
@@ -38,6 +40,24 @@ extension SyncEndpoint {
     }
 
     /// One blob at a time, for an endpoint that has no batch of its own.
+    public func photos(_ hashes: [String]) async throws -> PhotoBatch {
+        try await photosOneAtATime(hashes)
+    }
+
+    /// `photo` for each blob; one the endpoint does not hold is `missing`.
+    public func photosOneAtATime(_ hashes: [String]) async throws -> PhotoBatch {
+        var batch = PhotoBatch()
+        for hash in hashes {
+            do {
+                batch.found.append((hash, try await photo(sha256: hash)))
+            } catch let error as ServiceError where error.code == .notFound {
+                batch.missing.append(hash)
+            }
+        }
+        return batch
+    }
+
+    /// One blob at a time, for an endpoint that has no batch of its own.
     public func putPhotos(_ photos: [(sha256: String, bytes: Data)]) async throws -> Int {
         try await putPhotosOneAtATime(photos)
     }
@@ -47,6 +67,38 @@ extension SyncEndpoint {
         var stored = 0
         for photo in photos where try await putPhoto(sha256: photo.sha256, bytes: photo.bytes) { stored += 1 }
         return stored
+    }
+}
+
+/// Photo blobs read from a replica: those it sent, in the order asked, and those it does not hold.
+public struct PhotoBatch: Sendable {
+    public var found: [(sha256: String, bytes: Data)] = []
+    public var missing: [String] = []
+
+    public init(found: [(sha256: String, bytes: Data)] = [], missing: [String] = []) {
+        self.found = found
+        self.missing = missing
+    }
+
+    /// Asks `read` for `hashes` (at most `SyncOps.Photos.maxPhotos` a time) until each was sent or said missing: a
+    /// reply may stop at its byte limit. What a reply sends that was not asked for is dropped; a reply that
+    /// answers none of what it was asked ends it with an error (the replica is not making progress).
+    public static func collect(_ hashes: [String], name: String, _ read: ([String]) async throws -> PhotoBatch) async throws -> PhotoBatch {
+        var left = hashes
+        var all = PhotoBatch()
+        while !left.isEmpty {
+            let asked = Array(left.prefix(SyncOps.Photos.maxPhotos))
+            let wanted = Set(asked)
+            let reply = try await read(asked)
+            var answered = Set<String>()
+            for blob in reply.found where wanted.contains(blob.sha256) && answered.insert(blob.sha256).inserted { all.found.append(blob) }
+            for hash in reply.missing where wanted.contains(hash) && answered.insert(hash).inserted { all.missing.append(hash) }
+            guard !answered.isEmpty else {
+                throw ServiceError(.internalError, "\(name) answered none of the \(asked.count) photos asked for")
+            }
+            left.removeAll { answered.contains($0) }
+        }
+        return all
     }
 }
 
@@ -75,7 +127,7 @@ public struct PullReport: Codable, Sendable, Equatable {
 
 /// Moves changes between replicas. A pull reads the target's cursor for the source,
 /// reads the source's feed from there a page at a time, sends the photo blobs the
-/// target lacks (one at a time: memory stays bounded), and applies the page, which
+/// target lacks (a batch at a time: memory stays bounded), and applies the page, which
 /// saves the cursor in the same transaction. Cut off anywhere, it resumes from the
 /// last applied page; applying a page twice changes nothing.
 public enum SyncEngine {
@@ -143,6 +195,7 @@ public enum SyncEngine {
                 readAhead = Task { try await source.changes(since: since, exclude: targetID, limit: pageSize) }
             }
             let sent = try await sendPhotos(page.records.flatMap(\.photoHashes), from: source, to: target)
+            report = report + sent.report // sent, whether or not the page is read again
             if sent.unavailable > 0 && retries < 2 {
                 // The source dropped a photo after the page was read: read the page again, now current.
                 readAhead?.cancel()
@@ -151,7 +204,6 @@ public enum SyncEngine {
                 continue
             }
             // A record whose photo is still unavailable is held by the target (and named in its status), not fatal.
-            report = report + sent.report
             let applied = try await target.apply(from: sourceID, records: page.records, cursor: page.next, to: targetID, after: cursor)
             report.received += page.records.count
             report.changed += applied.changed
@@ -251,10 +303,9 @@ public enum SyncEngine {
         }
     }
 
-    /// Sends the blobs among `hashes` that the target lacks, read one at a time and written in batches (one
-    /// flush to disk a batch). Reading and writing overlap: the next blob is read while this one is added, and
-    /// the next batch is filled while the last is written and flushed at the target (at most two batches are
-    /// held). A blob the source does not hold (any more) is counted, not fatal: the record naming it waits at
+    /// Sends the blobs among `hashes` that the target lacks, read and written in batches (one request each way,
+    /// one flush to disk a batch). Reading and writing overlap: the next batch is read while this one is added,
+    /// and written and flushed at the target while the one after fills (at most a few batches are held). A blob the source does not hold (any more) is counted, not fatal: the record naming it waits at
     /// the target until it arrives.
     private static func sendPhotos(_ hashes: [String], from source: any SyncEndpoint, to target: any SyncEndpoint) async throws
         -> (report: PullReport, unavailable: Int) {
@@ -262,16 +313,14 @@ public enum SyncEngine {
         var unavailable = 0
         guard !hashes.isEmpty else { return (report, 0) }
         let missing = try await target.missingPhotos(Array(Set(hashes)).sorted())
-        func fetch(_ index: Int) -> Task<Data?, any Error>? {
-            guard index < missing.count else { return nil }
-            let hash = missing[index]
-            return Task {
-                do {
-                    return try await source.photo(sha256: hash)
-                } catch let error as ServiceError where error.code == .notFound {
-                    return nil
-                }
-            }
+        // Read a batch's worth at a time: one request for what one `sync.putPhotos` takes.
+        let groups = stride(from: 0, to: missing.count, by: SyncOps.PutPhotos.maxPhotos).map {
+            Array(missing[$0..<min(missing.count, $0 + SyncOps.PutPhotos.maxPhotos)])
+        }
+        func fetch(_ index: Int) -> Task<PhotoBatch, any Error>? {
+            guard index < groups.count else { return nil }
+            let group = groups[index]
+            return Task { try await source.photos(group) }
         }
         var batch: [(sha256: String, bytes: Data)] = []
         var batchBytes = 0
@@ -297,18 +346,18 @@ public enum SyncEngine {
             next?.cancel()
             writing?.cancel()
         }
-        for index in missing.indices {
+        for index in groups.indices {
             let current = next
             next = fetch(index + 1)
-            guard let bytes = try await current?.value else {
-                unavailable += 1
-                continue
+            guard let read = try await current?.value else { continue }
+            unavailable += read.missing.count
+            for (sha256, bytes) in read.found {
+                if batch.count == SyncOps.PutPhotos.maxPhotos || batchBytes + bytes.count > SyncOps.PutPhotos.maxBytes {
+                    try await flush()
+                }
+                batch.append((sha256, bytes))
+                batchBytes += bytes.count
             }
-            if batch.count == SyncOps.PutPhotos.maxPhotos || batchBytes + bytes.count > SyncOps.PutPhotos.maxBytes {
-                try await flush()
-            }
-            batch.append((missing[index], bytes))
-            batchBytes += bytes.count
         }
         try await flush()
         try await finishWriting()

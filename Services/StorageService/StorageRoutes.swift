@@ -144,6 +144,14 @@ extension Routes {
             let bytes = try store.photoBlob(sha256: request.sha256)
             return Reply(.init(sha256: request.sha256, photo: FrameReference(frame: 1)), frames: [bytes])
         }
+        handleWithFrames(SyncOps.Photos.self) { request, _ in
+            guard (1...SyncOps.Photos.maxPhotos).contains(request.sha256.count) else {
+                throw ServiceError(.invalidArgument, "the request names \(request.sha256.count) photos; ask for 1 to \(SyncOps.Photos.maxPhotos) at a time")
+            }
+            let found = try store.photoBlobs(request.sha256, maxBytes: SyncOps.Photos.maxBytes)
+            let entries = found.blobs.indices.map { SyncOps.PutPhotos.Entry(sha256: found.blobs[$0].sha256, photo: FrameReference(frame: $0 + 1)) }
+            return Reply(.init(photos: entries, missing: found.missing), frames: found.blobs.map(\.bytes))
+        }
         handle(SyncOps.PutPhoto.self) { request, context in
             .init(stored: try store.putPhotoBlob(sha256: request.sha256, bytes: try context.frame(request.photo)))
         }

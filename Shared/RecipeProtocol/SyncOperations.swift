@@ -120,6 +120,33 @@ public enum SyncOps {
         }
     }
 
+    /// `sync.photos`: several blobs by hash in one reply, each in a frame of its own, in the order asked. A blob this
+    /// storage does not hold (any more) is listed in `missing`; a reply stops before the blob that would take it past
+    /// `maxBytes` (the first always goes), and the blobs neither sent nor missing are asked for again.
+    public enum Photos: WireOperation {
+        public static let touchesFiles = true
+        public static let role = OperationRole.peer
+        public static let name = "sync.photos"
+        public static let isWrite = false
+        /// The most blobs one request asks for.
+        public static let maxPhotos = 64
+        /// The most bytes of blobs one reply carries (the first blob goes whatever its size).
+        public static let maxBytes = 16 * 1_024 * 1_024
+        public struct Request: Codable, Sendable, Equatable {
+            public var sha256: [String]
+            public init(sha256: [String]) { self.sha256 = sha256 }
+        }
+        public struct Response: Codable, Sendable, Equatable {
+            public var photos: [PutPhotos.Entry]
+            /// Asked for, but not held here (never, or lost or damaged on this storage's disk).
+            public var missing: [String]
+            public init(photos: [PutPhotos.Entry], missing: [String]) {
+                self.photos = photos
+                self.missing = missing
+            }
+        }
+    }
+
     /// `sync.putPhoto`: stores a blob (frame 1) after checking it against its SHA-256.
     public enum PutPhoto: WireOperation {
         public static let touchesFiles = true

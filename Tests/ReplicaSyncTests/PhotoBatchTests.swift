@@ -99,6 +99,61 @@ struct PhotoBatchTests {
         }
     }
 
+    @Test("photos are read in batches too, one request for what one batch takes; a blob lost at the source is counted, the rest arrive")
+    func readInBatches() async throws {
+        try await withReplicas(2) { (replicas: [LocalReplica]) async throws in
+            let (a, b) = (replicas[0], replicas[1])
+            let hashes = try await twentyPhotos(on: a)
+            let source = CountingEndpoint(base: a)
+            // One blob gone from the source's folder: it is read as missing, not as a failure of the read.
+            let lost = hashes[7]
+            try FileManager.default.removeItem(at: a.store.folder.appendingPathComponent(RecipeVault.photoFolderName)
+                .appendingPathComponent(String(lost.prefix(2))).appendingPathComponent(lost))
+            let report = try await SyncEngine.pull(from: source, to: b)
+            // The page is read again twice for the blob the source lost (it may have been replaced meanwhile): those
+            // reads ask for it alone, the others being at the target by then.
+            #expect(source.reads.sizes == [SyncOps.PutPhotos.maxPhotos, 20 - SyncOps.PutPhotos.maxPhotos, 1, 1])
+            #expect(source.singleReads.sizes.isEmpty, "no photo read one at a time")
+            #expect(report.photos == 19, "the photos sent before the page was read again count")
+            #expect(try b.store.missingPhotos(hashes) == [lost])
+        }
+    }
+
+    @Test("a read stops at its byte limit and the rest is asked again; blobs not held are missing; what was not asked is dropped")
+    func readsStopAtTheirLimit() async throws {
+        try await withReplicas(1) { (replicas: [LocalReplica]) async throws in
+            let store = replicas[0].store
+            let blobs = (31...36).map { blob($0, count: 5_000) }
+            _ = try store.putPhotoBlobs(blobs)
+            let absent = blob(37).sha256
+            let asked = [blobs[0].sha256, absent, blobs[1].sha256, blobs[2].sha256, blobs[3].sha256]
+            // 12,000 bytes: two blobs of 5,000 go, the third would pass it; the absent one before it is missing.
+            let first = try store.photoBlobs(asked, maxBytes: 12_000)
+            #expect(first.blobs.map(\.sha256) == [blobs[0].sha256, blobs[1].sha256] && first.missing == [absent])
+            #expect(first.blobs.map(\.bytes) == [blobs[0].bytes, blobs[1].bytes])
+            // The first blob goes whatever its size.
+            #expect(try store.photoBlobs([blobs[4].sha256], maxBytes: 1).blobs.count == 1)
+            // Collected in rounds, in the order asked.
+            var rounds = 0
+            let all = try await PhotoBatch.collect(asked + [blobs[5].sha256], name: "test") { ask in
+                rounds += 1
+                let read = try store.photoBlobs(ask, maxBytes: 12_000)
+                return PhotoBatch(found: read.blobs, missing: read.missing)
+            }
+            #expect(rounds == 3)
+            #expect(all.found.map(\.sha256) == [blobs[0], blobs[1], blobs[2], blobs[3], blobs[5]].map(\.sha256) && all.missing == [absent])
+            // A replica that sends what was not asked, or answers nothing, is not believed.
+            let extra = try await PhotoBatch.collect([blobs[0].sha256], name: "test") { _ in
+                PhotoBatch(found: [blobs[1], blobs[0]], missing: [absent])
+            }
+            #expect(extra.found.map(\.sha256) == [blobs[0].sha256] && extra.missing.isEmpty)
+            let error = await #expect(throws: ServiceError.self) {
+                _ = try await PhotoBatch.collect([blobs[0].sha256], name: "test") { _ in PhotoBatch(found: [blobs[1]]) }
+            }
+            #expect(error?.message.contains("answered none of the 1 photos") == true)
+        }
+    }
+
     @Test("a batch the target refuses ends the sync with its error: no batch goes after it, no record is applied")
     func refusedBatchStops() async throws {
         try await withReplicas(2) { (replicas: [LocalReplica]) async throws in
@@ -149,8 +204,19 @@ private struct CountingEndpoint: ForwardingEndpoint {
     var failSnapshotWrites = false
     let batches = BatchLog()
     let snapshotWrites = BatchLog()
+    /// The photos asked for in each read of several, and each read of one.
+    let reads = BatchLog()
+    let singleReads = BatchLog()
     static let refused = ServiceError(.shuttingDown, "the target is refusing writes")
     var forwardee: any SyncEndpoint { base }
+    func photo(sha256: String) async throws -> Data {
+        singleReads.record(1)
+        return try await base.photo(sha256: sha256)
+    }
+    func photos(_ hashes: [String]) async throws -> PhotoBatch {
+        reads.record(hashes.count)
+        return try await base.photos(hashes)
+    }
     func putPhoto(sha256: String, bytes: Data) async throws -> Bool {
         batches.record(1)
         return try await base.putPhoto(sha256: sha256, bytes: bytes)

@@ -23,6 +23,12 @@ struct LocalReplica: SyncEndpoint {
     func pendingCount(since: Int, exclude: String?) async throws -> Int { try await store.syncPendingCount(since: since, exclude: exclude) }
     func missingPhotos(_ hashes: [String]) async throws -> [String] { try store.missingPhotos(hashes) }
     func photo(sha256: String) async throws -> Data { try store.photoBlob(sha256: sha256) }
+    func photos(_ hashes: [String]) async throws -> PhotoBatch {
+        try await PhotoBatch.collect(hashes, name: name) { asked in
+            let read = try store.photoBlobs(asked, maxBytes: SyncOps.Photos.maxBytes)
+            return PhotoBatch(found: read.blobs, missing: read.missing)
+        }
+    }
     func putPhoto(sha256: String, bytes: Data) async throws -> Bool { try store.putPhotoBlob(sha256: sha256, bytes: bytes) }
     func putPhotos(_ photos: [(sha256: String, bytes: Data)]) async throws -> Int { try store.putPhotoBlobs(photos) }
     func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?) async throws -> SyncOps.Apply.Response {
@@ -147,6 +153,7 @@ extension ForwardingEndpoint {
     func pendingCount(since: Int, exclude: String?) async throws -> Int { try await forwardee.pendingCount(since: since, exclude: exclude) }
     func missingPhotos(_ hashes: [String]) async throws -> [String] { try await forwardee.missingPhotos(hashes) }
     func photo(sha256: String) async throws -> Data { try await forwardee.photo(sha256: sha256) }
+    func photos(_ hashes: [String]) async throws -> PhotoBatch { try await forwardee.photos(hashes) }
     func putPhoto(sha256: String, bytes: Data) async throws -> Bool { try await forwardee.putPhoto(sha256: sha256, bytes: bytes) }
     func putPhotos(_ photos: [(sha256: String, bytes: Data)]) async throws -> Int { try await forwardee.putPhotos(photos) }
     func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?) async throws -> SyncOps.Apply.Response {
