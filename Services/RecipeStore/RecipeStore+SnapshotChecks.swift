@@ -61,17 +61,17 @@ extension RecipeStore {
             guard ownSchema, let feedCopy = try? DatabaseQueue(path: path, configuration: readOnly) else { return nil }
             return Task {
                 defer { try? feedCopy.close() }
-                return await outcome { try await feedCopy.read { db in try Self.feedProblem(inSnapshot: db, id: id) } }
+                return await outcome(id) { try await feedCopy.read { db in try Self.feedProblem(inSnapshot: db, id: id) } }
             }
         }()
         var verdict = failed
-        verdict.structure = await outcome { try await copy.read { db in try Self.structureProblem(inSnapshot: db, id: id, facts: facts) } }
+        verdict.structure = await outcome(id) { try await copy.read { db in try Self.structureProblem(inSnapshot: db, id: id, facts: facts) } }
         if case .success(nil) = verdict.structure {
-            verdict.contents = await outcome { try await copy.read { db in try Self.contentsProblem(inSnapshot: db, id: id) } }
+            verdict.contents = await outcome(id) { try await copy.read { db in try Self.contentsProblem(inSnapshot: db, id: id) } }
             if let early {
                 verdict.feed = await early.value
             } else {
-                verdict.feed = await outcome { try await copy.read { db in try Self.feedProblem(inSnapshot: db, id: id) } }
+                verdict.feed = await outcome(id) { try await copy.read { db in try Self.feedProblem(inSnapshot: db, id: id) } }
             }
         } else {
             // Not this storage's schema: the records' verdict is never read (a copy is judged as if checked in one pass).
@@ -80,14 +80,14 @@ extension RecipeStore {
         return verdict
     }
 
-    /// What `body` returned or threw; anything but a `ServiceError` is a copy that cannot be read.
-    private static func outcome<T: Sendable>(_ body: () async throws -> T) async -> Result<T, ServiceError> {
+    /// What `body` returned or threw; anything but a `ServiceError` is snapshot `id` failing to read (named, with why).
+    private static func outcome<T: Sendable>(_ id: UUID, _ body: () async throws -> T) async -> Result<T, ServiceError> {
         do {
             return .success(try await body())
         } catch let error as ServiceError {
             return .failure(error)
         } catch {
-            return .failure(ServiceError(.invalidArgument, "a snapshot could not be read (\(error)); nothing was installed"))
+            return .failure(damagedSnapshot(id, "could not be read to the end (SQLite: \(String(describing: error).prefix(300)))"))
         }
     }
 
