@@ -48,7 +48,8 @@ extension RecipeStore {
         readOnly.readonly = true
         let copy: DatabaseQueue
         do {
-            copy = try DatabaseQueue(path: path, configuration: readOnly)
+            // Writable: FTS5's own check of the search index is an INSERT command (it changes nothing).
+            copy = try DatabaseQueue(path: path)
         } catch {
             failed.structure = .failure(damagedSnapshot(id, "is damaged or not a database this storage can open"))
             return failed
@@ -76,6 +77,16 @@ extension RecipeStore {
         } else {
             // Not this storage's schema: the records' verdict is never read (a copy is judged as if checked in one pass).
             _ = await early?.value
+        }
+        if case .success(nil) = verdict.structure {
+            // SQLite's integrity check does not look inside the search index (FTS5 keeps it in blobs of its own
+            // format); a damaged one would fail every search from then on. FTS5's own check reads it against its
+            // content. It is an INSERT command (it changes nothing), so it runs once the other connection is done.
+            do {
+                try await copy.writeWithoutTransaction { db in try db.execute(sql: "INSERT INTO recipes_fts(recipes_fts) VALUES('integrity-check')") }
+            } catch {
+                verdict.structure = .failure(damagedSnapshot(id, "has a damaged search index (SQLite: \(String(describing: error).prefix(200)))"))
+            }
         }
         return verdict
     }

@@ -164,8 +164,11 @@ extension RecipeStore {
         // The check the last write started, if it did (its digest is of the bytes as they were written); else both now.
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1
         let early = started.flatMap { $0.bytes == size ? $0 : nil }
+        // A check still running must end before the file goes (its writable connection would make a new, empty one).
+        if let started, early == nil { _ = await started.check.value }
         let (bytes, sha256) = try early.map { ($0.bytes, $0.sha256) } ?? Self.digest(of: path)
         guard bytes == request.bytes, sha256 == request.sha256.lowercased() else {
+            if let early { _ = await early.check.value }
             throw ServiceError(.invalidArgument, "snapshot \(request.snapshot.uuidString) arrived as \(bytes) bytes with SHA-256 \(sha256), "
                                + "not the \(request.bytes) bytes with SHA-256 \(request.sha256.prefix(64)) that were sent; nothing was installed")
         }
