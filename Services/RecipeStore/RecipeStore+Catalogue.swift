@@ -97,41 +97,99 @@ extension RecipeStore {
         "oil", "olive oil", "vegetable oil", "sunflower oil", "canola oil",
     ]
 
-    /// Recipes the user can make with `have`, missing at most `maxMissing` foods,
-    /// fewest missing first. Names match through normalization and catalogue aliases.
-    public func canMake(have: [String], maxMissing: Int, ignoreStaples: Bool) async throws -> [CanMakeResult] {
+    /// The most foods a can-make question may list.
+    public static let maxHaveFoods = 500
+
+    /// What can be made with `have`: the best `limit` recipes missing at most `maxMissing` foods (fewest missing
+    /// first, then by name), and how many qualify in all. Names match through normalization and catalogue aliases.
+    ///
+    /// It reads every recipe's foods, once, by column position (one pass over the ingredient lines in recipe
+    /// order), and reads a summary only for the results it returns; like a search, it is stopped with an error
+    /// past the client-read limit rather than holding a reader for as long as the collection makes it take.
+    public func canMake(have: [String], maxMissing: Int, ignoreStaples: Bool, limit: Int = 50) async throws
+        -> (results: [CanMakeResult], matching: Int) {
         guard (0...50).contains(maxMissing) else {
             throw ServiceError(.invalidArgument, "maxMissing is \(maxMissing); it must be 0 to 50")
         }
-        return try await pool.read { db in
-            // alias → canonical name, for both sides of the match.
-            var canonical: [String: String] = [:]
-            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT a.alias, i.name FROM ingredient_aliases a JOIN ingredients i ON i.id = a.ingredientId")) {
-                canonical[row["alias"]] = row["name"]
-            }
-            func resolve(_ food: String) -> String { canonical[food] ?? food }
-            let owned = Set(have.map { resolve(IngredientParser.normalizeFood($0)) }.filter { !$0.isEmpty })
-
-            var foodsByRecipe: [String: [String]] = [:]
-            for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT recipeId, food FROM recipe_ingredients WHERE food IS NOT NULL AND food != '' ORDER BY recipeId, position")) {
-                let food = resolve(row["food"])
-                if !(foodsByRecipe[row["recipeId"], default: []].contains(food)) {
-                    foodsByRecipe[row["recipeId"], default: []].append(food)
+        guard (1...RecipeListQuery.maxLimit).contains(limit) else {
+            throw ServiceError(.invalidArgument, "limit is \(limit); it must be 1 to \(RecipeListQuery.maxLimit)")
+        }
+        guard have.count <= Self.maxHaveFoods else {
+            throw ServiceError(.invalidArgument, "have lists \(have.count) foods; it may list at most \(Self.maxHaveFoods)")
+        }
+        if let long = have.first(where: { $0.count > CatalogueLimits.nameLength }) {
+            throw ServiceError(.invalidArgument,
+                "have holds a food of \(long.count) characters (\"\(long.prefix(40))…\"); a food name may be at most \(CatalogueLimits.nameLength)")
+        }
+        let normalizedHave = have.map(IngredientParser.normalizeFood)
+        let timeLimit = clientReadLimit.withLock { $0 }
+        do {
+            return try await pool.read { db in
+                try QueryTimeLimit.run(timeLimit, on: db) {
+                    try Self.canMake(have: normalizedHave, maxMissing: maxMissing, ignoreStaples: ignoreStaples, limit: limit, in: db)
                 }
             }
-            var results: [CanMakeResult] = []
-            for (recipeID, foods) in foodsByRecipe {
-                let needed = ignoreStaples ? foods.filter { !Self.pantryStaples.contains($0) } : foods
-                let missing = needed.filter { !owned.contains($0) }
-                guard missing.count <= maxMissing else { continue }
-                guard let summary = try db.firstRow("SELECT \(Self.summaryColumns) FROM recipes r WHERE r.id = ?", [recipeID],
-                                                     Self.summary) else { continue }
-                results.append(CanMakeResult(recipe: summary, missing: missing,
-                                             matched: foods.count - missing.count, total: foods.count))
-            }
-            return results.sorted {
-                ($0.missing.count, $0.recipe.name.lowercased()) < ($1.missing.count, $1.recipe.name.lowercased())
-            }
+        } catch let exceeded as QueryTimeLimit.Exceeded {
+            throw ServiceError(.invalidArgument,
+                "can-make was stopped after \(exceeded.limitText), the most one question may take: it reads the ingredients of every recipe, and this collection holds more than can be read in that time")
         }
+    }
+
+    private static func canMake(have: [String], maxMissing: Int, ignoreStaples: Bool, limit: Int, in db: Database) throws
+        -> (results: [CanMakeResult], matching: Int) {
+        // alias → canonical name, for both sides of the match.
+        var canonical: [String: String] = [:]
+        try db.forEachRow("SELECT a.alias, i.name FROM ingredient_aliases a JOIN ingredients i ON i.id = a.ingredientId", []) { row in
+            if let alias: String = row[0], let name: String = row[1] { canonical[alias] = name }
+        }
+        func resolve(_ food: String) -> String { canonical[food] ?? food }
+        let owned = Set(have.map(resolve).filter { !$0.isEmpty })
+
+        struct Candidate {
+            var recipeID: String
+            var foods: [String]
+            var missing: [String]
+        }
+        var candidates: [Candidate] = []
+        var current: (id: String, foods: [String])?
+        func finish() {
+            guard let (id, foods) = current else { return }
+            let needed = ignoreStaples ? foods.filter { !pantryStaples.contains($0) } : foods
+            let missing = needed.filter { !owned.contains($0) }
+            if missing.count <= maxMissing { candidates.append(Candidate(recipeID: id, foods: foods, missing: missing)) }
+        }
+        // The lines come grouped by recipe (the (recipeId, position) index), so one recipe is gathered at a time.
+        try db.forEachRow("SELECT recipeId, food FROM recipe_ingredients WHERE food IS NOT NULL AND food != '' ORDER BY recipeId, position", []) { row in
+            guard let id: String = row[0], let text: String = row[1] else { return }
+            let food = resolve(text)
+            if current?.id != id {
+                finish()
+                current = (id, [])
+            }
+            if !current!.foods.contains(food) { current!.foods.append(food) }
+        }
+        finish()
+
+        // Fewest missing first, then by name: only the candidates that can still be among the first `limit` by their
+        // count of missing foods need their names.
+        candidates.sort { $0.missing.count < $1.missing.count }
+        let cutoff = candidates.count > limit ? candidates[limit - 1].missing.count : Int.max
+        var ranked: [(name: String, candidate: Candidate)] = []
+        for candidate in candidates where candidate.missing.count <= cutoff {
+            let title = try db.firstRow("SELECT title FROM recipes WHERE id = ?", [candidate.recipeID]) { $0[0, or: ""] as String } ?? ""
+            ranked.append((title.lowercased(), candidate))
+        }
+        ranked.sort {
+            ($0.candidate.missing.count, $0.name, $0.candidate.recipeID) < ($1.candidate.missing.count, $1.name, $1.candidate.recipeID)
+        }
+        var results: [CanMakeResult] = []
+        for (_, candidate) in ranked.prefix(limit) {
+            guard let summary = try db.firstRow("SELECT \(summaryColumns) FROM recipes r WHERE r.id = ?", [candidate.recipeID], summary) else {
+                continue
+            }
+            results.append(CanMakeResult(recipe: summary, missing: candidate.missing,
+                                         matched: candidate.foods.count - candidate.missing.count, total: candidate.foods.count))
+        }
+        return (results, candidates.count)
     }
 }

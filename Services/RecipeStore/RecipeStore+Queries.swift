@@ -116,33 +116,61 @@ extension RecipeStore {
         }
     }
 
+    /// The most words a search looks for (each a prefix, all required).
+    public static let maxSearchWords = 32
+    /// The longest search text, in characters.
+    public static let maxSearchLength = 1_000
+
     /// Recipes matching `text` in name, description, ingredients, keywords or notes,
-    /// best first. Each word matches as a prefix ("tom" finds "tomato").
+    /// best first. Each word matches as a prefix ("tom" finds "tomato"); a word given twice counts once.
+    /// A search that runs past the client-read limit (many one- or two-letter words in a large collection)
+    /// is stopped and told so.
     public func searchRecipes(_ text: String, limit: Int) async throws -> [SearchHit] {
         guard (1...RecipeListQuery.maxLimit).contains(limit) else {
             throw ServiceError(.invalidArgument, "limit is \(limit); it must be 1 to \(RecipeListQuery.maxLimit)")
         }
-        let words = text.lowercased().split { !($0.isLetter || $0.isNumber) }.map(String.init)
+        guard text.count <= Self.maxSearchLength else {
+            throw ServiceError(.invalidArgument,
+                "the search text is \(text.count) characters long; it may be at most \(Self.maxSearchLength)")
+        }
+        var seen = Set<String>()
+        let words = text.lowercased().split { !($0.isLetter || $0.isNumber) }.map(String.init).filter { seen.insert($0).inserted }
         guard !words.isEmpty else {
-            throw ServiceError(.invalidArgument, "the search text \"\(text)\" has no words to look for")
+            throw ServiceError(.invalidArgument, "the search text \"\(text.prefix(80))\" has no words to look for")
+        }
+        guard words.count <= Self.maxSearchWords else {
+            throw ServiceError(.invalidArgument,
+                "the search text has \(words.count) different words; a search looks for at most \(Self.maxSearchWords)")
         }
         // Each word quoted (so it is never FTS syntax) and matched as a prefix; all must match.
         let match = words.map { "\"\($0.replacingOccurrences(of: "\"", with: "\"\""))\"*" }.joined(separator: " AND ")
-        return try await pool.read { db in
-            // Rank inside FTS5 and join only the best rows: joining every match first
-            // costs as much again as ranking for a common word.
-            var hits: [SearchHit] = []
-            try db.forEachRow("""
-                SELECT \(Self.summaryColumns), m.rank AS rank
-                FROM (SELECT rowid, bm25(recipes_fts, 10.0, 2.0, 5.0, 4.0, 1.0) AS rank
-                      FROM recipes_fts WHERE recipes_fts MATCH ? ORDER BY rank LIMIT ?) m
-                JOIN recipe_search_keys k ON k.ftsRowid = m.rowid
-                JOIN recipes r ON r.id = k.recipeId
-                ORDER BY m.rank, lower(r.title)
-                """, [match, limit]) { row in
-                hits.append(SearchHit(recipe: Self.summary(row), score: -row[Self.summaryColumnCount, or: 0.0]))
+        let timeLimit = clientReadLimit.withLock { $0 }
+        do {
+            return try await pool.read { db in
+                try QueryTimeLimit.run(timeLimit, on: db) {
+                    // Rank inside FTS5 and join only the best rows: joining every match first
+                    // costs as much again as ranking for a common word.
+                    var hits: [SearchHit] = []
+                    try db.forEachRow("""
+                        SELECT \(Self.summaryColumns), m.rank AS rank
+                        FROM (SELECT rowid, bm25(recipes_fts, 10.0, 2.0, 5.0, 4.0, 1.0) AS rank
+                              FROM recipes_fts WHERE recipes_fts MATCH ? ORDER BY rank LIMIT ?) m
+                        JOIN recipe_search_keys k ON k.ftsRowid = m.rowid
+                        JOIN recipes r ON r.id = k.recipeId
+                        ORDER BY m.rank, lower(r.title)
+                        """, [match, limit]) { row in
+                        hits.append(SearchHit(recipe: Self.summary(row), score: -row[Self.summaryColumnCount, or: 0.0]))
+                    }
+                    return hits
+                }
             }
-            return hits
+        } catch let exceeded as QueryTimeLimit.Exceeded {
+            let short = words.filter { $0.count <= 2 }
+            let advice = short.isEmpty
+                ? "use fewer or more specific words"
+                : "use fewer words, or longer ones: \(short.prefix(5).map { "\"\($0)\"" }.joined(separator: ", ")) match the start of very many words"
+            throw ServiceError(.invalidArgument,
+                "the search for \(words.count) word\(words.count == 1 ? "" : "s") was stopped after \(exceeded.limitText), the most one search may take; \(advice)")
         }
     }
 }

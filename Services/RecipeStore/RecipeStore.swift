@@ -25,6 +25,11 @@ public final class RecipeStore: Sendable {
     let incoming = IncomingSnapshots()
     /// Backups being written: photo collection waits, so a copied database never names a collected blob.
     let backupsRunning = Mutex(0)
+    /// How long a read whose cost the client's text decides (a search, can-make) may run; see `QueryTimeLimit`.
+    let clientReadLimit = Mutex<Duration>(RecipeStore.defaultClientReadLimit)
+    /// 1.5 s: under the command line's wait for one try (2 s); some 60 times a search for the two most common
+    /// words of 30,000 recipes, and five times a can-make over them (0.26 s, 0.7 s with the file not yet cached).
+    public static let defaultClientReadLimit = Duration.milliseconds(1_500)
     /// Set when this open started a new incarnation (the file was restored or copied): for the service's log.
     public let incarnationNote: String?
     /// Set when this open moved aside a write-ahead log that belonged to the database a restored backup
@@ -38,6 +43,11 @@ public final class RecipeStore: Sendable {
     /// `pool.read` asynchronously, so they never hold up the thread that called them.
     func readInPlace<T>(_ work: (Database) throws -> T) throws -> T {
         try pool.read(work)
+    }
+
+    /// Sets how long a read whose cost the client's text decides may run (tests make it short).
+    public func limitClientReads(to limit: Duration) {
+        clientReadLimit.withLock { $0 = limit }
     }
 
     /// The writing connection's page cache, in KiB (pages are allocated as they are used).

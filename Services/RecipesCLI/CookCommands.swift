@@ -10,9 +10,11 @@ struct CanMake: AsyncParsableCommand {
     @Option(help: "The foods you have, comma-separated: \"eggs, rice, soy sauce\".") var have: String
     @Option(help: "Allow up to this many missing foods (0-50).") var missing = 0
     @Flag(help: "Count salt, pepper, water and oil too.") var countStaples = false
+    @Option(help: "Show at most this many recipes, fewest missing first (1-200).") var limit = 50
 
     func validate() throws {
         guard (0...50).contains(missing) else { throw ValidationError("--missing must be 0 to 50; got \(missing)") }
+        guard (1...200).contains(limit) else { throw ValidationError("--limit must be 1 to 200; got \(limit)") }
         guard !foods.isEmpty else { throw ValidationError("--have needs at least one food, such as \"eggs, rice\"") }
     }
 
@@ -21,12 +23,15 @@ struct CanMake: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let result = try await connection.storageClient().call(
-                RecipeOps.CanMake.self, .init(have: foods, maxMissing: missing, ignoreStaples: !countStaples))
+                RecipeOps.CanMake.self, .init(have: foods, maxMissing: missing, ignoreStaples: !countStaples, limit: limit))
             if connection.json { return try Output.json(result) }
             if result.results.isEmpty { return print("Nothing with at most \(missing) missing food\(missing == 1 ? "" : "s"); try --missing \(missing + 1).") }
             Output.table(["ID", "NAME", "HAVE", "MISSING"], result.results.map {
                 [Output.shortID($0.recipe.id), $0.recipe.name, "\($0.matched)/\($0.total)", $0.missing.joined(separator: ", ")]
             })
+            if let matching = result.matching, matching > result.results.count {
+                print("\(result.results.count) of \(matching) recipes shown; --limit shows up to 200, --missing \(max(0, missing - 1)) fewer.")
+            }
         }
     }
 }

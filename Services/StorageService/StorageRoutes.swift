@@ -28,8 +28,9 @@ extension Routes {
         handle(RecipeOps.Favorite.self) { request, _ in try await store.setFavorite(id: request.id, request.isFavorite) }
         handle(RecipeOps.Rate.self) { request, _ in try await store.rate(id: request.id, request.rating) }
         handle(RecipeOps.CanMake.self) { request, _ in
-            .init(results: try await store.canMake(
-                have: request.have, maxMissing: request.maxMissing ?? 0, ignoreStaples: request.ignoreStaples ?? true))
+            let answer = try await store.canMake(have: request.have, maxMissing: request.maxMissing ?? 0,
+                                                 ignoreStaples: request.ignoreStaples ?? true, limit: request.limit ?? 50)
+            return .init(results: answer.results, matching: answer.matching)
         }
 
         handle(BookOps.Create.self) { request, _ in

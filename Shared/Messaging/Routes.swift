@@ -15,6 +15,8 @@ public struct Routes: Sendable {
     }
 
     private(set) var table: [String: Route] = [:]
+    /// The largest JSON frame a read's reply may be: the frame size a request may have (16 MiB).
+    public static let maxReplyJSONBytes = WireProtocol.defaultMaxFrameBytes
     private var writeObserver: (@Sendable (_ op: String) -> Void)?
 
     /// Calls `observer` after every write operation that succeeded (its change is
@@ -43,9 +45,16 @@ public struct Routes: Sendable {
             do {
                 let body = try WireCodec.decodeRequestBody(Op.Request.self, from: frame, using: decoder)
                 let reply = try await handler(body, context)
-                let frames = [try WireCodec.encodeReply(id: context.requestID, body: reply.body, using: encoder)] + reply.frames
+                let json = try WireCodec.encodeReply(id: context.requestID, body: reply.body, using: encoder)
+                // A read whose answer grew with the collection past what one frame may carry is told so, not sent:
+                // a client drops a frame that large unread and would only ask again. (A write's reply is one record,
+                // and its change is already committed: it is never replaced by an error.)
+                if !Op.isWrite && json.count > Routes.maxReplyJSONBytes {
+                    throw ServiceError(.messageTooLarge,
+                        "the reply to \(Op.name) would be \(String(format: "%.1f", Double(json.count) / 1_048_576)) MiB of JSON, over the \(Routes.maxReplyJSONBytes / 1_048_576) MiB one reply may carry; ask for less at a time (a smaller limit, or a narrower question)")
+                }
                 observer?(Op.name)
-                return frames
+                return [json] + reply.frames
             } catch let error as ServiceError {
                 return [WireCodec.encodeError(id: context.requestID, error: error, using: encoder)]
             } catch {

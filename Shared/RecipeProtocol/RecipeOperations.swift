@@ -160,15 +160,24 @@ public enum RecipeOps {
             public var maxMissing: Int?
             /// Leave salt, pepper, water and oil out of the count (`true` when left out).
             public var ignoreStaples: Bool?
-            public init(have: [String], maxMissing: Int? = nil, ignoreStaples: Bool? = nil) {
+            /// How many results at most: 1 to 200; 50 when left out.
+            public var limit: Int?
+            public init(have: [String], maxMissing: Int? = nil, ignoreStaples: Bool? = nil, limit: Int? = nil) {
                 self.have = have
                 self.maxMissing = maxMissing
                 self.ignoreStaples = ignoreStaples
+                self.limit = limit
             }
         }
         public struct Response: Codable, Sendable, Equatable {
+            /// The best `limit` of the recipes that qualify: fewest missing first, then by name.
             public var results: [CanMakeResult]
-            public init(results: [CanMakeResult]) { self.results = results }
+            /// How many recipes qualify in all (more than `results` holds when the limit cut them).
+            public var matching: Int?
+            public init(results: [CanMakeResult], matching: Int? = nil) {
+                self.results = results
+                self.matching = matching
+            }
         }
     }
 }

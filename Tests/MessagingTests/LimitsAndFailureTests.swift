@@ -91,6 +91,30 @@ struct LimitsAndFailureTests {
         #expect(counter.current == 3)
     }
 
+    @Test("a read whose reply would be over 16 MiB of JSON is answered with message_too_large, saying its size; the service keeps answering")
+    func oversizedReadReply() async throws {
+        var routes = testRoutes()
+        enum Everything: WireOperation {
+            static let name = "test.everything"
+            static let isWrite = false
+            struct Request: Codable, Sendable { var bytes: Int }
+            struct Response: Codable, Sendable { var text: String }
+        }
+        routes.handle(Everything.self) { request, _ in Everything.Response(text: String(repeating: "x", count: request.bytes)) }
+        try await withServer(routes) { endpoint in
+            let client = try makeClient(endpoint, timeout: .seconds(30), attempts: 1)
+            let error = await #expect(throws: ServiceError.self) {
+                _ = try await client.call(Everything.self, .init(bytes: 17 * 1_048_576))
+            }
+            #expect(error?.code == .messageTooLarge)
+            #expect(error?.message == "the reply to test.everything would be 17.0 MiB of JSON, over the 16 MiB one reply may carry; ask for less at a time (a smaller limit, or a narrower question)")
+            // Just under the limit still goes.
+            let fits = try await client.call(Everything.self, .init(bytes: 16 * 1_048_576 - 1_024))
+            #expect(fits.text.utf8.count == 16 * 1_048_576 - 1_024)
+            _ = try await client.call(Increment.self, Increment.Request())
+        }
+    }
+
     @Test("an id reused for another write operation is refused")
     func reusedID() async throws {
         var routes = testRoutes()

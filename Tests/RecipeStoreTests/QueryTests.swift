@@ -1,7 +1,9 @@
 import Foundation
+import GRDB
 import RecipeModel
 import RecipeProtocol
 import Testing
+import TestRandom
 @testable import RecipeStore
 
 @Suite("Lists, search, books, catalogue and samples")
@@ -131,20 +133,133 @@ struct QueryTests {
         try await withStore { store async throws in
             _ = try await store.loadSamples()
             let hummus = ["chickpeas", "tahini", "lemons", "garlic", "cumin", "paprika"]
-            let exact = try await store.canMake(have: hummus, maxMissing: 0, ignoreStaples: true)
+            let exact = try await store.canMake(have: hummus, maxMissing: 0, ignoreStaples: true).results
             #expect(exact.map(\.recipe.name) == ["Hummus from Scratch"])
             #expect(exact.first?.missing == [])
-            #expect(try await store.canMake(have: hummus, maxMissing: 0, ignoreStaples: false).isEmpty, "olive oil and salt now count")
-            let withStaples = try await store.canMake(have: hummus, maxMissing: 2, ignoreStaples: false)
+            #expect(try await store.canMake(have: hummus, maxMissing: 0, ignoreStaples: false).results.isEmpty, "olive oil and salt now count")
+            let withStaples = try await store.canMake(have: hummus, maxMissing: 2, ignoreStaples: false).results
             #expect(withStaples.first?.recipe.name == "Hummus from Scratch")
             #expect(withStaples.first?.missing == ["olive oil", "salt"])
 
             let friedRice = ["eggs", "rice", "soy sauce", "sesame oil", "scallions", "garlic", "green peas"]
-            let results = try await store.canMake(have: friedRice, maxMissing: 1, ignoreStaples: true)
+            let results = try await store.canMake(have: friedRice, maxMissing: 1, ignoreStaples: true).results
             #expect(results.map(\.recipe.name) == ["Egg Fried Rice"])
             #expect(results.first?.missing == ["carrot"], "scallions and green peas matched through aliases")
             let bad = await #expect(throws: ServiceError.self) { _ = try await store.canMake(have: [], maxMissing: -1, ignoreStaples: true) }
             #expect(bad?.code == .invalidArgument)
         }
+    }
+
+    @Test("can-make answers the best `limit` of what qualifies and says how many qualify, in a stable order")
+    func canMakeLimit() async throws {
+        try await withStore { store async throws in
+            // 40 recipes: each needs eggs and one food of its own; every tenth also needs milk.
+            var rng = SplitMix(seed: 17)
+            for number in (0..<40).shuffled(using: &rng) {
+                let lines = ["2 eggs", "1 cup food\(number % 7)"] + (number % 10 == 0 ? ["1 cup milk"] : [])
+                _ = try await store.createRecipe(id: UUID(), RecipeDraft(name: "Dish \(String(format: "%02d", number))",
+                                                                         ingredients: lines.map { RecipeDraft.Line(text: $0) }))
+            }
+            let all = try await store.canMake(have: ["eggs"], maxMissing: 2, ignoreStaples: true, limit: 200)
+            #expect(all.matching == 40 && all.results.count == 40)
+            #expect(all.results.map(\.missing.count) == all.results.map(\.missing.count).sorted(), "fewest missing first")
+            #expect(all.results.prefix(36).allSatisfy { $0.missing.count == 1 } && all.results.suffix(4).allSatisfy { $0.missing.count == 2 })
+            let firstOnes = all.results.prefix(36).map(\.recipe.name)
+            #expect(firstOnes == firstOnes.sorted(), "then by name")
+            for limit in [1, 7, 36, 37, 39] {
+                let page = try await store.canMake(have: ["eggs"], maxMissing: 2, ignoreStaples: true, limit: limit)
+                #expect(page.matching == 40)
+                #expect(page.results == Array(all.results.prefix(limit)), "limit \(limit) gives the first \(limit) of the whole answer")
+            }
+            let none = try await store.canMake(have: ["eggs"], maxMissing: 0, ignoreStaples: true, limit: 5)
+            #expect(none.results.isEmpty && none.matching == 0)
+        }
+    }
+
+    @Test("can-make refuses questions past its bounds, saying which and what is allowed")
+    func canMakeBounds() async throws {
+        try await withStore { store async throws in
+            let cases: [([String], Int, Int, String)] = [
+                (["eggs"], 0, 0, "limit is 0; it must be 1 to 200"),
+                (["eggs"], 0, 201, "limit is 201; it must be 1 to 200"),
+                (["eggs"], 51, 5, "maxMissing is 51; it must be 0 to 50"),
+                (Array(repeating: "eggs", count: 501), 0, 5, "have lists 501 foods; it may list at most 500"),
+                ([String(repeating: "e", count: 101)], 0, 5, "a food name may be at most 100"),
+            ]
+            for (have, missing, limit, message) in cases {
+                let error = await #expect(throws: ServiceError.self) {
+                    _ = try await store.canMake(have: have, maxMissing: missing, ignoreStaples: true, limit: limit)
+                }
+                #expect(error?.code == .invalidArgument)
+                #expect(error?.message.contains(message) == true, "\(error?.message ?? "")")
+            }
+        }
+    }
+
+    @Test("a search looks for at most 32 different words in at most 1,000 characters; a word given twice counts once")
+    func searchBounds() async throws {
+        try await withStore { store async throws in
+            _ = try await store.loadSamples()
+            let words = (0..<33).map { "word\($0)" }
+            let tooMany = await #expect(throws: ServiceError.self) { _ = try await store.searchRecipes(words.joined(separator: " "), limit: 5) }
+            #expect(tooMany?.code == .invalidArgument)
+            #expect(tooMany?.message == "the search text has 33 different words; a search looks for at most 32")
+            let tooLong = await #expect(throws: ServiceError.self) { _ = try await store.searchRecipes(String(repeating: "x", count: 1_001), limit: 5) }
+            #expect(tooLong?.message == "the search text is 1001 characters long; it may be at most 1000")
+            let once = try await store.searchRecipes("hummus", limit: 5)
+            #expect(!once.isEmpty)
+            #expect(try await store.searchRecipes(Array(repeating: "hummus", count: 100).joined(separator: " "), limit: 5) == once,
+                    "one word a hundred times is that word once")
+            #expect(try await store.searchRecipes(words.prefix(32).joined(separator: " "), limit: 5).isEmpty, "32 words are looked for")
+        }
+    }
+
+    @Test("a search or can-make that runs past the client-read limit is stopped with an error that says why; the next read runs")
+    func clientReadLimit() async throws {
+        try await withStore { store async throws in
+            _ = try await store.loadSamples()
+            // Enough rows that each read below takes SQLite thousands of steps (where it looks at the clock).
+            let foods = ["apple", "bean", "carrot", "date", "egg", "tomato", "basil", "cumin"]
+            _ = try await store.importRecipes((0..<300).map { number in
+                (UUID(), RecipeDraft(name: "Batch \(number)", description: "an easy bright crisp dish \(number)",
+                                     ingredients: (0..<6).map { RecipeDraft.Line(text: "1 cup \(foods[(number + $0) % foods.count])") }))
+            })
+            let before = try await store.searchRecipes("tomato", limit: 5)
+            store.limitClientReads(to: .zero)
+            let stopped = await #expect(throws: ServiceError.self) { _ = try await store.searchRecipes("a b c d e tomato", limit: 5) }
+            #expect(stopped?.code == .invalidArgument)
+            #expect(stopped?.message.hasPrefix("the search for 6 words was stopped after 0 s, the most one search may take; use fewer words, or longer ones: \"a\", \"b\"") == true,
+                    "\(stopped?.message ?? "")")
+            let canMake = await #expect(throws: ServiceError.self) { _ = try await store.canMake(have: ["eggs"], maxMissing: 50, ignoreStaples: true) }
+            #expect(canMake?.message.hasPrefix("can-make was stopped after 0 s") == true, "\(canMake?.message ?? "")")
+            store.limitClientReads(to: .seconds(5))
+            // The stop left nothing behind on the reader connections: the same search runs in full again.
+            for _ in 0..<8 { #expect(try await store.searchRecipes("tomato", limit: 5) == before) }
+            #expect(try await store.canMake(have: ["eggs"], maxMissing: 50, ignoreStaples: true).matching == 308)
+        }
+    }
+}
+
+@Suite("A time limit on one read")
+struct QueryTimeLimitTests {
+    @Test("a statement past the limit is stopped, an error of the read itself passes through, and the connection is left unbounded")
+    func stopsAndCleansUp() throws {
+        let queue = try DatabaseQueue()
+        let count = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) SELECT count(*) FROM n"
+        let start = ContinuousClock.now
+        #expect(throws: QueryTimeLimit.Exceeded.self) {
+            try queue.inDatabase { db in
+                try QueryTimeLimit.run(.milliseconds(50), on: db) { try Int.fetchOne(db, sql: count, arguments: [2_000_000_000]) }
+            }
+        }
+        #expect(ContinuousClock.now - start < .seconds(5), "stopped near its limit, not run to the end")
+        #expect(throws: DatabaseError.self) {
+            try queue.inDatabase { db in try QueryTimeLimit.run(.seconds(5), on: db) { try db.execute(sql: "SELECT * FROM missing_table") } }
+        }
+        // After the bounded call, the same connection runs a long statement to its end.
+        let total = try queue.inDatabase { db in try Int.fetchOne(db, sql: count, arguments: [3_000_000]) }
+        #expect(total == 3_000_000)
+        let within = try queue.inDatabase { db in try QueryTimeLimit.run(.seconds(30), on: db) { try Int.fetchOne(db, sql: count, arguments: [1_000]) } }
+        #expect(within == 1_000)
     }
 }

@@ -117,6 +117,13 @@ struct StorageWireTests {
             let canMake = try await client.call(RecipeOps.CanMake.self, .init(have: ["chickpeas", "tahini", "lemon", "garlic", "cumin"], maxMissing: 1))
             #expect(canMake.results.map(\.recipe.name) == ["Hummus from Scratch"])
             #expect(canMake.results.first?.missing == ["paprika"])
+            #expect(canMake.matching == 1)
+            let many = try await client.call(RecipeOps.CanMake.self, .init(have: ["eggs"], maxMissing: 50, limit: 3))
+            #expect(many.results.count == 3 && many.matching == 9, "the samples and the copy qualify; three are sent")
+            let wordy = await #expect(throws: ServiceError.self) {
+                _ = try await client.call(RecipeOps.Search.self, .init(text: (0..<40).map { "w\($0)" }.joined(separator: " ")))
+            }
+            #expect(wordy?.code == .invalidArgument && wordy?.message.contains("at most 32") == true)
         }
     }
 

@@ -1,0 +1,61 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A bound on how long one read a client asked for may run on its connection.
+///
+/// Some reads cost what the client's text makes them cost: a search for many one-letter words merges the
+/// index entries of nearly every word for each of them (480 such words took 6 s at 30,000 recipes), and
+/// nothing about the request's size tells that in advance. SQLite calls a progress handler every few
+/// thousand steps of its virtual machine; the one installed here stops the statement (`SQLITE_INTERRUPT`)
+/// once the deadline has passed, so a reader connection is never held longer than the limit and the
+/// client gets an answer that says why, before its own timeout.
+enum QueryTimeLimit {
+    /// How many SQLite virtual-machine steps pass between two looks at the clock (a few microseconds of work).
+    static let stepsBetweenChecks: Int32 = 2_000
+
+    /// Runs `body` on `db`, stopping its statements once `limit` has passed; a stopped run throws `Exceeded`.
+    /// Errors of `body` other than the interruption pass through unchanged.
+    static func run<T>(_ limit: Duration, on db: Database, _ body: () throws -> T) throws -> T {
+        let deadline = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
+        deadline.initialize(to: monotonicNanoseconds() + UInt64(limit.components.seconds) * 1_000_000_000
+            + UInt64(limit.components.attoseconds / 1_000_000_000))
+        defer { deadline.deallocate() }
+        let connection = db.sqliteConnection
+        sqlite3_progress_handler(connection, stepsBetweenChecks, { context in
+            guard let context else { return 0 }
+            return queryClockNanoseconds() >= context.assumingMemoryBound(to: UInt64.self).pointee ? 1 : 0
+        }, UnsafeMutableRawPointer(deadline))
+        // The connection goes back to its pool for other reads: the handler must not outlive this call.
+        defer { sqlite3_progress_handler(connection, 0, nil, nil) }
+        do {
+            return try body()
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT && monotonicNanoseconds() >= deadline.pointee {
+            throw Exceeded(limit: limit)
+        }
+    }
+
+    /// A read stopped at its time limit.
+    struct Exceeded: Error {
+        let limit: Duration
+
+        /// The limit as people say it: "1 s", "250 ms".
+        var limitText: String {
+            let millis = limit.components.seconds * 1_000 + limit.components.attoseconds / 1_000_000_000_000_000
+            if millis % 1_000 == 0 { return "\(millis / 1_000) s" }
+            return millis > 1_000 ? String(format: "%.1f s", Double(millis) / 1_000) : "\(millis) ms"
+        }
+    }
+
+    static func monotonicNanoseconds() -> UInt64 { queryClockNanoseconds() }
+}
+
+/// The monotonic clock in nanoseconds (a free function: SQLite's C callback cannot capture anything).
+private func queryClockNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+}
