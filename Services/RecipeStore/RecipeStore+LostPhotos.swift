@@ -11,7 +11,8 @@ extension RecipeStore {
 
     /// Notes every blob a recipe names that is not in the photo folder (at start and after a snapshot install).
     func findLostPhotos() throws {
-        let named = try pool.read { db in try String.fetchAll(db, sql: "SELECT DISTINCT sha256 FROM recipe_photos") }
+        // On the in-place connection: a synchronous wait for one of the pool's readers can deadlock the socket thread.
+        let named = try readInPlace { db in try String.fetchAll(db, sql: "SELECT DISTINCT sha256 FROM recipe_photos") }
         let lost = named.filter { !photos.contains($0) }
         lostPhotos.withLock { $0 = Set(lost) }
     }

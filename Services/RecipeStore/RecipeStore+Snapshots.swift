@@ -228,6 +228,7 @@ extension RecipeStore {
         // file beside what comes next, and the log is cut back when SQLite starts it over (`logSizeLimit`).
         checkpointer.soon()
         pool.invalidateReadOnlyConnections()
+        inPlaceReader.inDatabase { db in db.clearSchemaCache() }
         heldPhotos.withLock { held in
             for (hash, _) in held { held[hash] = Date() } // the blobs sent ahead are named now; keep them from the next collection
         }

@@ -9,6 +9,8 @@ import Synchronization
 /// its intent-named methods; GRDB stays inside this module.
 public final class RecipeStore: Sendable {
     let pool: DatabasePool
+    /// The read-only connection `readInPlace` uses, apart from the pool's readers (see there).
+    let inPlaceReader: DatabaseQueue
     /// Commits concurrent writes together (see `write`).
     let batcher: WriteBatcher
     /// Moves the write-ahead log into the database file beside the writer, not inside its commits.
@@ -41,8 +43,14 @@ public final class RecipeStore: Sendable {
     /// wake-ups that cost ten times the read itself on a small machine (storage-bench: `recipe.get`
     /// 635 µs p50 with them). Only for reads bounded by one record: searches, lists and exports take
     /// `pool.read` asynchronously, so they never hold up the thread that called them.
+    ///
+    /// It reads on a connection of its own (`inPlaceReader`), never one of the pool's. The service calls it on
+    /// its socket thread, and an asynchronous read hands its pool reader back when its request resumes, which is
+    /// on that same thread: waiting there for a pool reader while five slow reads held them all was a deadlock
+    /// that stopped the storage for good. This connection is only ever held by a read like this one, which
+    /// never waits for anything, so the socket thread waits at most for another record's read.
     func readInPlace<T>(_ work: (Database) throws -> T) throws -> T {
-        try pool.read(work)
+        try inPlaceReader.read(work)
     }
 
     /// Sets how long a read whose cost the client's text decides may run (tests make it short).
@@ -94,6 +102,11 @@ public final class RecipeStore: Sendable {
             }
         }
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA optimize=0x10002") }
+        var inPlace = Configuration()
+        inPlace.readonly = true
+        inPlace.busyMode = .timeout(5)
+        inPlace.label = "Recipes in place"
+        inPlaceReader = try DatabaseQueue(path: path, configuration: inPlace)
         let checkpointer = Checkpointer(databasePath: path)
         pool.writeWithoutTransaction { db in checkpointer.install(on: db) }
         self.checkpointer = checkpointer
@@ -123,6 +136,7 @@ public final class RecipeStore: Sendable {
         try? pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA optimize") }
         checkpointer.stop()
         ReadBack.forget() // its connection's address may be another store's next
+        try inPlaceReader.close()
         try pool.close()
         checkpointer.released()
     }
