@@ -131,7 +131,7 @@ extension RecipeStore {
             }
         } catch let exceeded as QueryTimeLimit.Exceeded {
             throw ServiceError(.invalidArgument,
-                "can-make was stopped after \(exceeded.limitText), the most one question may take: it reads the ingredients of every recipe, and this collection holds more than can be read in that time")
+                "can-make was stopped after \(exceeded.limitText) of work, the most one question may take: it reads the ingredients of every recipe, and this collection holds more than can be read in that time")
         }
     }
 

@@ -170,7 +170,7 @@ extension RecipeStore {
                 ? "use fewer or more specific words"
                 : "use fewer words, or longer ones: \(short.prefix(5).map { "\"\($0)\"" }.joined(separator: ", ")) match the start of very many words"
             throw ServiceError(.invalidArgument,
-                "the search for \(words.count) word\(words.count == 1 ? "" : "s") was stopped after \(exceeded.limitText), the most one search may take; \(advice)")
+                "the search for \(words.count) word\(words.count == 1 ? "" : "s") was stopped after \(exceeded.limitText) of work, the most one search may take; \(advice)")
         }
     }
 }

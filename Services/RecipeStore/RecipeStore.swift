@@ -27,10 +27,10 @@ public final class RecipeStore: Sendable {
     let incoming = IncomingSnapshots()
     /// Backups being written: photo collection waits, so a copied database never names a collected blob.
     let backupsRunning = Mutex(0)
-    /// How long a read whose cost the client's text decides (a search, can-make) may run; see `QueryTimeLimit`.
+    /// How much processor time a read whose cost the client's text decides (a search, can-make) may use; see `QueryTimeLimit`.
     let clientReadLimit = Mutex<Duration>(RecipeStore.defaultClientReadLimit)
-    /// 1.5 s: under the command line's wait for one try (2 s); some 60 times a search for the two most common
-    /// words of 30,000 recipes, and five times a can-make over them (0.26 s, 0.7 s with the file not yet cached).
+    /// 1.5 s: under the command line's wait for one try (2 s) when the machine is not busy; some 60 times a search
+    /// for the two most common words of 30,000 recipes, and five times a can-make over them (0.26 s).
     public static let defaultClientReadLimit = Duration.milliseconds(1_500)
     /// Set when this open started a new incarnation (the file was restored or copied): for the service's log.
     public let incarnationNote: String?
