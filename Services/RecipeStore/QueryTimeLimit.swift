@@ -29,7 +29,7 @@ enum QueryTimeLimit {
         let connection = db.sqliteConnection
         sqlite3_progress_handler(connection, stepsBetweenChecks, { context in
             guard let context else { return 0 }
-            return queryThreadClockNanoseconds() >= context.assumingMemoryBound(to: UInt64.self).pointee ? 1 : 0
+            return threadProcessorNanoseconds() >= context.assumingMemoryBound(to: UInt64.self).pointee ? 1 : 0
         }, UnsafeMutableRawPointer(deadline))
         // The connection goes back to its pool for other reads: the handler must not outlive this call.
         defer { sqlite3_progress_handler(connection, 0, nil, nil) }
@@ -52,12 +52,11 @@ enum QueryTimeLimit {
         }
     }
 
-    /// The processor time the calling thread has used, in nanoseconds.
-    static func threadProcessorNanoseconds() -> UInt64 { queryThreadClockNanoseconds() }
 }
 
-/// The calling thread's processor time in nanoseconds (a free function: SQLite's C callback cannot capture anything).
-private func queryThreadClockNanoseconds() -> UInt64 {
+/// The processor time the calling thread has used, in nanoseconds (a free function: SQLite's C callback cannot
+/// capture anything).
+private func threadProcessorNanoseconds() -> UInt64 {
     var now = timespec()
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
     return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)

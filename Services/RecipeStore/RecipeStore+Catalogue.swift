@@ -122,16 +122,11 @@ extension RecipeStore {
                 "have holds a food of \(long.count) characters (\"\(long.prefix(40))…\"); a food name may be at most \(CatalogueLimits.nameLength)")
         }
         let normalizedHave = have.map(IngredientParser.normalizeFood)
-        let timeLimit = clientReadLimit.withLock { $0 }
-        do {
-            return try await pool.read { db in
-                try QueryTimeLimit.run(timeLimit, on: db) {
-                    try Self.canMake(have: normalizedHave, maxMissing: maxMissing, ignoreStaples: ignoreStaples, limit: limit, in: db)
-                }
-            }
-        } catch let exceeded as QueryTimeLimit.Exceeded {
-            throw ServiceError(.invalidArgument,
-                "can-make was stopped after \(exceeded.limitText) of work, the most one question may take: it reads the ingredients of every recipe, and this collection holds more than can be read in that time")
+        return try await readWithinClientLimit { db in
+            try Self.canMake(have: normalizedHave, maxMissing: maxMissing, ignoreStaples: ignoreStaples, limit: limit, in: db)
+        } stopped: { limit in
+            ServiceError(.invalidArgument,
+                "can-make was stopped after \(limit) of work, the most one question may take: it reads the ingredients of every recipe, and this collection holds more than can be read in that time")
         }
     }
 

@@ -144,33 +144,28 @@ extension RecipeStore {
         }
         // Each word quoted (so it is never FTS syntax) and matched as a prefix; all must match.
         let match = words.map { "\"\($0.replacingOccurrences(of: "\"", with: "\"\""))\"*" }.joined(separator: " AND ")
-        let timeLimit = clientReadLimit.withLock { $0 }
-        do {
-            return try await pool.read { db in
-                try QueryTimeLimit.run(timeLimit, on: db) {
-                    // Rank inside FTS5 and join only the best rows: joining every match first
-                    // costs as much again as ranking for a common word.
-                    var hits: [SearchHit] = []
-                    try db.forEachRow("""
-                        SELECT \(Self.summaryColumns), m.rank AS rank
-                        FROM (SELECT rowid, bm25(recipes_fts, 10.0, 2.0, 5.0, 4.0, 1.0) AS rank
-                              FROM recipes_fts WHERE recipes_fts MATCH ? ORDER BY rank LIMIT ?) m
-                        JOIN recipe_search_keys k ON k.ftsRowid = m.rowid
-                        JOIN recipes r ON r.id = k.recipeId
-                        ORDER BY m.rank, lower(r.title)
-                        """, [match, limit]) { row in
-                        hits.append(SearchHit(recipe: Self.summary(row), score: -row[Self.summaryColumnCount, or: 0.0]))
-                    }
-                    return hits
-                }
+        return try await readWithinClientLimit { db in
+            // Rank inside FTS5 and join only the best rows: joining every match first
+            // costs as much again as ranking for a common word.
+            var hits: [SearchHit] = []
+            try db.forEachRow("""
+                SELECT \(Self.summaryColumns), m.rank AS rank
+                FROM (SELECT rowid, bm25(recipes_fts, 10.0, 2.0, 5.0, 4.0, 1.0) AS rank
+                      FROM recipes_fts WHERE recipes_fts MATCH ? ORDER BY rank LIMIT ?) m
+                JOIN recipe_search_keys k ON k.ftsRowid = m.rowid
+                JOIN recipes r ON r.id = k.recipeId
+                ORDER BY m.rank, lower(r.title)
+                """, [match, limit]) { row in
+                hits.append(SearchHit(recipe: Self.summary(row), score: -row[Self.summaryColumnCount, or: 0.0]))
             }
-        } catch let exceeded as QueryTimeLimit.Exceeded {
+            return hits
+        } stopped: { limitText in
             let short = words.filter { $0.count <= 2 }
             let advice = short.isEmpty
                 ? "use fewer or more specific words"
                 : "use fewer words, or longer ones: \(short.prefix(5).map { "\"\($0)\"" }.joined(separator: ", ")) match the start of very many words"
-            throw ServiceError(.invalidArgument,
-                "the search for \(words.count) word\(words.count == 1 ? "" : "s") was stopped after \(exceeded.limitText) of work, the most one search may take; \(advice)")
+            return ServiceError(.invalidArgument,
+                "the search for \(words.count) word\(words.count == 1 ? "" : "s") was stopped after \(limitText) of work, the most one search may take; \(advice)")
         }
     }
 }

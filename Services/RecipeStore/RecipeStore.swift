@@ -53,6 +53,18 @@ public final class RecipeStore: Sendable {
         try inPlaceReader.read(work)
     }
 
+    /// Reads with `work` on a pool reader within the client-read limit; a read stopped there throws the error
+    /// `stopped` makes of the limit's text ("1.5 s"), which tells the client why and what to ask instead.
+    func readWithinClientLimit<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T,
+                                            stopped: (_ limit: String) -> ServiceError) async throws -> T {
+        let limit = clientReadLimit.withLock { $0 }
+        do {
+            return try await pool.read { db in try QueryTimeLimit.run(limit, on: db) { try work(db) } }
+        } catch let exceeded as QueryTimeLimit.Exceeded {
+            throw stopped(exceeded.limitText)
+        }
+    }
+
     /// Sets how long a read whose cost the client's text decides may run (tests make it short).
     public func limitClientReads(to limit: Duration) {
         clientReadLimit.withLock { $0 = limit }
