@@ -30,7 +30,8 @@ struct CanMake: AsyncParsableCommand {
                 [Output.shortID($0.recipe.id), $0.recipe.name, "\($0.matched)/\($0.total)", $0.missing.joined(separator: ", ")]
             })
             if let matching = result.matching, matching > result.results.count {
-                print("\(result.results.count) of \(matching) recipes shown; --limit shows up to 200, --missing \(max(0, missing - 1)) fewer.")
+                print("\(result.results.count) of \(matching) recipes shown; --limit shows up to 200"
+                      + (missing > 0 ? ", and --missing \(missing - 1) narrows the list." : "."))
             }
         }
     }
