@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import RecipeProtocol
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -45,11 +46,7 @@ enum QueryTimeLimit {
         let limit: Duration
 
         /// The limit as people say it: "1 s", "250 ms".
-        var limitText: String {
-            let millis = limit.components.seconds * 1_000 + limit.components.attoseconds / 1_000_000_000_000_000
-            if millis % 1_000 == 0 { return "\(millis / 1_000) s" }
-            return millis > 1_000 ? String(format: "%.1f s", Double(millis) / 1_000) : "\(millis) ms"
-        }
+        var limitText: String { limit.spokenText }
     }
 
 }

@@ -267,7 +267,7 @@ public enum MessageClientError: Error, Sendable, Equatable, CustomStringConverti
         switch self {
         case let .unreachable(service, endpoint, attempts, timeout, hint):
             let tries = attempts == 1 ? "1 try" : "\(attempts) tries"
-            var text = "\(service) not reachable at \(endpoint): no reply after \(tries) of \(Self.format(timeout)) each"
+            var text = "\(service) not reachable at \(endpoint): no reply after \(tries) of \(timeout.spokenText) each"
             if let hint { text += " (\(hint))" }
             return text
         case let .frameTooLarge(frame, bytes, limit):
@@ -279,10 +279,5 @@ public enum MessageClientError: Error, Sendable, Equatable, CustomStringConverti
         case .closed:
             return "the connection was closed"
         }
-    }
-
-    private static func format(_ duration: Duration) -> String {
-        let millis = duration.components.seconds * 1_000 + duration.components.attoseconds / 1_000_000_000_000_000
-        return millis % 1_000 == 0 ? "\(millis / 1_000) s" : "\(millis) ms"
     }
 }

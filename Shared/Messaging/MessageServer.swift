@@ -36,6 +36,10 @@ public final class MessageServer: Service, Sendable {
         public var replyCacheLifetime: Duration = .seconds(600)
         /// How long graceful shutdown waits for running requests.
         public var drainTimeout: Duration = .seconds(10)
+        /// How much longer than `drainTimeout` a stop waits for the I/O thread itself to come back. A request that holds
+        /// that thread (one that blocks instead of awaiting) would otherwise keep the process from ever exiting on
+        /// SIGTERM; past this, `run()` throws `ServerStuckError` and leaves the thread behind.
+        public var stuckGrace: Duration = .seconds(5)
         /// CURVE keys and the clients allowed in; `nil` serves anyone who can connect, in the clear.
         public var security: CurveServerSecurity?
 
@@ -51,6 +55,14 @@ public final class MessageServer: Service, Sendable {
     let logger: Logger
     let mailbox: ServerMailbox
     let context: Context
+    /// How `run()` ends: the I/O thread's own return, or the watchdog's verdict that it is stuck, whichever comes first.
+    private let ending = Mutex<RunEnding>(.notStarted)
+
+    private enum RunEnding {
+        case notStarted
+        case running(CheckedContinuation<Void, any Error>)
+        case ended
+    }
 
     /// A server answering `routes`; nothing is bound until `run()`.
     /// Pass the `context` of the clients to serve them over `inproc://`.
@@ -72,14 +84,18 @@ public final class MessageServer: Service, Sendable {
     public func run() async throws {
         try await withTaskCancellationOrGracefulShutdownHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                ending.withLock { ending in
+                    precondition({ if case .notStarted = ending { true } else { false } }(), "a MessageServer runs once")
+                    ending = .running(continuation)
+                }
                 let (configuration, routes, logger, mailbox, context) = (configuration, routes, logger, mailbox, context)
-                Thread.start(named: "zmq \(Thread.shortName(ofService: configuration.serviceName))") {
+                Thread.start(named: "zmq \(Thread.shortName(ofService: configuration.serviceName))") { [self] in
                     do {
                         let loop = ServerLoop(configuration: configuration, routes: routes, logger: logger, mailbox: mailbox, context: context)
                         try loop.run()
-                        continuation.resume()
+                        end(.success(()))
                     } catch {
-                        continuation.resume(throwing: error)
+                        end(.failure(error))
                     }
                 }
             }
@@ -88,9 +104,45 @@ public final class MessageServer: Service, Sendable {
         }
     }
 
-    /// Asks the server to stop taking requests, finish the running ones and close.
+    /// Asks the server to stop taking requests, finish the running ones and close. Should the I/O thread not come
+    /// back within `drainTimeout` + `stuckGrace` (a request holds it), `run()` throws `ServerStuckError` then.
     public func stop() {
-        mailbox.requestStop()
+        let first = mailbox.requestStop()
+        guard first else { return }
+        let waited = configuration.drainTimeout + configuration.stuckGrace
+        Task.detached { [self] in
+            try? await Task.sleep(for: waited)
+            let stuck = ServerStuckError(serviceName: configuration.serviceName, waited: waited)
+            if end(.failure(stuck)) {
+                logger.critical("stopping without the request thread", metadata: ["error": "\(stuck)"])
+            }
+        }
+    }
+
+    /// Resumes `run()` with `result` unless it has already ended; `true` when this call ended it.
+    @discardableResult
+    private func end(_ result: Result<Void, any Error>) -> Bool {
+        let continuation = ending.withLock { ending -> CheckedContinuation<Void, any Error>? in
+            guard case .running(let continuation) = ending else { return nil }
+            ending = .ended
+            return continuation
+        }
+        continuation?.resume(with: result)
+        return continuation != nil
+    }
+}
+
+/// The server's I/O thread did not come back after a stop: a request holds it. `run()` gave up waiting for it, so
+/// the process can exit; what that request was doing is left unfinished (an acknowledged write is already committed).
+public struct ServerStuckError: Error, CustomStringConvertible {
+    /// The service, such as `recipe-storage`.
+    public let serviceName: String
+    /// How long after the stop it waited.
+    public let waited: Duration
+
+    public var description: String {
+        "\(serviceName) stopped without its request thread: a request still held it \(waited.spokenText) after the stop "
+            + "began (a request that blocks instead of waiting); nothing acknowledged is lost"
     }
 }
 
@@ -136,9 +188,15 @@ final class ServerMailbox: Sendable {
 
     var stopRequested: Bool { state.withLock { $0.stopRequested } }
 
-    func requestStop() {
-        state.withLock { $0.stopRequested = true }
+    /// Asks the loop to stop; `true` the first time.
+    @discardableResult
+    func requestStop() -> Bool {
+        let first = state.withLock { state in
+            defer { state.stopRequested = true }
+            return !state.stopRequested
+        }
         wakeup.signal()
+        return first
     }
 
     func reportBound(_ result: Result<String, any Error>) {

@@ -166,6 +166,38 @@ struct LimitsAndFailureTests {
         }
     }
 
+    @Test("a request that holds the I/O thread does not keep a stopping server from ending")
+    func stuckRequestThread() async throws {
+        // The handler blocks its thread (as a request stuck in a synchronous wait would) instead of awaiting.
+        let gate = Gate()
+        let release = DispatchSemaphore(value: 0)
+        var routes = testRoutes()
+        routes.handle(Hold.self) { _, _ in
+            gate.enter()
+            _ = release.wait(timeout: .now() + 60) // bounded: the test lets it go at the end
+            return Empty()
+        }
+        var configuration = MessageServer.Configuration(endpoint: "tcp://127.0.0.1:*", serviceName: "test-service")
+        configuration.drainTimeout = .milliseconds(200)
+        configuration.stuckGrace = .milliseconds(300)
+        let server = try MessageServer(configuration: configuration, routes: routes, logger: .init(label: "test"))
+        defer { release.signal() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.run() }
+            let endpoint = try await server.boundEndpoint
+            let peer = try RawPeer(endpoint)
+            try await peer.send([Data(), Data(#"{"v":1,"id":"held","op":"test.hold"}"#.utf8)])
+            try await gate.waitUntilEntered()
+            let started = ContinuousClock.now
+            server.stop()
+            let error = await #expect(throws: ServerStuckError.self) { try await group.next() }
+            let waited = ContinuousClock.now - started
+            #expect(waited >= .milliseconds(500) && waited < .seconds(20), "run() ended \(waited) after the stop")
+            #expect(error?.description == "test-service stopped without its request thread: a request still held it 500 ms after the stop began (a request that blocks instead of waiting); nothing acknowledged is lost",
+                    "\(String(describing: error))")
+        }
+    }
+
     @Test("a bind failure is reported, not hidden")
     func bindFailure() async throws {
         try await withServer(testRoutes()) { endpoint in

@@ -228,10 +228,10 @@ struct QueryTests {
             store.limitClientReads(to: .zero)
             let stopped = await #expect(throws: ServiceError.self) { _ = try await store.searchRecipes("a b c d e tomato", limit: 5) }
             #expect(stopped?.code == .invalidArgument)
-            #expect(stopped?.message.hasPrefix("the search for 6 words was stopped after 0 s of work, the most one search may take; use fewer words, or longer ones: \"a\", \"b\"") == true,
+            #expect(stopped?.message.hasPrefix("the search for 6 words was stopped after 0 ms of work, the most one search may take; use fewer words, or longer ones: \"a\", \"b\"") == true,
                     "\(stopped?.message ?? "")")
             let canMake = await #expect(throws: ServiceError.self) { _ = try await store.canMake(have: ["eggs"], maxMissing: 50, ignoreStaples: true) }
-            #expect(canMake?.message.hasPrefix("can-make was stopped after 0 s of work") == true, "\(canMake?.message ?? "")")
+            #expect(canMake?.message.hasPrefix("can-make was stopped after 0 ms of work") == true, "\(canMake?.message ?? "")")
             store.limitClientReads(to: .seconds(5))
             // The stop left nothing behind on the reader connections: the same search runs in full again.
             for _ in 0..<8 { #expect(try await store.searchRecipes("tomato", limit: 5) == before) }
