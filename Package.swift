@@ -375,6 +375,7 @@ let package = Package(
                 "RecipeModel",
                 "RecipeProtocol",
                 "TestRandom",
+                "TestThreads",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict

@@ -32,7 +32,7 @@ extension RecipeStore {
         defer { backupsRunning.withLock { $0 -= 1 } }
         let databasePath = target.appendingPathComponent(RecipeVault.databaseFileName).path
         let copy = try DatabaseQueue(path: databasePath)
-        try pool.backup(to: copy)
+        try await copyDatabase(into: copy)
         let (hashes, recipes) = try await copy.write { db -> ([String], Int) in
             // A storage started on this copy is another incarnation of this replica, never this one.
             try db.execute(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('file', ?)", arguments: [SyncState.backupMark])

@@ -36,7 +36,7 @@ extension RecipeStore {
         let path = snapshotFolder.appendingPathComponent("\(id.uuidString).sqlite").path
         do {
             let copy = try DatabaseQueue(path: path)
-            try pool.backup(to: copy)
+            try await copyDatabase(into: copy)
             // A single file, read by others without a write-ahead log beside it.
             try await copy.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = DELETE") }
             let (replica, seq, records, photos) = try await copy.read { db in

@@ -53,6 +53,21 @@ public final class RecipeStore: Sendable {
         try inPlaceReader.read(work)
     }
 
+    /// Copies the whole database into `copy` (SQLite's online backup, on one pool reader for the length of the copy).
+    ///
+    /// GRDB's backup waits for a pool reader synchronously. It must not wait on a thread that requests run on: a
+    /// reader taken by an asynchronous read is handed back when that read's request resumes, which is a job on the
+    /// request's thread, so five such reads and a backup there would wait for each other for good (the deadlock of
+    /// `readInPlace`, by another door). So the copy waits on a thread of its own and the caller only awaits it.
+    func copyDatabase(into copy: DatabaseQueue) async throws {
+        let pool = self.pool
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let thread = Thread { continuation.resume(with: Result { try pool.backup(to: copy) }) }
+            thread.name = "database copy"
+            thread.start()
+        }
+    }
+
     /// Reads with `work` on a pool reader within the client-read limit; a read stopped there throws the error
     /// `stopped` makes of the limit's text ("1.5 s"), which tells the client why and what to ask instead.
     func readWithinClientLimit<T: Sendable>(_ work: @escaping @Sendable (Database) throws -> T,

@@ -67,6 +67,7 @@ public enum BackupOps {
     public enum Backup: WireOperation {
         public static let name = "storage.backup"
         public static let isWrite = true
+        public static let touchesFiles = true // copies the database and every photo; never on the socket's thread
         public struct Request: Codable, Sendable, Equatable {
             /// An absolute folder on the storage's machine that does not exist yet or is empty.
             public var folder: String

@@ -1,0 +1,83 @@
+import Foundation
+import GRDB
+@testable import RecipeStore
+import Synchronization
+import TestThreads
+import Testing
+
+/// A backup and a snapshot copy the database on one pool reader. Waiting for that reader must not hold up the
+/// thread the request runs on: a reader is handed back when the read that took it resumes, which may be a job on
+/// that very thread, so a copy waiting there could wait for good.
+@Suite("Database copies and the request's thread")
+struct DatabaseCopyTests {
+    @Test("a backup or a snapshot waiting for a reader leaves the thread that asked for it free", arguments: ["backup", "snapshot"])
+    func copyWaitsOffTheRequestThread(_ kind: String) async throws {
+        try await withStore { store in
+            let readers = store.pool.configuration.maximumReaderCount
+            let state = HeldReaders(count: readers)
+            // Every reader is taken and kept until the test lets go (or, bounded, 15 s have passed).
+            let holders = (0..<readers).map { _ in
+                Task.detached {
+                    try await store.pool.read { _ in state.holdOne() }
+                }
+            }
+            for _ in 0..<1_000 where state.inside < readers { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(state.inside == readers, "every reader was taken")
+            let fallback = Thread {
+                Thread.sleep(forTimeInterval: 15)
+                state.release()
+            }
+            fallback.start()
+
+            let target = FileManager.default.temporaryDirectory.appendingPathComponent("rv-copy-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: target) }
+            // The copy starts on the request's thread; then that thread is asked to run something else.
+            let resumedWhileHeld = try await onOwnExecutor(named: "request thread") { () async throws -> Bool in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        if kind == "backup" {
+                            _ = try await store.backup(to: target.path)
+                        } else {
+                            let snapshot = try await store.makeSnapshot()
+                            _ = store.removeSnapshot(snapshot.snapshot)
+                        }
+                    }
+                    try await Task.sleep(for: .milliseconds(50))
+                    let resumed = !state.released
+                    state.release()
+                    try await group.waitForAll()
+                    return resumed
+                }
+            }
+            #expect(resumedWhileHeld, "the request's thread ran other work while the \(kind) waited for a reader")
+            for holder in holders { try await holder.value }
+        }
+    }
+}
+
+/// Pool readers a test takes and keeps until it lets them go.
+private final class HeldReaders: Sendable {
+    let count: Int
+    private let state = Mutex((inside: 0, released: false))
+    private let hold = DispatchSemaphore(value: 0)
+
+    init(count: Int) { self.count = count }
+
+    var inside: Int { state.withLock { $0.inside } }
+    var released: Bool { state.withLock { $0.released } }
+
+    /// Called inside a read: keeps its reader until `release()` (at most 30 s).
+    func holdOne() {
+        state.withLock { $0.inside += 1 }
+        _ = hold.wait(timeout: .now() + 30)
+    }
+
+    /// Lets every held reader go (once).
+    func release() {
+        let first = state.withLock { state in
+            defer { state.released = true }
+            return !state.released
+        }
+        if first { for _ in 0..<count { hold.signal() } }
+    }
+}
