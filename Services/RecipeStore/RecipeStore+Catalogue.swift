@@ -140,18 +140,23 @@ extension RecipeStore {
         func resolve(_ food: String) -> String { canonical[food] ?? food }
         let owned = Set(have.map(resolve).filter { !$0.isEmpty })
 
+        // What a recipe needs and lacks, from its foods (deduplicated, in line order, aliases resolved).
+        func missing(from foods: [String]) -> [String] {
+            (ignoreStaples ? foods.filter { !pantryStaples.contains($0) } : foods).filter { !owned.contains($0) }
+        }
+        // Only the id and the count of missing foods are kept per qualifying recipe (a few dozen bytes: with
+        // `maxMissing` 50 every recipe qualifies, and keeping each one's foods took ~20 MB a question at 30k recipes,
+        // times the readers answering at once). The few returned have their foods read again below.
         struct Candidate {
             var recipeID: String
-            var foods: [String]
-            var missing: [String]
+            var missing: Int
         }
         var candidates: [Candidate] = []
         var current: (id: String, foods: [String])?
         func finish() {
             guard let (id, foods) = current else { return }
-            let needed = ignoreStaples ? foods.filter { !pantryStaples.contains($0) } : foods
-            let missing = needed.filter { !owned.contains($0) }
-            if missing.count <= maxMissing { candidates.append(Candidate(recipeID: id, foods: foods, missing: missing)) }
+            let count = missing(from: foods).count
+            if count <= maxMissing { candidates.append(Candidate(recipeID: id, missing: count)) }
         }
         // The lines come grouped by recipe (the (recipeId, position) index), so one recipe is gathered at a time.
         try db.forEachRow("SELECT recipeId, food FROM recipe_ingredients WHERE food IS NOT NULL AND food != '' ORDER BY recipeId, position", []) { row in
@@ -167,23 +172,28 @@ extension RecipeStore {
 
         // Fewest missing first, then by name: only the candidates that can still be among the first `limit` by their
         // count of missing foods need their names.
-        candidates.sort { $0.missing.count < $1.missing.count }
-        let cutoff = candidates.count > limit ? candidates[limit - 1].missing.count : Int.max
-        var ranked: [(name: String, candidate: Candidate)] = []
-        for candidate in candidates where candidate.missing.count <= cutoff {
-            let title = try db.firstRow("SELECT title FROM recipes WHERE id = ?", [candidate.recipeID]) { $0[0, or: ""] as String } ?? ""
-            ranked.append((title.lowercased(), candidate))
+        candidates.sort { $0.missing < $1.missing }
+        let cutoff = candidates.count > limit ? candidates[limit - 1].missing : Int.max
+        var ranked: [(missing: Int, name: String, id: String)] = []
+        for candidate in candidates where candidate.missing <= cutoff {
+            let id = candidate.recipeID
+            let title = try db.firstRow("SELECT title FROM recipes WHERE id = ?", [id]) { $0[0, or: ""] as String } ?? ""
+            ranked.append((candidate.missing, title.lowercased(), id))
         }
-        ranked.sort {
-            ($0.candidate.missing.count, $0.name, $0.candidate.recipeID) < ($1.candidate.missing.count, $1.name, $1.candidate.recipeID)
-        }
+        ranked.sort { ($0.missing, $0.name, $0.id) < ($1.missing, $1.name, $1.id) }
         var results: [CanMakeResult] = []
-        for (_, candidate) in ranked.prefix(limit) {
-            guard let summary = try db.firstRow("SELECT \(summaryColumns) FROM recipes r WHERE r.id = ?", [candidate.recipeID], summary) else {
+        for (_, _, id) in ranked.prefix(limit) {
+            guard let summary = try db.firstRow("SELECT \(summaryColumns) FROM recipes r WHERE r.id = ?", [id], summary) else {
                 continue
             }
-            results.append(CanMakeResult(recipe: summary, missing: candidate.missing,
-                                         matched: candidate.foods.count - candidate.missing.count, total: candidate.foods.count))
+            var foods: [String] = []
+            try db.forEachRow("SELECT food FROM recipe_ingredients WHERE recipeId = ? AND food IS NOT NULL AND food != '' ORDER BY position", [id]) { row in
+                guard let text: String = row[0] else { return }
+                let food = resolve(text)
+                if !foods.contains(food) { foods.append(food) }
+            }
+            let lacking = missing(from: foods)
+            results.append(CanMakeResult(recipe: summary, missing: lacking, matched: foods.count - lacking.count, total: foods.count))
         }
         return (results, candidates.count)
     }
