@@ -108,7 +108,7 @@ public enum IngredientParser {
             let before = comma > text.startIndex ? text[text.index(before: comma)] : " "
             let afterIndex = text.index(after: comma)
             let after = afterIndex < text.endIndex ? text[afterIndex] : " "
-            if !(before.isNumber && after.isNumber) { return comma }
+            if !(before.isNumberQuick && after.isNumberQuick) { return comma }
             index = afterIndex
         }
         return nil
@@ -117,7 +117,7 @@ public enum IngredientParser {
     /// The normalized form of a food name: lowercase, trimmed, single spaces, each word singular.
     public static func normalizeFood(_ name: String) -> String {
         name.lowercased()
-            .split(whereSeparator: \.isWhitespace)
+            .split(whereSeparator: \.isWhitespaceQuick)
             .map { singular(String($0).trimmingPunctuation()) }
             .filter { !$0.isEmpty }
             .joined(separator: " ")
@@ -242,7 +242,7 @@ private struct Tokens {
     /// Words, with numbers split from units ("400g" → "400", "g") and ranges from their ends ("1-2" → "1", "-", "2").
     static func split(_ text: String) -> [String] {
         var result: [String] = []
-        for raw in text.split(whereSeparator: \.isWhitespace) {
+        for raw in text.split(whereSeparator: \.isWhitespaceQuick) {
             var word = String(raw)
             // "1-2", "1–2"
             if let dash = word.firstIndex(where: { "-–—".contains($0) }), dash != word.startIndex,
@@ -254,8 +254,8 @@ private struct Tokens {
                 if word.isEmpty { continue }
             }
             // "400g", "1½cups", "2x"
-            if let first = word.first, first.isNumber || Fractions.isVulgar(String(first)) {
-                let numberEnd = word.firstIndex { !($0.isNumber || $0 == "." || $0 == "," || $0 == "/" || Fractions.isVulgar(String($0))) }
+            if let first = word.first, first.isNumberQuick || Fractions.isVulgar(first) {
+                let numberEnd = word.firstIndex { !($0.isNumberQuick || $0 == "." || $0 == "," || $0 == "/" || Fractions.isVulgar($0)) }
                 if let numberEnd, numberEnd != word.startIndex {
                     result.append(String(word[..<numberEnd]))
                     result.append(String(word[numberEnd...]))
@@ -279,6 +279,10 @@ enum Fractions {
         text.count == 1 && vulgar[text.first!] != nil
     }
 
+    static func isVulgar(_ character: Character) -> Bool {
+        character.asciiValue == nil && vulgar[character] != nil
+    }
+
     /// "2" → 2, "1.5" / "1,5" → 1.5, "1/2" → 0.5, "½" → 0.5, "1½" → 1.5; anything else → nil.
     /// The value may be huge or infinite ("999…9"): callers bound it.
     static func value(_ text: String) -> Double? {
@@ -294,7 +298,7 @@ enum Fractions {
                   denominator != 0 else { return nil }
             return numerator / denominator
         }
-        guard text.allSatisfy({ $0.isNumber || $0 == "." || $0 == "," }), text.first!.isNumber else { return nil }
+        guard text.allSatisfy({ $0.isNumberQuick || $0 == "." || $0 == "," }), text.first!.isNumberQuick else { return nil }
         return Double(String(String.UnicodeScalarView(text.unicodeScalars.map { $0 == "," ? "." : $0 })))
     }
 }

@@ -43,6 +43,14 @@ extension String {
     /// General categories Pc, Pd, Ps, Pe, Pi, Pf and Po: Foundation's `.punctuationCharacters`.
     /// Foundation's table predates Unicode 16, so punctuation first assigned there is left as Foundation leaves it.
     public static func isPunctuation(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.isASCII { return asciiPunctuation[Int(scalar.value)] }
+        return isPunctuationByTables(scalar)
+    }
+
+    /// `isPunctuation` of each ASCII scalar, worked out once by the Unicode tables themselves.
+    private static let asciiPunctuation: [Bool] = (0..<128).map { isPunctuationByTables(Unicode.Scalar(UInt8($0))) }
+
+    private static func isPunctuationByTables(_ scalar: Unicode.Scalar) -> Bool {
         if let age = scalar.properties.age, age.major >= 16 { return false }
         switch scalar.properties.generalCategory {
         case .connectorPunctuation, .dashPunctuation, .openPunctuation, .closePunctuation,
@@ -50,4 +58,24 @@ extension String {
         default: return false
         }
     }
+}
+
+extension Character {
+    /// `isNumber`, answered for ASCII (what most recipe text is) from a table the Unicode properties filled once.
+    public var isNumberQuick: Bool {
+        if let ascii = asciiValue { return CharacterTables.number[Int(ascii)] }
+        return isNumber
+    }
+
+    /// `isWhitespace`, answered for ASCII from a table the Unicode properties filled once ("\r\n" is ASCII 10 here
+    /// and whitespace either way).
+    public var isWhitespaceQuick: Bool {
+        if let ascii = asciiValue { return CharacterTables.whitespace[Int(ascii)] }
+        return isWhitespace
+    }
+}
+
+enum CharacterTables {
+    static let number: [Bool] = (0..<128).map { Character(Unicode.Scalar(UInt8($0))).isNumber }
+    static let whitespace: [Bool] = (0..<128).map { Character(Unicode.Scalar(UInt8($0))).isWhitespace }
 }
