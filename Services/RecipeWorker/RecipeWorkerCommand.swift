@@ -81,6 +81,9 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Seconds to wait for a connection to a web server.", valueName: "seconds"))
     var connectTimeout: Double = 10
 
+    @Option(name: .long, help: ArgumentHelp("Seconds the worker waits for recipe-storage to answer one try of a call (it tries 3 times).", valueName: "seconds"))
+    var storageTimeout: Double = 10
+
     @Option(name: .long, help: ArgumentHelp("Seconds a web server may stay silent while sending.", valueName: "seconds"))
     var readTimeout: Double = 15
 
@@ -100,7 +103,8 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
         guard (10_000...100_000_000).contains(maxPageBytes) else {
             throw ValidationError("--max-page-bytes must be 10000 to 100000000; got \(maxPageBytes)")
         }
-        for (name, value) in [("--fetch-timeout", fetchTimeout), ("--connect-timeout", connectTimeout), ("--read-timeout", readTimeout)]
+        for (name, value) in [("--fetch-timeout", fetchTimeout), ("--connect-timeout", connectTimeout), ("--read-timeout", readTimeout),
+                              ("--storage-timeout", storageTimeout)]
         where !(value > 0 && value <= 600) {
             throw ValidationError("\(name) must be more than 0 and at most 600 seconds; got \(value)")
         }
@@ -164,6 +168,7 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         configuration.concurrency = concurrency
+        configuration.storageTimeout = .milliseconds(Int(storageTimeout * 1_000))
         configuration.photoLimits.maxLongSide = photoLongSide
         configuration.photoLimits.maxPixels = maxPhotoMegapixels * 1_000_000
         configuration.maxMessageBytes = limits.maxMessageBytes

@@ -79,10 +79,15 @@ public actor JobRunner {
         let pending = (job.items ?? []).filter { $0.state == .pending }
         let importer = importer, migrator = migrator, storage = storage, logger = logger, slots = slots
         let migrating = job.migration != nil
-        await withTaskGroup(of: Void.self) { group in
+        // When the storage goes away the pass stops taking URLs: each would wait out the client's tries for nothing
+        // and say so in a line of its own (a 1,000-URL job, a storage restarting: hours of retries, a line per URL).
+        // What was not begun stays pending, and the next scan resumes the job.
+        let notBegun = await withTaskGroup(of: ItemTurn.self) { group -> Int? in
             var queue = pending.makeIterator()
+            var left = pending.count
             func next() -> Bool {
                 guard let item = queue.next() else { return false }
+                left -= 1
                 group.addTask {
                     await slots.withSlot {
                         await Self.process(item, of: id, storage: storage, logger: logger) { item in
@@ -98,24 +103,46 @@ public actor JobRunner {
                 return true
             }
             for _ in 0..<concurrency where !next() { break }
-            while await group.next() != nil { _ = next() }
+            var storageAway = false
+            while let turn = await group.next() {
+                if turn == .storageAway { storageAway = true }
+                if !storageAway { _ = next() }
+            }
+            return storageAway ? left : nil
         }
-        logger.info("import job pass finished", metadata: ["job": "\(id)"])
+        if let notBegun {
+            logger.warning("recipe-storage is not reachable or is stopping: the import job pauses, and what it has not done stays pending for the next scan",
+                           metadata: ["job": "\(id)", "not begun": "\(notBegun)"])
+        } else {
+            logger.info("import job pass finished", metadata: ["job": "\(id)"])
+        }
+    }
+
+    /// How one URL's turn ended, as far as the rest of the pass is concerned.
+    private enum ItemTurn {
+        case done
+        /// The storage did not answer, or is stopping: the URL stays pending, and so do the ones after it.
+        case storageAway
+    }
+
+    private static func isStorageAway(_ error: any Error) -> Bool {
+        error is MessageClientError || (error as? ServiceError)?.code == .shuttingDown
     }
 
     /// One item: begun in storage, `work` done, its result recorded. `work` gives the outcome, the
     /// stored recipe and a note on the photos.
     private static func process(_ item: ImportJob.Item, of jobID: UUID, storage: MessageClient, logger: Logger,
-                                work: @Sendable (ImportJob.Item) async throws -> (ImportOutcome, Recipe?, String?)) async {
+                                work: @Sendable (ImportJob.Item) async throws -> (ImportOutcome, Recipe?, String?)) async -> ItemTurn {
         var result = item
         do {
             guard try await storage.call(JobOps.Start.self, .init(jobID: jobID, position: item.position)).proceed else {
                 logger.warning("URL given up: the worker stopped while importing it before", metadata: ["job": "\(jobID)", "url": "\(item.url)"])
-                return
+                return .done
             }
         } catch {
+            if isStorageAway(error) { return .storageAway } // said once, for the whole pass
             logger.warning("could not mark a URL as begun; it stays pending", metadata: ["url": "\(item.url)", "error": "\(error)"])
-            return
+            return .done
         }
         do {
             let (outcome, recipe, photoNote) = try await work(item)
@@ -124,16 +151,12 @@ public actor JobRunner {
             result.recipeID = recipe?.id
             result.recipeName = recipe?.name
             result.photoNote = photoNote
-        } catch let error as ServiceError where error.code == .shuttingDown {
-            logger.warning("recipe-storage is shutting down; the URL stays pending", metadata: ["url": "\(item.url)"])
-            return
+        } catch where isStorageAway(error) {
+            // Storage is away or stopping: the URL stays pending; the next scan retries it.
+            return .storageAway
         } catch let error as ServiceError {
             result.state = .failed
             result.error = error
-        } catch let error as MessageClientError {
-            // Storage is away: leave the URL pending; the next scan retries it.
-            logger.warning("recipe-storage not reachable; the URL stays pending", metadata: ["url": "\(item.url)", "error": "\(error)"])
-            return
         } catch {
             result.state = .failed
             result.error = ServiceError(.internalError, "importing \(item.url) failed: \(error)")
@@ -141,7 +164,10 @@ public actor JobRunner {
         do {
             _ = try await storage.call(JobOps.Record.self, .init(jobID: jobID, position: item.position, result: result))
         } catch {
+            // Its work is done but not recorded: said for this URL, which the next pass does again.
             logger.warning("could not record a URL's result; it stays pending", metadata: ["url": "\(item.url)", "error": "\(error)"])
+            return isStorageAway(error) ? .storageAway : .done
         }
+        return .done
     }
 }

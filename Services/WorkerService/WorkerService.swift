@@ -17,6 +17,8 @@ public struct WorkerConfiguration: Sendable {
     public var fetchPolicy = FetchPolicy()
     /// URLs imported at the same time, across all batch jobs.
     public var concurrency = 4
+    /// How long one try of a call to the storage waits for its answer (3 tries).
+    public var storageTimeout: Duration = .seconds(10)
     /// The largest request, all frames together.
     public var maxMessageBytes = WireProtocol.defaultMaxMessageBytes
     /// Requests handled at once before `busy`.
@@ -60,7 +62,7 @@ public struct WorkerService: Sendable {
 
     public init(configuration: WorkerConfiguration, logger: Logger) throws {
         var client = MessageClient.Configuration(endpoint: configuration.storageEndpoint, serviceName: "recipe-storage")
-        client.timeout = .seconds(10)
+        client.timeout = configuration.storageTimeout
         client.attempts = 3
         client.hint = "is recipe-storage running? start recipe-worker with --storage to point elsewhere"
         client.security = configuration.clientSecurity(for: configuration.storageEndpoint)

@@ -83,6 +83,53 @@ struct BatchJobTests {
         await server.shutdown()
     }
 
+    @Test("a job whose storage is killed mid-job pauses in one line, not one per URL, and completes once the storage is back")
+    func storageAwayPausesTheJob() async throws {
+        let server = try await TestHTTPServer()
+        var urls: [String] = []
+        for index in 1...30 {
+            let path = "/paced/recipe-\(index)"
+            server.route(path, .delayed(.milliseconds(300), .html(recipePage(name: "Paced Recipe \(index)", ingredients: ["\(index) eggs"], image: nil))))
+            urls.append(server.baseURL + path)
+        }
+        let folder = temporaryDataFolder()
+        let first = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder])
+        let storageEndpoint = try await first.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        let worker = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", storageEndpoint, "--allow-host", "127.0.0.1",
+                                                          "--concurrency", "2", "--connect-timeout", "2", "--fetch-timeout", "10",
+                                                          "--storage-timeout", "2"],
+                                        environment: ["RECIPES_WORKER_FETCH_ONLY_ALLOWED": "1"])
+        let workerEndpoint = try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#)
+        var configuration = MessageClient.Configuration(endpoint: storageEndpoint, serviceName: "storage")
+        configuration.timeout = .seconds(30)
+        configuration.attempts = 1
+        let started = try await recipes(["import", "--no-wait", "--json"] + urls, storage: storageEndpoint,
+                                        environment: ["RECIPES_WORKER": workerEndpoint])
+        #expect(started.status == 0, "\(started.output)")
+        let job = try WireCodec.makeDecoder().decode(ImportJob.self, from: Data(started.output.utf8))
+        _ = try await Self.waitForJob(job.id, storage: try MessageClient(configuration: configuration)) { $0.imported >= 2 }
+
+        // A crash, not a stop: the worker's calls get no answer at all.
+        kill(first.pid, SIGKILL)
+        _ = try await first.waitForExit()
+        _ = try await worker.waitForOutput("the import job pauses", timeout: .seconds(90))
+        let second = try ServiceProcess("recipe-storage", ["--bind", storageEndpoint, "--publish", "tcp://127.0.0.1:*", "--data", folder])
+        _ = try await second.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        let done = try await Self.waitForJob(job.id, storage: try MessageClient(configuration: configuration), timeout: .seconds(120)) { $0.state == .done }
+        #expect(done.imported == 30 && done.failed == 0)
+        let perWebsite = try await Self.recipesPerWebsite(try MessageClient(configuration: configuration))
+        for url in urls { #expect(perWebsite[url] == 1, "\(url) stored \(perWebsite[url] ?? 0) times") }
+
+        let log = worker.printed
+        let perURLLines = log.components(separatedBy: "could not mark a URL as begun").count - 1
+            + log.components(separatedBy: "the URL stays pending").count - 1
+        #expect(perURLLines == 0, "no line per URL while the storage was away:\n\(log.suffix(3_000))")
+        #expect(log.components(separatedBy: "could not record a URL's result").count - 1 <= 2, "at most the two URLs in flight")
+        _ = try await worker.stop()
+        _ = try await second.stop()
+        await server.shutdown()
+    }
+
     @Test("recipes import --file waits with progress; recipes jobs lists jobs and shows each URL's result")
     func fileAndJobs() async throws {
         let server = try await TestHTTPServer()
