@@ -44,11 +44,7 @@ enum QueryTimeLimit {
     /// A read stopped at its time limit.
     struct Exceeded: Error {
         let limit: Duration
-
-        /// The limit as people say it: "1 s", "250 ms".
-        var limitText: String { limit.spokenText }
     }
-
 }
 
 /// The processor time the calling thread has used, in nanoseconds (a free function: SQLite's C callback cannot

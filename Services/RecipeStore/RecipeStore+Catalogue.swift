@@ -106,7 +106,7 @@ extension RecipeStore {
     /// It reads every recipe's foods, once, by column position (one pass over the ingredient lines in recipe
     /// order), and reads a summary only for the results it returns; like a search, it is stopped with an error
     /// past the client-read limit rather than holding a reader for as long as the collection makes it take.
-    public func canMake(have: [String], maxMissing: Int, ignoreStaples: Bool, limit: Int = 50) async throws
+    public func canMake(have: [String], maxMissing: Int, ignoreStaples: Bool, limit: Int = RecipeOps.CanMake.defaultLimit) async throws
         -> (results: [CanMakeResult], matching: Int) {
         guard (0...50).contains(maxMissing) else {
             throw ServiceError(.invalidArgument, "maxMissing is \(maxMissing); it must be 0 to 50")

@@ -76,7 +76,7 @@ public final class RecipeStore: Sendable {
         do {
             return try await pool.read { db in try QueryTimeLimit.run(limit, on: db) { try work(db) } }
         } catch let exceeded as QueryTimeLimit.Exceeded {
-            throw stopped(exceeded.limitText)
+            throw stopped(exceeded.limit.spokenText)
         }
     }
 

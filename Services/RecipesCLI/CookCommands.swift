@@ -10,11 +10,11 @@ struct CanMake: AsyncParsableCommand {
     @Option(help: "The foods you have, comma-separated: \"eggs, rice, soy sauce\".") var have: String
     @Option(help: "Allow up to this many missing foods (0-50).") var missing = 0
     @Flag(help: "Count salt, pepper, water and oil too.") var countStaples = false
-    @Option(help: "Show at most this many recipes, fewest missing first (1-200).") var limit = 50
+    @Option(help: "Show at most this many recipes, fewest missing first (1-200).") var limit = RecipeOps.CanMake.defaultLimit
 
     func validate() throws {
         guard (0...50).contains(missing) else { throw ValidationError("--missing must be 0 to 50; got \(missing)") }
-        guard (1...200).contains(limit) else { throw ValidationError("--limit must be 1 to 200; got \(limit)") }
+        guard (1...RecipeListQuery.maxLimit).contains(limit) else { throw ValidationError("--limit must be 1 to \(RecipeListQuery.maxLimit); got \(limit)") }
         guard !foods.isEmpty else { throw ValidationError("--have needs at least one food, such as \"eggs, rice\"") }
     }
 
@@ -30,7 +30,7 @@ struct CanMake: AsyncParsableCommand {
                 [Output.shortID($0.recipe.id), $0.recipe.name, "\($0.matched)/\($0.total)", $0.missing.joined(separator: ", ")]
             })
             if let matching = result.matching, matching > result.results.count {
-                print("\(result.results.count) of \(matching) recipes shown; --limit shows up to 200"
+                print("\(result.results.count) of \(matching) recipes shown; --limit shows up to \(RecipeListQuery.maxLimit)"
                       + (missing > 0 ? ", and --missing \(missing - 1) narrows the list." : "."))
             }
         }

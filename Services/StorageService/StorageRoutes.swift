@@ -29,7 +29,7 @@ extension Routes {
         handle(RecipeOps.Rate.self) { request, _ in try await store.rate(id: request.id, request.rating) }
         handle(RecipeOps.CanMake.self) { request, _ in
             let answer = try await store.canMake(have: request.have, maxMissing: request.maxMissing ?? 0,
-                                                 ignoreStaples: request.ignoreStaples ?? true, limit: request.limit ?? 50)
+                                                 ignoreStaples: request.ignoreStaples ?? true, limit: request.limit ?? RecipeOps.CanMake.defaultLimit)
             return .init(results: answer.results, matching: answer.matching)
         }
 

@@ -153,6 +153,8 @@ public enum RecipeOps {
     public enum CanMake: WireOperation {
         public static let name = "recipe.canMake"
         public static let isWrite = false
+        /// The results a question gets when it gives no `limit`.
+        public static let defaultLimit = 50
         public struct Request: Codable, Sendable, Equatable {
             /// Foods the user has, as they would write them ("eggs", "spring onions").
             public var have: [String]
