@@ -102,8 +102,12 @@ public enum SyncMerge {
 
     /// A record exists unless it was deleted by a replica that had seen every
     /// write of every field: an edit the deleting side had not seen brings it back.
+    /// Conflict bookkeeping is not an edit: a conflict dismissed while another replica
+    /// deleted the record leaves it deleted.
     public static func isLive(_ states: [String: SyncField]) -> Bool {
         guard let deleted = states[SyncRecord.deletedField], deleted.value == .bool(true) else { return true }
-        return states.contains { name, field in name != SyncRecord.deletedField && !field.clock.isCovered(by: deleted.clock) }
+        return states.contains { name, field in
+            name != SyncRecord.deletedField && !SyncRecord.isRecordOnlyField(name) && !field.clock.isCovered(by: deleted.clock)
+        }
     }
 }

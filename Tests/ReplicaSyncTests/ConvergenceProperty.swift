@@ -31,6 +31,7 @@ struct ConvergenceProperty {
         UInt64(2009931618152024339), // loading the samples brought back a sample book a person deleted (deletedSampleBookStaysDeleted)
         UInt64(462311724542110485), // importing a page again overwrote a duplicate of the person's own (saveImportedLeavesOwnRecipes)
         UInt64(12406217097409647674), // resolving a conflict failed where one of the recipe's photos was lost (resolvedWhilePhotoLost)
+        UInt64(9157974944435118027), // a conflict dismissed while the other replica deleted the book brought it back (dismissalDoesNotUndoADelete)
         UInt64(9915180765799585508), // a read-back kept by one replica's store stood in for another's in the same process (never committed)
     ])
     func foundSeeds(seed: UInt64) async throws {

@@ -207,6 +207,39 @@ struct FindingScenarios {
         }
     }
 
+    @Test("a book deleted on one replica while the other dismisses its conflict stays deleted; resolved instead, the edit brings it back")
+    func dismissalDoesNotUndoADelete() async throws {
+        // Seed 9157974944435118027: the dismissal, a write to the record's conflict bookkeeping, counted as an edit
+        // the delete had not seen and brought the book back on both replicas.
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            var conflicted: [(book: UUID, conflict: String)] = []
+            for title in ["Bread", "Cakes"] {
+                let book = try await a.store.createBook(id: UUID(), title: title, author: nil)
+                try await syncAll([a, b])
+                _ = try await a.store.updateBook(id: book.id, title: title + " 1", author: nil)
+                _ = try await b.store.updateBook(id: book.id, title: title + " 2", author: nil)
+                try await syncAll([a, b])
+                let conflict = try #require(try await b.store.conflicts().first { $0.recordID == book.id.uuidString })
+                conflicted.append((book.id, conflict.id))
+            }
+            // b settles both conflicts while a, not having seen that, deletes both books.
+            _ = try await b.store.dismissConflict(id: conflicted[0].conflict)
+            _ = try await b.store.resolveConflict(id: conflicted[1].conflict)
+            for (book, _) in conflicted { try await a.store.deleteBook(id: book) }
+            try await expectConverged([a, b])
+            for replica in [a, b] {
+                await #expect(throws: ServiceError.self, "\(replica.name): the dismissal is no edit") {
+                    _ = try await replica.store.book(conflicted[0].book)
+                }
+                #expect(try await replica.store.book(conflicted[1].book).book.title.hasPrefix("Cakes"),
+                        "\(replica.name): the resolution wrote a title the delete had not seen")
+                #expect(try await replica.store.conflicts().isEmpty, "\(replica.name)")
+            }
+            try await expectSameContent(a, b)
+        }
+    }
+
     /// A recipe whose notes `a` and `b` changed at once, synced: one conflict, with a copy, on both.
     static func notesConflict(_ a: LocalReplica, _ b: LocalReplica) async throws -> Recipe {
         let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup"))
