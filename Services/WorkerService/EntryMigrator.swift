@@ -10,12 +10,12 @@ import RecipeProtocol
 /// recipe's id comes from the app's own id for it, so the same export migrated twice finds
 /// its recipes instead of adding them again.
 public struct EntryMigrator: Sendable {
-    let storage: MessageClient
+    let storage: MessageClientPool
     let photos: PhotoDesk
     /// Entries naming the same recipe (an export listing it twice) are stored one after the other.
     private let turns = RecipeTurns()
 
-    public init(storage: MessageClient, photos: PhotoDesk) {
+    public init(storage: MessageClientPool, photos: PhotoDesk) {
         self.storage = storage
         self.photos = photos
     }

@@ -14,14 +14,14 @@ import RecipeProtocol
 public actor JobRunner {
     let importer: PageImporter
     let migrator: EntryMigrator
-    let storage: MessageClient
+    let storage: MessageClientPool
     let concurrency: Int
     let rescanInterval: Duration
     let logger: Logger
     private var running: Set<UUID> = []
     private let slots: ImportSlots
 
-    public init(importer: PageImporter, migrator: EntryMigrator, storage: MessageClient, concurrency: Int,
+    public init(importer: PageImporter, migrator: EntryMigrator, storage: MessageClientPool, concurrency: Int,
                 rescanInterval: Duration = .seconds(5), logger: Logger) {
         self.importer = importer
         self.migrator = migrator
@@ -131,7 +131,7 @@ public actor JobRunner {
 
     /// One item: begun in storage, `work` done, its result recorded. `work` gives the outcome, the
     /// stored recipe and a note on the photos.
-    private static func process(_ item: ImportJob.Item, of jobID: UUID, storage: MessageClient, logger: Logger,
+    private static func process(_ item: ImportJob.Item, of jobID: UUID, storage: MessageClientPool, logger: Logger,
                                 work: @Sendable (ImportJob.Item) async throws -> (ImportOutcome, Recipe?, String?)) async -> ItemTurn {
         var result = item
         do {

@@ -12,14 +12,14 @@ import WebFetch
 /// image in as the first photo, made to fit the photo rules by the photo intake.
 public struct PageImporter: Sendable {
     let fetcher: GuardedFetcher
-    let storage: MessageClient
+    let storage: MessageClientPool
     let photos: PhotoDesk
     let logger: Logger
     /// Pages are read here, one at a time: reading is CPU work that must hold up neither
     /// the socket's thread nor the request handlers, and one page at a time bounds the memory it takes.
     let extraction: ThreadExecutor
 
-    public init(fetcher: GuardedFetcher, storage: MessageClient, photos: PhotoDesk, logger: Logger) {
+    public init(fetcher: GuardedFetcher, storage: MessageClientPool, photos: PhotoDesk, logger: Logger) {
         self.fetcher = fetcher
         self.storage = storage
         self.photos = photos

@@ -11,10 +11,10 @@ import RecipeProtocol
 /// socket or request thread and the memory it takes is that of one photo.
 public struct PhotoDesk: Sendable {
     private let fitter: PhotoFitter
-    let storage: MessageClient
+    let storage: MessageClientPool
     private let thread: ThreadExecutor
 
-    public init(limits: PhotoFitter.Limits, storage: MessageClient) {
+    public init(limits: PhotoFitter.Limits, storage: MessageClientPool) {
         self.fitter = PhotoFitter(limits: limits)
         self.storage = storage
         self.thread = ThreadExecutor(name: "photo intake")

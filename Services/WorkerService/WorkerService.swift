@@ -17,6 +17,8 @@ public struct WorkerConfiguration: Sendable {
     public var fetchPolicy = FetchPolicy()
     /// URLs imported at the same time, across all batch jobs.
     public var concurrency = 4
+    /// Calls to the storage in flight at once: each import at once, and four more.
+    public var storageClients: Int { concurrency + 4 }
     /// How long one try of a call to the storage waits for its answer (3 tries).
     public var storageTimeout: Duration = .seconds(10)
     /// The largest request, all frames together.
@@ -56,7 +58,8 @@ public struct WorkerConfiguration: Sendable {
 public struct WorkerService: Sendable {
     public let server: MessageServer
     public let runner: JobRunner
-    public let storage: MessageClient
+    /// Calls to the storage: imports, jobs, photos and staged entries each take a client of their own.
+    public let storage: MessageClientPool
     public let sync: SyncCoordinator
     public let photos: PhotoDesk
 
@@ -67,7 +70,9 @@ public struct WorkerService: Sendable {
         client.hint = "is recipe-storage running? start recipe-worker with --storage to point elsewhere"
         client.security = configuration.clientSecurity(for: configuration.storageEndpoint)
         client.securityHint = "check the worker's --secret-key and --storage-key, and the storage's --client-keys"
-        let storage = try MessageClient(configuration: client, logger: logger)
+        // One client per URL imported at once, and a few for what arrives beside the jobs (an import
+        // or a photo from the CLI, a migration's staged entries, the job scan): none waits behind another's reply.
+        let storage = MessageClientPool(configuration: client, size: configuration.storageClients, logger: logger)
         self.storage = storage
         let photos = PhotoDesk(limits: configuration.photoLimits, storage: storage)
         self.photos = photos

@@ -79,18 +79,33 @@ enum Hold: WireOperation {
     typealias Response = Empty
 }
 
-/// Lets a test see that a handler is running and decide when it finishes (both waits bounded).
+/// Lets a test see that handlers are running and decide when they finish (every wait bounded).
 final class Gate: Sendable {
-    private let state = Mutex((entered: false, open: false))
-    func enter() { state.withLock { $0.entered = true } }
+    private let state = Mutex((entered: 0, open: false))
+    func enter() { state.withLock { $0.entered += 1 } }
     func open() { state.withLock { $0.open = true } }
+    var isOpen: Bool { state.withLock { $0.open } }
+    /// How many handlers came to the gate.
+    var entered: Int { state.withLock { $0.entered } }
 
-    func waitUntilEntered() async throws {
-        for _ in 0..<500 where !state.withLock({ $0.entered }) { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(state.withLock { $0.entered }, "the held request reached its handler")
+    func waitUntilEntered(_ count: Int = 1) async throws {
+        for _ in 0..<3_000 where entered < count { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(entered >= count, "the held requests reached their handler")
     }
 
     func waitUntilOpen() async throws {
-        for _ in 0..<1_000 where !state.withLock({ $0.open }) { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<3_000 where !isOpen { try await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    /// Routes with the system operations and `test.hold` waiting at this gate.
+    func holdingRoutes() -> Routes {
+        var routes = Routes()
+        routes.addSystemOperations(service: "test-service")
+        routes.handle(Hold.self) { _, _ in
+            self.enter()
+            try await self.waitUntilOpen()
+            return Empty()
+        }
+        return routes
     }
 }
