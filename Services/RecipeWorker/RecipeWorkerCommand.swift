@@ -70,6 +70,10 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
     @Option(name: .long, help: "URLs imported at the same time, across all batch jobs (1 to 32).")
     var concurrency: Int = 4
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Calls to recipe-storage in flight at once, each on a connection of its own (1 to 64; default --concurrency + 4).", valueName: "count"))
+    var storageClients: Int?
+
     @OptionGroup var limits: ServerLimitOptions
 
     @Option(name: .long, help: ArgumentHelp("Largest page read, in bytes.", valueName: "bytes"))
@@ -100,6 +104,9 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...32).contains(concurrency) else { throw ValidationError("--concurrency must be 1 to 32; got \(concurrency)") }
+        if let storageClients, !(1...64).contains(storageClients) {
+            throw ValidationError("--storage-clients must be 1 to 64; got \(storageClients)")
+        }
         guard (10_000...100_000_000).contains(maxPageBytes) else {
             throw ValidationError("--max-page-bytes must be 10000 to 100000000; got \(maxPageBytes)")
         }
@@ -168,6 +175,7 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         configuration.concurrency = concurrency
+        if let storageClients { configuration.storageClients = storageClients }
         configuration.storageTimeout = .milliseconds(Int(storageTimeout * 1_000))
         configuration.photoLimits.maxLongSide = photoLongSide
         configuration.photoLimits.maxPixels = maxPhotoMegapixels * 1_000_000
@@ -193,6 +201,7 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
         logger.info("recipe-worker ready", metadata: [
             "storage": "\(configuration.storageEndpoint)", "allowed": "\(configuration.fetchPolicy.allowList)",
             "concurrency": "\(configuration.concurrency)",
+            "storage-clients": "\(configuration.storageClients)",
             "replicas": "\(configuration.replicaEndpoints.isEmpty ? "none" : configuration.replicaEndpoints.joined(separator: ","))",
             "sync": "\(configuration.replicaEndpoints.isEmpty ? "off" : syncOnlyOnRequest ? "on request" : "automatic")",
         ])

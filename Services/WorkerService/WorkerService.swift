@@ -17,8 +17,12 @@ public struct WorkerConfiguration: Sendable {
     public var fetchPolicy = FetchPolicy()
     /// URLs imported at the same time, across all batch jobs.
     public var concurrency = 4
-    /// Calls to the storage in flight at once: each import at once, and four more.
-    public var storageClients: Int { concurrency + 4 }
+    /// Calls to the storage in flight at once, each on a client of its own (`nil`: each import at once, and four more).
+    public var storageClients: Int {
+        get { chosenStorageClients ?? concurrency + 4 }
+        set { chosenStorageClients = newValue }
+    }
+    private var chosenStorageClients: Int?
     /// How long one try of a call to the storage waits for its answer (3 tries).
     public var storageTimeout: Duration = .seconds(10)
     /// The largest request, all frames together.

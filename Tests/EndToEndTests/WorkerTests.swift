@@ -249,6 +249,19 @@ struct WorkerTests {
         await server.shutdown()
     }
 
+    @Test("--storage-clients: the worker says how many calls to the storage it makes at once, and refuses a count out of range")
+    func storageClients() async throws {
+        for (arguments, shown) in [([] as [String], "storage-clients=10"), (["--storage-clients", "1"], "storage-clients=1")] {
+            let worker = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--concurrency", "6"] + arguments)
+            _ = try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#)
+            #expect(worker.printed.contains(shown), "\(worker.printed)")
+            _ = try await worker.stop()
+        }
+        let refused = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage-clients", "0"])
+        #expect(try await refused.waitForExit(timeout: .seconds(60)) == 64)
+        #expect(refused.printed.contains("--storage-clients must be 1 to 64; got 0"), "\(refused.printed)")
+    }
+
     @Test("recipes import: errors say what happened and what to do; --html and --dry-run")
     func cliImport() async throws {
         let server = try await TestHTTPServer()
