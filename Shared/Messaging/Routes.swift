@@ -10,6 +10,8 @@ public struct Routes: Sendable {
         let role: OperationRole
         /// Runs off the server's I/O thread (it reads or writes photo files).
         let touchesFiles: Bool
+        /// Runs, and encodes its reply, off the server's I/O thread (a reply that grows with the collection).
+        let repliesInBulk: Bool
         /// Decodes the body, runs the handler, encodes the reply frames (JSON first).
         let run: @Sendable (_ frame: Data, _ context: RequestContext) async -> [Data]
     }
@@ -41,7 +43,7 @@ public struct Routes: Sendable {
         let encoder = WireJSONEncoder()
         let decoder = WireJSONDecoder()
         let observer = Op.isWrite ? writeObserver : nil
-        table[Op.name] = Route(isWrite: Op.isWrite, role: Op.role, touchesFiles: Op.touchesFiles) { frame, context in
+        table[Op.name] = Route(isWrite: Op.isWrite, role: Op.role, touchesFiles: Op.touchesFiles, repliesInBulk: Op.repliesInBulk) { frame, context in
             do {
                 let body = try WireCodec.decodeRequestBody(Op.Request.self, from: frame, using: decoder)
                 let reply = try await handler(body, context)

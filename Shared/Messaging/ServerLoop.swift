@@ -194,9 +194,17 @@ final class ServerLoop {
         let payload = frames[payloadIndex]
         let mailbox = self.mailbox
         let isWrite = route.isWrite
-        // Decoding a large body, or reading and writing photo files, never holds up this thread.
-        let offLoop = route.touchesFiles || frames[payloadIndex...].reduce(0) { $0 + $1.count } >= Self.bulkBytes
-        let executor: any TaskExecutor = offLoop ? bulkHandlers : handlers
+        // Decoding a large body, reading and writing photo files, or encoding a reply of megabytes never holds
+        // up this thread. Large replies are made on Swift's shared pool, not the files thread, so they never wait
+        // behind a backup either.
+        let executor: any TaskExecutor
+        if route.touchesFiles || frames[payloadIndex...].reduce(0, { $0 + $1.count }) >= Self.bulkBytes {
+            executor = bulkHandlers
+        } else if route.repliesInBulk {
+            executor = globalConcurrentExecutor
+        } else {
+            executor = handlers
+        }
         Task(executorPreference: executor) {
             let reply = await route.run(payload, context)
             mailbox.post(.init(peer: peer, requestID: context.requestID, isWrite: isWrite, frames: reply))

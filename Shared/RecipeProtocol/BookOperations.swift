@@ -27,6 +27,7 @@ public enum BookOps {
     /// `book.list`: every book with its recipe count.
     public enum List: WireOperation {
         public static let name = "book.list"
+        public static let repliesInBulk = true // grows with the collection
         public static let isWrite = false
         public typealias Request = Empty
         public struct Response: Codable, Sendable, Equatable {
@@ -38,6 +39,7 @@ public enum BookOps {
     /// `book.get`: a book with its recipes.
     public enum Get: WireOperation {
         public static let name = "book.get"
+        public static let repliesInBulk = true // grows with the collection
         public static let isWrite = false
         public typealias Request = ByID
         public typealias Response = BookDetail

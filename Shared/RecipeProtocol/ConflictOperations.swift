@@ -34,6 +34,7 @@ public enum ConflictOps {
     /// `conflicts.list`: every unresolved conflict, oldest first.
     public enum List: WireOperation {
         public static let name = "conflicts.list"
+        public static let repliesInBulk = true // grows with the collection
         public static let isWrite = false
         public typealias Request = Empty
         public struct Response: Codable, Sendable, Equatable {

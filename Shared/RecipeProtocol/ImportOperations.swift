@@ -158,6 +158,7 @@ public enum JobOps {
     /// `job.get`: a job with every URL's result.
     public enum Get: WireOperation {
         public static let name = "job.get"
+        public static let repliesInBulk = true // grows with the collection
         public static let isWrite = false
         public typealias Request = ByID
         public typealias Response = ImportJob

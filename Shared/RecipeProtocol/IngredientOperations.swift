@@ -6,6 +6,7 @@ public enum IngredientOps {
     /// `ingredient.list`
     public enum List: WireOperation {
         public static let name = "ingredient.list"
+        public static let repliesInBulk = true // grows with the collection
         public static let isWrite = false
         public struct Request: Codable, Sendable, Equatable {
             public var category: IngredientCategory?

@@ -18,6 +18,10 @@ public protocol WireOperation: Sendable {
     /// `true` for operations whose handler reads, writes or syncs photo files: a server runs them off its
     /// I/O thread, so a slow disk never holds up the socket.
     static var touchesFiles: Bool { get }
+    /// `true` for reads whose reply grows with the collection and is not bounded by a limit the request
+    /// sets (a book's recipes, the catalogue, a job's every URL): a server runs them, and encodes their
+    /// reply, off its I/O thread, so a reply of megabytes never holds up the socket.
+    static var repliesInBulk: Bool { get }
 }
 
 extension WireOperation {
@@ -25,6 +29,8 @@ extension WireOperation {
     public static var role: OperationRole { .client }
     /// Operations work in the database only unless they say otherwise.
     public static var touchesFiles: Bool { false }
+    /// Replies are small, or bounded by the request's limit, unless they say otherwise.
+    public static var repliesInBulk: Bool { false }
 }
 
 /// The two kinds of caller a service tells apart by their CURVE key (docs/PROTOCOL.md, "Roles").

@@ -44,6 +44,7 @@ public enum SyncOps {
     public enum Changes: WireOperation {
         public static let role = OperationRole.peer
         public static let name = "sync.changes"
+        public static let repliesInBulk = true // grows with the collection
         public static let isWrite = false
         public struct Request: Codable, Sendable, Equatable {
             /// The last sequence number already seen (0 for everything).

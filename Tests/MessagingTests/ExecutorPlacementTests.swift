@@ -6,7 +6,8 @@ import Synchronization
 import Testing
 
 /// Small requests run on the server's I/O thread (no hand-off); requests that touch photo files, or carry
-/// 64 KB or more, run on a thread of their own, so a slow disk or a large decode never holds up the socket.
+/// 64 KB or more, run on a thread of their own, so a slow disk or a large decode never holds up the socket;
+/// reads whose reply grows with the collection run, and encode it, on Swift's shared pool.
 @Suite("Where handlers run")
 struct ExecutorPlacementTests {
     /// Releases the blocked handler.
@@ -34,6 +35,15 @@ struct ExecutorPlacementTests {
         typealias Response = Release.Response
     }
 
+    /// The same, for a read whose reply grows with the collection (its handler and its reply's encoding).
+    enum BlockBulk: WireOperation {
+        static let name = "test.blockBulk"
+        static let isWrite = false
+        static let repliesInBulk = true
+        typealias Request = Release.Request
+        typealias Response = Release.Response
+    }
+
     final class Gate: Sendable {
         let release = DispatchSemaphore(value: 0)
         let started = Mutex(false)
@@ -45,8 +55,8 @@ struct ExecutorPlacementTests {
         }
     }
 
-    @Test("while a file operation or a large request blocks its thread, a small request still gets through",
-          arguments: ["files", "large"])
+    @Test("while a file operation, a large request or a reply of megabytes blocks its thread, a small request still gets through",
+          arguments: ["files", "large", "bulk"])
     func blockedWorkDoesNotHoldTheSocket(_ kind: String) async throws {
         let gate = Gate()
         var routes = Routes()
@@ -56,13 +66,16 @@ struct ExecutorPlacementTests {
         }
         routes.handle(BlockFiles.self) { _, _ in .init(released: gate.block()) }
         routes.handle(BlockLarge.self) { _, _ in .init(released: gate.block()) }
+        routes.handle(BlockBulk.self) { _, _ in .init(released: gate.block()) }
         try await withServer(routes) { endpoint in
             let blockedClient = try makeClient(endpoint, timeout: .seconds(20), attempts: 1)
             let releasingClient = try makeClient(endpoint, timeout: .seconds(20), attempts: 1)
             let blocked = Task {
-                kind == "files"
-                    ? try await blockedClient.call(BlockFiles.self, .init()).released
-                    : try await blockedClient.call(BlockLarge.self, .init(padding: String(repeating: "x", count: 70_000))).released
+                switch kind {
+                case "files": try await blockedClient.call(BlockFiles.self, .init()).released
+                case "bulk": try await blockedClient.call(BlockBulk.self, .init()).released
+                default: try await blockedClient.call(BlockLarge.self, .init(padding: String(repeating: "x", count: 70_000))).released
+                }
             }
             // Only once the blocking handler runs: had the release come first, it would prove nothing.
             for _ in 0..<500 where !gate.started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
@@ -90,16 +103,28 @@ struct ExecutorPlacementTests {
         typealias Response = Where.Response
     }
 
-    @Test("a small request is answered on the socket's thread, a file request on the files thread, each named so top -H shows it")
+    /// The same, for a read whose reply grows with the collection.
+    enum WhereBulk: WireOperation {
+        static let name = "test.whereBulk"
+        static let isWrite = false
+        static let repliesInBulk = true
+        typealias Request = Where.Request
+        typealias Response = Where.Response
+    }
+
+    @Test("a small request is answered on the socket's thread, a file request on the files thread, each named so top -H shows it; a reply of megabytes on neither")
     func threadsCarryTheirNames() async throws {
         var routes = Routes()
         routes.handle(Where.self) { _, _ in .init(thread: Thread.systemName) }
         routes.handle(WhereFiles.self) { _, _ in .init(thread: Thread.systemName) }
+        routes.handle(WhereBulk.self) { _, _ in .init(thread: Thread.systemName) }
         try await withServer(routes) { endpoint in
             let client = try makeClient(endpoint)
             // Linux keeps 15 bytes of a thread's name: "zmq test-service" and "test-service files", cut.
             #expect(try await client.call(Where.self, .init()).thread == "zmq test-servic")
             #expect(try await client.call(WhereFiles.self, .init()).thread == "test-service fi")
+            let bulk = try await client.call(WhereBulk.self, .init()).thread
+            #expect(bulk != "zmq test-servic" && bulk != "test-service fi", "\(bulk)")
         }
     }
 }
