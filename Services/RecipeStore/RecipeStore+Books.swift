@@ -26,15 +26,22 @@ extension RecipeStore {
         }
     }
 
-    /// A book and its recipes (by page number, then name).
-    public func book(_ id: UUID) async throws -> BookDetail {
-        try await pool.read { db in
+    /// A book, how many recipes it holds, and its first `limit` recipes (by page number, then name; all without a limit).
+    public func book(_ id: UUID, limit: Int? = nil) async throws -> BookDetail {
+        if let limit, !(0...RecipeListQuery.maxLimit).contains(limit) {
+            throw ServiceError(.invalidArgument, "limit is \(limit); it must be 0 (the book alone) to \(RecipeListQuery.maxLimit), or left out for every recipe")
+        }
+        return try await pool.read { db in
             let book = try Self.fetchBook(id, in: db)
+            let count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM recipes WHERE bookId = ?"), arguments: [id.databaseText]) ?? 0
             var recipes: [RecipeSummary] = []
-            try db.forEachRow("""
-                SELECT \(Self.summaryColumns) FROM recipes r WHERE r.bookId = ? ORDER BY COALESCE(r.sourcePageNumber, 999999), lower(r.title)
-                """, [id.databaseText]) { recipes.append(Self.summary($0)) }
-            return BookDetail(book: book, recipes: recipes)
+            if limit != 0 {
+                try db.forEachRow("""
+                    SELECT \(Self.summaryColumns) FROM recipes r WHERE r.bookId = ?
+                    ORDER BY COALESCE(r.sourcePageNumber, 999999), lower(r.title) LIMIT ?
+                    """, [id.databaseText, limit ?? -1]) { recipes.append(Self.summary($0)) }
+            }
+            return BookDetail(book: book, recipes: recipes, recipeCount: count)
         }
     }
 

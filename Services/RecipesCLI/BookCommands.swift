@@ -45,15 +45,27 @@ struct ShowBook: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "show", abstract: "A book and its recipes.")
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "Book id or title.") var book: String
+    @Option(help: "Recipes shown at most (0-200), by page number, then name.") var limit = RecipeListQuery.maxLimit
+    @Flag(help: "Every recipe of the book, however many.") var all = false
+
+    func validate() throws {
+        guard (0...RecipeListQuery.maxLimit).contains(limit) else {
+            throw ValidationError("--limit must be 0 to \(RecipeListQuery.maxLimit); got \(limit)")
+        }
+    }
 
     func run() async throws {
         try await connection.show {
             let client = try connection.storageClient()
             let id = try await resolveBook(book, client)
-            return try await client.call(BookOps.Get.self, ByID(id: id))
+            return try await client.call(BookOps.Get.self, .init(id: id, limit: all ? nil : limit))
         } text: { detail in
-            print(Output.bold(detail.book.title) + (detail.book.author.map { " — \($0)" } ?? ""))
+            print(Output.bold(detail.book.title) + (detail.book.author.map { " — \($0)" } ?? "")
+                  + Output.dim(" (\(detail.recipeCount) recipe\(detail.recipeCount == 1 ? "" : "s"))"))
             Output.table(["ID", "NAME"], detail.recipes.map { [Output.shortID($0.id), $0.name] })
+            if detail.recipeCount > detail.recipes.count {
+                print(Output.dim("\(detail.recipeCount - detail.recipes.count) more: recipes books show \(detail.book.id.uuidString) --all"))
+            }
         }
     }
 }
@@ -69,7 +81,7 @@ struct RenameBook: AsyncParsableCommand {
         try await connection.show {
             let client = try connection.storageClient()
             let id = try await resolveBook(book, client)
-            let current = try await client.call(BookOps.Get.self, ByID(id: id)).book
+            let current = try await client.call(BookOps.Get.self, .init(id: id, limit: 0)).book
             return try await client.call(BookOps.Update.self, .init(id: id, title: title, author: author ?? current.author))
         } text: { renamed in
             print("Renamed to \"\(renamed.title)\".")

@@ -70,7 +70,7 @@ struct ShowRecipe: AsyncParsableCommand {
                          r.prepMinutes.map { "prep " + Output.minutes($0) }, r.cookMinutes.map { "cook " + Output.minutes($0) },
                          r.totalMinutes.map { "total " + Output.minutes($0) }].compactMap { $0 }
             if !facts.isEmpty { print(facts.joined(separator: " · ")) }
-            if let bookID = r.bookID, let book = try? await client.call(BookOps.Get.self, ByID(id: bookID)).book {
+            if let bookID = r.bookID, let book = try? await client.call(BookOps.Get.self, .init(id: bookID, limit: 0)).book {
                 print("From \"\(book.title)\"" + (r.sourcePageNumber.map { ", p. \($0)" } ?? ""))
             }
             if let website = r.website { print("From \(website)") }

@@ -36,12 +36,21 @@ public enum BookOps {
         }
     }
 
-    /// `book.get`: a book with its recipes.
+    /// `book.get`: a book, how many recipes it holds, and its first `limit` recipes (all of them without one).
     public enum Get: WireOperation {
         public static let name = "book.get"
         public static let repliesInBulk = true // grows with the collection
         public static let isWrite = false
-        public typealias Request = ByID
+        public struct Request: Codable, Sendable, Equatable {
+            public var id: UUID
+            /// At most this many recipes (0 for the book alone; `RecipeListQuery.maxLimit` at most); `nil` for all.
+            /// The rest are read in pages with `recipe.list` and `bookID`.
+            public var limit: Int?
+            public init(id: UUID, limit: Int? = nil) {
+                self.id = id
+                self.limit = limit
+            }
+        }
         public typealias Response = BookDetail
     }
 

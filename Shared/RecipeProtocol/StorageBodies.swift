@@ -14,10 +14,14 @@ public struct BookSummary: Codable, Sendable, Equatable {
 /// A book with its recipes.
 public struct BookDetail: Codable, Sendable, Equatable {
     public var book: Book
+    /// Its recipes by page number, then name: all, or the first `limit` the request asked for.
     public var recipes: [RecipeSummary]
-    public init(book: Book, recipes: [RecipeSummary]) {
+    /// How many recipes the book holds.
+    public var recipeCount: Int
+    public init(book: Book, recipes: [RecipeSummary], recipeCount: Int? = nil) {
         self.book = book
         self.recipes = recipes
+        self.recipeCount = recipeCount ?? recipes.count
     }
 }
 

@@ -98,7 +98,17 @@ struct StorageWireTests {
             let books = try await client.call(BookOps.List.self, Empty()).books
             #expect(books.map(\.book.title) == ["Ottolenghi Simple", "Salt, Fat, Acid, Heat", "The Wok"])
             let wok = try #require(books.first { $0.book.title == "The Wok" })
-            #expect(try await client.call(BookOps.Get.self, ByID(id: wok.book.id)).recipes.map(\.name) == ["Egg Fried Rice", "Chicken Stir-Fry"])
+            let wokDetail = try await client.call(BookOps.Get.self, .init(id: wok.book.id))
+            #expect(wokDetail.recipes.map(\.name) == ["Egg Fried Rice", "Chicken Stir-Fry"] && wokDetail.recipeCount == 2)
+            // A limit: the first recipes in the same order, and how many the book holds; 0 for the book alone.
+            let first = try await client.call(BookOps.Get.self, .init(id: wok.book.id, limit: 1))
+            #expect(first.recipes.map(\.name) == ["Egg Fried Rice"] && first.recipeCount == 2 && first.book == wok.book)
+            let bare = try await client.call(BookOps.Get.self, .init(id: wok.book.id, limit: 0))
+            #expect(bare.recipes.isEmpty && bare.recipeCount == 2 && bare.book == wok.book)
+            let tooMany = await #expect(throws: ServiceError.self) {
+                _ = try await client.call(BookOps.Get.self, .init(id: wok.book.id, limit: 201))
+            }
+            #expect(tooMany?.code == .invalidArgument && tooMany?.message == "limit is 201; it must be 0 (the book alone) to 200, or left out for every recipe")
             let newBook = try await client.call(BookOps.Create.self, .init(title: "Ferment", author: nil))
             #expect(try await client.call(BookOps.Update.self, .init(id: newBook.id, title: "Fermentation")).title == "Fermentation")
             #expect(try await client.call(BookOps.Delete.self, ByID(id: newBook.id)).deleted)
