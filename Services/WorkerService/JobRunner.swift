@@ -19,7 +19,7 @@ public actor JobRunner {
     let rescanInterval: Duration
     let logger: Logger
     private var running: Set<UUID> = []
-    private let slots: ImportSlots
+    private let slots: Slots
 
     public init(importer: PageImporter, migrator: EntryMigrator, storage: MessageClientPool, concurrency: Int,
                 rescanInterval: Duration = .seconds(5), logger: Logger) {
@@ -27,7 +27,7 @@ public actor JobRunner {
         self.migrator = migrator
         self.storage = storage
         self.concurrency = max(1, concurrency)
-        self.slots = ImportSlots(limit: concurrency)
+        self.slots = Slots(limit: concurrency)
         self.rescanInterval = rescanInterval
         self.logger = logger
     }

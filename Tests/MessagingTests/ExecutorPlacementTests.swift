@@ -128,3 +128,37 @@ struct ExecutorPlacementTests {
         }
     }
 }
+
+@Suite("Replies of megabytes: two made at once")
+struct BulkReplyLimitTests {
+    /// A read whose reply grows with the collection, held at a gate.
+    enum HoldBulk: WireOperation {
+        static let name = "test.holdBulk"
+        static let isWrite = false
+        static let repliesInBulk = true
+        typealias Request = Empty
+        typealias Response = Empty
+    }
+
+    @Test("a third such read waits until one of two is done; small requests are answered meanwhile")
+    func atMostTwo() async throws {
+        let gate = Gate()
+        var routes = gate.holdingRoutes()
+        routes.handle(HoldBulk.self) { _, _ in
+            gate.enter()
+            try await gate.waitUntilOpen()
+            return Empty()
+        }
+        try await withServer(routes) { endpoint in
+            let clients = (0..<3).map { _ in Task { try await makeClient(endpoint, timeout: .seconds(40), attempts: 1).call(HoldBulk.self, Empty()) } }
+            try await gate.waitUntilEntered(2)
+            // Long enough for a third to have entered had it not been held back (its request is already sent).
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(gate.entered == 2, "only two are being made")
+            #expect(try await makeClient(endpoint).call(System.Health.self, Empty()).service == "test-service")
+            gate.open()
+            for client in clients { _ = try await client.value }
+            #expect(gate.entered == 3)
+        }
+    }
+}
