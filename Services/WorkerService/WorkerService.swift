@@ -17,7 +17,7 @@ public struct WorkerConfiguration: Sendable {
     public var fetchPolicy = FetchPolicy()
     /// URLs imported at the same time, across all batch jobs.
     public var concurrency = 4
-    /// Calls to the storage in flight at once, each on a client of its own (`nil`: each import at once, and four more).
+    /// Calls to the storage in flight at once, each on a client of its own: unless set, each import at once and four more.
     public var storageClients: Int {
         get { chosenStorageClients ?? concurrency + 4 }
         set { chosenStorageClients = newValue }

@@ -23,12 +23,15 @@ public final class MessageClientPool: Sendable {
         var all: [MessageClient] = []
         /// Clients being opened (counted against `size` before they exist).
         var opening = 0
-        var waiters: [(ticket: UInt64, continuation: CheckedContinuation<MessageClient, any Error>)] = []
+        var waiters: [(ticket: UInt64, continuation: CheckedContinuation<Grant, any Error>)] = []
         var nextTicket: UInt64 = 0
-        /// Tickets handed out that are not in `waiters` yet, and those of them whose task was cancelled meanwhile.
-        var pending: Set<UInt64> = []
-        var cancelledEarly: Set<UInt64> = []
         var closed = false
+    }
+
+    /// What a call is given: a client that is free, or leave to open one.
+    private enum Grant {
+        case use(MessageClient)
+        case open
     }
 
     /// A pool of at most `size` clients for `configuration`.
@@ -68,73 +71,56 @@ public final class MessageClientPool: Sendable {
         for client in clients { await client.close() }
     }
 
-    private enum Step {
-        case use(MessageClient)
-        case open
-        case wait(UInt64)
-    }
-
     private func checkOut() async throws -> MessageClient {
-        let step: Step = try state.withLock { state in
-            guard !state.closed else { throw MessageClientError.closed }
-            if let client = state.idle.popLast() { return .use(client) }
-            if state.all.count + state.opening < size {
-                state.opening += 1
-                return .open
-            }
+        let ticket = state.withLock { state in
             state.nextTicket += 1
-            state.pending.insert(state.nextTicket)
-            return .wait(state.nextTicket)
+            return state.nextTicket
         }
-        switch step {
-        case .use(let client):
-            return client
-        case .open:
-            let client: MessageClient
-            do {
-                client = try MessageClient(configuration: configuration, logger: logger)
-            } catch {
-                state.withLock { $0.opening -= 1 }
-                throw error
-            }
-            let closed = state.withLock { state in
-                state.opening -= 1
-                state.all.append(client)
-                return state.closed
-            }
-            if closed {
-                await client.close()
-                throw MessageClientError.closed
-            }
-            return client
-        case .wait(let ticket):
-            return try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
-                    let outcome: Result<Void, any Error>? = state.withLock { state in
-                        state.pending.remove(ticket)
-                        if state.closed { return .failure(MessageClientError.closed) }
-                        if state.cancelledEarly.remove(ticket) != nil { return .failure(CancellationError()) }
-                        state.waiters.append((ticket, continuation))
-                        return nil
+        // Decided under the lock, inside the continuation: a cancellation that comes first is seen by
+        // `Task.isCancelled` (set before the handler runs); one that comes after finds the waiter.
+        let grant = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Grant, any Error>) in
+                let now: Result<Grant, any Error>? = state.withLock { state in
+                    if state.closed { return .failure(MessageClientError.closed) }
+                    if let client = state.idle.popLast() { return .success(.use(client)) }
+                    if state.all.count + state.opening < size {
+                        state.opening += 1
+                        return .success(.open)
                     }
-                    if case .failure(let error) = outcome { continuation.resume(throwing: error) }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    state.waiters.append((ticket, continuation))
+                    return nil
                 }
-            } onCancel: {
-                let waiter = state.withLock { state -> CheckedContinuation<MessageClient, any Error>? in
-                    guard let index = state.waiters.firstIndex(where: { $0.ticket == ticket }) else {
-                        // Not waiting yet: it stops when it would; already served: nothing to do.
-                        if state.pending.contains(ticket) { state.cancelledEarly.insert(ticket) }
-                        return nil
-                    }
-                    return state.waiters.remove(at: index).continuation
-                }
-                waiter?.resume(throwing: CancellationError())
+                if let now { continuation.resume(with: now) }
             }
+        } onCancel: {
+            let waiter = state.withLock { state in
+                state.waiters.firstIndex { $0.ticket == ticket }.map { state.waiters.remove(at: $0).continuation }
+            }
+            waiter?.resume(throwing: CancellationError())
         }
+        if case .use(let client) = grant { return client }
+        let client: MessageClient
+        do {
+            client = try MessageClient(configuration: configuration, logger: logger)
+        } catch {
+            state.withLock { $0.opening -= 1 }
+            throw error
+        }
+        let closed = state.withLock { state in
+            state.opening -= 1
+            state.all.append(client)
+            return state.closed
+        }
+        if closed {
+            await client.close()
+            throw MessageClientError.closed
+        }
+        return client
     }
 
     private func checkIn(_ client: MessageClient) {
-        let waiter = state.withLock { state -> CheckedContinuation<MessageClient, any Error>? in
+        let waiter = state.withLock { state -> CheckedContinuation<Grant, any Error>? in
             guard !state.closed else { return nil }
             guard !state.waiters.isEmpty else {
                 state.idle.append(client)
@@ -142,6 +128,6 @@ public final class MessageClientPool: Sendable {
             }
             return state.waiters.removeFirst().continuation
         }
-        waiter?.resume(returning: client)
+        waiter?.resume(returning: .use(client))
     }
 }
