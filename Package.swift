@@ -348,6 +348,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            // Paths in the temporary folder that the test process removes when it exits.
+            name: "TestScratch",
+            path: "Tests/Support/TestScratch",
+            swiftSettings: strict
+        ),
+        .target(
             // A seeded generator for the tests, so a failing run replays from its seed.
             name: "TestRandom",
             path: "Tests/Support/TestRandom",
@@ -360,12 +366,12 @@ let package = Package(
         ),
         .testTarget(
             name: "ZeroMQTests",
-            dependencies: ["ZeroMQ", "TestRandom", "TestThreads"],
+            dependencies: ["ZeroMQ", "TestRandom", "TestScratch", "TestThreads"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "RecipeModelTests",
-            dependencies: ["RecipeModel"],
+            dependencies: ["RecipeModel", "TestThreads"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -375,6 +381,7 @@ let package = Package(
                 "RecipeModel",
                 "RecipeProtocol",
                 "TestRandom",
+                "TestScratch",
                 "TestThreads",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -382,7 +389,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WorkerServiceTests",
-            dependencies: ["WorkerService"],
+            dependencies: ["WorkerService", "TestThreads"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -400,7 +407,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RecipeProtocolTests",
-            dependencies: ["RecipeProtocol", "TestRandom"],
+            dependencies: ["RecipeProtocol", "TestRandom", "TestThreads"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -408,6 +415,7 @@ let package = Package(
             dependencies: [
                 "Messaging",
                 "TestRandom",
+                "TestScratch",
                 "TestThreads",
                 "ZeroMQ",
                 "RecipeProtocol",
@@ -438,13 +446,13 @@ let package = Package(
         ),
         .testTarget(
             name: "RecipeMigrationTests",
-            dependencies: ["RecipeMigration", "RecipeModel", "RecipeProtocol", "TestImages"],
+            dependencies: ["RecipeMigration", "RecipeModel", "RecipeProtocol", "TestImages", "TestThreads"],
             exclude: ["Fixtures", "make-fixtures.py"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "RecipesCLITests",
-            dependencies: ["RecipesCLI", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["RecipesCLI", "TestThreads", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
         .testTarget(
@@ -455,7 +463,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["Messaging", "ZeroMQ", "RecipeProtocol", "RecipeModel", "RecipeStore", "ReplicaSync", "TestHTTPServer", "TestImages",
-                           "TestRandom", "TestThreads", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
+                           "TestRandom", "TestScratch", "TestThreads", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
     ]

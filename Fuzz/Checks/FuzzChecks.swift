@@ -286,10 +286,13 @@ public enum FuzzChecks {
         let routes: Routes
     }
 
+    /// The folder of the fuzzing process's store, removed when the process exits.
+    private static let storageFolder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-fuzz-\(UUID().uuidString)")
+
     /// One store per fuzzing process, in a fresh temporary folder.
     private static let storage: Storage = {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-fuzz-\(UUID().uuidString)")
-        let store = try! RecipeStore(folder: folder)
+        atexit { try? FileManager.default.removeItem(at: FuzzChecks.storageFolder) }
+        let store = try! RecipeStore(folder: storageFolder)
         var routes = Routes()
         routes.addSystemOperations(service: "recipe-storage")
         routes.addStorageOperations(store: store)

@@ -1,10 +1,11 @@
 import Foundation
+import TestThreads
 import Testing
 
 /// Static checks of the container files (no container engine runs here): the paths the
 /// Dockerfile copies exist, the variables compose and the image set are the ones the
 /// executables read, and the deployment is secured the way the README says.
-@Suite("deploy/Dockerfile and docker-compose.yml, checked without a container engine")
+@Suite("deploy/Dockerfile and docker-compose.yml, checked without a container engine", .onOwnThread)
 struct DeploymentFilesTests {
     let compose: ComposeFile
     let dockerfile: Dockerfile

@@ -3,6 +3,7 @@ import GRDB
 import RecipeModel
 import RecipeProtocol
 import ReplicaSync
+import TestScratch
 import Testing
 
 /// Each way replicas were once seen to stall, diverge or resurrect, replayed with storages and a worker
@@ -224,7 +225,7 @@ struct ReplicaFindingTests {
             #expect(run.output.contains(original.endpoint) && run.output.contains(twin.endpoint), "\(run.output)")
             // Once the twin is restarted from a copy made while it was stopped, it is a replica of its own and everything syncs.
             try await twin.stop()
-            let fresh = twin.folder + "-restarted"
+            let fresh = Scratch.path("rv-data")
             try FileManager.default.copyItem(atPath: twin.folder, toPath: fresh)
             twin.folder = fresh
             try await twin.start()

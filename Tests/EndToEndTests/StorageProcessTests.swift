@@ -1,6 +1,7 @@
 import Foundation
 import Messaging
 import RecipeProtocol
+import TestScratch
 import Testing
 
 @Suite("recipe-storage as a process")
@@ -40,7 +41,7 @@ struct StorageProcessTests {
     }
 }
 
-/// A fresh data folder path in the temporary folder (the service creates it).
+/// A fresh data folder path in the temporary folder (the service creates it; removed when the tests exit).
 func temporaryDataFolder() -> String {
-    FileManager.default.temporaryDirectory.appendingPathComponent("rv-data-\(UUID().uuidString)").path
+    Scratch.path("rv-data")
 }

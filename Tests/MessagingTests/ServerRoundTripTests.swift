@@ -1,6 +1,7 @@
 import Foundation
 import Messaging
 import RecipeProtocol
+import TestScratch
 import Testing
 import ZeroMQ
 
@@ -11,7 +12,7 @@ struct ServerRoundTripTests {
         let context = try Context()
         let endpoint = switch transport {
         case "tcp": "tcp://127.0.0.1:*"
-        case "ipc": "ipc://" + FileManager.default.temporaryDirectory.appendingPathComponent("rv-srv-\(UUID().uuidString.prefix(8)).ipc").path
+        case "ipc": Scratch.ipcEndpoint("rv-srv")
         default: "inproc://server-\(UUID().uuidString)"
         }
         let frames = [Data(), randomBytes(1), randomBytes(3 * 1_024 * 1_024)]

@@ -1,11 +1,12 @@
 import Foundation
 import PhotoProcessing
-import TestImages
 import RecipeModel
 import RecipeProtocol
+import TestImages
+import TestThreads
 import Testing
 
-@Suite("Photo intake: photos made to fit")
+@Suite("Photo intake: photos made to fit", .onOwnThread)
 struct PhotoFitterTests {
     let fitter = PhotoFitter()
 

@@ -1,10 +1,11 @@
 import Foundation
+@testable import RecipeImport
 import RecipeModel
 import RecipeProtocol
+import TestThreads
 import Testing
-@testable import RecipeImport
 
-@Suite("Reading recipes from JSON-LD")
+@Suite("Reading recipes from JSON-LD", .onOwnThread)
 struct ExtractionTests {
     func page(_ json: String) -> String {
         "<html><head><script type=\"application/ld+json\">\(json)</script></head><body>x</body></html>"
@@ -101,7 +102,7 @@ struct ExtractionTests {
     }
 }
 
-@Suite("The saved recipe pages in shared/fixtures")
+@Suite("The saved recipe pages in shared/fixtures", .onOwnThread)
 struct FixtureTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/fixtures")
@@ -140,7 +141,7 @@ struct FixtureTests {
     }
 }
 
-@Suite("What the importer adds around the recipe")
+@Suite("What the importer adds around the recipe", .onOwnThread)
 struct PageContextTests {
     @Test("an author named by @id reference is found in the graph; else the page's meta author")
     func authorReference() throws {

@@ -1,11 +1,12 @@
 import Foundation
+@testable import RecipeImport
 import RecipeModel
 import RecipeProtocol
+import TestThreads
 import Testing
-@testable import RecipeImport
 
 /// One small hand-written page per kind of mistake the importer once made on real sites.
-@Suite("Import quality: sections, step titles, images, notes and pages without structured data")
+@Suite("Import quality: sections, step titles, images, notes and pages without structured data", .onOwnThread)
 struct QualityTests {
     func page(_ json: String, head: String = "") -> String {
         "<html><head>\(head)<script type=\"application/ld+json\">\(json)</script></head><body>x</body></html>"

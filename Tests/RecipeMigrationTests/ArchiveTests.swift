@@ -1,9 +1,10 @@
 import Foundation
-import RecipeProtocol
-import Testing
 @testable import RecipeMigration
+import RecipeProtocol
+import TestThreads
+import Testing
 
-@Suite("Zip, gzip and entry frames: what a stranger's export can hold")
+@Suite("Zip, gzip and entry frames: what a stranger's export can hold", .onOwnThread)
 struct ArchiveTests {
     @Test("a zip written here reads back; every entry checked against its CRC")
     func roundTrip() throws {

@@ -1,8 +1,9 @@
 import Foundation
+@testable import RecipeMigration
 import RecipeModel
 import RecipeProtocol
+import TestThreads
 import Testing
-@testable import RecipeMigration
 
 /// The hand-built exports under Fixtures/ (make-fixtures.py writes them from each app's documented format).
 let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
@@ -25,7 +26,7 @@ func readAll(_ path: String, from format: MigrationFormat? = nil) throws -> (sou
 
 func fixture(_ name: String) throws -> Data { try Data(contentsOf: fixtures.appendingPathComponent(name)) }
 
-@Suite("Reading other apps' exports")
+@Suite("Reading other apps' exports", .onOwnThread)
 struct MigrationFormatTests {
     @Test("Paprika: every field that has a place is kept, the rest goes into notes; broken entries say why; macOS cruft is skipped")
     func paprika() throws {

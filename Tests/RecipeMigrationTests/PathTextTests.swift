@@ -1,8 +1,9 @@
 import Foundation
-import Testing
 @testable import RecipeMigration
+import TestThreads
+import Testing
 
-@Suite("Paths from strangers' exports, cut up without NSString")
+@Suite("Paths from strangers' exports, cut up without NSString", .onOwnThread)
 struct PathTextTests {
     /// Random paths of non-empty components of dots and letters, with or without a leading slash: there NSString's
     /// path methods are the reference for the last component and the extension. (Not beyond: on Linux

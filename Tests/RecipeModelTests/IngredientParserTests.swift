@@ -1,8 +1,9 @@
 import Foundation
-import Testing
 @testable import RecipeModel
+import TestThreads
+import Testing
 
-@Suite("Ingredient lines")
+@Suite("Ingredient lines", .onOwnThread)
 struct IngredientParserTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let line: String
@@ -56,7 +57,7 @@ struct IngredientParserTests {
     }
 }
 
-@Suite("Durations and scaling")
+@Suite("Durations and scaling", .onOwnThread)
 struct DurationAndScalingTests {
     @Test("ISO 8601 durations read as minutes", arguments: [
         ("PT15M", 15), ("PT1H15M", 75), ("PT2H", 120), ("P1DT2H", 1_560), ("PT90S", 2), ("PT0M", 0), ("pt45m", 45), ("PT1.5H", 90),
@@ -100,7 +101,7 @@ struct DurationAndScalingTests {
     }
 }
 
-@Suite("Trimming as Foundation trims")
+@Suite("Trimming as Foundation trims", .onOwnThread)
 struct TrimmingTests {
     @Test("every scalar is trimmed exactly when Foundation's character sets say so")
     func everyScalar() {

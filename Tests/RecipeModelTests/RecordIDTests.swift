@@ -1,8 +1,9 @@
 import Foundation
-import Testing
 @testable import RecipeModel
+import TestThreads
+import Testing
 
-@Suite("Record ids: version-7 UUIDs that sort by creation time")
+@Suite("Record ids: version-7 UUIDs that sort by creation time", .onOwnThread)
 struct RecordIDTests {
     @Test("version 7, the RFC variant, the creation millisecond in the first 48 bits, and random bits that differ")
     func layout() {

@@ -1,10 +1,11 @@
 import Foundation
-import Testing
 @testable import RecipeProtocol
+import TestThreads
+import Testing
 
 /// The envelope's fast path (`WireCodec.scanRequestHeader`) may only accept what the full path
 /// (Foundation's decoder) reads the same way; everything else must fall through to it.
-@Suite("The envelope's one-pass reader")
+@Suite("The envelope's one-pass reader", .onOwnThread)
 struct EnvelopeScannerTests {
     let decoder = WireCodec.makeDecoder()
 

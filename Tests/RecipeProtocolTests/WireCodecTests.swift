@@ -1,8 +1,9 @@
 import Foundation
-import Testing
 @testable import RecipeProtocol
+import TestThreads
+import Testing
 
-@Suite("Request and reply envelopes")
+@Suite("Request and reply envelopes", .onOwnThread)
 struct WireCodecTests {
     let encoder = WireCodec.makeEncoder()
     let decoder = WireCodec.makeDecoder()
@@ -123,7 +124,7 @@ struct WireCodecTests {
     }
 }
 
-@Suite("Error codes")
+@Suite("Error codes", .onOwnThread)
 struct ErrorCodeTests {
     @Test("every error code is snake_case and documented in docs/PROTOCOL.md")
     func documented() throws {

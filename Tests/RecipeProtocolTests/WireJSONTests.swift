@@ -1,13 +1,14 @@
 import Foundation
 import RecipeModel
-import Testing
-import TestRandom
 @testable import RecipeProtocol
+import TestRandom
+import TestThreads
+import Testing
 
 /// `WireJSONEncoder` and `WireJSONDecoder` are held to Foundation's coders set up as the wire's
 /// (`WireCodec.makeEncoder()`/`makeDecoder()`): the same JSON value written for every value, the same
 /// value read from every document the fast path accepts, and everything else left to Foundation.
-@Suite("The wire's own JSON coder")
+@Suite("The wire's own JSON coder", .onOwnThread)
 struct WireJSONTests {
     let encoder = WireJSONEncoder()
     let decoder = WireJSONDecoder()

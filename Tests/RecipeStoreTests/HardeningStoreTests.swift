@@ -1,14 +1,15 @@
 import Foundation
 import RecipeModel
 import RecipeProtocol
-import Testing
 @testable import RecipeStore
+import TestScratch
+import Testing
 
 @Suite("Store hardening: temp files, job attempts, numbers that must not overflow")
 struct HardeningStoreTests {
     @Test("stale photo temp files are removed at start-up; blobs stay")
     func staleTemporaries() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-blobs-\(UUID().uuidString)")
+        let folder = Scratch.url("rv-blobs")
         let blobs = try PhotoBlobs(folder: folder)
         let hash = try blobs.store(imageBytes(.png))
         let shard = folder.appendingPathComponent(String(hash.prefix(2)))
@@ -58,7 +59,7 @@ struct HardeningStoreTests {
     }
 }
 
-/// A store in a fresh temporary folder (left for the system to clean: the tests here are small).
+/// A store in a fresh temporary folder (removed when the tests exit).
 func temporaryStore() throws -> RecipeStore {
-    try RecipeStore(folder: FileManager.default.temporaryDirectory.appendingPathComponent("rv-store-\(UUID().uuidString)"))
+    try RecipeStore(folder: Scratch.url("rv-store"))
 }

@@ -1,13 +1,14 @@
 import Foundation
 import RecipeProtocol
-import Testing
-import TestRandom
 @testable import RecipeStore
+import TestRandom
+import TestThreads
+import Testing
 
 /// Stamps are written and read on every write and every merge, so both have a fast path: these hold them to
 /// the plain versions they replaced (`String(format:)` to write, `split` and `Int64(_:)` to read), on random
 /// stamps and on text no replica makes but a peer may send.
-@Suite("Stamp text: written and read as before")
+@Suite("Stamp text: written and read as before", .onOwnThread)
 struct StampTextTests {
     /// The reading `StampOrder.parts` had before its fast path.
     static func reference(_ stamp: String) -> (wall: Int64, counter: Int64, replica: Substring)? {

@@ -1,11 +1,12 @@
 import Foundation
 import GRDB
-import Testing
-import TestRandom
 @testable import RecipeStore
+import TestRandom
+import TestThreads
+import Testing
 
 /// Dates written by `StoredDate` are the text GRDB's formatter writes, to the millisecond.
-@Suite("Stored dates: written as GRDB's formatter writes them")
+@Suite("Stored dates: written as GRDB's formatter writes them", .onOwnThread)
 struct StoredDateTests {
     static func expectSame(_ date: Date, sourceLocation: SourceLocation = #_sourceLocation) {
         let grdb = date.databaseValue

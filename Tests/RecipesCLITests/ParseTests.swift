@@ -1,8 +1,9 @@
 import ArgumentParser
-import Testing
 @testable import RecipesCLI
+import TestThreads
+import Testing
 
-@Suite("recipes: every command parses, and bad arguments are caught before anything is sent")
+@Suite("recipes: every command parses, and bad arguments are caught before anything is sent", .onOwnThread)
 struct ParseTests {
     @Test("each command parses its arguments", arguments: [
         ["list", "--cuisine", "Italian", "--favorites", "--sort", "rating", "--descending", "--limit", "10"],

@@ -1,7 +1,8 @@
+import TestThreads
 import Testing
 @testable import WebFetch
 
-@Suite("Which addresses are public")
+@Suite("Which addresses are public", .onOwnThread)
 struct AddressTests {
     @Test("non-public ranges are named", arguments: [
         ("127.0.0.1", "loopback"), ("127.8.9.10", "loopback"), ("::1", "loopback"), ("0.0.0.0", "unspecified"),

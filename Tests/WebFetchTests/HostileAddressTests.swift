@@ -1,8 +1,9 @@
 import Foundation
+import TestThreads
 import Testing
 @testable import WebFetch
 
-@Suite("Hostile addresses: one host spelling, embedded IPv4 forms, allow-listed names")
+@Suite("Hostile addresses: one host spelling, embedded IPv4 forms, allow-listed names", .onOwnThread)
 struct HostileAddressTests {
     @Test("the host is checked, pinned and requested in one spelling: lower case, as the HTTP client reads it")
     func oneSpelling() throws {

@@ -1,7 +1,8 @@
+import TestThreads
 import Testing
 @testable import WorkerService
 
-@Suite("When replica pairs sync (the schedule, without I/O)")
+@Suite("When replica pairs sync (the schedule, without I/O)", .onOwnThread)
 struct SyncScheduleTests {
     let pairs = ["tcp://a:5555", "tcp://b:5555"]
 

@@ -1,5 +1,6 @@
 import Foundation
 import TestRandom
+import TestScratch
 
 /// `count` random-looking bytes (SplitMix64, a fresh seed each call): fast enough
 /// that making megabytes does not tie up the threads the other tests need.
@@ -10,7 +11,7 @@ func randomBytes(_ count: Int) -> Data {
 
 /// A fresh `ipc://` endpoint in the temporary folder.
 func temporaryIPCEndpoint() -> String {
-    "ipc://" + FileManager.default.temporaryDirectory.appendingPathComponent("rv-\(UUID().uuidString.prefix(8)).ipc").path
+    Scratch.ipcEndpoint()
 }
 
 /// How many file descriptors this process has open.
