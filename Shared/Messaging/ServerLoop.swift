@@ -197,26 +197,32 @@ final class ServerLoop {
         let payload = frames[payloadIndex]
         let mailbox = self.mailbox
         let isWrite = route.isWrite
-        // Decoding a large body, reading and writing photo files, or encoding a reply of megabytes never holds
-        // up this thread. Large replies are made on Swift's shared pool, not the files thread, so they never wait
-        // behind a backup either.
-        let executor: any TaskExecutor
-        if route.touchesFiles || frames[payloadIndex...].reduce(0, { $0 + $1.count }) >= Self.bulkBytes {
-            executor = bulkHandlers
-        } else if route.repliesInBulk {
-            executor = globalConcurrentExecutor
-        } else {
-            executor = handlers
-        }
-        let bulkReplies = route.repliesInBulk ? self.bulkReplies : nil
-        Task(executorPreference: executor) {
-            let reply = if let bulkReplies {
-                await bulkReplies.withSlot { await route.run(payload, context) }
+        let placement = placement(of: route, requestBytes: frames[payloadIndex...].reduce(0) { $0 + $1.count })
+        Task(executorPreference: placement.executor) {
+            let reply = if let slots = placement.slots {
+                await slots.withSlot { await route.run(payload, context) }
             } else {
                 await route.run(payload, context)
             }
             mailbox.post(.init(peer: peer, requestID: context.requestID, isWrite: isWrite, frames: reply))
         }
+    }
+
+    /// Where a request's handler runs, and what it waits for first.
+    private struct Placement {
+        let executor: any TaskExecutor
+        /// Replies of megabytes wait for one of a few slots.
+        let slots: Slots?
+    }
+
+    /// Decoding a large body, reading and writing photo files, or encoding a reply of megabytes never holds up
+    /// the socket's thread. Large replies are made on Swift's shared pool, not the files thread, so they never
+    /// wait behind a backup, and at most two at once.
+    private func placement(of route: Routes.Route, requestBytes: Int) -> Placement {
+        let slots = route.repliesInBulk ? bulkReplies : nil
+        if route.touchesFiles || requestBytes >= Self.bulkBytes { return Placement(executor: bulkHandlers, slots: slots) }
+        if route.repliesInBulk { return Placement(executor: globalConcurrentExecutor, slots: slots) }
+        return Placement(executor: handlers, slots: nil)
     }
 
     private func deliver(_ outgoing: ServerMailbox.Outgoing, on socket: Socket) throws {
