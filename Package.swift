@@ -389,7 +389,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WorkerServiceTests",
-            dependencies: ["WorkerService", "TestThreads"],
+            dependencies: ["WorkerService", "Messaging", "RecipeProtocol", "TestThreads"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -70,7 +70,7 @@ struct PhotoBlobs: Sendable {
         guard rename(temporary.path, destination.path) == 0 else {
             let failure = errno
             unlink(temporary.path)
-            throw PhotoStorageError("cannot move a photo into place: \(String(cString: strerror(failure)))")
+            throw PhotoStorageError.system("cannot move a photo into place", errno: failure)
         }
         try Self.syncFolder(shard)
         return sha256
@@ -99,7 +99,7 @@ struct PhotoBlobs: Sendable {
         try Self.syncFileSystem(of: folder)
         for move in moves {
             guard rename(move.temporary.path, move.destination.path) == 0 else {
-                throw PhotoStorageError("cannot move a photo into place: \(String(cString: strerror(errno)))")
+                throw PhotoStorageError.system("cannot move a photo into place")
             }
         }
         let count = moves.count
@@ -145,7 +145,7 @@ struct PhotoBlobs: Sendable {
         guard RecipeStore.isHash(sha256) else { return }
         let path = url(for: sha256).path
         if unlink(path) != 0 && errno != ENOENT {
-            throw PhotoStorageError("cannot remove photo \(sha256): \(String(cString: strerror(errno)))")
+            throw PhotoStorageError.system("cannot remove photo \(sha256)")
         }
     }
 
@@ -155,7 +155,7 @@ struct PhotoBlobs: Sendable {
 
     private static func writeFile(_ bytes: Data, to url: URL, sync: Bool) throws {
         let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw PhotoStorageError("cannot create \(url.lastPathComponent): \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else { throw PhotoStorageError.system("cannot create \(url.lastPathComponent)") }
         defer { close(descriptor) }
         try bytes.withUnsafeBytes { raw in
             var offset = 0
@@ -163,27 +163,27 @@ struct PhotoBlobs: Sendable {
                 let written = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
-                    throw PhotoStorageError("cannot write a photo: \(String(cString: strerror(errno)))")
+                    throw PhotoStorageError.system("cannot write a photo")
                 }
                 offset += written
             }
         }
-        guard !sync || fsync(descriptor) == 0 else { throw PhotoStorageError("cannot sync a photo to disk: \(String(cString: strerror(errno)))") }
+        guard !sync || fsync(descriptor) == 0 else { throw PhotoStorageError.system("cannot sync a photo to disk") }
     }
 
     /// Flushes everything written to the file system that holds `url` (`syncfs`): one flush for many files.
     private static func syncFileSystem(of url: URL) throws {
         let descriptor = open(url.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw PhotoStorageError("cannot open the photo folder to sync it: \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else { throw PhotoStorageError.system("cannot open the photo folder to sync it") }
         defer { close(descriptor) }
-        guard recipevault_syncfs(descriptor) == 0 else { throw PhotoStorageError("cannot sync the photo folder to disk: \(String(cString: strerror(errno)))") }
+        guard recipevault_syncfs(descriptor) == 0 else { throw PhotoStorageError.system("cannot sync the photo folder to disk") }
     }
 
     private static func syncFolder(_ url: URL) throws {
         let descriptor = open(url.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw PhotoStorageError("cannot open the photo folder \(url.lastPathComponent) to sync it: \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else { throw PhotoStorageError.system("cannot open the photo folder \(url.lastPathComponent) to sync it") }
         defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw PhotoStorageError("cannot sync the photo folder to disk: \(String(cString: strerror(errno)))") }
+        guard fsync(descriptor) == 0 else { throw PhotoStorageError.system("cannot sync the photo folder to disk") }
     }
 }
 
@@ -192,9 +192,19 @@ struct PhotoStorageError: Error, CustomStringConvertible {
     let description: String
     /// The blob asked for is gone from the folder, or was damaged and moved aside.
     var lost = false
+    /// The system's error number, when a system call failed (`ENOSPC`: the disk is full).
+    var errno: Int32?
+
     init(_ description: String, lost: Bool = false) {
         self.description = description
         self.lost = lost
+    }
+
+    /// `what` failed in a system call: the description adds the system's words for `errno`, which is kept.
+    static func system(_ what: String, errno code: Int32 = Glibc.errno) -> PhotoStorageError {
+        var error = PhotoStorageError("\(what): \(String(cString: strerror(code)))")
+        error.errno = code
+        return error
     }
 }
 

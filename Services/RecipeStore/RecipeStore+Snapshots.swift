@@ -138,7 +138,13 @@ extension RecipeStore {
         guard offset == size else {
             throw ServiceError(.invalidArgument, "offset is \(offset), but \(size) bytes of snapshot \(id.uuidString) are here; send from \(size)")
         }
-        try handle.write(contentsOf: bytes)
+        do {
+            try handle.write(contentsOf: bytes)
+        } catch {
+            // Part of the bytes may be on disk (a full disk): cut them off, so the sender's retry from `size` fits.
+            try? handle.truncate(atOffset: UInt64(size))
+            throw error
+        }
         let received = size + bytes.count
         incoming.wrote(bytes, to: id, at: offset)
         if received == total, let sha256 = incoming.digest(of: id, bytes: received) {

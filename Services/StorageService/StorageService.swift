@@ -39,6 +39,7 @@ public struct StorageService: Sendable {
         logger.info("publishing change notices", metadata: ["endpoint": "\(publisher.endpoint)"])
         var routes = Routes()
         routes.observeWrites { op in publisher.announce(op) }
+        routes.translateFailures(RecipeStore.reply(for:during:))
         routes.addSystemOperations(service: "recipe-storage")
         routes.addStorageOperations(store: store, publishEndpoint: publisher.endpoint, announce: { op in publisher.announce(op) })
         server = try MessageServer(configuration: configuration.server, routes: routes, logger: logger)

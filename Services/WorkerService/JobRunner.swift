@@ -111,7 +111,7 @@ public actor JobRunner {
             return storageAway ? left : nil
         }
         if let notBegun {
-            logger.warning("recipe-storage is not reachable or is stopping: the import job pauses, and what it has not done stays pending for the next scan",
+            logger.warning("recipe-storage is not reachable, is stopping or has a full disk: the import job pauses, and what it has not done stays pending for the next scan",
                            metadata: ["job": "\(id)", "not begun": "\(notBegun)"])
         } else {
             logger.info("import job pass finished", metadata: ["job": "\(id)"])
@@ -121,12 +121,17 @@ public actor JobRunner {
     /// How one URL's turn ended, as far as the rest of the pass is concerned.
     private enum ItemTurn {
         case done
-        /// The storage did not answer, or is stopping: the URL stays pending, and so do the ones after it.
+        /// The storage did not answer, is stopping or has a full disk: the URL stays pending, and so do the ones after it.
         case storageAway
     }
 
-    private static func isStorageAway(_ error: any Error) -> Bool {
-        error is MessageClientError || (error as? ServiceError)?.code == .shuttingDown
+    /// The storage cannot take a job's work for now: it does not answer, is stopping, or its disk is full. The
+    /// job pauses with its URLs pending (a full disk would otherwise fail every URL left, and could not even
+    /// record that); the next scan goes on once the storage can write again.
+    static func isStorageAway(_ error: any Error) -> Bool {
+        if error is MessageClientError { return true }
+        guard let code = (error as? ServiceError)?.code else { return false }
+        return code == .shuttingDown || code == .storageFull
     }
 
     /// One item: begun in storage, `work` done, its result recorded. `work` gives the outcome, the
@@ -152,7 +157,7 @@ public actor JobRunner {
             result.recipeName = recipe?.name
             result.photoNote = photoNote
         } catch where isStorageAway(error) {
-            // Storage is away or stopping: the URL stays pending; the next scan retries it.
+            // Storage is away, stopping or full: the URL stays pending; the next scan retries it.
             return .storageAway
         } catch let error as ServiceError {
             result.state = .failed

@@ -27,6 +27,15 @@ public struct Routes: Sendable {
         writeObserver = observer
     }
 
+    private var failureTranslator: (@Sendable (_ error: any Error, _ op: String) -> ServiceError?)?
+
+    /// Lets `translator` turn a handler's failure that is not a `ServiceError` into the reply it should be —
+    /// a full disk, say, which the client should hear as such — instead of `internal_error` (when it returns
+    /// nil). Set it before adding the routes.
+    public mutating func translateFailures(_ translator: @escaping @Sendable (_ error: any Error, _ op: String) -> ServiceError?) {
+        failureTranslator = translator
+    }
+
     /// No operations yet.
     public init() {}
 
@@ -43,6 +52,7 @@ public struct Routes: Sendable {
         let encoder = WireJSONEncoder()
         let decoder = WireJSONDecoder()
         let observer = Op.isWrite ? writeObserver : nil
+        let translator = failureTranslator
         table[Op.name] = Route(isWrite: Op.isWrite, role: Op.role, touchesFiles: Op.touchesFiles, repliesInBulk: Op.repliesInBulk) { frame, context in
             do {
                 let body = try WireCodec.decodeRequestBody(Op.Request.self, from: frame, using: decoder)
@@ -61,7 +71,7 @@ public struct Routes: Sendable {
                 return [WireCodec.encodeError(id: context.requestID, error: error, using: encoder)]
             } catch {
                 context.logger.error("request failed", metadata: ["error": "\(error)"])
-                let failure = ServiceError(.internalError, "\(Op.name) failed: \(error)")
+                let failure = translator?(error, Op.name) ?? ServiceError(.internalError, "\(Op.name) failed: \(error)")
                 return [WireCodec.encodeError(id: context.requestID, error: failure, using: encoder)]
             }
         }

@@ -64,6 +64,9 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     /// incarnation behind the same endpoint, or its cursor for the peer is behind the page): nothing was applied;
     /// start the sync again from this replica's id and cursor.
     case syncRestart = "sync_restart"
+    /// A disk the service writes to is full (or the folder's quota is used up): the write was not done and nothing
+    /// of it was kept. Free space there and retry.
+    case storageFull = "storage_full"
     /// The service failed in a way the request could not cause; the message says what failed.
     case internalError = "internal_error"
 }

@@ -1,0 +1,101 @@
+import Foundation
+import GRDB
+import Messaging
+import RecipeModel
+import RecipeProtocol
+import TestScratch
+import Testing
+
+/// recipe-storage on a disk that fills up: a file system of a few megabytes of its own (tmpfs, mounted in a
+/// mount namespace of the storage's process, so the test needs no privileges beyond what `unshare` grants).
+@Suite("recipe-storage on a full disk", .serialized)
+struct FullDiskTests {
+    /// Whether this machine lets a process mount a file system of its own (root, or unprivileged user namespaces).
+    static let canMount: Bool = {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else { return false }
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        probe.arguments = ["--mount", "--map-root-user", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /tmp"]
+        probe.standardOutput = FileHandle.nullDevice
+        probe.standardError = FileHandle.nullDevice
+        guard (try? probe.run()) != nil else { return false }
+        probe.waitUntilExit()
+        return probe.terminationStatus == 0
+    }()
+
+    /// A recipe of about 60 KB.
+    static func bulky(_ name: String) -> RecipeDraft {
+        RecipeDraft(name: name, ingredients: [.init(text: "1 cup flour")],
+                    instructions: (0..<6).map { .init(text: "Stir \($0) " + String(repeating: "and stir again ", count: 650)) })
+    }
+
+    @Test("a full disk is refused as storage_full (exit 74) for recipes, photos and a backup; everything stored before stays whole and readable",
+          .enabled(if: canMount, "needs `unshare --mount --map-root-user` to give the storage a small disk of its own"))
+    func fullDisk() async throws {
+        let disk = Scratch.path("rv-small-disk"), backupDisk = Scratch.path("rv-small-backup")
+        for folder in [disk, backupDisk] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        // 3 MB for the data folder, 256 KB where the backup goes; seen only by the storage (and through /proc/PID/root).
+        let mounts = #"mount -t tmpfs -o size=3m tmpfs "$1" && mount -t tmpfs -o size=256k tmpfs "$2" && shift 2 && exec "$@""#
+        let storage = try ServiceProcess(path: "/usr/bin/unshare", [
+            "--mount", "--map-root-user", "sh", "-c", mounts, "sh", disk, backupDisk,
+            try ServiceProcess.executable("recipe-storage"), "--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*",
+            "--data", disk + "/data",
+        ])
+        let endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: "storage")
+        configuration.timeout = .seconds(20)
+        let client = try MessageClient(configuration: configuration)
+
+        var stored: [UUID] = []
+        var refusal: ServiceError?
+        for index in 0..<200 where refusal == nil {
+            do {
+                stored.append(try await client.call(RecipeOps.Create.self, .init(id: UUID(), recipe: Self.bulky("Stew \(index)"))).recipe.id)
+            } catch let error as ServiceError {
+                refusal = error
+            }
+        }
+        #expect(stored.count > 5, "the disk held some recipes first")
+        #expect(refusal?.code == .storageFull, "\(String(describing: refusal))")
+        #expect(refusal?.message.contains("recipe.create was not done: the disk recipe-storage writes to is full") == true)
+
+        // As a person sees it: a sentence and exit status 74, for a recipe and for a photo.
+        let add = try await recipes(["add", "--name", "One more", "--step", String(repeating: "Fold gently. ", count: 700)], storage: endpoint)
+        #expect(add.status == 74, "\(add.output)")
+        #expect(add.output.contains("is full") && add.output.contains("Free some space"), "\(add.output)")
+        let photo = Scratch.url("rv-photo", suffix: ".png")
+        var bytes = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+        bytes.append(contentsOf: (0..<1_500_000).map { UInt8(truncatingIfNeeded: $0 &* 7_919 >> 3) })
+        try bytes.write(to: photo)
+        let photoAdd = try await recipes(["photo", "add", stored[0].uuidString, photo.path], storage: endpoint)
+        #expect(photoAdd.status == 74, "\(photoAdd.output)")
+        #expect(photoAdd.output.contains("photo.add was not done"), "\(photoAdd.output)")
+
+        // Nothing already stored is lost or half-written, and the storage goes on answering.
+        for id in stored { #expect(try await client.call(RecipeOps.Get.self, .init(id: id)).recipe.instructions.count == 6) }
+        let list = try await recipes(["list", "--limit", "200", "--json"], storage: endpoint)
+        #expect(list.status == 0)
+        let names = try WireCodec.makeDecoder().decode(RecipePage.self, from: Data(list.output.utf8)).recipes.map(\.name)
+        #expect(!names.contains("One more") && names.filter { $0.hasPrefix("Stew ") }.count == stored.count)
+        let root = "/proc/\(storage.pid)/root"
+        let photos = try FileManager.default.subpathsOfDirectory(atPath: root + disk + "/data/photos")
+        #expect(!photos.contains { $0.hasSuffix(".tmp") }, "no half-written photo is left taking room: \(photos)")
+        // The database as a backup onto a disk with room copies it (SQLite's online backup): whole, and holding
+        // exactly the recipes that were acknowledged.
+        let copy = Scratch.path("rv-backup")
+        let saved = try await recipes(["backup", copy], storage: endpoint)
+        #expect(saved.status == 0, "\(saved.output)")
+        let database = try DatabaseQueue(path: copy + "/Recipes.sqlite")
+        #expect(try await database.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") } == ["ok"])
+        #expect(try await database.read { db in try String.fetchAll(db, sql: "SELECT id FROM recipes") }.count == stored.count)
+        try database.close()
+
+        // A backup onto a disk too small for it is refused the same way and leaves nothing to restore from by mistake.
+        let backup = try await recipes(["backup", backupDisk + "/copy"], storage: endpoint)
+        #expect(backup.status == 74, "\(backup.output)")
+        #expect(backup.output.contains("storage.backup was not done"), "\(backup.output)")
+        #expect(!FileManager.default.fileExists(atPath: root + backupDisk + "/copy"), "the partial backup is removed")
+        #expect(try await client.call(System.Health.self, Empty()).service == "recipe-storage")
+        _ = try await storage.stop()
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import GRDB
+import RecipeModel
+import RecipeProtocol
+@testable import RecipeStore
+import Testing
+
+@Suite("A full disk: said as such, and nothing stored is lost")
+struct FullDiskTests {
+    /// A recipe of about 60 KB: its steps need pages a full database does not have.
+    static func bulky(_ name: String) -> RecipeDraft {
+        RecipeDraft(name: name, ingredients: [.init(text: "1 cup flour")],
+                    instructions: (0..<6).map { .init(text: "Stir \($0) " + String(repeating: "and stir again ", count: 650)) })
+    }
+
+    @Test("SQLite's, a photo file's and Foundation's ways of saying the disk is full are storage_full; other failures are not")
+    func recognised() {
+        var photo = PhotoStorageError.system("cannot write a photo", errno: ENOSPC)
+        #expect(photo.description.hasPrefix("cannot write a photo: ") && photo.errno == ENOSPC)
+        let full: [any Error] = [
+            DatabaseError(resultCode: .SQLITE_FULL, message: "database or disk is full"),
+            photo,
+            PhotoStorageError.system("cannot sync a photo to disk", errno: EDQUOT),
+            CocoaError(.fileWriteOutOfSpace),
+            POSIXError(.ENOSPC),
+            NSError(domain: NSPOSIXErrorDomain, code: Int(ENOSPC)),
+        ]
+        for error in full {
+            let reply = RecipeStore.reply(for: error, during: "recipe.create")
+            #expect(reply?.code == .storageFull, "\(error)")
+            #expect(reply?.message.contains("recipe.create was not done: the disk recipe-storage writes to is full") == true)
+            #expect(reply?.message.contains("Free some space") == true)
+        }
+        photo.errno = EACCES
+        let other: [any Error] = [
+            DatabaseError(resultCode: .SQLITE_IOERR, message: "disk I/O error"), photo, PhotoStorageError("photo x is missing", lost: true),
+            CocoaError(.fileWriteNoPermission), POSIXError(.EIO),
+        ]
+        for error in other { #expect(RecipeStore.reply(for: error, during: "recipe.create") == nil, "\(error)") }
+    }
+
+    @Test("a create the full database cannot hold keeps nothing and loses nothing; once there is room, writes land again")
+    func fullDatabase() async throws {
+        try await withStore { store async throws in
+            var kept: [UUID] = []
+            for index in 0..<3 { kept.append(try await store.createRecipe(id: UUID(), Self.bulky("Kept \(index)")).recipe.id) }
+            // The file may not grow past the pages it has: SQLite answers as it does on a full disk.
+            try await store.pool.writeWithoutTransaction { db in
+                let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+                try db.execute(sql: "PRAGMA max_page_count = \(pages)")
+            }
+            let refused = UUID()
+            let error = await #expect(throws: DatabaseError.self) { try await store.createRecipe(id: refused, Self.bulky("Refused")) }
+            #expect(error.map { RecipeStore.reply(for: $0, during: "recipe.create")?.code } == .storageFull)
+            await #expect(throws: ServiceError.self) { try await store.recipe(refused) }
+            let page = try await store.listRecipes(RecipeListQuery(limit: 200))
+            #expect(Set(page.recipes.map(\.id)).isSuperset(of: kept))
+            #expect(!page.recipes.contains { $0.name == "Refused" }, "the refused recipe is not half there")
+            for id in kept { #expect(try await store.recipe(id).instructions.count == 6) }
+            #expect(try await store.searchRecipes("Refused", limit: 10).isEmpty, "nor in the search index")
+            #expect(try store.integrityCheck() == "ok")
+
+            try await store.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA max_page_count = 1073741823") }
+            let after = try await store.createRecipe(id: refused, Self.bulky("Refused"))
+            #expect(after.created && after.recipe.instructions.count == 6)
+        }
+    }
+}
