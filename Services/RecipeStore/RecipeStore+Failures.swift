@@ -33,3 +33,53 @@ extension RecipeStore {
         return false
     }
 }
+
+/// The store could not be opened in its data folder, said as a person can act on it: what is wrong with the folder
+/// and what to do, instead of SQLite's or Foundation's own words alone (which follow, for the record).
+public struct DataFolderError: Error, CustomStringConvertible {
+    public let folder: URL
+    public let underlying: any Error
+
+    public init(folder: URL, underlying: any Error) {
+        self.folder = folder
+        self.underlying = underlying
+    }
+
+    public var description: String {
+        "cannot open the data folder \(folder.path): \(reason). (\(Self.plain(underlying)))"
+    }
+
+    /// Why, as far as the folder and the error tell.
+    var reason: String {
+        let manager = FileManager.default
+        var isFolder: ObjCBool = false
+        let choose = "choose another with --data or RECIPES_DATA"
+        if manager.fileExists(atPath: folder.path, isDirectory: &isFolder), !isFolder.boolValue {
+            return "it is a file, not a folder; \(choose)"
+        }
+        if RecipeStore.isOutOfSpace(underlying) {
+            return "its disk is full; free some space there and start recipe-storage again"
+        }
+        // The nearest folder that exists: where recipe-storage must be able to write.
+        var existing = folder
+        while !manager.fileExists(atPath: existing.path), existing.path != "/" { existing = existing.deletingLastPathComponent() }
+        var system = statvfs()
+        if statvfs(existing.path, &system) == 0, system.f_flag & UInt(ST_RDONLY) != 0 {
+            return "it is on a read-only file system (a volume mounted read-only?); recipe-storage keeps Recipes.sqlite and the photos there and must write them; mount it read-write or \(choose)"
+        }
+        if access(existing.path, W_OK) != 0 {
+            return "recipe-storage (user id \(getuid())) may not write in \(existing.path); give it that folder (chown) or \(choose)"
+        }
+        if let error = underlying as? DatabaseError, [.SQLITE_NOTADB, .SQLITE_CORRUPT].contains(error.resultCode.primaryResultCode) {
+            return "\(RecipeVault.databaseFileName) there is not a database recipe-storage can read (damaged, or another program's file); move it aside and restore a backup into the folder (README, \"Backups\"), or start with an empty folder"
+        }
+        return "recipe-storage could not open it; \(choose)"
+    }
+
+    private static func plain(_ error: any Error) -> String {
+        if let error = error as? DatabaseError { return "SQLite: \(error.message ?? "\(error.resultCode)")" }
+        let bridged = error as NSError
+        if let underlying = bridged.userInfo[NSUnderlyingErrorKey] as? NSError { return underlying.localizedDescription }
+        return bridged.localizedDescription
+    }
+}

@@ -14,7 +14,13 @@ public struct StorageService: Sendable {
     /// Opens the store in the configured data folder, loads the samples when asked
     /// and the database is empty, and prepares the server (nothing is bound yet).
     public init(configuration: StorageConfiguration, logger: Logger) async throws {
-        store = try RecipeStore(folder: configuration.dataFolder)
+        do {
+            store = try RecipeStore(folder: configuration.dataFolder)
+        } catch let error as ServiceError {
+            throw error
+        } catch {
+            throw DataFolderError(folder: configuration.dataFolder, underlying: error)
+        }
         let settings = try store.durabilitySettings()
         logger.info("database open", metadata: [
             "path": "\(configuration.dataFolder.appendingPathComponent(RecipeVault.databaseFileName).path)",

@@ -32,6 +32,39 @@ struct StorageProcessTests {
         #expect(try await service.stop() == 0)
     }
 
+    @Test("a data folder it cannot use is named with what is wrong and what to do: a file, a file that is not a database, a read-only disk")
+    func unusableDataFolder() async throws {
+        func start(_ folder: String, wrapped: [String] = []) async throws -> (status: Int32?, printed: String) {
+            let storage = ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder]
+            let service = wrapped.isEmpty ? try ServiceProcess("recipe-storage", storage)
+                : try ServiceProcess(path: "/usr/bin/unshare", wrapped + [try ServiceProcess.executable("recipe-storage")] + storage)
+            let status = try await service.waitForExit(timeout: .seconds(30))
+            return (status, service.printed)
+        }
+        let file = Scratch.path("rv-not-a-folder")
+        try Data("notes".utf8).write(to: URL(fileURLWithPath: file))
+        let onFile = try await start(file)
+        #expect(onFile.status == 1)
+        #expect(onFile.printed.contains("cannot open the data folder \(file): it is a file, not a folder; choose another with --data or RECIPES_DATA"), "\(onFile.printed)")
+
+        let damaged = Scratch.path("rv-data")
+        try FileManager.default.createDirectory(atPath: damaged, withIntermediateDirectories: true)
+        try Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31 >> 2) }).write(to: URL(fileURLWithPath: damaged + "/Recipes.sqlite"))
+        let onDamaged = try await start(damaged)
+        #expect(onDamaged.status == 1)
+        #expect(onDamaged.printed.contains("Recipes.sqlite there is not a database recipe-storage can read"), "\(onDamaged.printed)")
+        #expect(onDamaged.printed.contains("restore a backup") && onDamaged.printed.contains("SQLite: file is not a database"))
+
+        if FullDiskTests.canMount {
+            let readOnly = Scratch.path("rv-read-only")
+            try FileManager.default.createDirectory(atPath: readOnly, withIntermediateDirectories: true)
+            let mount = #"mount -t tmpfs -o size=64k,ro tmpfs "$1" && shift && exec "$@""#
+            let onReadOnly = try await start(readOnly + "/data", wrapped: ["--mount", "--map-root-user", "sh", "-c", mount, "sh", readOnly])
+            #expect(onReadOnly.status == 1)
+            #expect(onReadOnly.printed.contains("it is on a read-only file system"), "\(onReadOnly.printed)")
+        }
+    }
+
     @Test("an endpoint it cannot bind is a clear error and a non-zero exit")
     func badEndpoint() async throws {
         let service = try ServiceProcess("recipe-storage", ["--bind", "tcp://no-such-interface-xyz:1", "--publish", "tcp://127.0.0.1:*", "--data", temporaryDataFolder()])

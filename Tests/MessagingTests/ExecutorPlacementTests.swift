@@ -77,8 +77,9 @@ struct ExecutorPlacementTests {
                 default: try await blockedClient.call(BlockLarge.self, .init(padding: String(repeating: "x", count: 70_000))).released
                 }
             }
-            // Only once the blocking handler runs: had the release come first, it would prove nothing.
-            for _ in 0..<500 where !gate.started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+            // Only once the blocking handler runs: had the release come first, it would prove nothing. (A reply of
+            // megabytes is made on the shared pool, which the other tests of a run can keep busy for many seconds.)
+            for _ in 0..<3_000 where !gate.started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
             #expect(gate.started.withLock { $0 })
             _ = try await releasingClient.call(Release.self, .init())
             // Had the blocked handler held the socket, the release could not have been read until it gave up.
@@ -119,7 +120,8 @@ struct ExecutorPlacementTests {
         routes.handle(WhereFiles.self) { _, _ in .init(thread: Thread.systemName) }
         routes.handle(WhereBulk.self) { _, _ in .init(thread: Thread.systemName) }
         try await withServer(routes) { endpoint in
-            let client = try makeClient(endpoint)
+            // Long enough for the shared pool, where the bulk reply is made, to have a thread free in a busy test run.
+            let client = try makeClient(endpoint, timeout: .seconds(30), attempts: 1)
             // Linux keeps 15 bytes of a thread's name: "zmq test-service" and "test-service files", cut.
             #expect(try await client.call(Where.self, .init()).thread == "zmq test-servic")
             #expect(try await client.call(WhereFiles.self, .init()).thread == "test-service fi")
