@@ -18,7 +18,7 @@ func errorCode(_ body: () async throws -> Void) async -> ErrorCode? {
     }
 }
 
-@Suite("Guarded fetching")
+@Suite("Guarded fetching", .onOwnThread)
 struct FetchTests {
     static let loopbackOnly = try! AllowList(["127.0.0.1"])
 

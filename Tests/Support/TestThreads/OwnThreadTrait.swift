@@ -10,8 +10,11 @@ import Testing
 /// waited: a client's 2 s reply timeout and a fetch's 30 s deadline passed with the reply already
 /// there. On threads of their own the kernel shares the cores between them and everything else.
 ///
-/// Not for tests that start servers or task groups: their child tasks would inherit the preference and
-/// run on this one thread, which is not how the services schedule them.
+/// And for suites that wait against the clock on work done elsewhere — a fetch from a local HTTP server,
+/// whose deadline NIO keeps on its own threads while the test's continuation waits for the pool.
+///
+/// Not for tests that start our servers or whose handlers block: their child tasks would inherit the
+/// preference and run on this one thread, which is not how the services schedule them.
 public struct OwnThreadTrait: SuiteTrait, TestTrait, TestScoping {
     public var isRecursive: Bool { true }
 
