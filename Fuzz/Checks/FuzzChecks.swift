@@ -294,6 +294,7 @@ public enum FuzzChecks {
         atexit { try? FileManager.default.removeItem(at: FuzzChecks.storageFolder) }
         let store = try! RecipeStore(folder: storageFolder)
         var routes = Routes()
+        routes.translateFailures(RecipeStore.reply(for:during:)) // as the storage service answers
         routes.addSystemOperations(service: "recipe-storage")
         routes.addStorageOperations(store: store)
         return Storage(store: store, routes: routes)
