@@ -140,8 +140,16 @@ extension RecipeStore {
         }
         do {
             try handle.write(contentsOf: bytes)
+        } catch where Self.isOutOfSpace(error) {
+            // A copy that no longer fits is removed whole: kept, it would hold the disk full (for up to an hour,
+            // until it counts as stale) and the storage could write nothing else. A later sync sends it again.
+            try? handle.close()
+            unlink(path)
+            incoming.take(id)?.check.cancel()
+            throw ServiceError(.storageFull,
+                "snapshot \(id.uuidString) does not fit: the disk recipe-storage writes to is full after \(size) bytes of it; what was received of it is removed. Free some space on the disk of the storage's data folder and sync again")
         } catch {
-            // Part of the bytes may be on disk (a full disk): cut them off, so the sender's retry from `size` fits.
+            // Part of the bytes may be on disk: cut them off, so the sender's retry from `size` fits.
             try? handle.truncate(atOffset: UInt64(size))
             throw error
         }

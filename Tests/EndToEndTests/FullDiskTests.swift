@@ -98,4 +98,40 @@ struct FullDiskTests {
         #expect(try await client.call(System.Health.self, Empty()).service == "recipe-storage")
         _ = try await storage.stop()
     }
+
+    @Test("a snapshot that does not fit is refused as storage_full and removed whole, so the disk has room again",
+          .enabled(if: canMount, "needs `unshare --mount --map-root-user` to give the storage a small disk of its own"))
+    func snapshotTooLarge() async throws {
+        let disk = Scratch.path("rv-small-disk")
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        let mount = #"mount -t tmpfs -o size=3m tmpfs "$1" && shift && exec "$@""#
+        let storage = try ServiceProcess(path: "/usr/bin/unshare", [
+            "--mount", "--map-root-user", "sh", "-c", mount, "sh", disk,
+            try ServiceProcess.executable("recipe-storage"), "--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*",
+            "--data", disk + "/data",
+        ])
+        let endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: "storage")
+        configuration.timeout = .seconds(20)
+        let client = try MessageClient(configuration: configuration)
+        // A peer sends an empty replica a copy of 8 MB, half a megabyte at a time.
+        let snapshot = UUID(), part = Data(repeating: 0x5A, count: 512 * 1_024)
+        var refusal: ServiceError?
+        for index in 0..<16 where refusal == nil {
+            do {
+                _ = try await client.send(SyncOps.SnapshotWrite.self, .init(snapshot: snapshot, offset: index * part.count, total: 16 * part.count),
+                                          frames: [part])
+            } catch let error as ServiceError {
+                refusal = error
+            }
+        }
+        #expect(refusal?.code == .storageFull, "\(String(describing: refusal))")
+        #expect(refusal?.message.contains("what was received of it is removed") == true, "\(String(describing: refusal))")
+        let incoming = "/proc/\(storage.pid)/root" + disk + "/data/incoming"
+        #expect(try FileManager.default.contentsOfDirectory(atPath: incoming).isEmpty, "the partial copy is gone")
+        // The room it took is free again: a recipe is stored.
+        let created = try await client.call(RecipeOps.Create.self, .init(id: UUID(), recipe: Self.bulky("After the snapshot")))
+        #expect(created.created)
+        _ = try await storage.stop()
+    }
 }
