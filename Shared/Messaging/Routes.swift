@@ -70,8 +70,13 @@ public struct Routes: Sendable {
             } catch let error as ServiceError {
                 return [WireCodec.encodeError(id: context.requestID, error: error, using: encoder)]
             } catch {
+                if let reply = translator?(error, Op.name) {
+                    // Not a fault of the service's own (a full disk): a warning, with the code the client was told.
+                    context.logger.warning("request refused", metadata: ["code": "\(reply.code.rawValue)", "error": "\(error)"])
+                    return [WireCodec.encodeError(id: context.requestID, error: reply, using: encoder)]
+                }
                 context.logger.error("request failed", metadata: ["error": "\(error)"])
-                let failure = translator?(error, Op.name) ?? ServiceError(.internalError, "\(Op.name) failed: \(error)")
+                let failure = ServiceError(.internalError, "\(Op.name) failed: \(error)")
                 return [WireCodec.encodeError(id: context.requestID, error: failure, using: encoder)]
             }
         }
