@@ -143,8 +143,7 @@ extension RecipeStore {
         } catch where Self.isOutOfSpace(error) {
             // A copy that no longer fits is removed whole: kept, it would hold the disk full (for up to an hour,
             // until it counts as stale) and the storage could write nothing else. A later sync sends it again.
-            try? handle.close()
-            unlink(path)
+            unlink(path) // the descriptor the deferred close lets go of is the file's last
             incoming.take(id)?.check.cancel()
             throw ServiceError(.storageFull,
                 "snapshot \(id.uuidString) does not fit: the disk recipe-storage writes to is full after \(size) bytes of it; what was received of it is removed. Free some space on the disk of the storage's data folder and sync again")

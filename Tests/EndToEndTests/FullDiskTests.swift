@@ -23,6 +23,23 @@ struct FullDiskTests {
         return probe.terminationStatus == 0
     }()
 
+    /// recipe-storage with its data folder in the first of `disks` (folder, tmpfs size), each a tmpfs of that size
+    /// mounted in the storage's own mount namespace: seen only by it, and by the test through /proc/PID/root.
+    static func storage(on disks: [(folder: String, size: String)]) async throws -> (ServiceProcess, String, MessageClient) {
+        for disk in disks { try FileManager.default.createDirectory(atPath: disk.folder, withIntermediateDirectories: true) }
+        let mounts = disks.enumerated().map { #"mount -t tmpfs -o size=\#($0.element.size) tmpfs "$\#($0.offset + 1)""# }
+        let script = (mounts + ["shift \(disks.count)", #"exec "$@""#]).joined(separator: " && ")
+        let storage = try ServiceProcess(path: "/usr/bin/unshare", [
+            "--mount", "--map-root-user", "sh", "-c", script, "sh"] + disks.map(\.folder) + [
+            try ServiceProcess.executable("recipe-storage"), "--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*",
+            "--data", disks[0].folder + "/data",
+        ])
+        let endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: "storage")
+        configuration.timeout = .seconds(20)
+        return (storage, endpoint, try MessageClient(configuration: configuration))
+    }
+
     /// A recipe of about 60 KB.
     static func bulky(_ name: String) -> RecipeDraft {
         RecipeDraft(name: name, ingredients: [.init(text: "1 cup flour")],
@@ -33,18 +50,8 @@ struct FullDiskTests {
           .enabled(if: canMount, "needs `unshare --mount --map-root-user` to give the storage a small disk of its own"))
     func fullDisk() async throws {
         let disk = Scratch.path("rv-small-disk"), backupDisk = Scratch.path("rv-small-backup")
-        for folder in [disk, backupDisk] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
-        // 3 MB for the data folder, 256 KB where the backup goes; seen only by the storage (and through /proc/PID/root).
-        let mounts = #"mount -t tmpfs -o size=3m tmpfs "$1" && mount -t tmpfs -o size=256k tmpfs "$2" && shift 2 && exec "$@""#
-        let storage = try ServiceProcess(path: "/usr/bin/unshare", [
-            "--mount", "--map-root-user", "sh", "-c", mounts, "sh", disk, backupDisk,
-            try ServiceProcess.executable("recipe-storage"), "--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*",
-            "--data", disk + "/data",
-        ])
-        let endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
-        var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: "storage")
-        configuration.timeout = .seconds(20)
-        let client = try MessageClient(configuration: configuration)
+        // 3 MB for the data folder, 256 KB where the backup goes.
+        let (storage, endpoint, client) = try await Self.storage(on: [(disk, "3m"), (backupDisk, "256k")])
 
         var stored: [UUID] = []
         var refusal: ServiceError?
@@ -103,17 +110,7 @@ struct FullDiskTests {
           .enabled(if: canMount, "needs `unshare --mount --map-root-user` to give the storage a small disk of its own"))
     func snapshotTooLarge() async throws {
         let disk = Scratch.path("rv-small-disk")
-        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-        let mount = #"mount -t tmpfs -o size=3m tmpfs "$1" && shift && exec "$@""#
-        let storage = try ServiceProcess(path: "/usr/bin/unshare", [
-            "--mount", "--map-root-user", "sh", "-c", mount, "sh", disk,
-            try ServiceProcess.executable("recipe-storage"), "--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*",
-            "--data", disk + "/data",
-        ])
-        let endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
-        var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: "storage")
-        configuration.timeout = .seconds(20)
-        let client = try MessageClient(configuration: configuration)
+        let (storage, _, client) = try await Self.storage(on: [(disk, "3m")])
         // A peer sends an empty replica a copy of 8 MB, half a megabyte at a time.
         let snapshot = UUID(), part = Data(repeating: 0x5A, count: 512 * 1_024)
         var refusal: ServiceError?
