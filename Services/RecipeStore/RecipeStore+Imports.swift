@@ -88,8 +88,8 @@ extension RecipeStore {
         return try await write { db in
             if try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM import_jobs WHERE id = ?"), arguments: [id.databaseText]) == nil {
                 let now = Self.now()
-                try db.execute(sql: "INSERT INTO import_jobs (id, createdAt, updatedAt) VALUES (?, ?, ?)",
-                               arguments: [id.databaseText, now, now])
+                try db.execute(sql: "INSERT INTO import_jobs (id, createdAt, updatedAt, total) VALUES (?, ?, ?, ?)",
+                               arguments: [id.databaseText, now, now, cleaned.count])
                 for (position, url) in cleaned.enumerated() {
                     try db.cachedStatement(sql: "INSERT INTO import_job_items (jobId, position, url) VALUES (?, ?, ?)")
                         .execute(arguments: [id.databaseText, position, url])
@@ -158,14 +158,19 @@ extension RecipeStore {
                     throw ServiceError(.invalidArgument, "\(missing.count) of the migration's entries were not staged (the first is entry \(missing[0] + 1), \"\(plan.entries[missing[0]].label.prefix(80))\"); send each entry with job.stage before job.create")
                 }
                 let now = Self.now()
-                try db.execute(sql: "INSERT INTO import_jobs (id, createdAt, updatedAt, migrationFormat, migrationSource) VALUES (?, ?, ?, ?, ?)",
-                               arguments: [id.databaseText, now, now, plan.format.rawValue, plan.source])
+                try db.execute(sql: """
+                    INSERT INTO import_jobs (id, createdAt, updatedAt, migrationFormat, migrationSource, total, failed) VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [id.databaseText, now, now, plan.format.rawValue, plan.source, plan.entries.count,
+                                     plan.entries.count { $0.refusal != nil }])
+                var finishNumber = 0
                 for (position, entry) in plan.entries.enumerated() {
                     if let refusal = entry.refusal {
+                        finishNumber += 1
                         try db.cachedStatement(sql: """
-                            INSERT INTO import_job_items (jobId, position, url, state, errorCode, errorMessage, finishedAt)
-                            VALUES (?, ?, ?, 'failed', ?, ?, ?)
-                            """).execute(arguments: [id.databaseText, position, entry.label, ErrorCode.unreadableEntry.rawValue, refusal, now])
+                            INSERT INTO import_job_items (jobId, position, url, state, errorCode, errorMessage, finishedAt, finishNumber)
+                            VALUES (?, ?, ?, 'failed', ?, ?, ?, ?)
+                            """).execute(arguments: [id.databaseText, position, entry.label, ErrorCode.unreadableEntry.rawValue, refusal, now,
+                                                     finishNumber])
                         try db.execute(sql: "DELETE FROM import_job_entries WHERE jobId = ? AND position = ?", arguments: [id.databaseText, position])
                     } else {
                         try db.cachedStatement(sql: "INSERT INTO import_job_items (jobId, position, url) VALUES (?, ?, ?)")
@@ -175,7 +180,8 @@ extension RecipeStore {
                 // Entries staged beyond the plan belong to nothing.
                 try db.execute(sql: "DELETE FROM import_job_entries WHERE jobId = ? AND position >= ?", arguments: [id.databaseText, plan.entries.count])
             }
-            return try Self.fetchJob(id, items: true, in: db)
+            // Without its items: a migration may have 50,000, more than one reply should carry (job.items pages them).
+            return try Self.fetchJob(id, items: false, in: db)
         }
     }
 
@@ -220,10 +226,11 @@ extension RecipeStore {
                     ? "the worker stopped \(attempts) times while migrating this entry and never finished it, so it was given up and the rest of the migration went on"
                     : "the worker stopped \(attempts) times while importing this address and never finished it, so it was given up and the rest of the batch went on; try it alone with `recipes import`, or save the page and use --html"
                 try db.execute(sql: """
-                    UPDATE import_job_items SET state = 'failed', errorCode = ?, errorMessage = ?, finishedAt = ? WHERE jobId = ? AND position = ?
-                    """, arguments: [ErrorCode.internalError.rawValue, reason, now, jobID.databaseText, position])
+                    UPDATE import_job_items SET state = 'failed', errorCode = ?, errorMessage = ?, finishedAt = ?, finishNumber = ?
+                    WHERE jobId = ? AND position = ?
+                    """, arguments: [ErrorCode.internalError.rawValue, reason, now, try Self.countFinished(jobID, as: .failed, at: now, in: db),
+                                     jobID.databaseText, position])
                 try db.execute(sql: "DELETE FROM import_job_entries WHERE jobId = ? AND position = ?", arguments: [jobID.databaseText, position])
-                try db.execute(sql: "UPDATE import_jobs SET updatedAt = ? WHERE id = ?", arguments: [now, jobID.databaseText])
                 return false
             }
             try db.execute(sql: "UPDATE import_job_items SET attempts = attempts + 1 WHERE jobId = ? AND position = ?",
@@ -247,44 +254,79 @@ extension RecipeStore {
             }
             if row["state"] as String == "pending" {
                 let now = Self.now()
-                try db.execute(sql: """
+                try db.cachedStatement(sql: """
                     UPDATE import_job_items SET state = ?, outcome = ?, recipeId = ?, recipeName = ?, errorCode = ?, errorMessage = ?,
-                        photoNote = ?, finishedAt = ? WHERE jobId = ? AND position = ?
-                    """, arguments: [result.state.rawValue, result.outcome?.rawValue, result.recipeID?.databaseText, result.recipeName,
-                                     result.error?.code.rawValue, result.error?.message, result.photoNote, now,
-                                     jobID.databaseText, position])
+                        photoNote = ?, finishedAt = ?, finishNumber = ? WHERE jobId = ? AND position = ?
+                    """).execute(arguments: [result.state.rawValue, result.outcome?.rawValue, result.recipeID?.databaseText, result.recipeName,
+                                             result.error?.code.rawValue, result.error?.message, result.photoNote, now,
+                                             try Self.countFinished(jobID, as: result.state, at: now, in: db), jobID.databaseText, position])
                 // A migration entry's bytes are needed no more once it has a result.
                 try db.cachedStatement(sql: "DELETE FROM import_job_entries WHERE jobId = ? AND position = ?")
                     .execute(arguments: [jobID.databaseText, position])
-                try db.execute(sql: "UPDATE import_jobs SET updatedAt = ? WHERE id = ?", arguments: [now, jobID.databaseText])
             }
             return try Self.fetchJob(jobID, items: false, in: db)
         }
     }
 
+    /// One page of a job's items (`job.items`): by position, or in the order they finished.
+    public func jobItems(jobID: UUID, view: JobOps.Items.View, from: Int, limit: Int) async throws -> JobOps.Items.Response {
+        guard (1...JobOps.Items.maxLimit).contains(limit) else {
+            throw ServiceError(.invalidArgument, "limit is \(limit); it must be 1 to \(JobOps.Items.maxLimit)")
+        }
+        guard from >= 0 else {
+            throw ServiceError(.invalidArgument, "from is \(from); it must be 0 or more (a position, or for view finished a finish number)")
+        }
+        return try await pool.read { db in
+            let job = try Self.fetchJob(jobID, items: false, in: db)
+            let (key, condition) = switch view {
+            case .all: ("position", "position >= ?")
+            case .pending: ("position", "state = 'pending' AND position >= ?")
+            case .finished: ("finishNumber", "finishNumber >= ?")
+            }
+            let rows = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT * FROM import_job_items WHERE jobId = ? AND \(condition) ORDER BY \(key) LIMIT ?
+                """), arguments: [jobID.databaseText, from, limit + 1])
+            let page = rows.prefix(limit)
+            let next = page.last.map { ($0[key] as Int) + 1 } ?? from
+            return .init(job: job, items: page.map(Self.jobItem), next: next, more: rows.count > limit)
+        }
+    }
+
+    /// Counts one more item of `jobID` finished as `state` (its counts are kept with the job); returns the item's
+    /// finish number: 1 for the first of the job to get its result, and so on.
+    static func countFinished(_ jobID: UUID, as state: ImportJob.Item.State, at now: Date, in db: Database) throws -> Int {
+        let imported = state == .imported ? 1 : 0
+        guard let number = try Int.fetchOne(db.cachedStatement(sql: """
+            UPDATE import_jobs SET imported = imported + ?, failed = failed + ?, updatedAt = ? WHERE id = ? RETURNING imported + failed
+            """), arguments: [imported, 1 - imported, now, jobID.databaseText]) else {
+            throw ServiceError(.notFound, "no import job has id \(jobID.uuidString); `recipes jobs` lists them")
+        }
+        return number
+    }
+
+    static func jobItem(_ item: Row) -> ImportJob.Item {
+        let code = (item["errorCode"] as String?).map { ErrorCode(rawValue: $0) ?? .internalError }
+        return ImportJob.Item(
+            position: item["position"], url: item["url"],
+            state: ImportJob.Item.State(rawValue: item["state"]) ?? .pending,
+            outcome: (item["outcome"] as String?).flatMap(ImportOutcome.init(rawValue:)),
+            recipeID: item.uuid("recipeId"), recipeName: item["recipeName"],
+            error: code.map { ServiceError($0, item["errorMessage"] ?? "") }, photoNote: item["photoNote"],
+            finishedAt: item["finishedAt"])
+    }
+
     static func fetchJob(_ id: UUID, items: Bool, in db: Database) throws -> ImportJob {
         guard let row = try Row.fetchOne(db.cachedStatement(sql: """
-            SELECT j.createdAt, j.updatedAt, j.migrationFormat, j.migrationSource, COUNT(i.position) AS total,
-                   SUM(i.state = 'imported') AS imported, SUM(i.state = 'failed') AS failed
-            FROM import_jobs j LEFT JOIN import_job_items i ON i.jobId = j.id WHERE j.id = ? GROUP BY j.id
+            SELECT createdAt, updatedAt, migrationFormat, migrationSource, total, imported, failed FROM import_jobs WHERE id = ?
             """), arguments: [id.databaseText]) else {
             throw ServiceError(.notFound, "no import job has id \(id.uuidString); `recipes jobs` lists them")
         }
-        let total: Int = row["total"], imported: Int = row["imported"] ?? 0, failed: Int = row["failed"] ?? 0
-        let state: ImportJob.State = imported + failed == total ? .done : imported + failed == 0 ? .queued : .running
+        let total: Int = row["total"], imported: Int = row["imported"], failed: Int = row["failed"]
+        let state = ImportJob.state(total: total, imported: imported, failed: failed)
         var list: [ImportJob.Item]?
         if items {
             list = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM import_job_items WHERE jobId = ? ORDER BY position"),
-                                    arguments: [id.databaseText]).map { item in
-                let code = (item["errorCode"] as String?).map { ErrorCode(rawValue: $0) ?? .internalError }
-                return ImportJob.Item(
-                    position: item["position"], url: item["url"],
-                    state: ImportJob.Item.State(rawValue: item["state"]) ?? .pending,
-                    outcome: (item["outcome"] as String?).flatMap(ImportOutcome.init(rawValue:)),
-                    recipeID: item.uuid("recipeId"), recipeName: item["recipeName"],
-                    error: code.map { ServiceError($0, item["errorMessage"] ?? "") }, photoNote: item["photoNote"],
-                    finishedAt: item["finishedAt"])
-            }
+                                    arguments: [id.databaseText]).map(jobItem)
         }
         let migration = (row["migrationFormat"] as String?).flatMap(MigrationFormat.init(rawValue:)).map {
             ImportJob.Origin(format: $0, source: row["migrationSource"] ?? "")

@@ -160,7 +160,7 @@ struct Jobs: AsyncParsableCommand {
                 })
             }
             let id = try await Self.resolve(job, using: storage)
-            var found = try await storage.call(JobOps.Get.self, ByID(id: id))
+            var found = try await JobProgress.wholeJob(id, using: storage)
             if wait && found.state != .done { found = try await JobProgress(connection: connection).follow(found) }
             if connection.json { return try Output.json(found) }
             print(Output.bold("Job \(Output.shortID(found.id))") + "  \(found.state.rawValue), \(found.imported + found.failed) of \(found.total) done")
@@ -198,18 +198,22 @@ struct JobProgress {
 
     init(connection: ConnectionOptions) { self.connection = connection }
 
+    /// Follows `job` until it is done; returns it with every item. Each look reads only what finished since the
+    /// one before (`job.items`, view finished): a migration of 50,000 entries is never read whole again and again.
     func follow(_ job: ImportJob) async throws -> ImportJob {
         let storage = try connection.storageClient()
-        var reported = Set<Int>()
+        var finishedItems: [ImportJob.Item] = []
+        var cursor = 0
         var current = job
         var lastProgress = ContinuousClock.now
         var warned = false
         while true {
-            current = try await storage.call(JobOps.Get.self, ByID(id: job.id))
-            let finished = (current.items ?? []).filter { $0.state != .pending && !reported.contains($0.position) }
-            if !finished.isEmpty { lastProgress = .now }
-            for item in finished {
-                reported.insert(item.position)
+            let page = try await storage.call(JobOps.Items.self, .init(jobID: job.id, view: .finished, from: cursor, limit: JobOps.Items.maxLimit))
+            current = page.job
+            cursor = page.next
+            finishedItems += page.items
+            if !page.items.isEmpty { lastProgress = .now }
+            for item in page.items {
                 guard !connection.json else { continue }
                 clearBar()
                 switch item.state {
@@ -218,8 +222,11 @@ struct JobProgress {
                 case .pending: break
                 }
             }
+            // The rest of what finished is read before the job counts as done or the bar is drawn.
+            if page.more { continue }
             if current.state == .done {
                 clearBar()
+                current.items = finishedItems.sorted { $0.position < $1.position }
                 return current
             }
             if !warned && ContinuousClock.now - lastProgress > .seconds(60) {
@@ -229,6 +236,27 @@ struct JobProgress {
             }
             drawBar(current)
             try await Task.sleep(for: .milliseconds(250))
+        }
+    }
+
+    /// A job with every item, read a page at a time (one reply could not carry a large migration's).
+    static func wholeJob(_ id: UUID, using storage: MessageClient) async throws -> ImportJob {
+        var items: [ImportJob.Item] = []
+        var from = 0
+        while true {
+            let page = try await storage.call(JobOps.Items.self, .init(jobID: id, view: .all, from: from, limit: JobOps.Items.maxLimit))
+            items += page.items
+            from = page.next
+            guard page.more else {
+                // The counts are those of the items shown: some may have finished while the pages were read.
+                var job = page.job
+                job.imported = items.count { $0.state == .imported }
+                job.failed = items.count { $0.state == .failed }
+                job.total = items.count
+                job.state = ImportJob.state(total: job.total, imported: job.imported, failed: job.failed)
+                job.items = items
+                return job
+            }
         }
     }
 

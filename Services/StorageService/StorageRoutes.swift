@@ -93,6 +93,9 @@ extension Routes {
             Reply(.init(entry: FrameReference(frame: 1)), frames: [try await store.jobEntry(jobID: request.jobID, position: request.position)])
         }
         handle(JobOps.Get.self) { request, _ in try await store.job(request.id) }
+        handle(JobOps.Items.self) { request, _ in
+            try await store.jobItems(jobID: request.jobID, view: request.view ?? .all, from: request.from ?? 0, limit: request.limit ?? 500)
+        }
         handle(JobOps.List.self) { request, _ in
             .init(jobs: try await store.jobs(unfinished: request.unfinished ?? false, limit: request.limit ?? 50))
         }

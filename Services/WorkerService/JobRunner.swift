@@ -67,27 +67,27 @@ public actor JobRunner {
 
     private func finished(_ id: UUID) { running.remove(id) }
 
-    /// Imports a job's pending URLs, at most `concurrency` at a time.
+    /// Imports a job's pending URLs, at most `concurrency` at a time. They are read from storage a page at a time
+    /// as the pass goes (a migration may hold 50,000 entries, more than one reply carries).
     private func run(_ id: UUID) async {
-        let job: ImportJob
+        var pending = PendingItems(jobID: id, storage: storage)
+        let first: ImportJob.Item?
         do {
-            job = try await storage.call(JobOps.Get.self, ByID(id: id))
+            first = try await pending.next()
         } catch {
             logger.warning("could not read import job; will try again", metadata: ["job": "\(id)", "error": "\(error)"])
             return
         }
-        let pending = (job.items ?? []).filter { $0.state == .pending }
+        guard let first, let job = pending.job else { return }
         let importer = importer, migrator = migrator, storage = storage, logger = logger, slots = slots
         let migrating = job.migration != nil
         // When the storage goes away the pass stops taking URLs: each would wait out the client's tries for nothing
         // and say so in a line of its own (a 1,000-URL job, a storage restarting: hours of retries, a line per URL).
         // What was not begun stays pending, and the next scan resumes the job.
-        let notBegun = await withTaskGroup(of: ItemTurn.self) { group -> Int? in
-            var queue = pending.makeIterator()
-            var left = pending.count
-            func next() -> Bool {
-                guard let item = queue.next() else { return false }
-                left -= 1
+        let stopped = await withTaskGroup(of: ItemTurn.self) { group -> String? in
+            var begun = 0
+            func add(_ item: ImportJob.Item) {
+                begun += 1
                 group.addTask {
                     await slots.withSlot {
                         await Self.process(item, of: id, storage: storage, logger: logger) { item in
@@ -100,21 +100,60 @@ public actor JobRunner {
                         }
                     }
                 }
-                return true
             }
-            for _ in 0..<concurrency where !next() { break }
+            add(first)
+            // A page storage does not give stops the pass as a storage away does.
             var storageAway = false
+            for _ in 1..<concurrency {
+                guard let item = try? await pending.next() else {
+                    storageAway = !pending.atEnd
+                    break
+                }
+                add(item)
+            }
             while let turn = await group.next() {
                 if turn == .storageAway { storageAway = true }
-                if !storageAway { _ = next() }
+                guard !storageAway else { continue }
+                if let item = try? await pending.next() { add(item) } else if !pending.atEnd { storageAway = true }
             }
-            return storageAway ? left : nil
+            return storageAway ? "\(max(0, job.pending - begun))" : nil
         }
-        if let notBegun {
+        if let stopped {
             logger.warning("recipe-storage is not reachable, is stopping or has a full disk: the import job pauses, and what it has not done stays pending for the next scan",
-                           metadata: ["job": "\(id)", "not begun": "\(notBegun)"])
+                           metadata: ["job": "\(id)", "not begun": "\(stopped)"])
         } else {
             logger.info("import job pass finished", metadata: ["job": "\(id)"])
+        }
+    }
+
+    /// A job's pending items, read from storage a page at a time by position (`job.items`, view pending).
+    struct PendingItems {
+        let jobID: UUID
+        let storage: MessageClientPool
+        /// The job's state and counts, as of the first page.
+        private(set) var job: ImportJob?
+        private var page: [ImportJob.Item] = []
+        private var from = 0
+        private var more = true
+        static let pageSize = 200
+
+        init(jobID: UUID, storage: MessageClientPool) {
+            self.jobID = jobID
+            self.storage = storage
+        }
+
+        /// Every pending item was handed out.
+        var atEnd: Bool { page.isEmpty && !more }
+
+        mutating func next() async throws -> ImportJob.Item? {
+            if page.isEmpty && more {
+                let reply = try await storage.call(JobOps.Items.self, .init(jobID: jobID, view: .pending, from: from, limit: Self.pageSize))
+                if job == nil { job = reply.job }
+                page = reply.items.reversed()
+                from = reply.next
+                more = reply.more
+            }
+            return page.popLast()
         }
     }
 

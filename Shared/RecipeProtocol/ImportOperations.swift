@@ -116,6 +116,11 @@ public struct ImportJob: Codable, Sendable, Equatable {
 
     public var pending: Int { total - imported - failed }
 
+    /// Where a job of `total` items stands with `imported` and `failed` of them finished.
+    public static func state(total: Int, imported: Int, failed: Int) -> State {
+        imported + failed == total ? .done : imported + failed == 0 ? .queued : .running
+    }
+
     public init(id: UUID, createdAt: Date, updatedAt: Date, state: State, total: Int, imported: Int, failed: Int, items: [Item]?,
                 migration: Origin? = nil) {
         self.migration = migration
@@ -155,13 +160,63 @@ public enum JobOps {
         public typealias Response = ImportJob
     }
 
-    /// `job.get`: a job with every URL's result.
+    /// `job.get`: a job with every URL's result, in one reply (a large migration's is too large for one:
+    /// `job.items` reads it in pages).
     public enum Get: WireOperation {
         public static let name = "job.get"
         public static let repliesInBulk = true // grows with the collection
         public static let isWrite = false
         public typealias Request = ByID
         public typealias Response = ImportJob
+    }
+
+    /// `job.items`: one page of a job's items, with the job's counts. A job may hold 50,000 items, too many for
+    /// one reply, and a follower needs only what finished since it last looked: `all` and `pending` page by
+    /// position, `finished` in the order the items finished (each finished item has a finish number, 1, 2, …).
+    public enum Items: WireOperation {
+        public static let name = "job.items"
+        public static let isWrite = false
+        /// The most items one page may hold.
+        public static let maxLimit = 1_000
+        /// Which items, in which order.
+        public enum View: String, Codable, Sendable, CaseIterable {
+            /// Every item, by position.
+            case all
+            /// Items with no result yet, by position.
+            case pending
+            /// Items with a result, in the order they got it (by finish number).
+            case finished
+        }
+        public struct Request: Codable, Sendable, Equatable {
+            public var jobID: UUID
+            /// `all` when left out.
+            public var view: View?
+            /// The first position (`all`, `pending`) or finish number (`finished`) to include; 0 when left out.
+            public var from: Int?
+            /// 1 to 1000; 500 when left out.
+            public var limit: Int?
+            public init(jobID: UUID, view: View? = nil, from: Int? = nil, limit: Int? = nil) {
+                self.jobID = jobID
+                self.view = view
+                self.from = from
+                self.limit = limit
+            }
+        }
+        public struct Response: Codable, Sendable, Equatable {
+            /// The job's state and counts, without items.
+            public var job: ImportJob
+            public var items: [ImportJob.Item]
+            /// The `from` of the page after this one (for `finished`, also once more items finish).
+            public var next: Int
+            /// Whether the view held more items after this page when it was read.
+            public var more: Bool
+            public init(job: ImportJob, items: [ImportJob.Item], next: Int, more: Bool) {
+                self.job = job
+                self.items = items
+                self.next = next
+                self.more = more
+            }
+        }
     }
 
     /// `job.list`: jobs, newest first, without their items.

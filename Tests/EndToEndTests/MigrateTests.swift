@@ -1,5 +1,6 @@
 import Foundation
 import Messaging
+import RecipeMigration
 import RecipeModel
 import RecipeProtocol
 import TestImages
@@ -126,6 +127,54 @@ struct MigrateTests {
         let pie = try await details("Phone Photo Pie", services.storageEndpoint)
         #expect(pie.recipe.photos.count == 1 && pie.recipe.photos[0].byteCount <= RecipeVault.maxPhotoBytes)
         #expect(try await details("Half a Photo Tart", services.storageEndpoint).recipe.photos.isEmpty)
+        _ = try await worker.stop()
+        await services.stop()
+    }
+
+    @Test("the largest migration (50,000 entries, too many for one reply): the worker migrates it and recipes jobs follows and shows it, page by page")
+    func largestMigration() async throws {
+        let services = try await Services()
+        let (worker, endpoint) = try await services.startWorker()
+        let client = try services.client(endpoint, timeout: .seconds(60))
+        let id = UUID.timeOrdered()
+        // Three entries to migrate, far apart so each lies on a page of its own; the rest were refused by the sender
+        // (as the CLI refuses an entry it cannot read), with names and reasons as long as a real export's can be.
+        let real = [0, 20_000, JobOps.maxEntries - 1]
+        for (index, position) in real.enumerated() {
+            let json = try JSONSerialization.data(withJSONObject: ["uid": "BIG-\(index)", "name": "Big Migration \(index)",
+                                                                   "ingredients": "1 egg", "directions": "Cook it."])
+            let entry = MigrationEntry(label: "\(index).paprikarecipe", format: .paprika, files: [.init(name: "\(index).paprikarecipe", data: json)])
+            _ = try await client.send(MigrateOps.Stage.self, .init(jobID: id, position: position), frames: [entry.encoded()])
+        }
+        let padding = String(repeating: "x", count: 100)
+        let entries = (0..<JobOps.maxEntries).map { position in
+            real.contains(position) ? MigrationEntryInfo(label: "\(position).paprikarecipe")
+                : MigrationEntryInfo(label: "\(position) \(padding).paprikarecipe", refusal: "entry \(position) could not be read: \(padding)")
+        }
+        let started = try await client.call(MigrateOps.Start.self, .init(id: id, plan: .init(format: .paprika, source: "a test export", entries: entries)))
+        #expect(started.total == JobOps.maxEntries && started.items == nil, "the reply to the start carries the counts, not 50,000 items")
+
+        // The premise: the job as a whole is more than one reply may carry.
+        let storage = try services.client(services.storageEndpoint, timeout: .seconds(60))
+        do {
+            _ = try await storage.call(JobOps.Get.self, ByID(id: id))
+            Issue.record("job.get of 50,000 long items fit in one reply; the test no longer shows what it is for")
+        } catch let error as ServiceError {
+            #expect(error.code == .messageTooLarge, "\(error)")
+        }
+
+        let followed = try await recipes(["jobs", String(id.uuidString.prefix(8)), "--wait", "--json"], storage: services.storageEndpoint)
+        #expect(followed.status == 0, "\(followed.output.suffix(2_000))")
+        let job = try WireCodec.makeDecoder().decode(ImportJob.self, from: Data(followed.output.utf8))
+        #expect(job.state == .done && job.imported == 3 && job.failed == JobOps.maxEntries - 3)
+        #expect(job.items?.map(\.position) == Array(0..<JobOps.maxEntries), "every item once, in order")
+        #expect(real.map { job.items?[$0].recipeName } == ["Big Migration 0", "Big Migration 1", "Big Migration 2"])
+        let list = try await storage.call(RecipeOps.List.self, RecipeListQuery(limit: 10))
+        #expect(Set(list.recipes.map(\.name)) == ["Big Migration 0", "Big Migration 1", "Big Migration 2"])
+
+        let shown = try await recipes(["jobs", id.uuidString], storage: services.storageEndpoint)
+        #expect(shown.status == 0 && shown.output.contains("done, 50000 of 50000 done") && shown.output.contains("Big Migration 2"),
+                "\(shown.output.prefix(2_000))")
         _ = try await worker.stop()
         await services.stop()
     }

@@ -33,6 +33,83 @@ struct ImportStoreTests {
         }
     }
 
+    @Test("job.items: every item or the pending ones by position, the finished ones in the order they finished, a page at a time")
+    func jobItemPages() async throws {
+        try await withStore { store async throws in
+            let urls = (0..<5).map { "https://a.example/\($0)" }
+            let job = try await store.createJob(id: UUID(), urls: urls)
+            func finish(_ position: Int) async throws {
+                _ = try await store.recordJobItem(jobID: job.id, position: position,
+                                                  result: .init(position: position, url: urls[position], state: .imported, outcome: .created))
+            }
+            let none = try await store.jobItems(jobID: job.id, view: .finished, from: 0, limit: 10)
+            #expect(none.items.isEmpty && none.next == 0 && !none.more && none.job.state == .queued && none.job.items == nil)
+            for position in [3, 0, 4] { try await finish(position) }
+            // Finished: in the order they finished, from a cursor that carries on where the last page stopped.
+            let first = try await store.jobItems(jobID: job.id, view: .finished, from: 0, limit: 2)
+            #expect(first.items.map(\.position) == [3, 0] && first.more && first.job.imported == 3)
+            let second = try await store.jobItems(jobID: job.id, view: .finished, from: first.next, limit: 2)
+            #expect(second.items.map(\.position) == [4] && !second.more)
+            let idle = try await store.jobItems(jobID: job.id, view: .finished, from: second.next, limit: 2)
+            #expect(idle.items.isEmpty && idle.next == second.next && !idle.more)
+            try await finish(1)
+            #expect(try await store.jobItems(jobID: job.id, view: .finished, from: idle.next, limit: 2).items.map(\.position) == [1],
+                    "what finishes later is found from the same cursor")
+            // A URL given up after two begun tries finishes too, and takes the next number.
+            #expect(try await store.startJobItem(jobID: job.id, position: 2))
+            #expect(try await store.startJobItem(jobID: job.id, position: 2))
+            #expect(try await store.startJobItem(jobID: job.id, position: 2) == false)
+            let givenUp = try await store.jobItems(jobID: job.id, view: .finished, from: idle.next + 1, limit: 2)
+            #expect(givenUp.items.map(\.position) == [2] && givenUp.items.first?.state == .failed && givenUp.job.state == .done)
+
+            // All and pending: by position.
+            let all = try await store.jobItems(jobID: job.id, view: .all, from: 0, limit: 3)
+            #expect(all.items.map(\.position) == [0, 1, 2] && all.next == 3 && all.more)
+            let rest = try await store.jobItems(jobID: job.id, view: .all, from: all.next, limit: 3)
+            #expect(rest.items.map(\.position) == [3, 4] && !rest.more)
+            let other = try await store.createJob(id: UUID(), urls: urls)
+            _ = try await store.recordJobItem(jobID: other.id, position: 1, result: .init(position: 1, url: urls[1], state: .failed,
+                                                                                      error: ServiceError(.fetchFailed, "gone")))
+            let pending = try await store.jobItems(jobID: other.id, view: .pending, from: 0, limit: 2)
+            #expect(pending.items.map(\.position) == [0, 2] && pending.more && pending.items.allSatisfy { $0.state == .pending })
+            #expect(try await store.jobItems(jobID: other.id, view: .pending, from: pending.next, limit: 2).items.map(\.position) == [3, 4])
+            #expect(try await store.jobItems(jobID: other.id, view: .finished, from: 0, limit: 9).items.first?.error?.message == "gone",
+                    "each job numbers its own")
+
+            // The counts kept with each job are those of its items.
+            for id in [job.id, other.id] {
+                let items = try await store.jobItems(jobID: id, view: .all, from: 0, limit: 10)
+                #expect(items.job.total == items.items.count && items.job.imported == items.items.count { $0.state == .imported }
+                        && items.job.failed == items.items.count { $0.state == .failed })
+            }
+            #expect(try await store.jobs(unfinished: true, limit: 10).map(\.id) == [other.id])
+
+            for (limit, from) in [(0, 0), (1_001, 0), (10, -1)] {
+                await #expect(throws: ServiceError.self) { try await store.jobItems(jobID: job.id, view: .all, from: from, limit: limit) }
+            }
+            await #expect(throws: ServiceError(.notFound, "no import job has id \(UUID(uuidString: "00000000-0000-4000-8000-000000000000")!.uuidString); `recipes jobs` lists them")) {
+                try await store.jobItems(jobID: UUID(uuidString: "00000000-0000-4000-8000-000000000000")!, view: .all, from: 0, limit: 10)
+            }
+        }
+    }
+
+    @Test("a migration's entries refused by the sender are finished from the start, in order; its creation replies without items")
+    func migrationRefusalsFinishFirst() async throws {
+        try await withStore { store async throws in
+            let id = UUID()
+            try await store.stageJobEntry(jobID: id, position: 1, bytes: Data("entry".utf8))
+            let plan = MigrationPlan(format: .paprika, source: "export", entries: [
+                .init(label: "a", refusal: "damaged"), .init(label: "b"), .init(label: "c", refusal: "too large")])
+            let created = try await store.createMigration(id: id, plan: plan)
+            #expect(created.items == nil && created.total == 3 && created.failed == 2)
+            let finished = try await store.jobItems(jobID: id, view: .finished, from: 0, limit: 10)
+            #expect(finished.items.map(\.position) == [0, 2] && finished.next == 3)
+            #expect(try await store.jobItems(jobID: id, view: .pending, from: 0, limit: 10).items.map(\.url) == ["b"])
+            _ = try await store.recordJobItem(jobID: id, position: 1, result: .init(position: 1, url: "b", state: .imported, outcome: .created))
+            #expect(try await store.jobItems(jobID: id, view: .finished, from: finished.next, limit: 10).items.map(\.position) == [1])
+        }
+    }
+
     @Test("saving an imported page again updates its recipe and keeps the user's fields")
     func saveImported() async throws {
         try await withStore { store async throws in

@@ -7,6 +7,42 @@ import Testing
 
 @Suite("Schema, migrations and durability")
 struct SchemaTests {
+    @Test("jobs finished before items had finish numbers are numbered by when each item finished")
+    func finishNumbersOnUpgrade() async throws {
+        try await withFolder { folder async throws in
+            let path = folder.appendingPathComponent(RecipeVault.databaseFileName).path
+            let job = "44444444-4444-4444-8444-444444444444", other = "55555555-5555-4555-8555-555555555555"
+            do {
+                let old = try DatabaseQueue(path: path)
+                try Migrations.migrator.migrate(old, upTo: "v16 migrations from other apps")
+                try await old.write { db in
+                    try db.execute(sql: """
+                        INSERT INTO import_jobs (id, createdAt, updatedAt) VALUES
+                            ('\(job)', '2026-01-01 10:00:00.000', '2026-01-01 10:05:00.000'),
+                            ('\(other)', '2026-01-02 10:00:00.000', '2026-01-02 10:00:00.000');
+                        INSERT INTO import_job_items (jobId, position, url, state, finishedAt) VALUES
+                            ('\(job)', 0, 'https://a.example/0', 'imported', '2026-01-01 10:03:00.000'),
+                            ('\(job)', 1, 'https://a.example/1', 'failed', '2026-01-01 10:01:00.000'),
+                            ('\(job)', 2, 'https://a.example/2', 'pending', NULL),
+                            ('\(job)', 3, 'https://a.example/3', 'imported', '2026-01-01 10:02:00.000'),
+                            ('\(other)', 0, 'https://b.example/0', 'imported', '2026-01-02 10:01:00.000');
+                        """)
+                }
+                try old.close()
+            }
+            let store = try RecipeStore(folder: folder)
+            defer { try? store.close() }
+            let page = try await store.jobItems(jobID: UUID(uuidString: job)!, view: .finished, from: 0, limit: 10)
+            #expect(page.items.map(\.position) == [1, 3, 0] && page.next == 4)
+            #expect(page.job.total == 4 && page.job.imported == 2 && page.job.failed == 1 && page.job.state == .running, "the counts kept with the job")
+            _ = try await store.recordJobItem(jobID: UUID(uuidString: job)!, position: 2,
+                                              result: .init(position: 2, url: "https://a.example/2", state: .imported, outcome: .created))
+            let last = try await store.jobItems(jobID: UUID(uuidString: job)!, view: .finished, from: page.next, limit: 10)
+            #expect(last.items.map(\.position) == [2] && last.job.state == .done && last.job.imported == 3)
+            #expect(try await store.jobItems(jobID: UUID(uuidString: other)!, view: .finished, from: 0, limit: 10).next == 2)
+        }
+    }
+
     @Test("a file at the first schema version, with data, upgrades with the data intact")
     func upgradeFromV1() async throws {
         try await withFolder { folder async throws in
