@@ -11,9 +11,25 @@ extension RecipeStore {
     /// and Foundation's file writes each say in their own way. A write that fails so keeps nothing: SQLite rolls
     /// its transaction back, and a photo's file is written aside and moved into place only once whole.
     public static func reply(for error: any Error, during op: String) -> ServiceError? {
-        guard isOutOfSpace(error) else { return nil }
-        return ServiceError(.storageFull,
-            "\(op) was not done: the disk recipe-storage writes to is full (no space left on the device); nothing of it was kept. Free some space on the disk of the storage's data folder (or of the folder named in the request) and try again")
+        if isOutOfSpace(error) {
+            return ServiceError(.storageFull,
+                "\(op) was not done: the disk recipe-storage writes to is full (no space left on the device); nothing of it was kept. Free some space on the disk of the storage's data folder (or of the folder named in the request) and try again")
+        }
+        if isLockedByAnotherProgram(error) {
+            return ServiceError(.storageLocked, "\(op) was not done: \(lockedDatabase); nothing of it was kept. \(lockedAdvice), and try again")
+        }
+        return nil
+    }
+
+    static let lockedDatabase = "another program holds \(RecipeVault.databaseFileName) locked for writing and did not let go within 5 seconds"
+    static let lockedAdvice = "Close what holds it open with changes not yet written (an sqlite3 shell in a transaction, a database browser with unsaved edits, a tool copying or rewriting the file)"
+
+    /// Whether `error` is SQLite's "database is locked": a write lock held by another connection for longer than the
+    /// busy timeout. The storage's own connections take turns (one writer; readers never block it in WAL mode),
+    /// so the holder is another program.
+    static func isLockedByAnotherProgram(_ error: any Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        return error.resultCode.primaryResultCode == .SQLITE_BUSY
     }
 
     /// Whether `error` says that a disk is full, or a quota used up.
@@ -59,6 +75,9 @@ public struct DataFolderError: Error, CustomStringConvertible {
         }
         if RecipeStore.isOutOfSpace(underlying) {
             return "its disk is full; free some space there and start recipe-storage again"
+        }
+        if RecipeStore.isLockedByAnotherProgram(underlying) {
+            return "\(RecipeStore.lockedDatabase). \(RecipeStore.lockedAdvice), then start recipe-storage again"
         }
         // The nearest folder that exists: where recipe-storage must be able to write.
         var existing = folder

@@ -122,7 +122,7 @@ enum ExitStatus {
         case .notFound: notFound
         case .conflict, .syncRestart: conflict
         case .starterReadOnly: readOnly
-        case .shuttingDown, .busy: unavailable
+        case .shuttingDown, .busy, .storageLocked: unavailable
         case .storageFull: ioError
         case .forbidden: refusedKeys
         case .messageTooLarge, .requestIDReused: refused

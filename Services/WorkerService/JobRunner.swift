@@ -164,13 +164,14 @@ public actor JobRunner {
         case storageAway
     }
 
-    /// The storage cannot take a job's work for now: it does not answer, is stopping, or its disk is full. The
+    /// The storage cannot take a job's work for now: it does not answer, is stopping, its disk is full or another
+    /// program holds its database locked. The
     /// job pauses with its URLs pending (a full disk would otherwise fail every URL left, and could not even
     /// record that); the next scan goes on once the storage can write again.
     static func isStorageAway(_ error: any Error) -> Bool {
         if error is MessageClientError { return true }
         guard let code = (error as? ServiceError)?.code else { return false }
-        return code == .shuttingDown || code == .storageFull
+        return code == .shuttingDown || code == .storageFull || code == .storageLocked
     }
 
     /// One item: begun in storage, `work` done, its result recorded. `work` gives the outcome, the

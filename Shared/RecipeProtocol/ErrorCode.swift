@@ -67,6 +67,9 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     /// A disk the service writes to is full (or the folder's quota is used up): the write was not done and nothing
     /// of it was kept. Free space there and retry.
     case storageFull = "storage_full"
+    /// Another program holds the storage's database locked for writing (an SQLite shell or browser with unsaved
+    /// changes, say) and did not let go within 5 seconds: the write was not done. Retry once it lets go.
+    case storageLocked = "storage_locked"
     /// The service failed in a way the request could not cause; the message says what failed.
     case internalError = "internal_error"
 }

@@ -65,6 +65,53 @@ struct StorageProcessTests {
         }
     }
 
+    @Test("another program holding the database locked: writes are refused with storage_locked and what to do, reads go on, writes work once it lets go")
+    func lockedByAnotherProgram() async throws {
+        let folder = temporaryDataFolder()
+        let service = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder])
+        let endpoint = try await service.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        let first = try await recipes(["add", "--name", "Before the lock", "--ingredient", "1 egg"], storage: endpoint)
+        #expect(first.status == 0, "\(first.output)")
+        // Another program (Python's sqlite3, as a database browser would) begins a write and keeps it open.
+        let script = """
+            import sqlite3, sys, time
+            db = sqlite3.connect(sys.argv[1], isolation_level=None)
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("UPDATE recipes SET title = 'Edited elsewhere'")
+            print("holding the lock", flush=True)
+            time.sleep(300)
+            """
+        let holder = try ServiceProcess(path: "/usr/bin/env", ["python3", "-c", script, folder + "/Recipes.sqlite"])
+        _ = try await holder.waitForOutput("(holding the lock)")
+
+        let refused = try await recipes(["add", "--name", "During the lock", "--ingredient", "2 eggs"], storage: endpoint)
+        #expect(refused.status == 69, "\(refused.output)")
+        #expect(refused.output.contains("another program holds Recipes.sqlite locked for writing and did not let go within 5 seconds; nothing of it was kept"),
+                "\(refused.output)")
+        #expect(refused.output.contains("a database browser with unsaved edits"), "\(refused.output)")
+        let during = try await recipes(["list"], storage: endpoint)
+        #expect(during.status == 0 && during.output.contains("Before the lock"), "reads go on: \(during.output)")
+
+        _ = try await holder.stop(signal: SIGKILL)
+        let after = try await recipes(["add", "--name", "After the lock", "--ingredient", "3 eggs"], storage: endpoint)
+        #expect(after.status == 0, "\(after.output)")
+        let list = try await recipes(["list"], storage: endpoint)
+        #expect(list.output.contains("Before the lock") && list.output.contains("After the lock"), "\(list.output)")
+        #expect(!list.output.contains("During the lock") && !list.output.contains("Edited elsewhere"),
+                "neither the refused write nor the other program's unfinished one is there: \(list.output)")
+        _ = try await service.stop()
+
+        // Started while the other program holds the lock: one line that says so, and exit status 1.
+        let again = try ServiceProcess(path: "/usr/bin/env", ["python3", "-c", script, folder + "/Recipes.sqlite"])
+        _ = try await again.waitForOutput("(holding the lock)")
+        let blocked = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder])
+        let status = try await blocked.waitForExit(timeout: .seconds(60))
+        _ = try await again.stop(signal: SIGKILL)
+        #expect(status == 1, "\(blocked.printed)")
+        #expect(blocked.printed.contains("another program holds Recipes.sqlite locked for writing and did not let go within 5 seconds"),
+                "\(blocked.printed)")
+    }
+
     @Test("an endpoint it cannot bind is a clear error and a non-zero exit")
     func badEndpoint() async throws {
         let service = try ServiceProcess("recipe-storage", ["--bind", "tcp://no-such-interface-xyz:1", "--publish", "tcp://127.0.0.1:*", "--data", temporaryDataFolder()])

@@ -12,6 +12,7 @@ struct JobPauseTests {
             MessageClientError.unreachable(service: "storage", endpoint: "tcp://127.0.0.1:5555", attempts: 3, timeout: .seconds(2), hint: nil),
             ServiceError(.shuttingDown, "recipe-storage is shutting down"),
             ServiceError(.storageFull, "recipe.saveImported was not done: the disk recipe-storage writes to is full"),
+            ServiceError(.storageLocked, "job.record was not done: another program holds Recipes.sqlite locked for writing"),
         ]
         for error in away { #expect(JobRunner.isStorageAway(error), "\(error)") }
         let refused: [any Error] = [
