@@ -11,6 +11,7 @@ let targets = [
     ("fuzz-photo-intake", "Photos"),
     ("fuzz-migration", "Migration"),
     ("fuzz-snapshot-install", "SnapshotInstall"),
+    ("fuzz-storage-socket", "StorageSocket"),
 ]
 
 let package = Package(

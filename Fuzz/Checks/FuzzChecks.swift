@@ -281,7 +281,7 @@ public enum FuzzChecks {
 
     // MARK: Shared state
 
-    private struct Storage: Sendable {
+    struct Storage: Sendable {
         let store: RecipeStore
         let routes: Routes
     }
@@ -290,7 +290,7 @@ public enum FuzzChecks {
     private static let storageFolder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-fuzz-\(UUID().uuidString)")
 
     /// One store per fuzzing process, in a fresh temporary folder.
-    private static let storage: Storage = {
+    static let storage: Storage = {
         atexit { try? FileManager.default.removeItem(at: FuzzChecks.storageFolder) }
         let store = try! RecipeStore(folder: storageFolder)
         var routes = Routes()
@@ -300,7 +300,7 @@ public enum FuzzChecks {
         return Storage(store: store, routes: routes)
     }()
 
-    private static let quiet: Logger = {
+    static let quiet: Logger = {
         var logger = Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() })
         logger.logLevel = .critical
         return logger
@@ -320,7 +320,7 @@ public enum FuzzChecks {
     private static let thread = ThreadExecutor(name: "fuzz checks")
 
     /// Runs `work` to the end from synchronous code (libFuzzer calls in on its own thread).
-    private static func blocking<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
+    static func blocking<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
         let box = ResultBox<T>()
         let done = DispatchSemaphore(value: 0)
         Task(executorPreference: thread) {

@@ -32,6 +32,13 @@ struct CorpusReplayTests {
         await Self.replay(inputs, through: FuzzChecks.storageRequest)
     }
 
+    @Test("messages to a storage server's socket: the saved conversations, and every saved request sent as a message")
+    func storageSocket() async throws {
+        let inputs = try Self.inputs("storage-socket")
+        #expect(inputs.count >= 8, "the seed corpus holds delimited and plain requests, frame references, retried writes, too many frames")
+        await Self.replay(inputs + (try Self.inputs("storage-request")), through: FuzzChecks.storageSocket)
+    }
+
     @Test("web pages")
     func pages() async throws {
         let inputs = try Self.inputs("page")
