@@ -310,7 +310,7 @@ let package = Package(
             name: "FuzzChecks",
             dependencies: [
                 "Messaging", "PhotoProcessing", "RecipeImport", "RecipeMigration", "RecipeModel", "RecipeProtocol", "RecipeStore", "StorageService",
-                "ZeroMQ", .product(name: "Logging", package: "swift-log"),
+                "WebFetch", "WorkerService", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

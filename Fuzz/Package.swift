@@ -12,6 +12,7 @@ let targets = [
     ("fuzz-migration", "Migration"),
     ("fuzz-snapshot-install", "SnapshotInstall"),
     ("fuzz-storage-socket", "StorageSocket"),
+    ("fuzz-worker-socket", "WorkerSocket"),
 ]
 
 let package = Package(

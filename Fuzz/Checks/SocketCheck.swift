@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import Messaging
 import RecipeProtocol
+import WebFetch
+import WorkerService
 import ZeroMQ
 
 extension FuzzChecks {
@@ -11,14 +13,26 @@ extension FuzzChecks {
     /// request runs). In the input, `\n==\n` separates messages and `\n--\n` the frames of one (a message that begins
     /// with an empty frame is a REQ-style client's, with the delimiter).
     ///
-    /// Promise: each message gets exactly one reply within 5 s, a reply envelope that is not `internal_error`, and the
+    /// Promise: each message gets exactly one reply within 10 s, a reply envelope that is not `internal_error`, and the
     /// server still answers `system.health` after the last.
     public static func storageSocket(_ data: Data) {
-        let peer = SocketPeer.shared
+        converse(data, with: SocketPeer.storage)
+    }
+
+    /// Messages to recipe-worker's request socket, framed as for `storageSocket`: imports of saved pages, photos to fit
+    /// and add, migration entries, batch jobs, sync requests — to a real `WorkerService` whose storage is the
+    /// fuzzing process's real recipe-storage server (over `ipc://`). It fetches nothing: every host is off its
+    /// allow-list. Promise: as for `storageSocket`, each message gets exactly one reply within 10 s, never
+    /// `internal_error`, and health answers after.
+    public static func workerSocket(_ data: Data) {
+        converse(data, with: SocketPeer.worker)
+    }
+
+    private static func converse(_ data: Data, with peer: SocketPeer) {
         for frames in conversation(data) {
             peer.send(frames)
             guard let reply = peer.receive() else {
-                broken("no reply within 5 s to a message of \(frames.count) frames: \(preview(frames))")
+                broken("no reply within \(SocketPeer.replyWait) to a message of \(frames.count) frames: \(preview(frames))")
             }
             // The server answers a REQ-style client (an empty first frame, then more) with the delimiter too.
             let delimited = frames.count >= 2 && frames[0].isEmpty
@@ -27,6 +41,7 @@ extension FuzzChecks {
             guard let json, let header = try? WireCodec.decodeReplyHeader(json, using: WireCodec.makeDecoder()) else {
                 broken("the reply is not a reply envelope: \(preview(reply.frames)) (to \(preview(frames)))")
             }
+            if trace { FileHandle.standardError.write(Data("\(preview(frames).prefix(100)) → \(header.error.map { "\($0.code.rawValue): \($0.message.prefix(160))" } ?? "ok")\n".utf8)) }
             if let error = header.error, error.code == .internalError {
                 broken("internal_error for a client's message: \(error.message) (to \(preview(frames)))")
             }
@@ -39,6 +54,9 @@ extension FuzzChecks {
             broken("the server did not answer system.health after the input")
         }
     }
+
+    /// `RECIPES_FUZZ_TRACE=1`: each message and what its reply said, on standard error (to look at an input).
+    private static let trace = ProcessInfo.processInfo.environment["RECIPES_FUZZ_TRACE"] == "1"
 
     /// The messages an input holds: at most 8, of at most 24 frames each (more than the server reads: 16).
     static func conversation(_ data: Data) -> [[Data]] {
@@ -68,31 +86,49 @@ extension FuzzChecks {
             + (frames.count > 4 ? " | … (\(frames.count) frames)" : "")
     }
 
-    /// One storage server for the fuzzing process, served over `inproc://`, and the DEALER socket that talks to it
-    /// (used from the fuzzing thread only).
+    /// The fuzzing process's servers — a recipe-storage and a recipe-worker that uses it, each on an `ipc://`
+    /// endpoint of its own — and a DEALER socket that talks to one of them (used from the fuzzing thread only).
     final class SocketPeer: @unchecked Sendable {
-        static let shared = SocketPeer()
-        let server: MessageServer
-        let socket: Socket
+        static let replyWait = Duration.seconds(10)
+        static let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-fuzz-sockets-\(UUID().uuidString)")
+        static let context = try! Context()
 
-        private init() {
-            let context = try! Context()
-            let configuration = MessageServer.Configuration(endpoint: "inproc://rv-fuzz-storage", serviceName: "recipe-storage")
+        static let storage: SocketPeer = {
+            try! FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            atexit { try? FileManager.default.removeItem(at: SocketPeer.folder) }
+            let configuration = MessageServer.Configuration(endpoint: "ipc://\(folder.path)/storage", serviceName: "recipe-storage")
             let server = try! MessageServer(configuration: configuration, routes: FuzzChecks.storage.routes, logger: FuzzChecks.quiet,
                                             context: context)
+            return SocketPeer(running: server)
+        }()
+
+        static let worker: SocketPeer = {
+            var configuration = WorkerConfiguration()
+            configuration.bindEndpoint = "ipc://\(folder.path)/worker"
+            configuration.storageEndpoint = storage.endpoint
+            configuration.fetchPolicy = FetchPolicy(connectTimeout: 1, readTimeout: 1, overallTimeout: 2, onlyAllowList: true)
+            configuration.storageTimeout = .seconds(3)
+            configuration.syncAutomatically = false
+            let service = try! WorkerService(configuration: configuration, logger: FuzzChecks.quiet)
+            return SocketPeer(running: service.server)
+        }()
+
+        let endpoint: String
+        let socket: Socket
+
+        private init(running server: MessageServer) {
             Task.detached { try? await server.run() }
-            let endpoint = FuzzChecks.blocking { (try? await server.boundEndpoint) ?? "" }
-            precondition(!endpoint.isEmpty, "the fuzzing storage server did not bind")
-            socket = try! Socket(context, .dealer)
+            endpoint = FuzzChecks.blocking { (try? await server.boundEndpoint) ?? "" }
+            precondition(!endpoint.isEmpty, "a fuzzing server did not bind")
+            socket = try! Socket(Self.context, .dealer)
             try! socket.connect(endpoint)
-            self.server = server
         }
 
         func send(_ frames: [Data]) {
             guard (try? socket.send(Message(frames))) == true else { FuzzChecks.broken("the request could not be sent") }
         }
 
-        func receive(timeout: Duration = .seconds(5)) -> Message? {
+        func receive(timeout: Duration = SocketPeer.replyWait) -> Message? {
             try? socket.setReceiveTimeout(timeout)
             return try? socket.receive()
         }

@@ -39,6 +39,13 @@ struct CorpusReplayTests {
         await Self.replay(inputs + (try Self.inputs("storage-request")), through: FuzzChecks.storageSocket)
     }
 
+    @Test("messages to a worker's socket: imports of saved pages, photos, migration entries, batch jobs, sync requests")
+    func workerSocket() async throws {
+        let inputs = try Self.inputs("worker-socket")
+        #expect(inputs.count >= 8, "the seed corpus holds a request of every worker operation")
+        await Self.replay(inputs, through: FuzzChecks.workerSocket)
+    }
+
     @Test("web pages")
     func pages() async throws {
         let inputs = try Self.inputs("page")
