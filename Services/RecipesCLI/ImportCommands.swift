@@ -210,7 +210,8 @@ struct JobProgress {
         while true {
             let page = try await storage.call(JobOps.Items.self, .init(jobID: job.id, view: .finished, from: cursor, limit: JobOps.Items.maxLimit))
             current = page.job
-            cursor = page.next
+            let movedOn = page.next > cursor
+            cursor = max(cursor, page.next)
             finishedItems += page.items
             if !page.items.isEmpty { lastProgress = .now }
             for item in page.items {
@@ -223,7 +224,7 @@ struct JobProgress {
                 }
             }
             // The rest of what finished is read before the job counts as done or the bar is drawn.
-            if page.more { continue }
+            if page.more && movedOn { continue }
             if current.state == .done {
                 clearBar()
                 current.items = finishedItems.sorted { $0.position < $1.position }
@@ -246,8 +247,9 @@ struct JobProgress {
         while true {
             let page = try await storage.call(JobOps.Items.self, .init(jobID: id, view: .all, from: from, limit: JobOps.Items.maxLimit))
             items += page.items
+            let movedOn = page.next > from
             from = page.next
-            guard page.more else {
+            guard page.more && movedOn else {
                 // The counts are those of the items shown: some may have finished while the pages were read.
                 var job = page.job
                 job.imported = items.count { $0.state == .imported }

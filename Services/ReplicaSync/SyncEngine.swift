@@ -190,6 +190,7 @@ public enum SyncEngine {
             }
             readAhead = nil
             if page.records.isEmpty && page.next == cursor { break }
+            try requireProgress(page, after: cursor, from: source)
             if page.more && pages + 1 < maxPages {
                 let since = page.next
                 readAhead = Task { try await source.changes(since: since, exclude: targetID, limit: pageSize) }
@@ -248,6 +249,15 @@ public enum SyncEngine {
     /// Returns the feed position the target now holds `source`'s changes up to, or nil when no snapshot was
     /// installed (the source makes none, or the target is no longer empty or runs another schema): the records
     /// are then sent as usual.
+    /// A page of the feed moves the cursor on: records, or more to come, come with a `next` past the cursor they were
+    /// read from. A source whose feed stands still or goes back (a damaged or hostile peer) would otherwise be read
+    /// and applied over and over, and the pair never finish; the pull ends with an error that names it.
+    static func requireProgress(_ page: SyncOps.Changes.Response, after cursor: Int, from source: any SyncEndpoint) throws {
+        guard page.next <= cursor else { return }
+        throw ServiceError(.internalError,
+            "\(source.name) answered the changes after \(cursor) with \(page.records.count) records and a next position of \(page.next)\(page.more ? ", saying more follow" : ""): its feed does not move on, so this pull stopped (is the replica there damaged, or not a recipe-storage?)")
+    }
+
     static func copySnapshot(from source: any SyncEndpoint, to target: any SyncEndpoint) async throws -> (seq: Int, report: PullReport)? {
         let snapshot: SyncOps.Snapshot.Response
         do {
@@ -279,6 +289,10 @@ public enum SyncEngine {
             while true {
                 let page = try await source.snapshotPhotos(id, after: after)
                 guard let last = page.sha256.last else { break }
+                // The listing is in order, each page after the last: one that repeats itself or goes back would never end.
+                if let after, last <= after {
+                    throw ServiceError(.internalError, "\(source.name) listed the photos of snapshot \(id.uuidString) after \(after.prefix(16))… up to \(last.prefix(16))…, not past it: the listing does not move on, so this copy stopped")
+                }
                 let sent = try await sendPhotos(page.sha256, from: source, to: target)
                 report = report + sent.report
                 after = last

@@ -150,8 +150,9 @@ public actor JobRunner {
                 let reply = try await storage.call(JobOps.Items.self, .init(jobID: jobID, view: .pending, from: from, limit: Self.pageSize))
                 if job == nil { job = reply.job }
                 page = reply.items.reversed()
+                // A page that does not move on ends the pass (the next scan starts again) instead of repeating itself.
+                more = reply.more && reply.next > from
                 from = reply.next
-                more = reply.more
             }
             return page.popLast()
         }
