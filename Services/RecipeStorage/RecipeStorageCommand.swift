@@ -84,6 +84,7 @@ struct RecipeStorageCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "recipe-storage")
+        OpenFileLimit.raise(logger: logger)
         warnIfExposed(configuration.security, endpoints: [configuration.bindEndpoint, configuration.publishEndpoint], logger: logger)
 
         let service = try await StorageService(configuration: configuration, logger: logger)

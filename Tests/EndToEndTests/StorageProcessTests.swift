@@ -4,6 +4,10 @@ import RecipeProtocol
 import TestScratch
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 @Suite("recipe-storage as a process")
 struct StorageProcessTests {
     @Test("starts on an ephemeral port, answers health, and exits cleanly on SIGTERM and SIGINT", arguments: [SIGTERM, SIGINT])
@@ -110,6 +114,42 @@ struct StorageProcessTests {
         #expect(status == 1, "\(blocked.printed)")
         #expect(blocked.printed.contains("another program holds Recipes.sqlite locked for writing and did not let go within 5 seconds"),
                 "\(blocked.printed)")
+    }
+
+    @Test("a flood of idle connections does not keep clients out: started with a low soft limit on open files, the storage raises it to the hard one")
+    func connectionFlood() async throws {
+        // A soft limit of 64, as a low `ulimit -n` gives a service; the hard limit stays the system's.
+        let storage = try ServiceProcess.executable("recipe-storage")
+        let service = try ServiceProcess(path: "/bin/sh", ["-c", #"ulimit -Sn 64 && exec "$0" "$@""#, storage, "--bind", "tcp://127.0.0.1:*",
+                                                          "--publish", "tcp://127.0.0.1:*", "--data", temporaryDataFolder()])
+        let endpoint = try await service.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        let limits = try String(contentsOfFile: "/proc/\(service.pid)/limits", encoding: .utf8)
+        let line = try #require(limits.split(separator: "\n").first { $0.hasPrefix("Max open files") })
+        let numbers = line.split(separator: " ").compactMap { UInt64($0) }
+        try #require(numbers.count == 2, "\(line)")
+        #expect(numbers[0] == min(numbers[1], OpenFileLimit.ceiling) && numbers[0] > 64, "the soft limit is raised to the hard one: \(line)")
+        #expect(numbers[1] <= 64 || service.printed.contains("open file limit raised"), "\(service.printed)")
+
+        // 300 idle connections of a stranger's, held open, then a client's request.
+        let port = try #require(UInt16(endpoint.split(separator: ":").last ?? ""))
+        var flood: [Int32] = []
+        defer { for descriptor in flood { close(descriptor) } }
+        for _ in 0..<300 {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard descriptor >= 0 else { break }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            flood.append(descriptor)
+            try #require(connected == 0, "connection \(flood.count) of the flood: errno \(errno)")
+        }
+        let listed = try await recipes(["list"], storage: endpoint)
+        #expect(listed.status == 0, "a client is answered beside 300 idle connections: \(listed.output)")
+        _ = try await service.stop()
     }
 
     @Test("an endpoint it cannot bind is a clear error and a non-zero exit")
