@@ -60,32 +60,45 @@ public actor JobRunner {
     private func start(_ id: UUID) {
         guard running.insert(id).inserted else { return }
         Task {
-            await self.run(id)
+            await self.pass(id)
             self.finished(id)
         }
     }
 
     private func finished(_ id: UUID) { running.remove(id) }
 
+    /// How a pass over a job ended.
+    enum PassEnd: Equatable {
+        /// Every pending item was taken (or there was none).
+        case finished
+        /// The storage is away, stopping, full or locked: `notBegun` items stay pending for the next scan.
+        case paused(notBegun: Int)
+        /// The storage answered a read of the job with an error that is not one of those (said in `reason`): the
+        /// pass ends, and the next scan starts the job again.
+        case unreadable(reason: String)
+    }
+
     /// Imports a job's pending URLs, at most `concurrency` at a time. They are read from storage a page at a time
     /// as the pass goes (a migration may hold 50,000 entries, more than one reply carries).
-    private func run(_ id: UUID) async {
+    @discardableResult
+    func pass(_ id: UUID) async -> PassEnd {
         var pending = PendingItems(jobID: id, storage: storage)
         let first: ImportJob.Item?
         do {
             first = try await pending.next()
         } catch {
             logger.warning("could not read import job; will try again", metadata: ["job": "\(id)", "error": "\(error)"])
-            return
+            return Self.isStorageAway(error) ? .paused(notBegun: 0) : .unreadable(reason: "\(error)")
         }
-        guard let first, let job = pending.job else { return }
+        guard let first, let job = pending.job else { return .finished }
         let importer = importer, migrator = migrator, storage = storage, logger = logger, slots = slots
         let migrating = job.migration != nil
         // When the storage goes away the pass stops taking URLs: each would wait out the client's tries for nothing
         // and say so in a line of its own (a 1,000-URL job, a storage restarting: hours of retries, a line per URL).
         // What was not begun stays pending, and the next scan resumes the job.
-        let stopped = await withTaskGroup(of: ItemTurn.self) { group -> String? in
+        let (begun, stop) = await withTaskGroup(of: ItemTurn.self) { group -> (Int, PassStop?) in
             var begun = 0
+            var stop: PassStop?
             func add(_ item: ImportJob.Item) {
                 begun += 1
                 group.addTask {
@@ -102,27 +115,51 @@ public actor JobRunner {
                 }
             }
             add(first)
-            // A page storage does not give stops the pass as a storage away does.
-            var storageAway = false
+            // A page the storage does not give stops the pass taking items, and says why.
             for _ in 1..<concurrency {
-                guard let item = try? await pending.next() else {
-                    storageAway = !pending.atEnd
+                do {
+                    guard let item = try await pending.next() else { break }
+                    add(item)
+                } catch {
+                    stop = PassStop(error)
                     break
                 }
-                add(item)
             }
             while let turn = await group.next() {
-                if turn == .storageAway { storageAway = true }
-                guard !storageAway else { continue }
-                if let item = try? await pending.next() { add(item) } else if !pending.atEnd { storageAway = true }
+                if turn == .storageAway, stop == nil { stop = .storageAway }
+                guard stop == nil else { continue }
+                do {
+                    if let item = try await pending.next() { add(item) }
+                } catch {
+                    stop = PassStop(error)
+                }
             }
-            return storageAway ? "\(max(0, job.pending - begun))" : nil
+            return (begun, stop)
         }
-        if let stopped {
-            logger.warning("recipe-storage is not reachable, is stopping or has a full disk: the import job pauses, and what it has not done stays pending for the next scan",
-                           metadata: ["job": "\(id)", "not begun": "\(stopped)"])
-        } else {
+        switch stop {
+        case nil:
             logger.info("import job pass finished", metadata: ["job": "\(id)"])
+            return .finished
+        case .storageAway:
+            let notBegun = max(0, job.pending - begun)
+            logger.warning("recipe-storage is not reachable, is stopping or has a full disk: the import job pauses, and what it has not done stays pending for the next scan",
+                           metadata: ["job": "\(id)", "not begun": "\(notBegun)"])
+            return .paused(notBegun: notBegun)
+        case .unreadable(let error):
+            // Not the storage being away: its own words, so that what went wrong can be found.
+            logger.warning("recipe-storage did not give the import job's next pending URLs: the pass ends, and the next scan starts the job again",
+                           metadata: ["job": "\(id)", "begun": "\(begun)", "error": "\(error)"])
+            return .unreadable(reason: "\(error)")
+        }
+    }
+
+    /// Why a pass stopped taking items.
+    private enum PassStop {
+        case storageAway
+        case unreadable(any Error)
+
+        init(_ error: any Error) {
+            self = JobRunner.isStorageAway(error) ? .storageAway : .unreadable(error)
         }
     }
 
@@ -142,19 +179,29 @@ public actor JobRunner {
             self.storage = storage
         }
 
-        /// Every pending item was handed out.
-        var atEnd: Bool { page.isEmpty && !more }
-
         mutating func next() async throws -> ImportJob.Item? {
             if page.isEmpty && more {
                 let reply = try await storage.call(JobOps.Items.self, .init(jobID: jobID, view: .pending, from: from, limit: Self.pageSize))
                 if job == nil { job = reply.job }
-                page = reply.items.reversed()
                 // A page that does not move on ends the pass (the next scan starts again) instead of repeating itself.
-                more = reply.more && reply.next > from
+                if (reply.more || !reply.items.isEmpty) && reply.next <= from {
+                    more = false
+                    throw PageStalled(from: from, next: reply.next)
+                }
+                page = reply.items.reversed()
+                more = reply.more
                 from = reply.next
             }
             return page.popLast()
+        }
+    }
+
+    /// The storage's page of pending items ended where it began (or before): reading on would repeat it.
+    struct PageStalled: Error, CustomStringConvertible {
+        let from: Int
+        let next: Int
+        var description: String {
+            "the page of pending items read from position \(from) says the next one starts at \(next), which does not move on"
         }
     }
 
