@@ -1,3 +1,4 @@
+import CFileSync
 import Foundation
 import GRDB
 import RecipeProtocol
@@ -16,6 +17,10 @@ extension RecipeStore {
         let existed = manager.fileExists(atPath: target.path)
         if existed {
             let contents = (try? manager.contentsOfDirectory(atPath: target.path)) ?? ["?"]
+            if contents.contains(RecipeVault.unfinishedBackupFileName) {
+                throw ServiceError(.invalidArgument,
+                    "folder \(target.path) holds a backup that was not finished (\(RecipeVault.unfinishedBackupFileName) says so); remove the folder or choose another, so nothing is overwritten")
+            }
             guard contents.isEmpty else {
                 throw ServiceError(.invalidArgument, "folder \(target.path) is not empty; a backup goes into a new or empty folder, so nothing is overwritten")
             }
@@ -29,8 +34,10 @@ extension RecipeStore {
             throw ServiceError(.invalidArgument, "cannot create \(target.path): \(error.localizedDescription)")
         }
         // A backup that fails part way (a full disk, say) leaves nothing behind: a folder holding part of a copy
-        // would look like a backup to restore from.
+        // would look like a backup to restore from. One the storage cannot clean up after (kill -9, a power cut)
+        // keeps the note it began with, and a storage refuses to start on it (`UnfinishedBackup`).
         do {
+            try UnfinishedBackup.begin(in: target)
             // Blobs are not collected while the copy is taken: every photo the copied database names is still here.
             backupsRunning.withLock { $0 += 1 }
             defer { backupsRunning.withLock { $0 -= 1 } }
@@ -47,6 +54,9 @@ extension RecipeStore {
             let blobs = try PhotoBlobs(folder: target.appendingPathComponent(RecipeVault.photoFolderName))
             var bytes = (try? manager.attributesOfItem(atPath: databasePath)[.size] as? Int) ?? 0
             var lost: [String] = []
+            // Written in batches, each flushed to disk once for all its files (not two flushes per photo).
+            var batch: [(sha256: String, bytes: Data)] = []
+            var batchBytes = 0
             for hash in hashes {
                 // Checked against its hash on the way. A blob lost here is left out, not fatal: the copy is still
                 // worth having, and a storage started on it gets the blob back from a replica that holds it.
@@ -57,9 +67,17 @@ extension RecipeStore {
                     lost.append(hash)
                     continue
                 }
-                _ = try blobs.store(data, checked: hash)
+                batch.append((hash, data))
+                batchBytes += data.count
                 bytes += data.count
+                if batchBytes >= Self.backupBatchBytes {
+                    _ = try blobs.storeAll(batch)
+                    batch = []
+                    batchBytes = 0
+                }
             }
+            _ = try blobs.storeAll(batch)
+            try UnfinishedBackup.finish(in: target)
             return .init(folder: target.path, recipes: recipes, photos: hashes.count - lost.count, bytes: bytes,
                          lostPhotos: lost.isEmpty ? nil : lost)
         } catch {
@@ -72,5 +90,64 @@ extension RecipeStore {
             }
             throw error
         }
+    }
+
+    /// Photo bytes a backup holds in memory before writing them out together.
+    static let backupBatchBytes = 32 << 20
+}
+
+/// A folder that holds a backup `recipe-storage` began and did not finish: it was stopped (kill -9, a power cut)
+/// while copying, so the database may be part-written (SQLite rolls that back to empty) or photos missing.
+/// The note is on disk before anything of the copy, and goes only once all of the copy is.
+public struct UnfinishedBackup: Error, CustomStringConvertible {
+    public let folder: URL
+
+    public var description: String {
+        "\(folder.path) holds a backup that recipe-storage began and did not finish (\(RecipeVault.unfinishedBackupFileName) is still there): it is not a whole copy to restore from; restore another backup, or take a new one"
+    }
+
+    static let note = """
+        recipe-storage began a backup in this folder and did not finish it (it was stopped, or the machine went \
+        down, while copying). The database here may be empty or part-written and photos may be missing: this is not \
+        a copy to restore from, and recipe-storage refuses to start on it. Take a new backup (recipes backup) into \
+        another folder and remove this one.
+
+        """
+
+    /// Throws when `folder` holds the note of an unfinished backup.
+    static func check(_ folder: URL) throws {
+        if FileManager.default.fileExists(atPath: folder.appendingPathComponent(RecipeVault.unfinishedBackupFileName).path) {
+            throw UnfinishedBackup(folder: folder)
+        }
+    }
+
+    /// Puts the note in `folder`, on disk (and its name in the folder) before anything else is written there.
+    static func begin(in folder: URL) throws {
+        let path = folder.appendingPathComponent(RecipeVault.unfinishedBackupFileName).path
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw PhotoStorageError.system("cannot write \(path)") }
+        defer { close(descriptor) }
+        let written = Array(note.utf8).withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        guard written == note.utf8.count, fsync(descriptor) == 0 else { throw PhotoStorageError.system("cannot write \(path)") }
+        try syncFolder(folder)
+    }
+
+    /// Flushes all the copy to disk, then removes the note: from then on the folder is a whole backup.
+    static func finish(in folder: URL) throws {
+        let descriptor = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw PhotoStorageError.system("cannot open \(folder.path) to sync it") }
+        defer { close(descriptor) }
+        guard recipevault_syncfs(descriptor) == 0 else { throw PhotoStorageError.system("cannot sync the backup in \(folder.path) to disk") }
+        guard unlink(folder.appendingPathComponent(RecipeVault.unfinishedBackupFileName).path) == 0 else {
+            throw PhotoStorageError.system("cannot remove \(RecipeVault.unfinishedBackupFileName) from \(folder.path)")
+        }
+        guard fsync(descriptor) == 0 else { throw PhotoStorageError.system("cannot sync \(folder.path) to disk") }
+    }
+
+    private static func syncFolder(_ folder: URL) throws {
+        let descriptor = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw PhotoStorageError.system("cannot open \(folder.path) to sync it") }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw PhotoStorageError.system("cannot sync \(folder.path) to disk") }
     }
 }

@@ -62,7 +62,8 @@ public struct DataFolderError: Error, CustomStringConvertible {
     }
 
     public var description: String {
-        "cannot open the data folder \(folder.path): \(reason). (\(Self.plain(underlying)))"
+        if underlying is UnfinishedBackup { return "cannot open the data folder \(folder.path): \(reason)" }
+        return "cannot open the data folder \(folder.path): \(reason). (\(Self.plain(underlying)))"
     }
 
     /// Why, as far as the folder and the error tell.
@@ -70,6 +71,9 @@ public struct DataFolderError: Error, CustomStringConvertible {
         let manager = FileManager.default
         var isFolder: ObjCBool = false
         let choose = "choose another with --data or RECIPES_DATA"
+        if underlying is UnfinishedBackup {
+            return "it holds a backup that recipe-storage began and did not finish (\(RecipeVault.unfinishedBackupFileName) is still there; it was stopped while copying): the database may be empty or part-written and photos may be missing, so it is not a copy to restore from. Restore another backup, or \(choose)"
+        }
         if manager.fileExists(atPath: folder.path, isDirectory: &isFolder), !isFolder.boolValue {
             return "it is a file, not a folder; \(choose)"
         }

@@ -93,6 +93,8 @@ public final class RecipeStore: Sendable {
     /// Opens (creating if needed) the store in `folder` and brings its schema up to date.
     public init(folder: URL) throws {
         self.folder = folder
+        // Never a half-copied backup: SQLite would roll its database back to empty and start on that.
+        try UnfinishedBackup.check(folder)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true

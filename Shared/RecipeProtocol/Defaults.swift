@@ -14,6 +14,9 @@ public enum RecipeVault {
     public static let databaseFileName = "Recipes.sqlite"
     /// The photo blob folder inside the storage data folder.
     public static let photoFolderName = "photos"
+    /// The file `recipe-storage` puts first into a backup folder and removes last, once the copy is whole and on
+    /// disk: a folder that still holds it is not a copy to restore from, and a storage refuses to start on it.
+    public static let unfinishedBackupFileName = "UNFINISHED-BACKUP.txt"
     /// The storage data folder unless told otherwise.
     public static let defaultDataFolder = "./data"
 

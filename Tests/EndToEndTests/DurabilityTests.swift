@@ -77,4 +77,89 @@ struct DurabilityTests {
         #expect(try store.integrityCheck() == "ok")
         try store.close()
     }
+
+    /// A backup copies the database and then the photos; a kill -9 (or a power cut) part way used to leave a folder
+    /// that looked like a backup: its database rolled back to empty by SQLite, or its photos part-copied.
+    @Test("kill -9 during recipes backup, at moments spread over the copy: the folder is a whole backup, or a storage refuses to start on it")
+    func killDuringBackup() async throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rv-backup-kill-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let data = scratch.appendingPathComponent("data")
+        // 30 recipes with 4 photos of 500 KB each: the photos are most of the copy.
+        var photos: [UUID: Int] = [:]
+        do {
+            let store = try RecipeStore(folder: data)
+            let filler = Data((0..<500_000).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) })
+            for index in 0..<30 {
+                let draft = RecipeDraft(name: "Backed up \(index)", ingredients: [.init(text: "\(index) g flour")], notes: "note \(index)")
+                let id = try await store.createRecipe(id: UUID(), draft).recipe.id
+                for photo in 0..<4 {
+                    let bytes = Data([0xFF, 0xD8, 0xFF, 0xE0, UInt8(index), UInt8(photo)]) + filler
+                    photos[id] = try await store.addPhoto(recipeID: id, bytes: bytes, position: nil).count
+                }
+            }
+            try store.close()
+        }
+
+        /// A folder a killed backup left: nothing, a whole backup, or one a storage refuses to start on.
+        enum Left: Equatable { case nothing, whole, refused }
+        func inspect(_ folder: URL) async throws -> Left {
+            let contents = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+            if contents.isEmpty { return .nothing }
+            if contents.contains(RecipeVault.unfinishedBackupFileName) {
+                let refused = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder.path])
+                #expect(try await refused.waitForExit(timeout: .seconds(30)) == 1, "\(refused.printed)")
+                #expect(refused.printed.contains("holds a backup that recipe-storage began and did not finish"), "\(refused.printed)")
+                #expect(refused.printed.contains("not a copy to restore from"), "\(refused.printed)")
+                return .refused
+            }
+            // No note: it must be all of it, every photo readable.
+            let store = try RecipeStore(folder: folder)
+            defer { try? store.close() }
+            #expect(try store.integrityCheck() == "ok")
+            for (id, count) in photos {
+                let recipe = try await store.recipe(id)
+                #expect(recipe.photos.count == count, "\(folder.lastPathComponent): \(recipe.name)")
+                for position in 0..<count { _ = try await store.photo(recipeID: id, position: position) }
+            }
+            return .whole
+        }
+
+        /// Starts a storage on the data folder, asks for a backup into `folder`, and kills it after `delay` (nil: lets
+        /// the backup finish). Gives how long the backup took when it finished.
+        func backup(into folder: URL, killAfter delay: Duration?) async throws -> Duration? {
+            let storage = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", data.path])
+            var configuration = MessageClient.Configuration(endpoint: try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#),
+                                                            serviceName: "storage")
+            // A killed storage never answers: the call waits out only a little more than the kill's moment.
+            configuration.timeout = delay.map { $0 + .seconds(2) } ?? .seconds(60)
+            configuration.attempts = 1
+            let client = try MessageClient(configuration: configuration)
+            let started = ContinuousClock.now
+            let call = Task { try await client.call(BackupOps.Backup.self, .init(folder: folder.path)) }
+            guard let delay else {
+                let made = try await call.value
+                let took = ContinuousClock.now - started
+                #expect(made.recipes == 30 && made.photos == 120 && made.lostPhotos == nil)
+                #expect(try await storage.stop() == 0)
+                return took
+            }
+            try await Task.sleep(for: delay)
+            #expect(try await storage.stop(signal: SIGKILL) == 128 + SIGKILL)
+            _ = try? await call.value
+            return nil
+        }
+
+        let took = try #require(try await backup(into: scratch.appendingPathComponent("whole"), killAfter: nil))
+        #expect(try await inspect(scratch.appendingPathComponent("whole")) == .whole)
+        var left: [Left] = []
+        for round in 0..<5 {
+            let folder = scratch.appendingPathComponent("killed-\(round)")
+            _ = try await backup(into: folder, killAfter: took * ((Double(round) + 0.5) / 5))
+            left.append(try await inspect(folder))
+        }
+        // The kills land before, during and after the copy; at least one during (it takes about `took`).
+        #expect(left.contains(.refused), "\(left), the backup took \(took)")
+    }
 }
+

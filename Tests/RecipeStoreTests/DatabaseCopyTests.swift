@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RecipeProtocol
 @testable import RecipeStore
 import Synchronization
 import TestThreads
@@ -79,5 +80,40 @@ private final class HeldReaders: Sendable {
             return !state.released
         }
         if first { for _ in 0..<count { hold.signal() } }
+    }
+}
+
+@Suite("A backup that was not finished")
+struct UnfinishedBackupTests {
+    @Test("a finished backup holds no note; a folder holding the note is never opened, and no backup goes over it")
+    func noteOfAnUnfinishedBackup() async throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rv-unfinished-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let store = try RecipeStore(folder: scratch.appendingPathComponent("data"))
+        defer { try? store.close() }
+        _ = try await store.createRecipe(id: UUID(), .init(name: "Kept"))
+        let whole = scratch.appendingPathComponent("whole")
+        #expect(try await store.backup(to: whole.path).recipes == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: whole.path).sorted() == [RecipeVault.databaseFileName, RecipeVault.photoFolderName])
+
+        // What a kill -9 in the middle leaves: the note, and part of the copy.
+        let unfinished = scratch.appendingPathComponent("unfinished")
+        try FileManager.default.copyItem(at: whole, to: unfinished)
+        try UnfinishedBackup.begin(in: unfinished)
+        let note = try String(contentsOf: unfinished.appendingPathComponent(RecipeVault.unfinishedBackupFileName), encoding: .utf8)
+        #expect(note.contains("not a copy to restore from"))
+        #expect(throws: UnfinishedBackup.self) { try RecipeStore(folder: unfinished) }
+        #expect(!FileManager.default.fileExists(atPath: unfinished.appendingPathComponent("Recipes.sqlite-wal").path), "nothing was opened")
+        let error = DataFolderError(folder: unfinished, underlying: UnfinishedBackup(folder: unfinished))
+        #expect(error.description.contains("holds a backup that recipe-storage began and did not finish"))
+        #expect(error.description.contains("Restore another backup"))
+        do {
+            _ = try await store.backup(to: unfinished.path)
+            Issue.record("a backup went over an unfinished one")
+        } catch let error as ServiceError {
+            #expect(error.code == .invalidArgument)
+            #expect(error.message.contains("holds a backup that was not finished"), "\(error.message)")
+        }
+        #expect(FileManager.default.fileExists(atPath: unfinished.appendingPathComponent(RecipeVault.unfinishedBackupFileName).path))
     }
 }
