@@ -336,7 +336,7 @@ let package = Package(
         .target(
             // Photos made by libvips for the tests and the photo benchmark: phone-like JPEGs with EXIF, HEIC, bombs.
             name: "TestImages",
-            dependencies: ["CVips"],
+            dependencies: ["CVips", "PhotoProcessing"],
             path: "Tests/Support/TestImages",
             swiftSettings: strict
         ),

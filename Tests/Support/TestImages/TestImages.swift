@@ -1,4 +1,5 @@
 import CVips
+import PhotoProcessing
 import Foundation
 
 /// Images made by libvips at test time and by the benchmarks (no binaries committed), and ways to read back what the intake wrote.
@@ -24,7 +25,9 @@ public enum TestImages {
         return Data(bytes: buffer, count: length)
     }
 
-    private static let started: Bool = rv_start(1) == 0
+    /// libvips started the worker's way, by the one start the process has: `vips_init` may not run twice at once
+    /// (a second caller returns at once and uses libvips while the first is still starting it).
+    private static var started: Bool { PhotoFitter.start() }
 
     /// What libvips reads back from `bytes`.
     public struct Read {
