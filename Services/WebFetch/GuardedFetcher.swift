@@ -309,7 +309,7 @@ public struct GuardedFetcher: Sendable {
                 return timedOut(target)
             case .readTimeout:
                 return ServiceError(.fetchTimeout,
-                    "\(target.host) sent nothing for \(seconds(policy.readTimeout)) while sending \(target.url.absoluteString); try again later, or save the page and import it with --html")
+                    "\(target.host) sent no more of \(target.url.absoluteString) for \(seconds(policy.readTimeout)) (the most the worker waits for the next part of a page); try again later, or save the page and import it with --html")
             case .connectTimeout, .socksHandshakeTimeout, .tlsHandshakeTimeout:
                 return ServiceError(.fetchTimeout,
                     "could not connect to \(target.host) (\(target.pinned)) within \(seconds(policy.connectTimeout)); check the address or try again later")
@@ -328,6 +328,11 @@ public struct GuardedFetcher: Sendable {
 
     private func describe(_ error: any Error) -> String {
         if let io = error as? IOError { return io.description }
+        if let parsing = error as? HTTPParserError {
+            // The parser's own words ("too many header bytes seen; overflow detected") say little to a person.
+            if parsing == .headerOverflow { return "its reply's headers ran past 80 KB, far more than a web page's" }
+            return "its reply is not HTTP a web page is sent in (\(parsing))"
+        }
         let text = String(describing: error)
         if text.contains("connectionRefused") || text.contains("Connection refused") { return "the connection was refused" }
         if text.contains("remoteConnectionClosed") { return "the server closed the connection" }

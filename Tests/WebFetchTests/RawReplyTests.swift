@@ -1,0 +1,136 @@
+import Foundation
+import RecipeProtocol
+import Testing
+import TestThreads
+@testable import WebFetch
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A TCP server on 127.0.0.1 that answers its first connection with `reply`, whatever was asked, and closes: the
+/// replies no HTTP library would send. It waits at most 10 s for that connection.
+private final class RawReplyServer: Sendable {
+    let port: Int
+
+    init(reply: [UInt8]) throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard listener >= 0 else { throw RawServerError("socket") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && listen(listener, 4) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        guard bound else {
+            close(listener)
+            throw RawServerError("bind")
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        var wait = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(listener, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+        let thread = Thread {
+            defer { close(listener) }
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { return }
+            defer { close(connection) }
+            var limit = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+            var request = [UInt8](repeating: 0, count: 65_536)
+            _ = recv(connection, &request, request.count, 0)
+            var offset = 0
+            while offset < reply.count {
+                let sent = reply[offset...].withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                guard sent > 0 else { return } // the client hung up
+                offset += sent
+            }
+        }
+        thread.start()
+    }
+}
+
+private struct RawServerError: Error {
+    let what: String
+    init(_ what: String) { self.what = what }
+}
+
+@Suite("Replies that are not HTTP a page comes in", .onOwnThread)
+struct RawReplyTests {
+    static let loopbackOnly = try! AllowList(["127.0.0.1"])
+
+    func refusal(_ reply: [UInt8]) async throws -> ServiceError? {
+        let server = try RawReplyServer(reply: reply)
+        let fetcher = GuardedFetcher(policy: FetchPolicy(allowList: Self.loopbackOnly, readTimeout: 5, overallTimeout: 10))
+        do {
+            _ = try await fetcher.fetch("http://127.0.0.1:\(server.port)/page")
+            return nil
+        } catch let error as ServiceError {
+            return error
+        }
+    }
+
+    @Test("a header that never ends is cut off at 80 KB and said so in the product's words")
+    func endlessHeader() async throws {
+        let reply = Array("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Long: ".utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)
+        let error = try #require(try await refusal(reply))
+        #expect(error.code == .fetchFailed)
+        #expect(error.message.contains("its reply's headers ran past 80 KB"), "\(error.message)")
+        #expect(!error.message.contains("overflow detected"), "\(error.message)")
+    }
+
+    @Test("a server that speaks another protocol is refused as not HTTP")
+    func anotherProtocol() async throws {
+        let error = try #require(try await refusal(Array("SSH-2.0-OpenSSH_9.6\r\n\r\n".utf8)))
+        #expect(error.code == .fetchFailed)
+        #expect(error.message.contains("is not HTTP a web page is sent in"), "\(error.message)")
+    }
+}
+
+@Suite("Compressed pages", .onOwnThread)
+struct CompressedPageTests {
+    /// `text` gzip-compressed, by Python's gzip (not by code of ours).
+    static func gzip(_ text: String, repeated count: Int) throws -> [UInt8] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", "import gzip, sys; sys.stdout.buffer.write(gzip.compress(sys.argv[1].encode() * int(sys.argv[2]), 9))",
+                             text, "\(count)"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let bytes = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return [UInt8](bytes)
+    }
+
+    func fetch(_ body: [UInt8], cap: Int) async throws -> Result<String, ServiceError> {
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n"
+        let server = try RawReplyServer(reply: Array(head.utf8) + body)
+        var policy = FetchPolicy(allowList: RawReplyTests.loopbackOnly, readTimeout: 5, overallTimeout: 10)
+        policy.maxPageBytes = cap
+        do {
+            return .success(try await GuardedFetcher(policy: policy).fetch("http://127.0.0.1:\(server.port)/page").text)
+        } catch let error as ServiceError {
+            return .failure(error)
+        }
+    }
+
+    @Test("a gzip-compressed page is read unpacked")
+    func compressedPage() async throws {
+        let page = "<html><body><h1>Lentil soup</h1></body></html>"
+        #expect(try await fetch(try Self.gzip(page, repeated: 3), cap: 1_000_000) == .success(page + page + page))
+    }
+
+    @Test("a small compressed body that unpacks past the page limit is stopped there, as too large")
+    func decompressionBomb() async throws {
+        // 64 MB of one letter is 64 KB compressed; the limit is 1 MB unpacked.
+        let bomb = try Self.gzip("a", repeated: 64_000_000)
+        #expect(bomb.count < 200_000)
+        guard case .failure(let error) = try await fetch(bomb, cap: 1_000_000) else {
+            Issue.record("the page was read whole")
+            return
+        }
+        #expect(error.code == .pageTooLarge, "\(error)")
+        #expect(error.message.contains("1 MB"), "\(error.message)")
+    }
+}
