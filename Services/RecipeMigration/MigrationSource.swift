@@ -231,12 +231,11 @@ struct FolderFiles: ExportFiles {
     }
 
     func read(_ path: String) throws(MigrationError) -> Data {
-        let url = root.appendingPathComponent(path)
-        if let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int, size > ZipArchive.maxEntrySize {
-            throw MigrationError("\(path) is \(size / 1_048_576) MB, more than any recipe file")
+        do {
+            return try LocalFile.read(root.appendingPathComponent(path).path, atMost: ZipArchive.maxEntrySize, what: "a file of an export")
+        } catch {
+            throw MigrationError(error.message)
         }
-        guard let data = FileManager.default.contents(atPath: url.path) else { throw MigrationError("cannot read \(path)") }
-        return data
     }
 }
 
@@ -248,6 +247,12 @@ struct ArchiveFiles: ExportFiles {
     /// A zip export, or one file (a single `.paprikarecipe`, `.cook`, `.md`, `.json`, `.html`) with what is beside it.
     init(file: URL) throws(MigrationError) {
         let data: Data
+        var status = stat()
+        guard stat(file.path, &status) == 0 else { throw MigrationError("cannot read \(file.path): \(String(cString: strerror(errno)))") }
+        // Mapped, not read: an export with its photos may be large. A device or a pipe has nothing to map.
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw MigrationError("\(file.path) is not a regular file (a device, pipe or socket); an export must be a file or a folder")
+        }
         do {
             data = try Data(contentsOf: file, options: .alwaysMapped)
         } catch {
@@ -280,10 +285,12 @@ struct ArchiveFiles: ExportFiles {
     func read(_ path: String) throws(MigrationError) -> Data {
         if let single {
             if path == single.name { return single.data }
-            guard let besideRoot, let data = FileManager.default.contents(atPath: besideRoot.appendingPathComponent(path).path) else {
-                throw MigrationError("cannot read \(path)")
+            guard let besideRoot else { throw MigrationError("cannot read \(path)") }
+            do {
+                return try LocalFile.read(besideRoot.appendingPathComponent(path).path, atMost: ZipArchive.maxEntrySize, what: "a file beside the export")
+            } catch {
+                throw MigrationError(error.message)
             }
-            return data
         }
         guard let archive, let entry = archive.entry(path) else { throw MigrationError("the export has no \(path)") }
         do {

@@ -98,7 +98,7 @@ struct EditRecipe: AsyncParsableCommand {
         guard process.terminationStatus == 0 else {
             throw CLIError("the editor (\(editor)) exited with status \(process.terminationStatus); nothing was changed", status: 1)
         }
-        let edited = try Data(contentsOf: file)
+        let edited = try readFile(file.path, what: "the edited recipe")
         if edited == original { return nil }
         do {
             return try WireCodec.makeDecoder().decode(EditDocument.self, from: edited)

@@ -92,7 +92,7 @@ struct ImportFolder: AsyncParsableCommand {
                 guard FileManager.default.fileExists(atPath: file.path) else { continue }
                 let read: (id: UUID, draft: RecipeDraft, book: BookOps.Fields?, images: [String])
                 do {
-                    read = try CookbookFolder.read(try readFile(file.path), source: "\(entry)/recipe.json")
+                    read = try CookbookFolder.read(try readFile(file.path, what: "recipe.json"), source: "\(entry)/recipe.json")
                 } catch let error as MigrationError {
                     throw CLIError(error.message)
                 }
@@ -104,7 +104,7 @@ struct ImportFolder: AsyncParsableCommand {
                 // Every photo is read and made to fit before anything of this recipe is sent.
                 var photos: [Data] = []
                 for name in images {
-                    photos.append(try await sender.prepare(try readFile(directory.appendingPathComponent(name).path), file: "\(entry)/\(name)").bytes)
+                    photos.append(try await sender.prepare(try readFile(directory.appendingPathComponent(name).path, what: "a photo"), file: "\(entry)/\(name)").bytes)
                 }
                 let result = try await client.call(RecipeOps.Create.self, .init(id: id, recipe: draft))
                 if result.created { created += 1 } else { existing += 1 }

@@ -89,10 +89,7 @@ struct ImportRecipes: AsyncParsableCommand {
 
     private func readText(_ path: String, what: String) throws -> String {
         if path == "-" { return String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CLIError("cannot read the \(what) \(path); check the path", status: ExitStatus.notFound)
-        }
-        return String(decoding: data, as: UTF8.self)
+        return String(decoding: try readFile(path, what: "the \(what)"), as: UTF8.self)
     }
 
     private func show(_ result: ImportResult) throws {

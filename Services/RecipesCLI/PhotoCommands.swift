@@ -62,7 +62,7 @@ struct AddPhotos: AsyncParsableCommand {
             if let note = sender.note { printNote(note) }
             var images: [(file: String, bytes: Data, fitting: PhotoFitting?)] = []
             for file in files {
-                let (bytes, fitting) = try await sender.prepare(try readFile(file), file: file)
+                let (bytes, fitting) = try await sender.prepare(try readFile(file, what: "a photo"), file: file)
                 images.append((file, bytes, fitting))
             }
             var photos: [PhotoInfo] = []

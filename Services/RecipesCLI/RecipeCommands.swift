@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Messaging
+import RecipeMigration
 import RecipeModel
 import RecipeProtocol
 
@@ -155,7 +156,7 @@ struct AddRecipe: AsyncParsableCommand {
     func draft() throws -> RecipeDraft {
         var draft: RecipeDraft
         if let file {
-            let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try readFile(file)
+            let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try readFile(file, what: "a recipe file")
             draft = try DraftFile.decode(data, source: file == "-" ? "standard input" : file)
         } else {
             draft = RecipeDraft(name: name ?? "", description: description, ingredients: ingredients.map { .init(text: $0) },
@@ -181,9 +182,13 @@ struct AddRecipe: AsyncParsableCommand {
     }
 }
 
-func readFile(_ path: String) throws -> Data {
-    do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-        throw CLIError("cannot read \(path): \((error as NSError).localizedDescription)", status: ExitStatus.notFound)
+/// The bytes of a file named on the command line (or found in a folder named there): a regular file of at most
+/// `limit` bytes (one frame, unless told), `what` naming it in a refusal.
+func readFile(_ path: String, what: String, atMost limit: Int = WireProtocol.defaultMaxFrameBytes) throws -> Data {
+    do {
+        return try LocalFile.read(path, atMost: limit, what: what)
+    } catch {
+        throw CLIError(error.message, status: error.missing ? ExitStatus.notFound : ExitStatus.refused)
     }
 }
 

@@ -25,6 +25,27 @@ func withStorageProcess<T>(_ body: (String) async throws -> T) async throws -> T
 
 @Suite("The recipes CLI against a real recipe-storage")
 struct CLITests {
+    @Test("a device, a link to one or a pipe given as a file is refused at once (exit 65), never read until memory runs out")
+    func filesThatAreNotFiles() async throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rv-notfiles-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let link = scratch.appendingPathComponent("IMG_0001.jpg").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/dev/zero")
+        let pipe = scratch.appendingPathComponent("recipe.json").path
+        #expect(mkfifo(pipe, 0o600) == 0)
+        try await withStorageProcess { storage async throws in
+            for arguments in [["photo", "add", "egg fried rice", "/dev/zero", "--as-is"], ["photo", "add", "egg fried rice", link, "--as-is"],
+                              ["add", "--file", pipe], ["import", "--html", "/dev/zero", "--url", "https://example.com/x"]] {
+                let refused = try await recipes(arguments, storage: storage)
+                #expect(refused.status == 65, "\(arguments): \(refused.output)")
+                #expect(refused.output.contains("is not a regular file (a device, pipe or socket)"), "\(arguments): \(refused.output)")
+            }
+            let shown = try await recipes(["photo", "list", "egg fried rice"], storage: storage)
+            #expect(shown.status == 0 && !shown.output.contains("1."), "\(shown.output)")
+        }
+    }
+
     @Test("list, show (scaled), search, add from flags and from a JSON-LD file")
     func everyday() async throws {
         try await withStorageProcess { storage async throws in
