@@ -172,14 +172,14 @@ struct PhotoBlobs: Sendable {
     }
 
     /// Flushes everything written to the file system that holds `url` (`syncfs`): one flush for many files.
-    private static func syncFileSystem(of url: URL) throws {
+    static func syncFileSystem(of url: URL) throws {
         let descriptor = open(url.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { throw PhotoStorageError.system("cannot open the photo folder to sync it") }
         defer { close(descriptor) }
         guard recipevault_syncfs(descriptor) == 0 else { throw PhotoStorageError.system("cannot sync the photo folder to disk") }
     }
 
-    private static func syncFolder(_ url: URL) throws {
+    static func syncFolder(_ url: URL) throws {
         let descriptor = open(url.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { throw PhotoStorageError.system("cannot open the photo folder \(url.lastPathComponent) to sync it") }
         defer { close(descriptor) }

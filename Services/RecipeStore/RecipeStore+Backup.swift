@@ -1,4 +1,3 @@
-import CFileSync
 import Foundation
 import GRDB
 import RecipeProtocol
@@ -129,25 +128,15 @@ public struct UnfinishedBackup: Error, CustomStringConvertible {
         defer { close(descriptor) }
         let written = Array(note.utf8).withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         guard written == note.utf8.count, fsync(descriptor) == 0 else { throw PhotoStorageError.system("cannot write \(path)") }
-        try syncFolder(folder)
+        try PhotoBlobs.syncFolder(folder)
     }
 
     /// Flushes all the copy to disk, then removes the note: from then on the folder is a whole backup.
     static func finish(in folder: URL) throws {
-        let descriptor = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw PhotoStorageError.system("cannot open \(folder.path) to sync it") }
-        defer { close(descriptor) }
-        guard recipevault_syncfs(descriptor) == 0 else { throw PhotoStorageError.system("cannot sync the backup in \(folder.path) to disk") }
+        try PhotoBlobs.syncFileSystem(of: folder)
         guard unlink(folder.appendingPathComponent(RecipeVault.unfinishedBackupFileName).path) == 0 else {
             throw PhotoStorageError.system("cannot remove \(RecipeVault.unfinishedBackupFileName) from \(folder.path)")
         }
-        guard fsync(descriptor) == 0 else { throw PhotoStorageError.system("cannot sync \(folder.path) to disk") }
-    }
-
-    private static func syncFolder(_ folder: URL) throws {
-        let descriptor = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw PhotoStorageError.system("cannot open \(folder.path) to sync it") }
-        defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw PhotoStorageError.system("cannot sync \(folder.path) to disk") }
+        try PhotoBlobs.syncFolder(folder)
     }
 }
