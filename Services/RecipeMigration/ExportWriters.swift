@@ -40,16 +40,36 @@ public enum ExportWriters {
         format == .paprika && !path.lowercased().hasSuffix(".paprikarecipes") ? path + ".paprikarecipes" : path
     }
 
-    /// A recipe's name as a file name: no path separators or characters file systems refuse.
+    /// The most UTF-8 bytes of a recipe's name a file or folder name takes: with what is added after it
+    /// (" (2)", " (1a2b3c4d)", ".paprikarecipe", ".9.jpeg") it stays under the 255 bytes a name may have.
+    static let maxStemBytes = 200
+
+    /// A recipe's name as the start of a file or folder name: path separators, control characters and characters
+    /// file systems refuse become "-", no leading or trailing dots or spaces, and at most `maxStemBytes` bytes cut
+    /// between characters (a name of 200 characters may be 800 bytes, and one character far more).
     static func fileName(_ name: String) -> String {
-        let safe = String(name.map { "/\\:*?\"<>|\u{0}".contains($0) || $0.isNewline ? "-" : $0 }).trimmingCharacters(in: .whitespaces)
-        let trimmed = String(safe.prefix(120)).trimmingCharacters(in: CharacterSet(charactersIn: ". "))
-        return trimmed.isEmpty ? "Recipe" : trimmed
+        let refused = Set("/\\:*?\"<>|")
+        let safe = String(name.map { character in
+            refused.contains(character) || character.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+                ? "-" : character
+        })
+        let edges = CharacterSet(charactersIn: ". ").union(.whitespaces)
+        var stem = ""
+        var bytes = 0
+        for character in safe.trimmingCharacters(in: edges) {
+            bytes += character.utf8.count
+            if bytes > maxStemBytes { break }
+            stem.append(character)
+        }
+        stem = stem.trimmingCharacters(in: edges)
+        return stem.isEmpty ? "Recipe" : stem
     }
 }
 
 struct NextcloudWriter: ExportWriter {
     let root: URL
+    /// Folder names given so far, lower-cased (two folders apart by case only are one on some file systems).
+    private var used = Set<String>()
 
     init(root: URL) throws {
         self.root = root
@@ -57,7 +77,14 @@ struct NextcloudWriter: ExportWriter {
     }
 
     mutating func add(_ recipe: Recipe, book: Book?, photos: [(info: PhotoInfo, data: Data)]) throws {
-        let directory = root.appendingPathComponent(CookbookFolder.folderName(recipe))
+        // The short id tells apart recipes of one name, but not two made within the same minute (time-ordered
+        // ids start with the time): such a one takes its whole id, never the other's folder.
+        var name = CookbookFolder.folderName(recipe)
+        if !used.insert(name.lowercased()).inserted {
+            name = ExportWriters.fileName(recipe.name) + " (" + recipe.id.uuidString.lowercased() + ")"
+            used.insert(name.lowercased())
+        }
+        let directory = root.appendingPathComponent(name)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var names: [String] = []
         for (index, photo) in photos.enumerated() {

@@ -13,8 +13,7 @@ public enum CookbookFolder {
     }
 
     public static func folderName(_ recipe: Recipe) -> String {
-        let safe = recipe.name.map { "/\\:*?\"<>|".contains($0) ? "-" : $0 }
-        return String(safe).trimmingCharacters(in: .whitespaces) + " (" + String(recipe.id.uuidString.prefix(8)).lowercased() + ")"
+        ExportWriters.fileName(recipe.name) + " (" + String(recipe.id.uuidString.prefix(8)).lowercased() + ")"
     }
 
     /// A date to the millisecond, as RecipeVault keeps them ("2026-11-24T03:46:17.123Z"); the milliseconds
