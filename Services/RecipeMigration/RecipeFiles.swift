@@ -13,7 +13,8 @@ public enum CookbookFolder {
     }
 
     public static func folderName(_ recipe: Recipe) -> String {
-        ExportWriters.fileName(recipe.name) + " (" + String(recipe.id.uuidString.prefix(8)).lowercased() + ")"
+        // The short id the CLI's tables show.
+        ExportWriters.fileName(recipe.name) + " (" + recipe.id.shortText + ")"
     }
 
     /// A date to the millisecond, as RecipeVault keeps them ("2026-11-24T03:46:17.123Z"); the milliseconds

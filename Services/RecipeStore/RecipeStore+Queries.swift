@@ -44,6 +44,13 @@ extension RecipeStore {
             }
             return upper
         }
+        let idSuffix = try query.idSuffix.map { suffix -> String in
+            let upper = suffix.uppercased()
+            guard (1...36).contains(upper.count), upper.allSatisfy({ $0.isHexDigit || $0 == "-" }) else {
+                throw ServiceError(.invalidArgument, "idSuffix \"\(suffix)\" must be 1 to 36 hex digits (the end of a recipe id)")
+            }
+            return upper
+        }
         return try await pool.read { db in
             var conditions: [String] = []
             var arguments: StatementArguments = []
@@ -69,6 +76,11 @@ extension RecipeStore {
                 // A range on the primary key: ids are stored upper-case.
                 conditions.append("r.id >= ? AND r.id < ?")
                 arguments += [idPrefix, idPrefix + "\u{FFFF}"]
+            }
+            if let idSuffix {
+                // The end of an id has no index: a look at every id (hex digits and dashes only, never a wildcard).
+                conditions.append("substr(r.id, -?) = ?")
+                arguments += [idSuffix.count, idSuffix]
             }
             if let origin = query.origin {
                 conditions.append("+r.origin = ?")

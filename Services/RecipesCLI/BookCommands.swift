@@ -108,7 +108,7 @@ struct DeleteBook: AsyncParsableCommand {
 func resolveBook(_ reference: String, _ client: MessageClient) async throws -> UUID {
     if let id = UUID(uuidString: reference) { return id }
     let books = try await client.call(BookOps.List.self, Empty()).books.map(\.book)
-    let matches = books.filter { $0.title.caseInsensitiveCompare(reference) == .orderedSame || $0.id.uuidString.lowercased().hasPrefix(reference.lowercased()) }
+    let matches = books.filter { $0.title.caseInsensitiveCompare(reference) == .orderedSame || Output.isShortID(reference, of: $0.id) }
     guard matches.count == 1 else {
         throw CLIError(matches.isEmpty ? "no book is called \"\(reference)\"; see `recipes books`" : "\"\(reference)\" matches \(matches.count) books; use an id",
                        status: matches.isEmpty ? ExitStatus.notFound : ExitStatus.refused)

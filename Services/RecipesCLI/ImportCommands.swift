@@ -176,11 +176,10 @@ struct Jobs: AsyncParsableCommand {
 
     static func resolve(_ reference: String, using storage: MessageClient) async throws -> UUID {
         if let id = UUID(uuidString: reference) { return id }
-        let prefix = reference.lowercased()
-        let matches = try await storage.call(JobOps.List.self, .init(limit: 1_000)).jobs.filter { $0.id.uuidString.lowercased().hasPrefix(prefix) }
+        let matches = try await storage.call(JobOps.List.self, .init(limit: 1_000)).jobs.filter { Output.isShortID(reference, of: $0.id) }
         guard matches.count == 1 else {
-            throw CLIError(matches.isEmpty ? "no import job id starts with \"\(reference)\"; `recipes jobs` lists them"
-                                           : "\"\(reference)\" is the start of \(matches.count) job ids; give more of it",
+            throw CLIError(matches.isEmpty ? "no import job id starts or ends with \"\(reference)\"; `recipes jobs` lists them"
+                                           : "\"\(reference)\" is part of \(matches.count) job ids; give more of it",
                            status: matches.isEmpty ? ExitStatus.notFound : ExitStatus.refused)
         }
         return matches[0].id

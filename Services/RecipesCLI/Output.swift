@@ -46,7 +46,14 @@ enum Output {
         }
     }
 
-    static func shortID(_ id: UUID) -> String { String(id.uuidString.prefix(8)).lowercased() }
+    /// The id a table shows (see `UUID.shortText`).
+    static func shortID(_ id: UUID) -> String { id.shortText }
+
+    /// Whether `reference` (hex digits, any case) is the short id of `id`, or the start or the end of it.
+    static func isShortID(_ reference: String, of id: UUID) -> Bool {
+        let text = id.uuidString.lowercased(), reference = reference.lowercased()
+        return !reference.isEmpty && (text.hasPrefix(reference) || text.hasSuffix(reference))
+    }
 
     static func stars(_ rating: Int) -> String { rating == 0 ? "" : String(repeating: "★", count: rating) }
 

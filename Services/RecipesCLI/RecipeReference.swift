@@ -9,10 +9,14 @@ enum RecipeReference {
         let trimmed = reference.trimmingCharacters(in: .whitespaces)
         if let id = UUID(uuidString: trimmed) { return id }
         if (4...35).contains(trimmed.count), trimmed.allSatisfy({ $0.isHexDigit || $0 == "-" }) {
-            let page = try await client.call(RecipeOps.List.self, RecipeListQuery(idPrefix: trimmed, limit: 10))
-            if page.recipes.count == 1 { return page.recipes[0].id }
-            if page.recipes.count > 1 {
-                throw CLIError("\"\(trimmed)\" is the start of \(page.recipes.count) recipe ids; give more of it", status: ExitStatus.refused)
+            // The short id a table shows is an id's end; the start of an id is taken too.
+            let ends = try await client.call(RecipeOps.List.self, RecipeListQuery(idSuffix: trimmed, limit: 10)).recipes
+            let starts = try await client.call(RecipeOps.List.self, RecipeListQuery(idPrefix: trimmed, limit: 10)).recipes
+            var found: [UUID] = []
+            for recipe in ends + starts where !found.contains(recipe.id) { found.append(recipe.id) }
+            if found.count == 1 { return found[0] }
+            if found.count > 1 {
+                throw CLIError("\"\(trimmed)\" is part of \(found.count) recipe ids; give more of it (or the whole id)", status: ExitStatus.refused)
             }
         }
         let hits = try await client.call(RecipeOps.Search.self, .init(text: trimmed, limit: 20)).hits.map(\.recipe)
@@ -21,7 +25,7 @@ enum RecipeReference {
         let candidates = exact.isEmpty ? hits : exact
         if candidates.count == 1 { return candidates[0].id }
         if candidates.isEmpty {
-            throw CLIError("no recipe is called \"\(trimmed)\" and no recipe id starts with it; try `recipes search`", status: ExitStatus.notFound)
+            throw CLIError("no recipe is called \"\(trimmed)\" and no recipe id starts or ends with it; try `recipes search`", status: ExitStatus.notFound)
         }
         let names = candidates.prefix(5).map { "\(Output.shortID($0.id)) \($0.name)" }.joined(separator: "; ")
         throw CLIError("\"\(trimmed)\" could be \(candidates.count) recipes (\(names)); use an id", status: ExitStatus.refused)

@@ -1,6 +1,15 @@
 import Foundation
 
 extension UUID {
+    /// The 8 hex digits (lower case) that stand for this id where a person reads and types it: the last 8 of a
+    /// time-ordered id (version 7: its first 8 are the time, the same for every id made within a minute), the first
+    /// 8 of any other (random, or a sample's or a migrated recipe's fixed id, whose ends may be alike).
+    public var shortText: String {
+        let text = uuidString
+        let isTimeOrdered = text.utf8[text.utf8.index(text.utf8.startIndex, offsetBy: 14)] == UInt8(ascii: "7")
+        return (isTimeOrdered ? String(text.suffix(8)) : String(text.prefix(8))).lowercased()
+    }
+
     /// A new id for a stored record: a version-7 UUID (RFC 9562) — 48 bits of Unix time in milliseconds,
     /// then 74 random bits.
     ///

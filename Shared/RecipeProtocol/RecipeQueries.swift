@@ -53,8 +53,11 @@ public struct RecipeListQuery: Codable, Sendable, Equatable {
     /// `true`: favourites only; `false`: non-favourites only.
     public var favorite: Bool?
     public var origin: RecipeOrigin?
-    /// Recipes whose id starts with these hex digits (any case): the short ids tables show.
+    /// Recipes whose id starts with these hex digits (any case).
     public var idPrefix: String?
+    /// Recipes whose id ends with these hex digits (any case): the CLI's short id of a time-ordered id is its last 8
+    /// (ids made within a minute of each other share their first 8).
+    public var idSuffix: String?
     public var sort: RecipeSort
     public var descending: Bool
     /// 1 to 200; 50 when left out.
@@ -66,8 +69,8 @@ public struct RecipeListQuery: Codable, Sendable, Equatable {
 
     public init(
         cuisine: String? = nil, category: String? = nil, bookID: UUID? = nil, favorite: Bool? = nil,
-        origin: RecipeOrigin? = nil, idPrefix: String? = nil, sort: RecipeSort = .name, descending: Bool = false,
-        limit: Int = 50, cursor: String? = nil
+        origin: RecipeOrigin? = nil, idPrefix: String? = nil, idSuffix: String? = nil, sort: RecipeSort = .name,
+        descending: Bool = false, limit: Int = 50, cursor: String? = nil
     ) {
         self.cuisine = cuisine
         self.category = category
@@ -75,6 +78,7 @@ public struct RecipeListQuery: Codable, Sendable, Equatable {
         self.favorite = favorite
         self.origin = origin
         self.idPrefix = idPrefix
+        self.idSuffix = idSuffix
         self.sort = sort
         self.descending = descending
         self.limit = limit
@@ -82,7 +86,7 @@ public struct RecipeListQuery: Codable, Sendable, Equatable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case cuisine, category, bookID, favorite, origin, idPrefix, sort, descending, limit, cursor
+        case cuisine, category, bookID, favorite, origin, idPrefix, idSuffix, sort, descending, limit, cursor
     }
 
     public init(from decoder: any Decoder) throws {
@@ -94,6 +98,7 @@ public struct RecipeListQuery: Codable, Sendable, Equatable {
             favorite: try c.decodeIfPresent(Bool.self, forKey: .favorite),
             origin: try c.decodeIfPresent(RecipeOrigin.self, forKey: .origin),
             idPrefix: try c.decodeIfPresent(String.self, forKey: .idPrefix),
+            idSuffix: try c.decodeIfPresent(String.self, forKey: .idSuffix),
             sort: try c.decodeIfPresent(RecipeSort.self, forKey: .sort) ?? .name,
             descending: try c.decodeIfPresent(Bool.self, forKey: .descending) ?? false,
             limit: try c.decodeIfPresent(Int.self, forKey: .limit) ?? 50,

@@ -25,6 +25,42 @@ func withStorageProcess<T>(_ body: (String) async throws -> T) async throws -> T
 
 @Suite("The recipes CLI against a real recipe-storage")
 struct CLITests {
+    @Test("recipes and books made within one minute show short ids apart, and each short id finds its own")
+    func shortIDsWithinAMinute() async throws {
+        try await withStorageProcess { storage async throws in
+            var ids: [String] = []
+            for name in ["Leek soup", "Leek tart", "Leek gratin"] {
+                let added = try await recipes(["add", "--name", name, "--ingredient", "2 leeks", "--json"], storage: storage)
+                #expect(added.status == 0, "\(added.output)")
+                ids.append(try WireCodec.makeDecoder().decode(RecipeOps.Create.Response.self, from: Data(added.output.utf8)).recipe.id.uuidString)
+            }
+            #expect(Set(ids.map { $0.prefix(8) }).count == 1, "time-ordered ids made within a minute start alike: \(ids)")
+            let listed = try await recipes(["search", "leek"], storage: storage)
+            for id in ids {
+                let short = String(id.suffix(8)).lowercased()
+                #expect(listed.output.contains(short), "\(listed.output)")
+                let shown = try await recipes(["show", short], storage: storage)
+                #expect(shown.status == 0, "\(short): \(shown.output)")
+            }
+            var names: [String] = []
+            for id in ids { names.append(try await recipes(["show", String(id.suffix(8))], storage: storage).output) }
+            #expect(names[0].contains("Leek soup") && names[1].contains("Leek tart") && names[2].contains("Leek gratin"))
+            // The start of an id is taken too, and one that several share says so.
+            #expect(try await recipes(["show", String(ids[1].prefix(23))], storage: storage).output.contains("Leek tart"))
+            let shared = try await recipes(["show", String(ids[0].prefix(8))], storage: storage)
+            #expect(shared.status == 65 && shared.output.contains("is part of 3 recipe ids; give more of it"), "\(shared.output)")
+
+            for title in ["Soups", "Tarts"] { #expect(try await recipes(["books", "add", title], storage: storage).status == 0) }
+            let books = try await recipes(["books", "--json"], storage: storage)
+            let bookIDs = try WireCodec.makeDecoder().decode(BookOps.List.Response.self, from: Data(books.output.utf8)).books
+                .filter { ["Soups", "Tarts"].contains($0.book.title) }.map(\.book)
+            for book in bookIDs {
+                let shown = try await recipes(["books", "show", String(book.id.uuidString.suffix(8)).lowercased()], storage: storage)
+                #expect(shown.status == 0 && shown.output.contains(book.title), "\(shown.output)")
+            }
+        }
+    }
+
     @Test("a device, a link to one or a pipe given as a file is refused at once (exit 65), never read until memory runs out")
     func filesThatAreNotFiles() async throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rv-notfiles-\(UUID().uuidString)")
@@ -346,7 +382,7 @@ func details(_ name: String, _ storage: String) async throws -> RecipeDetail {
     return try WireCodec.makeDecoder().decode(RecipeDetail.self, from: Data(shown.output.utf8))
 }
 
-func Output_short(_ id: UUID) -> String { String(id.uuidString.prefix(8)).lowercased() }
+func Output_short(_ id: UUID) -> String { id.shortText }
 
 extension RecipeDraft {
     /// The draft with line ids left out (a round trip gives lines new ids).

@@ -51,4 +51,18 @@ struct RecordIDTests {
         let id = UUID.timeOrdered()
         #expect(UUID(uuidString: id.uuidString) == id)
     }
+
+    @Test("short ids: ids made in the same minute show apart; other ids show their start")
+    func shortText() {
+        let now = Date()
+        let sameMinute = (0..<1_000).map { _ in UUID.timeOrdered(now: now) }
+        #expect(Set(sameMinute.map { $0.uuidString.prefix(8) }).count == 1, "their first 8 hex digits are the time")
+        #expect(Set(sameMinute.map(\.shortText)).count == sameMinute.count)
+        for id in sameMinute { #expect(id.shortText == id.uuidString.suffix(8).lowercased()) }
+        // A fixed id (the starters': "5A3C0001-0000-4000-8000-000000000000") and a random one show their start.
+        let starters = (1...8).map { UUID(uuidString: String(format: "5A3C%04X-0000-4000-8000-000000000000", $0))! }
+        #expect(starters.map(\.shortText) == (1...8).map { String(format: "5a3c%04x", $0) })
+        let random = UUID.random()
+        #expect(random.shortText == random.uuidString.prefix(8).lowercased())
+    }
 }

@@ -45,6 +45,15 @@ struct QueryTests {
                     == ["Classic Tomato Pasta"], "the short id a table shows finds one recipe")
             let badPrefix = await #expect(throws: ServiceError.self) { _ = try await store.listRecipes(RecipeListQuery(idPrefix: "xyz")) }
             #expect(badPrefix?.code == .invalidArgument)
+            // The end of an id: what the CLI's tables show.
+            #expect(try await store.listRecipes(RecipeListQuery(idSuffix: "00000000")).recipes.count == 8, "the starters' ids end alike")
+            #expect(try await store.listRecipes(RecipeListQuery(idSuffix: pastaID)).recipes.count == 1, "a whole id is its own end")
+            let mine = try await store.createRecipe(id: .timeOrdered(), RecipeDraft(name: "Mine")).recipe.id
+            #expect(try await store.listRecipes(RecipeListQuery(idSuffix: mine.shortText)).recipes.map(\.name) == ["Mine"])
+            _ = try await store.deleteRecipe(id: mine)
+            #expect(try await store.listRecipes(RecipeListQuery(idSuffix: "ffffffffffff")).recipes.isEmpty)
+            let badSuffix = await #expect(throws: ServiceError.self) { _ = try await store.listRecipes(RecipeListQuery(idSuffix: "%")) }
+            #expect(badSuffix?.code == .invalidArgument && badSuffix?.message.contains("the end of a recipe id") == true)
 
             var seen: [String] = []
             var query = RecipeListQuery(sort: .name, limit: 3)
