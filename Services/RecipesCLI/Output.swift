@@ -49,10 +49,12 @@ enum Output {
     /// The id a table shows (see `UUID.shortText`).
     static func shortID(_ id: UUID) -> String { id.shortText }
 
-    /// Whether `reference` (hex digits, any case) is the short id of `id`, or the start or the end of it.
+    /// Whether `reference` (4 or more hex digits, any case) is the short id of `id`, or the start or the end of it:
+    /// a title such as "Cafe" or "A" is not taken for a piece of an id.
     static func isShortID(_ reference: String, of id: UUID) -> Bool {
         let text = id.uuidString.lowercased(), reference = reference.lowercased()
-        return !reference.isEmpty && (text.hasPrefix(reference) || text.hasSuffix(reference))
+        guard reference.count >= 4, reference.allSatisfy({ $0.isHexDigit || $0 == "-" }) else { return false }
+        return text.hasPrefix(reference) || text.hasSuffix(reference)
     }
 
     static func stars(_ rating: Int) -> String { rating == 0 ? "" : String(repeating: "★", count: rating) }

@@ -1,4 +1,5 @@
 import Foundation
+import Messaging
 import RecipeModel
 import RecipeProtocol
 import TestImages
@@ -28,13 +29,19 @@ struct CLITests {
     @Test("recipes and books made within one minute show short ids apart, and each short id finds its own")
     func shortIDsWithinAMinute() async throws {
         try await withStorageProcess { storage async throws in
+            // Made as `recipes add` makes them, at one moment (a loaded machine may take a minute over three adds).
+            let client = try MessageClient(configuration: .init(endpoint: storage, serviceName: "storage"))
+            let moment = Date()
             var ids: [String] = []
             for name in ["Leek soup", "Leek tart", "Leek gratin"] {
-                let added = try await recipes(["add", "--name", name, "--ingredient", "2 leeks", "--json"], storage: storage)
-                #expect(added.status == 0, "\(added.output)")
-                ids.append(try WireCodec.makeDecoder().decode(RecipeOps.Create.Response.self, from: Data(added.output.utf8)).recipe.id.uuidString)
+                let draft = RecipeDraft(name: name, ingredients: [.init(text: "2 leeks")])
+                ids.append(try await client.call(RecipeOps.Create.self, .init(id: .timeOrdered(now: moment), recipe: draft)).recipe.id.uuidString)
             }
-            #expect(Set(ids.map { $0.prefix(8) }).count == 1, "time-ordered ids made within a minute start alike: \(ids)")
+            #expect(Set(ids.map { $0.prefix(8) }).count == 1, "time-ordered ids of one moment start alike: \(ids)")
+            let added = try await recipes(["add", "--name", "Leek pie", "--json"], storage: storage)
+            let pie = try WireCodec.makeDecoder().decode(RecipeOps.Create.Response.self, from: Data(added.output.utf8)).recipe.id
+            #expect(pie.uuidString.dropFirst(14).first == "7", "the CLI makes time-ordered ids")
+            #expect(try await recipes(["show", pie.shortText], storage: storage).output.contains("Leek pie"))
             let listed = try await recipes(["search", "leek"], storage: storage)
             for id in ids {
                 let short = String(id.suffix(8)).lowercased()
@@ -48,7 +55,8 @@ struct CLITests {
             // The start of an id is taken too, and one that several share says so.
             #expect(try await recipes(["show", String(ids[1].prefix(23))], storage: storage).output.contains("Leek tart"))
             let shared = try await recipes(["show", String(ids[0].prefix(8))], storage: storage)
-            #expect(shared.status == 65 && shared.output.contains("is part of 3 recipe ids; give more of it"), "\(shared.output)")
+            #expect(shared.status == 65 && shared.output.contains("is part of 3 recipe ids; give more of it") || shared.output.contains("is part of 4 recipe ids"),
+                    "\(shared.output)")
 
             for title in ["Soups", "Tarts"] { #expect(try await recipes(["books", "add", title], storage: storage).status == 0) }
             let books = try await recipes(["books", "--json"], storage: storage)
