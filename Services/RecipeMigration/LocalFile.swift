@@ -59,6 +59,25 @@ public enum LocalFile {
         return bytes
     }
 
+    /// What arrives on standard input (`-` for a file name) until it ends, refused once it passes `limit` bytes
+    /// (`cat /dev/zero | recipes add --file -` ends with a refusal, not with memory run out).
+    public static func readStandardInput(atMost limit: Int, what: String) throws(Refusal) -> Data {
+        var bytes = Data()
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = Glibc.read(STDIN_FILENO, &chunk, chunk.count)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw Refusal(message: "cannot read standard input: \(String(cString: strerror(errno)))", missing: false)
+            }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[0..<count])
+            if bytes.count > limit {
+                throw Refusal(message: "standard input passed \(megabytes(limit)); \(what) may be at most that", missing: false)
+            }
+        }
+    }
+
     private static func tooLarge(_ path: String, size: Int, limit: Int, what: String) -> Refusal {
         Refusal(message: "\(path) is \(megabytes(size)); \(what) may be at most \(megabytes(limit))", missing: false)
     }

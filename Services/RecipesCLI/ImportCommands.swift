@@ -88,8 +88,7 @@ struct ImportRecipes: AsyncParsableCommand {
     }
 
     private func readText(_ path: String, what: String) throws -> String {
-        if path == "-" { return String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) }
-        return String(decoding: try readFile(path, what: "the \(what)"), as: UTF8.self)
+        String(decoding: try readFile(path, what: "the \(what)", standardInput: true), as: UTF8.self)
     }
 
     private func show(_ result: ImportResult) throws {

@@ -156,7 +156,7 @@ struct AddRecipe: AsyncParsableCommand {
     func draft() throws -> RecipeDraft {
         var draft: RecipeDraft
         if let file {
-            let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try readFile(file, what: "a recipe file")
+            let data = try readFile(file, what: "a recipe file", standardInput: true)
             draft = try DraftFile.decode(data, source: file == "-" ? "standard input" : file)
         } else {
             draft = RecipeDraft(name: name ?? "", description: description, ingredients: ingredients.map { .init(text: $0) },
@@ -183,9 +183,11 @@ struct AddRecipe: AsyncParsableCommand {
 }
 
 /// The bytes of a file named on the command line (or found in a folder named there): a regular file of at most
-/// `limit` bytes (one frame, unless told), `what` naming it in a refusal.
-func readFile(_ path: String, what: String, atMost limit: Int = WireProtocol.defaultMaxFrameBytes) throws -> Data {
+/// `limit` bytes (one frame, unless told), `what` naming it in a refusal. `standardInput`: `-` reads standard
+/// input (only where the option says so: a file named "-" in a stranger's export is a file, not the terminal).
+func readFile(_ path: String, what: String, atMost limit: Int = WireProtocol.defaultMaxFrameBytes, standardInput: Bool = false) throws -> Data {
     do {
+        if standardInput && path == "-" { return try LocalFile.readStandardInput(atMost: limit, what: what) }
         return try LocalFile.read(path, atMost: limit, what: what)
     } catch {
         throw CLIError(error.message, status: error.missing ? ExitStatus.notFound : ExitStatus.refused)

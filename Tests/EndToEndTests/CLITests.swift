@@ -69,7 +69,7 @@ struct CLITests {
         }
     }
 
-    @Test("a device, a link to one or a pipe given as a file is refused at once (exit 65), never read until memory runs out")
+    @Test("a device, a link to one or a pipe given as a file is refused at once (exit 65), never read until memory runs out; standard input is bounded too")
     func filesThatAreNotFiles() async throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rv-notfiles-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -87,6 +87,15 @@ struct CLITests {
             }
             let shown = try await recipes(["photo", "list", "egg fried rice"], storage: storage)
             #expect(shown.status == 0 && !shown.output.contains("1."), "\(shown.output)")
+            // Standard input ("-") is read up to the same limit, and a recipe there is added.
+            let cli = try ServiceProcess.executable("recipes")
+            for (input, status, said) in [("head -c 20000000 /dev/zero", Int32(65), "standard input passed 16 MB"),
+                                          ("printf '{\"name\": \"Stdin soup\"}'", Int32(0), "Added \"Stdin soup\"")] {
+                let piped = try ServiceProcess(path: "/bin/sh", ["-c", "\(input) | \"$0\" add --file -", cli],
+                                               environment: ["RECIPES_STORAGE": storage, "NO_COLOR": "1"])
+                #expect(try await piped.waitForExit(timeout: .seconds(60)) == status, "\(piped.printed)")
+                #expect(piped.printed.contains(said), "\(piped.printed)")
+            }
         }
     }
 
