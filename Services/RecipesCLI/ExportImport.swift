@@ -69,11 +69,38 @@ struct ExportRecipes: AsyncParsableCommand {
     }
 }
 
+/// What `recipes import-dir --json` prints.
+struct ImportFolderReport: Encodable {
+    struct Failure: Encodable {
+        var entry: String
+        var error: String
+    }
+    var created: Int
+    var alreadyThere: Int
+    var photosAdded: Int
+    /// Recipe folders that could not be imported, and why.
+    var failed: [Failure]
+    /// Photos that were passed over ("folder/file: why").
+    var photosLeftOut: [String]
+}
+
 struct ImportFolder: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import-dir", abstract: "Import a folder written by export (or by Nextcloud Cookbook). Importing twice adds nothing.")
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "The folder to read.") var folder: String
+
+    /// Why `error` stops only this recipe or photo (its data was refused, or a file of it is missing or not a
+    /// file), or nil when it stops the whole import (the storage is not reachable, its disk is full, …).
+    static func aboutTheEntry(_ error: any Error) -> String? {
+        let aboutTheData = [ExitStatus.refused, ExitStatus.notFound, ExitStatus.readOnly]
+        switch error {
+        case let error as CLIError: return aboutTheData.contains(error.status) ? error.message : nil
+        case let error as ServiceError: return aboutTheData.contains(ExitStatus.of(error.code)) ? error.message : nil
+        case let error as MigrationError: return error.message
+        default: return nil
+        }
+    }
 
     func run() async throws {
         try await reportingFailures {
@@ -86,38 +113,65 @@ struct ImportFolder: AsyncParsableCommand {
             let sender = try await PhotoSender.make(connection: connection, asIs: false, keepMetadata: false)
             if let note = sender.note { printNote(note) }
             var created = 0, existing = 0, photosAdded = 0
+            // What is wrong with one recipe or photo of the folder is said and passed over; what stops the storage
+            // taking any (not reachable, a full disk) stops the import, and running it again goes on (nothing twice).
+            var failed: [(entry: String, reason: String)] = []
+            var photosLeftOut: [String] = []
             for entry in entries.sorted() {
                 let directory = root.appendingPathComponent(entry)
                 let file = directory.appendingPathComponent("recipe.json")
                 guard FileManager.default.fileExists(atPath: file.path) else { continue }
-                let read: (id: UUID, draft: RecipeDraft, book: BookOps.Fields?, images: [String])
                 do {
-                    read = try CookbookFolder.read(try readFile(file.path, what: "recipe.json"), source: "\(entry)/recipe.json")
-                } catch let error as MigrationError {
-                    throw CLIError(error.message)
-                }
-                let (id, draftWithoutBook, book, images) = read
-                var draft = draftWithoutBook
-                if let book {
-                    draft.bookID = try await client.call(BookOps.Create.self, book).id
-                }
-                // Every photo is read and made to fit before anything of this recipe is sent.
-                var photos: [Data] = []
-                for name in images {
-                    photos.append(try await sender.prepare(try readFile(directory.appendingPathComponent(name).path, what: "a photo"), file: "\(entry)/\(name)").bytes)
-                }
-                let result = try await client.call(RecipeOps.Create.self, .init(id: id, recipe: draft))
-                if result.created { created += 1 } else { existing += 1 }
-                var known = Set(result.recipe.photos.map(\.sha256))
-                for bytes in photos {
-                    let before = known.count
-                    let after = try await client.send(PhotoOps.Add.self, .init(recipeID: id), frames: [bytes]).body.photos
-                    known = Set(after.map(\.sha256))
-                    photosAdded += known.count - before
+                    let read: (id: UUID, draft: RecipeDraft, book: BookOps.Fields?, images: [String])
+                    do {
+                        read = try CookbookFolder.read(try readFile(file.path, what: "recipe.json"), source: "\(entry)/recipe.json")
+                    } catch let error as MigrationError {
+                        throw CLIError(error.message)
+                    }
+                    let (id, draftWithoutBook, book, images) = read
+                    var draft = draftWithoutBook
+                    if let book {
+                        draft.bookID = try await client.call(BookOps.Create.self, book).id
+                    }
+                    // Every photo is read and made to fit before anything of this recipe is sent.
+                    var photos: [(name: String, bytes: Data)] = []
+                    for name in images {
+                        do {
+                            photos.append((name, try await sender.prepare(try readFile(directory.appendingPathComponent(name).path, what: "a photo"),
+                                                                          file: "\(entry)/\(name)").bytes))
+                        } catch {
+                            guard let reason = Self.aboutTheEntry(error) else { throw error }
+                            let said = reason.replacingOccurrences(of: directory.path + "/", with: "")
+                            photosLeftOut.append(said.hasPrefix("\(entry)/") ? said : "\(entry)/\(name): \(said)")
+                        }
+                    }
+                    let result = try await client.call(RecipeOps.Create.self, .init(id: id, recipe: draft))
+                    if result.created { created += 1 } else { existing += 1 }
+                    var known = Set(result.recipe.photos.map(\.sha256))
+                    for photo in photos {
+                        do {
+                            let before = known.count
+                            let after = try await client.send(PhotoOps.Add.self, .init(recipeID: id), frames: [photo.bytes]).body.photos
+                            known = Set(after.map(\.sha256))
+                            photosAdded += known.count - before
+                        } catch {
+                            guard let reason = Self.aboutTheEntry(error) else { throw error }
+                            photosLeftOut.append("\(entry)/\(photo.name): \(reason)")
+                        }
+                    }
+                } catch {
+                    guard let reason = Self.aboutTheEntry(error) else { throw error }
+                    failed.append((entry, reason))
                 }
             }
-            if connection.json { return try Output.json(["created": created, "alreadyThere": existing, "photosAdded": photosAdded]) }
-            print("Imported \(created) new recipes (\(existing) were already there) and \(photosAdded) photos.")
+            if connection.json {
+                return try Output.json(ImportFolderReport(created: created, alreadyThere: existing, photosAdded: photosAdded,
+                                                          failed: failed.map { .init(entry: $0.entry, error: $0.reason) }, photosLeftOut: photosLeftOut))
+            }
+            print("Imported \(created) new recipes (\(existing) were already there) and \(photosAdded) photos"
+                  + (failed.isEmpty ? "." : "; \(failed.count) could not be imported:"))
+            for (entry, reason) in failed { print("  ✗ \(entry): \(reason)") }
+            for note in photosLeftOut { print(Output.dim("  photo left out: \(note)")) }
         }
     }
 }

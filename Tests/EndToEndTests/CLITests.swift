@@ -26,6 +26,45 @@ func withStorageProcess<T>(_ body: (String) async throws -> T) async throws -> T
 
 @Suite("The recipes CLI against a real recipe-storage")
 struct CLITests {
+    @Test("import-dir passes over a recipe or photo it cannot take, says which and why, and imports the rest")
+    func importDirPassesOverWhatItCannotTake() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-importdir-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func recipe(_ entry: String, _ json: String, photos: [String: Data] = [:]) throws {
+            let directory = folder.appendingPathComponent(entry)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try Data(json.utf8).write(to: directory.appendingPathComponent("recipe.json"))
+            for (name, bytes) in photos { try bytes.write(to: directory.appendingPathComponent(name)) }
+        }
+        func jpeg(_ mark: UInt8) -> Data { Data([0xFF, 0xD8, 0xFF, 0xE0, mark, 1, 2, 3]) }
+        let eleven = (1...11).map { "p\($0).jpg" }
+        try recipe("A soup", #"{"name": "Leek soup", "recipeIngredient": ["2 leeks"], "image": "full.jpg"}"#, photos: ["full.jpg": jpeg(1)])
+        try recipe("B broken", "{ not json")
+        try recipe("C no photo", #"{"name": "Leek tart", "image": ["full.jpg", "side.jpg"]}"#, photos: ["side.jpg": jpeg(2)])
+        try recipe("D device", #"{"name": "Leek pie", "image": "full.jpg"}"#)
+        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("D device/full.jpg").path, withDestinationPath: "/dev/zero")
+        try recipe("E eleven", #"{"name": "Leek gratin", "image": [\#(eleven.map { "\"\($0)\"" }.joined(separator: ","))]}"#,
+                   photos: Dictionary(uniqueKeysWithValues: eleven.enumerated().map { ($0.element, jpeg(UInt8(10 + $0.offset))) }))
+        try await withStorageProcess { storage async throws in
+            let run = try await recipes(["import-dir", folder.path], storage: storage)
+            #expect(run.status == 0, "\(run.output)")
+            #expect(run.output.contains("Imported 4 new recipes (0 were already there) and 12 photos; 1 could not be imported:"), "\(run.output)")
+            #expect(run.output.contains("✗ B broken: B broken/recipe.json"), "\(run.output)")
+            #expect(run.output.contains("photo left out: C no photo/full.jpg:") && run.output.contains("does not exist"), "\(run.output)")
+            #expect(run.output.contains("photo left out: D device/full.jpg:") && run.output.contains("is not a regular file"), "\(run.output)")
+            #expect(run.output.contains("photo left out: E eleven/p11.jpg:"), "\(run.output)")
+            for (name, count) in [("Leek soup", 1), ("Leek tart", 1), ("Leek pie", 0), ("Leek gratin", 10)] {
+                #expect(try await details(name, storage).recipe.photos.count == count, "\(name)")
+            }
+            let again = try await recipes(["import-dir", folder.path, "--json"], storage: storage)
+            // A note on stderr (no worker: photos go as they are) comes before the JSON.
+            let json = again.output.range(of: "\n{").map { String(again.output[$0.lowerBound...]) } ?? again.output
+            let report = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+            #expect(report?["created"] as? Int == 0 && report?["alreadyThere"] as? Int == 4, "\(again.output)")
+            #expect((report?["failed"] as? [[String: Any]])?.first?["entry"] as? String == "B broken", "\(again.output)")
+        }
+    }
+
     @Test("recipes and books made within one minute show short ids apart, and each short id finds its own")
     func shortIDsWithinAMinute() async throws {
         try await withStorageProcess { storage async throws in
