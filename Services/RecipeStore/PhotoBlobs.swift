@@ -174,16 +174,16 @@ struct PhotoBlobs: Sendable {
     /// Flushes everything written to the file system that holds `url` (`syncfs`): one flush for many files.
     static func syncFileSystem(of url: URL) throws {
         let descriptor = open(url.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw PhotoStorageError.system("cannot open the photo folder to sync it") }
+        guard descriptor >= 0 else { throw PhotoStorageError.system("cannot open \(url.path) to sync it") }
         defer { close(descriptor) }
-        guard recipevault_syncfs(descriptor) == 0 else { throw PhotoStorageError.system("cannot sync the photo folder to disk") }
+        guard recipevault_syncfs(descriptor) == 0 else { throw PhotoStorageError.system("cannot sync \(url.path) to disk") }
     }
 
     static func syncFolder(_ url: URL) throws {
         let descriptor = open(url.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw PhotoStorageError.system("cannot open the photo folder \(url.lastPathComponent) to sync it") }
+        guard descriptor >= 0 else { throw PhotoStorageError.system("cannot open \(url.path) to sync it") }
         defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw PhotoStorageError.system("cannot sync the photo folder to disk") }
+        guard fsync(descriptor) == 0 else { throw PhotoStorageError.system("cannot sync \(url.path) to disk") }
     }
 }
 
