@@ -77,8 +77,9 @@ struct NextcloudWriter: ExportWriter {
     }
 
     mutating func add(_ recipe: Recipe, book: Book?, photos: [(info: PhotoInfo, data: Data)]) throws {
-        // The short id tells apart recipes of one name, but not two made within the same minute (time-ordered
-        // ids start with the time): such a one takes its whole id, never the other's folder.
+        // The short id tells apart recipes of one name, unless theirs are alike (8 hex digits collide now and then;
+        // before short ids took a time-ordered id's end, every recipe of the same minute had one): such a one takes
+        // its whole id, never the other's folder.
         var name = CookbookFolder.folderName(recipe)
         if !used.insert(name.lowercased()).inserted {
             name = ExportWriters.fileName(recipe.name) + " (" + recipe.id.uuidString.lowercased() + ")"
