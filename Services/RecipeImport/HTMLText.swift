@@ -77,7 +77,7 @@ enum HTMLText {
         var afterInlineEnd = false
         let bytes = Array(text.utf8)
         for (index, byte) in bytes.enumerated() {
-            if byte == UInt8(ascii: "<") { tagStart = index + 1; continue }
+            if byte == UInt8(ascii: "<"), tagStart == nil, opensTag(bytes, after: index) { tagStart = index + 1; continue }
             guard let start = tagStart else {
                 result.append(byte)
                 afterInlineEnd = false
@@ -94,7 +94,19 @@ enum HTMLText {
             if !inline || (!closing && afterInlineEnd) { result.append(UInt8(ascii: " ")) }
             afterInlineEnd = inline && closing
         }
+        // A "<" that never closed was text ("Use <b for bread"): kept, not dropped with the rest of the line.
+        if let start = tagStart { result.append(contentsOf: bytes[(start - 1)...]) }
         return String(decoding: result, as: UTF8.self)
+    }
+
+    /// Whether the "<" at `index` opens a tag, as a browser's tokenizer reads it: a letter, "/" and a letter, "!" or
+    /// "?" follows. Otherwise it is text: "< 5 minutes", "<180°C", "a <3 b" keep their "<" and what comes after it.
+    private static func opensTag(_ bytes: [UInt8], after index: Int) -> Bool {
+        func isLetter(_ byte: UInt8) -> Bool { (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) }
+        guard index + 1 < bytes.count else { return false }
+        let next = bytes[index + 1]
+        if isLetter(next) || next == UInt8(ascii: "!") || next == UInt8(ascii: "?") { return true }
+        return next == UInt8(ascii: "/") && index + 2 < bytes.count && isLetter(bytes[index + 2])
     }
 
     private static func isNameByte(_ byte: UInt8) -> Bool {

@@ -207,6 +207,35 @@ struct QualityTests {
         }
     }
 
+    @Test("a \"<\" that opens no tag is text: temperatures, comparisons and hearts keep it and what follows, in JSON-LD and microdata")
+    func lessThanIsText() throws {
+        let cases = [
+            ("Bake at <180°C for 20 min, then at >200°C.", "Bake at <180°C for 20 min, then at >200°C."),
+            ("Cook < 5 minutes, until the edges are > golden", "Cook < 5 minutes, until the edges are > golden"),
+            ("We <3 this cake", "We <3 this cake"),
+            ("1 cup <b>butter</b>, soft", "1 cup butter, soft"),
+            ("a <!-- note --> b", "a b"),
+            ("Use <a lot of salt", "Use <a lot of salt"), // never closed: text, not a tag to the end of the line
+            ("x </ y", "x </ y"),
+            ("keep &lt;3 and <i>this</i>", "keep <3 and this"),
+        ]
+        for (written, shown) in cases { #expect(HTMLText.clean(written) == shown, "\(written)") }
+        let json: [String: Any] = ["@type": "Recipe", "name": "Cake <3", "recipeIngredient": ["200 g sugar (< 1 cup)"],
+                                   "recipeInstructions": ["Bake at <180°C until a skewer comes out clean."]]
+        let recipe = try #require(RecipeExtractor.extract(json: json, url: "https://e.com/cake"))
+        #expect(recipe.draft.name == "Cake <3")
+        #expect(recipe.draft.ingredients.map(\.text) == ["200 g sugar (< 1 cup)"])
+        #expect(recipe.draft.instructions.map(\.text) == ["Bake at <180°C until a skewer comes out clean."])
+        let microdata = """
+            <div itemscope itemtype="https://schema.org/Recipe"><h1 itemprop="name">Cake</h1>
+            <li itemprop="recipeIngredient">2 eggs &lt;60 g each</li>
+            <div itemprop="recipeInstructions">Bake until the centre reads &lt; 95°C.</div></div>
+            """
+        let read = try #require(RecipeExtractor.extract(html: microdata, url: "https://e.com/r"))
+        #expect(read.draft.ingredients.map(\.text) == ["2 eggs <60 g each"])
+        #expect(read.draft.instructions.map(\.text) == ["Bake until the centre reads < 95°C."])
+    }
+
     @Test("pieces of text in elements side by side are apart, text inside a word stays whole: in JSON-LD, microdata and headings")
     func inlinePieces() throws {
         #expect(HTMLText.clean("<span>150 g</span><span>rice</span>, <a href=x>carrot</a>s, then") == "150 g rice, carrots, then")
