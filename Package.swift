@@ -446,7 +446,8 @@ let package = Package(
         ),
         .testTarget(
             name: "RecipeMigrationTests",
-            dependencies: ["RecipeMigration", "RecipeModel", "RecipeProtocol", "TestImages", "TestThreads"],
+            dependencies: ["RecipeMigration", "RecipeModel", "RecipeProtocol", "TestImages", "TestRandom", "TestThreads",
+                           .product(name: "PropertyBased", package: "swift-property-based")],
             exclude: ["Fixtures", "make-fixtures.py"],
             swiftSettings: strict
         ),

@@ -44,7 +44,11 @@ enum PaprikaRecipe {
         sketch["keywords"] = categories
         sketch.sourceURL = RecipeSketch.text(p["source_url"])
         if let notes = RecipeSketch.text(p["notes"]) { sketch.notes.append(notes) }
-        sketch.keep("Source", p["source"])
+        // Who or where the recipe is from ("Grand-mère Odette", "NYT Cooking"): the author, where export writes it. An
+        // address (or an essay) stays a note.
+        let source = RecipeSketch.text(p["source"]).flatMap { RecipeDraft.isBlank($0) ? nil : $0 }
+        let sourceIsAuthor = source.map { !$0.hasPrefix("http://") && !$0.hasPrefix("https://") && $0.count <= RecipeDraft.Limits.lineLength } ?? false
+        if !sourceIsAuthor { sketch.keep("Source", source) }
         sketch.keep("Difficulty", p["difficulty"])
         sketch.rating = RecipeSketch.number(p["rating"]).map { Int($0.rounded()) }
         sketch.isFavorite = RecipeSketch.flag(p["on_favorites"]) || RecipeSketch.flag(p["favorite"])
@@ -58,6 +62,7 @@ enum PaprikaRecipe {
             }
         }
         var migrated = try sketch.recipe(sourceID: sourceID(p, raw: raw), label: label)
+        if sourceIsAuthor { migrated.draft.author = source }
         // Nutrition has its own field: the text as Paprika kept it.
         if let nutrition = RecipeSketch.text(p["nutritional_info"]), !RecipeDraft.isBlank(nutrition) {
             migrated.draft.nutrition = String(nutrition.prefix(RecipeDraft.Limits.textLength))

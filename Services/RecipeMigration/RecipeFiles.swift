@@ -46,6 +46,7 @@ public enum CookbookFolder {
                                     "sourceType": recipe.sourceType.rawValue]
         if let servings = recipe.servings { vault["servings"] = servings }
         if let notes = recipe.notes { vault["notes"] = notes }
+        if !recipe.keywords.isEmpty { vault["keywords"] = recipe.keywords }
         if let page = recipe.sourcePageNumber { vault["sourcePageNumber"] = page }
         if let book { vault["book"] = ["id": book.id.uuidString, "title": book.title, "author": book.author as Any] }
         object["recipeVault"] = vault
@@ -63,8 +64,15 @@ public enum CookbookFolder {
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw MigrationError("\(source) is not a JSON object")
         }
-        var draft = try RecipeFiles.draft(data, source: source)
         let vault = object["recipeVault"] as? [String: Any] ?? [:]
+        var draft: RecipeDraft
+        if vault.isEmpty {
+            draft = try RecipeFiles.draft(data, source: source)
+        } else {
+            // Read as written, even where a web page's reading would find no recipe (a name that looks like a tag, "<b>").
+            draft = (try? RecipeFiles.draft(data, source: source)) ?? RecipeDraft(name: "")
+            takeWritten(object, vault: vault, into: &draft)
+        }
         // RecipeVault's own export: steps exactly as written, sections (HowToSection) and titles (HowToStep.name) included;
         // exports from before HowToSection named sections in recipeVaultSection.
         if !vault.isEmpty, let items = object["recipeInstructions"] as? [[String: Any]] {
@@ -98,6 +106,46 @@ public enum CookbookFolder {
         let id = (object["identifier"] as? String).flatMap(UUID.init(uuidString:)) ?? derivedID(data)
         let images = (object["image"] as? [String]) ?? [(object["image"] as? String)].compactMap { $0 }
         return (id, draft, book, images.filter { !$0.contains("/") })
+    }
+
+    /// RecipeVault's own export (a `recipeVault` object beside the schema.org fields): every text field is taken as it was
+    /// written, not read as a web page's text would be. That reading removes what looks like markup ("5 <hot> wings"),
+    /// decodes entities ("R&amp;D"), joins lines and runs of spaces, drops a leading "- " from an ingredient line and
+    /// splits keywords at commas: right for a page, a loss for a recipe RecipeVault stored and wrote itself. A field of
+    /// another type than export writes (a file edited by hand) keeps the web reading.
+    static func takeWritten(_ object: [String: Any], vault: [String: Any], into draft: inout RecipeDraft) {
+        /// The text written for `key`: nil when export wrote none (it leaves out what a recipe does not have).
+        func written(_ key: String, _ fallback: String?) -> String? {
+            switch object[key] {
+            case nil, is NSNull: nil
+            case let text as String: text
+            default: fallback
+            }
+        }
+        if let name = object["name"] as? String, !RecipeDraft.isBlank(name) { draft.name = name }
+        draft.description = written("description", draft.description)
+        if let lines = object["recipeIngredient"] as? [String] {
+            draft.ingredients = lines.map { RecipeDraft.Line(text: $0) }
+        }
+        draft.recipeYield = written("recipeYield", draft.recipeYield)
+        draft.prepTime = written("prepTime", draft.prepTime)
+        draft.cookTime = written("cookTime", draft.cookTime)
+        draft.recipeCategory = written("recipeCategory", draft.recipeCategory)
+        draft.recipeCuisine = written("recipeCuisine", draft.recipeCuisine)
+        draft.datePublished = written("datePublished", draft.datePublished)
+        draft.website = written("url", draft.website)
+        switch object["author"] {
+        case nil, is NSNull: draft.author = nil
+        case let author as [String: Any]: if let name = author["name"] as? String { draft.author = name }
+        case let name as String: draft.author = name
+        default: break
+        }
+        // The list itself (a keyword may hold a comma); exports from before it was written give the schema.org text.
+        if let keywords = vault["keywords"] as? [String] {
+            draft.keywords = keywords
+        } else if let text = object["keywords"] as? String {
+            draft.keywords = text.split(separator: ",").map { String($0).trimmingWhitespace(newlines: false) }.filter { !RecipeDraft.isBlank($0) }
+        }
     }
 
     /// A stable id for a recipe file that has none (the same bytes give the same id).
