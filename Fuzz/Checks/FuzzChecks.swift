@@ -49,6 +49,30 @@ public enum FuzzChecks {
         let header = try? WireCodec.decodeReplyHeader(reply[0], using: WireCodec.makeDecoder())
         if header == nil { broken("the reply is not a reply envelope: \(String(decoding: reply[0].prefix(200), as: UTF8.self))") }
         if let error = header?.error, error.code == .internalError { broken("internal_error for a client's input: \(error.message)") }
+        if header?.error == nil { storedAsSent(data, reply: reply[0]) }
+    }
+
+    /// A recipe.create that succeeded stored what was sent: its texts as written (names, lines and steps trimmed at
+    /// the ends; keywords trimmed and each once), never a cut or changed text.
+    private static func storedAsSent(_ request: Data, reply: Data) {
+        struct Sent: Decodable { var op: String; var body: RecipeOps.Create.Request? }
+        struct Answered: Decodable { var body: RecipeOps.Create.Response? }
+        guard let sent = try? wireDecoder.decode(Sent.self, from: request), sent.op == RecipeOps.Create.name, let draft = sent.body?.recipe,
+              let answer = try? wireDecoder.decode(Answered.self, from: reply).body, answer.created else { return }
+        let stored = answer.recipe
+        var seen = Set<String>()
+        let keywords = draft.keywords.map { $0.trimmingWhitespace(newlines: false) }.filter { seen.insert($0).inserted }
+        let differs: [(String, Bool)] = [
+            ("name", stored.name != draft.name.trimmingWhitespace()),
+            ("description", stored.description != draft.description), ("notes", stored.notes != draft.notes),
+            ("author", stored.author != draft.author), ("recipeYield", stored.recipeYield != draft.recipeYield),
+            ("ingredients", stored.ingredients.map(\.text) != draft.ingredients.map { $0.text.trimmingWhitespace() }),
+            ("instructions", stored.instructions.map(\.text) != draft.instructions.map { $0.text.trimmingWhitespace() }),
+            ("keywords", stored.keywords != keywords),
+        ]
+        if let (field, _) = differs.first(where: \.1) {
+            broken("recipe.create stored \(field) other than sent: \(String(decoding: request.prefix(300), as: UTF8.self))")
+        }
     }
 
     /// A request's body read as `Body`.

@@ -7,8 +7,11 @@ enum HTMLText {
         collapse(withoutInvisibles(decodeEntities(stripTags(text))))
     }
 
-    /// Soft hyphens, zero-width spaces and byte-order marks removed ("Berg&shy;käse" is "Bergkäse").
+    /// Soft hyphens, zero-width spaces, byte-order marks and NUL removed ("Berg&shy;käse" is "Bergkäse").
     static func withoutInvisibles(_ text: String) -> String {
+        // U+0000 first: no stored text may hold it (the storage refuses a request that does), and a page that has it
+        // means nothing by it.
+        if text.utf8.contains(0) { return withoutInvisibles(String(String.UnicodeScalarView(text.unicodeScalars.filter { $0 != "\u{0}" }))) }
         guard !text.utf8.allSatisfy({ $0 < 0x80 }) else { return text }
         let invisible: Set<Unicode.Scalar> = ["\u{AD}", "\u{200B}", "\u{2060}", "\u{FEFF}"]
         guard text.unicodeScalars.contains(where: { invisible.contains($0) }) else { return text }

@@ -47,7 +47,9 @@ enum PaprikaRecipe {
         // Who or where the recipe is from ("Grand-mère Odette", "NYT Cooking"): the author, where export writes it. An
         // address (or an essay) stays a note.
         let source = RecipeSketch.text(p["source"]).flatMap { RecipeDraft.isBlank($0) ? nil : $0 }
-        let sourceIsAuthor = source.map { !$0.hasPrefix("http://") && !$0.hasPrefix("https://") && $0.count <= RecipeDraft.Limits.lineLength } ?? false
+        let sourceIsAuthor = source.map {
+            !$0.hasPrefix("http://") && !$0.hasPrefix("https://") && $0.count <= RecipeDraft.Limits.lineLength && !$0.utf8.contains(0)
+        } ?? false
         if !sourceIsAuthor { sketch.keep("Source", source) }
         sketch.keep("Difficulty", p["difficulty"])
         sketch.rating = RecipeSketch.number(p["rating"]).map { Int($0.rounded()) }

@@ -30,6 +30,9 @@ extension RecipeDraft {
     /// and add none (`keywordCountProblem(keeping:)`).
     public func validate(keeping kept: Set<String> = []) throws(ServiceError) {
         func fail(_ message: String) -> ServiceError { ServiceError(.invalidArgument, message) }
+        if let field = fieldHoldingNUL() {
+            throw fail("\(field) holds the NUL character (\\u0000), which no text may contain; remove it")
+        }
         guard !Self.isBlank(name) else { throw fail("name is empty; a recipe needs a name") }
         guard name.count <= Limits.nameLength else {
             throw fail("name is \(name.count) characters; the most allowed is \(Limits.nameLength)")
@@ -102,6 +105,17 @@ extension RecipeDraft {
         for keyword in keywords where Self.isBlank(keyword) || keyword.count > Limits.keywordLength {
             throw fail("keyword \"\(keyword.prefix(40))\" must be 1 to \(Limits.keywordLength) characters")
         }
+    }
+
+    /// The first field whose text holds U+0000, by name ("ingredients[2]"). SQLite ends a stored text at it, so
+    /// "a\u{0}b" would be kept as "a" and "\u{0}x" as an empty name.
+    public func fieldHoldingNUL() -> String? {
+        func holds(_ text: String?) -> Bool { text?.utf8.contains(0) ?? false }
+        if holds(name) { return "name" }
+        if let index = ingredients.firstIndex(where: { holds($0.text) }) { return "ingredients[\(index)]" }
+        if let index = instructions.firstIndex(where: { holds($0.text) || holds($0.section) || holds($0.title) }) { return "instructions[\(index)]" }
+        if let index = keywords.firstIndex(where: { holds($0) }) { return "keywords[\(index)]" }
+        return RecipeTextField.all.first { holds(self[keyPath: $0.draft]) }?.name
     }
 
     /// Past the keyword limit only with keywords the recipe already has (`kept`): concurrent adds on two replicas can

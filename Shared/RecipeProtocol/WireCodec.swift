@@ -125,6 +125,9 @@ public enum WireCodec {
 
     /// Reads the body of a request as `Body`. A missing `body` reads as `{}`.
     public static func decodeRequestBody<Body: Decodable>(_: Body.Type, from frame: Data, using decoder: some WireDecoding) throws(ServiceError) -> Body {
+        if NULText.isEscaped(in: frame), let path = NULText.path(in: frame) {
+            throw ServiceError(.invalidBody, "\(path) holds the NUL character (\\u0000), which no text may contain; remove it")
+        }
         do {
             if let body = try decoder.decode(BodyEnvelope<Body>.self, from: frame).body { return body }
             return try decoder.decode(Body.self, from: Data("{}".utf8))

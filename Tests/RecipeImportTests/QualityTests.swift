@@ -220,6 +220,10 @@ struct QualityTests {
             ("keep &lt;3 and <i>this</i>", "keep <3 and this"),
         ]
         for (written, shown) in cases { #expect(HTMLText.clean(written) == shown, "\(written)") }
+        // U+0000 means nothing on a page, and the storage refuses text that holds it: the importer drops it.
+        #expect(HTMLText.clean("Tom\u{0}ato\u{0} soup") == "Tomato soup")
+        let withNUL = try #require(RecipeExtractor.extract(json: ["@type": "Recipe", "name": "\u{0}Soup", "recipeIngredient": ["1 egg\u{0}"]], url: nil))
+        #expect(withNUL.draft.name == "Soup" && withNUL.draft.ingredients.map(\.text) == ["1 egg"])
         let json: [String: Any] = ["@type": "Recipe", "name": "Cake <3", "recipeIngredient": ["200 g sugar (< 1 cup)"],
                                    "recipeInstructions": ["Bake at <180°C until a skewer comes out clean."]]
         let recipe = try #require(RecipeExtractor.extract(json: json, url: "https://e.com/cake"))

@@ -138,3 +138,21 @@ struct ErrorCodeTests {
         }
     }
 }
+
+@Suite("U+0000 in a request's text")
+struct NULTextScanTests {
+    @Test("found after an odd run of backslashes only; its path names the field, the list position, or the object of a key")
+    func scan() {
+        #expect(NULText.isEscaped(in: Data(#"{"a":"x\u0000y"}"#.utf8)))
+        #expect(NULText.isEscaped(in: Data(#"{"a":"\\\u0000"}"#.utf8)), "an escaped backslash, then the escape")
+        #expect(!NULText.isEscaped(in: Data(#"{"a":"\\u0000"}"#.utf8)), "an escaped backslash, then the letters")
+        #expect(NULText.isEscaped(in: Data(#"{"a":"\u00001"}"#.utf8)), "followed by a digit")
+        #expect(!NULText.isEscaped(in: Data(#"{"a":"\u0001 \u1000 \u00a0"}"#.utf8)))
+        #expect(!NULText.isEscaped(in: Data(#"{"a":"\"#.utf8)), "a backslash at the end")
+        #expect(!NULText.isEscaped(in: Data(#"{"a":"\u000"}"#.utf8)), "cut short")
+        #expect(NULText.path(in: Data(#"{"body":{"recipe":{"ingredients":[{"text":"ok"},{"text":"a\u0000"}]}}}"#.utf8)) == "body.recipe.ingredients[1].text")
+        #expect(NULText.path(in: Data(#"{"body":{"x\u0000":1}}"#.utf8)) == "a key in body")
+        #expect(NULText.path(in: Data(#""\u0000""#.utf8)) == "the top level")
+        #expect(NULText.path(in: Data(#"{"body":{"name":"fine"}}"#.utf8)) == nil)
+    }
+}

@@ -88,4 +88,24 @@ struct RecipeTextFieldTests {
             }
         }
     }
+
+    @Test("U+0000 in any text of a draft is refused, naming the field (a stored text would end at it)")
+    func nul() {
+        var drafts: [(String, RecipeDraft)] = [
+            ("name", RecipeDraft(name: "\u{0}x")),
+            ("ingredients[1]", RecipeDraft(name: "x", ingredients: [.init(text: "1 egg"), .init(text: "2\u{0}")])),
+            ("instructions[0]", RecipeDraft(name: "x", instructions: [.init(text: "Cook.", title: "a\u{0}")])),
+            ("keywords[0]", RecipeDraft(name: "x", keywords: ["\u{0}"])),
+        ]
+        for field in RecipeTextField.all where field.kind != .duration {
+            var draft = RecipeDraft(name: "x")
+            draft[keyPath: field.draft] = field.name == "website" ? "https://e.com/\u{0}" : "a\u{0}b"
+            drafts.append((field.name, draft))
+        }
+        for (name, draft) in drafts {
+            #expect(throws: ServiceError.self, "\(name)") { try draft.validate() }
+            #expect(draft.fieldHoldingNUL() == name)
+        }
+        #expect(RecipeDraft(name: "x", description: "\\u0000").fieldHoldingNUL() == nil, "the letters are text")
+    }
 }

@@ -152,6 +152,43 @@ struct StorageWireTests {
     }
 }
 
+@Suite("Text holding U+0000")
+struct NULTextTests {
+    /// SQLite's text binding ends a value at U+0000: "a\u{0}b" was stored as "a" (and "\u{0}x" as an empty name, past
+    /// validation), with the reply showing the cut value as if it were what was sent.
+    @Test("is refused in any request, naming the field, and nothing is stored; a literal backslash-u0000 is text")
+    func refusedAnywhere() async throws {
+        try await withStorage(seedSamples: false) { client async throws in
+            func refused(_ call: () async throws -> Void) async -> String? {
+                let error = await #expect(throws: ServiceError.self) { try await call() }
+                #expect(error?.code == .invalidBody)
+                return error?.message
+            }
+            let nul = "\u{0}"
+            var message = await refused { _ = try await client.call(RecipeOps.Create.self, .init(recipe: RecipeDraft(name: "\(nul)Hidden"))) }
+            #expect(message == "body.recipe.name holds the NUL character (\\u0000), which no text may contain; remove it")
+            message = await refused {
+                _ = try await client.call(RecipeOps.Create.self, .init(recipe: RecipeDraft(name: "Eggs", ingredients: [.init(text: "2 eggs"), .init(text: "1 egg\(nul)yolk")])))
+            }
+            #expect(message?.hasPrefix("body.recipe.ingredients[1].text holds the NUL character") == true, "\(message ?? "")")
+            message = await refused { _ = try await client.call(RecipeOps.Create.self, .init(recipe: RecipeDraft(name: "Eggs", keywords: ["k\(nul)"]))) }
+            #expect(message?.hasPrefix("body.recipe.keywords[0] holds") == true, "\(message ?? "")")
+            message = await refused { _ = try await client.call(BookOps.Create.self, .init(title: "Book\(nul)")) }
+            #expect(message?.hasPrefix("body.title holds") == true, "\(message ?? "")")
+            message = await refused { _ = try await client.call(RecipeOps.Search.self, .init(text: "soup\(nul)")) }
+            #expect(message?.hasPrefix("body.text holds") == true, "\(message ?? "")")
+            #expect(try await client.call(StorageOps.Stats.self, Empty()).recipes == 0, "nothing was stored")
+            #expect(try await client.call(BookOps.List.self, Empty()).books.isEmpty)
+
+            // The six characters \u0000 written as text (an escaped backslash on the wire) are kept as they are.
+            let literal = #"C:\u0000 and \\u0000"#
+            let created = try await client.call(RecipeOps.Create.self, .init(recipe: RecipeDraft(name: literal, description: literal)))
+            #expect(created.recipe.name == literal && created.recipe.description == literal)
+            #expect(try await client.call(RecipeOps.Get.self, .init(id: created.recipe.id)).recipe.name == literal)
+        }
+    }
+}
+
 /// `recipe.create` with a free-form recipe object, to send what a typed client cannot.
 enum UntypedCreate: WireOperation {
     static let name = "recipe.create"
