@@ -67,7 +67,9 @@ struct FullDiskTests {
         #expect(refusal?.message.contains("recipe.create was not done: the disk recipe-storage writes to is full") == true)
 
         // As a person sees it: a sentence and exit status 74, for a recipe and for a photo.
-        let add = try await recipes(["add", "--name", "One more", "--step", String(repeating: "Fold gently. ", count: 700)], storage: endpoint)
+        // Larger than the recipe just refused (a smaller one may still fit in what the refused write left free).
+        let steps = (0..<7).flatMap { _ in ["--step", String(repeating: "Fold gently. ", count: 700)] }
+        let add = try await recipes(["add", "--name", "One more"] + steps, storage: endpoint)
         #expect(add.status == 74, "\(add.output)")
         #expect(add.output.contains("is full") && add.output.contains("Free some space"), "\(add.output)")
         let photo = Scratch.url("rv-photo", suffix: ".png")
