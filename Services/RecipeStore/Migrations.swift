@@ -338,6 +338,38 @@ enum Migrations {
                 CREATE INDEX import_job_items_finished ON import_job_items(jobId, finishNumber) WHERE finishNumber IS NOT NULL;
                 """)
         }
+        migrator.registerMigration("v18 text in one Unicode form") { db in
+            // Text is stored composed (NFC) since this version (String.composed): a replica holding "é" as one
+            // character and another holding "e" and an accent never agreed, in bytes, and an edit from one form to the
+            // other reached no peer. What an older version stored is composed here; the triggers mark what changed, and
+            // the first open records it in the feed as this replica's edit (every replica makes the same one).
+            // An ingredient whose composed name another already has keeps its name (UPDATE OR IGNORE): two rows
+            // cannot share a name.
+            let composed = DatabaseFunction("rv_composed", argumentCount: 1, pure: true) { values in
+                String.fromDatabaseValue(values[0].databaseValue).map(\.composed)
+            }
+            db.add(function: composed) // left on the connection (removing it while statements are cached is refused)
+            let columns: [(table: String, columns: [String])] = [
+                ("recipes", ["title", "summary", "notes", "nutrition", "website", "recipeYield", "recipeCategory", "recipeCuisine", "author", "datePublished"]),
+                ("recipe_ingredients", ["text", "unit", "food", "note"]),
+                ("recipe_instructions", ["text", "section", "title"]),
+                ("recipe_keywords", ["keyword"]),
+                ("books", ["title", "author"]),
+                ("ingredients", ["name"]),
+                ("ingredient_aliases", ["alias"]),
+                ("cook_log", ["recipeName", "note"]),
+            ]
+            for (table, names) in columns {
+                // Only rows with text beyond ASCII can change (ASCII is composed already).
+                let changes = names.map { "\($0) = rv_composed(\($0))" }.joined(separator: ", ")
+                let differs = names.map { "(\($0) GLOB '*[^\u{1}-\u{7F}]*' AND \($0) != rv_composed(\($0)))" }.joined(separator: " OR ")
+                try db.execute(sql: "UPDATE OR IGNORE \(table) SET \(changes) WHERE \(differs)")
+            }
+            // The search index holds what the recipes now say.
+            for id in try String.fetchAll(db, sql: "SELECT id FROM sync_pending WHERE kind = 'recipe'") {
+                try SearchIndex.refresh(recipeID: id, in: db)
+            }
+        }
         return migrator
     }
 }

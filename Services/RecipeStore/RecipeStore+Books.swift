@@ -6,7 +6,8 @@ import RecipeProtocol
 extension RecipeStore {
     /// Creates a book with the client's id (an existing id returns the stored book).
     public func createBook(id: UUID, title: String, author: String?) async throws -> Book {
-        let title = try Self.validTitle(title)
+        // Text is stored composed (NFC), as a recipe's is.
+        let (title, author) = (try Self.validTitle(title.composed), author?.composed)
         return try await write { db in
             if let existing = try Self.fetchBookIfAny(id, in: db) { return existing }
             let now = Self.now()
@@ -47,7 +48,7 @@ extension RecipeStore {
 
     /// Renames a book or changes its author.
     public func updateBook(id: UUID, title: String, author: String?) async throws -> Book {
-        let title = try Self.validTitle(title)
+        let (title, author) = (try Self.validTitle(title.composed), author?.composed)
         return try await write { db in
             _ = try Self.fetchBook(id, in: db)
             try db.execute(sql: "UPDATE books SET title = ?, author = ?, updatedAt = ? WHERE id = ?",

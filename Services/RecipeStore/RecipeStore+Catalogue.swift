@@ -30,7 +30,8 @@ extension RecipeStore {
 
     /// Adds an entry, or updates the one with the same name (its aliases are replaced).
     public func upsertIngredient(id: UUID, name: String, category: IngredientCategory?, aliases: [String]) async throws -> CatalogueEntry {
-        let entry = CatalogueEntry(id: id, name: name, category: category, aliases: aliases)
+        // Text is stored composed (NFC), as a recipe's is: a name is also its record's id across replicas.
+        let entry = CatalogueEntry(id: id, name: name.composed, category: category, aliases: aliases.map(\.composed))
         guard !entry.name.isEmpty, entry.name.count <= 100 else {
             throw ServiceError(.invalidArgument, "an ingredient name must be 1 to 100 characters; got \"\(name)\"")
         }

@@ -24,7 +24,7 @@ extension RecipeStore {
             try db.execute(sql: """
                 INSERT INTO cook_log (id, recipeId, recipeName, cookedAt, rating, note, servings, createdAt)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [id.databaseText, recipeID.databaseText, recipe.name, cookedAt ?? now, rating, note?.nilIfBlank, servings, now])
+                """, arguments: [id.databaseText, recipeID.databaseText, recipe.name, cookedAt ?? now, rating, note?.composed.nilIfBlank, servings, now])
             guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM cook_log WHERE id = ?"), arguments: [id.databaseText]) else {
                 throw ServiceError(.internalError, "the cook-log entry just written could not be read back")
             }

@@ -58,11 +58,11 @@ extension RecipeStore {
             // find a page after a few hundred rows; a book is narrow and uses its index.
             if let cuisine = query.cuisine {
                 conditions.append("+r.recipeCuisine = ? COLLATE NOCASE")
-                arguments += [cuisine]
+                arguments += [cuisine.composed] // stored text is composed (NFC)
             }
             if let category = query.category {
                 conditions.append("+r.recipeCategory = ? COLLATE NOCASE")
-                arguments += [category]
+                arguments += [category.composed]
             }
             if let bookID = query.bookID {
                 conditions.append("r.bookId = ?")
@@ -146,7 +146,8 @@ extension RecipeStore {
                 "the search text is \(text.count) characters long; it may be at most \(Self.maxSearchLength)")
         }
         var seen = Set<String>()
-        let words = text.lowercased().split { !($0.isLetter || $0.isNumber) }.map(String.init).filter { seen.insert($0).inserted }
+        // Stored and indexed text is composed (NFC): a query in the other form finds it too.
+        let words = text.composed.lowercased().split { !($0.isLetter || $0.isNumber) }.map(String.init).filter { seen.insert($0).inserted }
         guard !words.isEmpty else {
             throw ServiceError(.invalidArgument, "the search text \"\(text.prefix(80))\" has no words to look for")
         }

@@ -291,6 +291,8 @@ extension RecipeStore {
         var totalMinutes: Int?
 
         init(_ draft: RecipeDraft) {
+            // Text is stored composed (NFC): one form on every replica, whatever form a client sent.
+            let draft = draft.composed
             self.draft = draft
             name = draft.name.trimmingWhitespace()
             lines = draft.ingredients.map { line in

@@ -27,6 +27,9 @@ struct SyncApplier {
 
     /// Merges `record` from `peer`, or holds it (with the reason) when it cannot be applied yet.
     mutating func apply(_ record: SyncRecord, from peer: String, in db: Database) throws {
+        // Text is stored composed (NFC) on every replica; a record in another form (an older or foreign peer's) is read
+        // as that, or its values would differ from the replicas' own by bytes that Swift calls equal.
+        let record = record.composed
         // A newer version from the same sender replaces one held before: a replica's record only ever moves forward.
         try db.cachedStatement(sql: "DELETE FROM sync_held WHERE peer = ? AND kind = ? AND id = ?")
             .execute(arguments: [peer, record.kind.rawValue, record.id])

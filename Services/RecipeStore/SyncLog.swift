@@ -36,8 +36,13 @@ enum SyncLog {
             guard let kind = SyncKind(rawValue: row["kind"]) else { continue }
             let id: String = row["id"]
             let stored = try storedRecord(kind, id, in: db)
-            var states = stored?.states ?? [:]
+            // Field names in the one Unicode form the tables hold (a keyword's text is in its name; an older version's
+            // record may have another), so a name is found again by its bytes.
+            var states = SyncRecord.composedKeys(stored?.states ?? [:])
             var changed = false
+            if let original = stored?.states, original.keys.contains(where: { !$0.utf8.allSatisfy { $0 < 0x80 } && !$0.composed.utf8.elementsEqual($0.utf8) }) {
+                changed = true
+            }
             if kind == .recipe, states["photos"] != nil || states["keywords"] != nil {
                 // Whole-list photos and keywords of an older version give way to set elements.
                 states.removeValue(forKey: "photos")
@@ -60,7 +65,7 @@ enum SyncLog {
                         try db.cachedStatement(sql: "DELETE FROM sync_dangling WHERE kind = ? AND id = ?").execute(arguments: [kind.rawValue, id])
                     }
                 }
-                for (name, value) in values where states[name]?.value != value {
+                for (name, value) in values where !(states[name]?.value.isIdentical(to: value) ?? false) {
                     // This replica replacing its own value: a conflicted copy of that value made elsewhere is withdrawn when it arrives.
                     if kind == .recipe, let previous = states[name]?.clock.stamp, StampOrder.parts(previous)?.replica == Substring(state.replica) {
                         try db.cachedStatement(sql: "INSERT OR IGNORE INTO sync_replaced (recordId, field, stamp) VALUES (?, ?, ?)")

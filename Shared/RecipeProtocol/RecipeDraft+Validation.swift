@@ -129,3 +129,16 @@ extension RecipeDraft {
         return nil
     }
 }
+
+extension RecipeDraft {
+    /// The draft with every text in Unicode's composed form (`String.composed`), as the storage keeps text.
+    public var composed: RecipeDraft {
+        var copy = self
+        copy.name = name.composed
+        copy.ingredients = ingredients.map { Line(id: $0.id, text: $0.text.composed) }
+        copy.instructions = instructions.map { Step(id: $0.id, text: $0.text.composed, section: $0.section?.composed, title: $0.title?.composed) }
+        copy.keywords = keywords.map(\.composed)
+        for field in RecipeTextField.all { copy[keyPath: field.draft] = self[keyPath: field.draft]?.composed }
+        return copy
+    }
+}

@@ -143,3 +143,55 @@ public struct SyncRecord: Codable, Sendable, Equatable {
         vv.keys.sorted().map { "\($0)=\(vv[$0]!)" }.joined(separator: ",")
     }
 }
+
+extension JSONValue {
+    /// The value with every text in it composed (NFC), keys too.
+    public var composed: JSONValue {
+        switch self {
+        case .string(let text): .string(text.composed)
+        case .array(let items): .array(items.map(\.composed))
+        case .object(let members): .object(SyncRecord.composedKeys(members.mapValues(\.composed)))
+        default: self
+        }
+    }
+}
+
+extension SyncRecord {
+    /// The record with its id, field names (a keyword's or alias's text is in its field's name) and values composed
+    /// (NFC), as every replica stores text: a record written in another form by an older or foreign peer then reads
+    /// as the replicas' own. Of names that compose to one, the one first by its bytes is kept.
+    public var composed: SyncRecord {
+        SyncRecord(kind: kind, id: id.composed, seq: seq, fields: Self.composedKeys(fields.mapValues(\.composed)),
+                   clocks: clocks, fieldClocks: Self.composedKeys(fieldClocks))
+    }
+
+    public static func composedKeys<Value>(_ members: [String: Value]) -> [String: Value] {
+        guard !members.keys.allSatisfy({ $0.utf8.allSatisfy { $0 < 0x80 } }) else { return members }
+        var result: [String: Value] = [:]
+        var chosen: [String: [UInt8]] = [:]
+        for (key, value) in members {
+            let name = key.composed
+            let bytes = Array(key.utf8)
+            if let kept = chosen[name], !bytes.lexicographicallyPrecedes(kept) { continue }
+            chosen[name] = bytes
+            result[name] = value
+        }
+        return result
+    }
+}
+
+extension JSONValue {
+    /// Equal to the byte: Swift's `==` calls text in its two Unicode forms equal ("é" and "e" with an accent), which
+    /// the tables, exports and peers do not.
+    public func isIdentical(to other: JSONValue) -> Bool {
+        guard self == other else { return false }
+        switch (self, other) {
+        case let (.string(a), .string(b)): return a.utf8.elementsEqual(b.utf8)
+        case let (.array(a), .array(b)): return zip(a, b).allSatisfy { $0.isIdentical(to: $1) }
+        case let (.object(a), .object(b)):
+            let (left, right) = (a.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }, b.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) })
+            return zip(left, right).allSatisfy { $0.key.utf8.elementsEqual($1.key.utf8) && $0.value.isIdentical(to: $1.value) }
+        default: return true
+        }
+    }
+}

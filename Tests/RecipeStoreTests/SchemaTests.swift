@@ -118,3 +118,69 @@ struct SchemaTests {
         }
     }
 }
+
+@Suite("Text in one Unicode form")
+struct ComposedTextTests {
+    static let composed = "Caf\u{E9} cr\u{E8}me", decomposed = "Cafe\u{301} cre\u{300}me"
+
+    @Test("a file an older version wrote in decomposed form is composed on upgrade, recorded as an edit, and found by search")
+    func upgradeComposes() async throws {
+        try await withFolder { folder async throws in
+            let path = folder.appendingPathComponent(RecipeVault.databaseFileName).path
+            let recipe = "66666666-6666-4666-8666-666666666666", book = "77777777-7777-4777-8777-777777777777"
+            do {
+                let old = try DatabaseQueue(path: path)
+                try Migrations.migrator.migrate(old, upTo: "v17 job counts kept, items in the order they finished")
+                try await old.write { db in
+                    try db.execute(sql: """
+                        INSERT INTO books (id, title, createdAt, updatedAt) VALUES (?, ?, '2026-01-01 10:00:00.000', '2026-01-01 10:00:00.000');
+                        INSERT INTO recipes (id, title, summary, createdAt, updatedAt, bookId) VALUES (?, ?, ?, '2026-01-01 10:00:00.000', '2026-01-01 10:00:00.000', ?);
+                        INSERT INTO recipe_ingredients (id, recipeId, position, text) VALUES ('88888888-8888-4888-8888-888888888888', ?, 0, ?);
+                        INSERT INTO recipe_keywords (recipeId, position, keyword) VALUES (?, 0, ?);
+                        """, arguments: [book, Self.decomposed, recipe, Self.decomposed, "plain ASCII", book, recipe, "1 cup \(Self.decomposed)", recipe, Self.decomposed])
+                    try SearchIndex.refresh(recipeID: recipe, in: db)
+                    try SyncLog.capture(in: db)
+                }
+                try old.close()
+            }
+            let store = try RecipeStore(folder: folder)
+            defer { try? store.close() }
+            let stored = try await store.recipe(UUID(uuidString: recipe)!)
+            #expect(Array(stored.name.utf8) == Array(Self.composed.utf8))
+            #expect(Array(stored.ingredients[0].text.utf8) == Array("1 cup \(Self.composed)".utf8))
+            #expect(stored.keywords.map { Array($0.utf8) } == [Array(Self.composed.utf8)])
+            #expect(stored.description == "plain ASCII")
+            #expect(Array(try await store.book(UUID(uuidString: book)!).book.title.utf8) == Array(Self.composed.utf8))
+            // The feed carries the composed values as this replica's edit, so peers that hold the old form get them.
+            let record = try #require(try await store.syncRecord(.recipe, id: recipe))
+            #expect(record.fields["name"].map { value in if case .string(let text) = value { Array(text.utf8) == Array(Self.composed.utf8) } else { false } } == true)
+            #expect(record.fields.keys.contains { Array($0.utf8) == Array("keyword:\(Self.composed)".utf8) })
+            #expect(try await store.searchRecipes("crème", limit: 5).map(\.recipe.id.uuidString) == [recipe])
+        }
+    }
+
+    @Test("what a client writes in decomposed form is stored composed: recipes, books, the catalogue and the cook log")
+    func writesCompose() async throws {
+        try await withStore { store async throws in
+            let (recipe, _) = try await store.createRecipe(id: UUID(), RecipeDraft(
+                name: Self.decomposed, description: Self.decomposed, ingredients: [.init(text: "2 \(Self.decomposed)")],
+                instructions: [.init(text: Self.decomposed, section: Self.decomposed, title: Self.decomposed)], keywords: [Self.decomposed, Self.composed],
+                notes: Self.decomposed))
+            let texts = [recipe.name, recipe.description, recipe.ingredients[0].text, recipe.instructions[0].text, recipe.instructions[0].section,
+                         recipe.instructions[0].title, recipe.notes].map { $0.map { Array($0.utf8) } }
+            #expect(texts.allSatisfy { $0 == Array(Self.composed.utf8) || $0 == Array("2 \(Self.composed)".utf8) }, "\(texts)")
+            #expect(recipe.keywords.map { Array($0.utf8) } == [Array(Self.composed.utf8)], "the two forms are one keyword")
+            let book = try await store.createBook(id: UUID(), title: Self.decomposed, author: Self.decomposed)
+            #expect(Array(book.title.utf8) == Array(Self.composed.utf8) && book.author.map { Array($0.utf8) } == Array(Self.composed.utf8))
+            let entry = try await store.upsertIngredient(id: UUID(), name: "cre\u{300}me", category: nil, aliases: ["cre\u{300}me frai\u{302}che"])
+            #expect(Array(entry.name.utf8) == Array("cr\u{E8}me".utf8) && entry.aliases.map { Array($0.utf8) } == [Array("cr\u{E8}me fra\u{EE}che".utf8)])
+            // Searched for, or filtered by, in either form: found.
+            #expect(try await store.searchRecipes(Self.decomposed, limit: 5).map(\.recipe.id) == [recipe.id])
+            #expect(try await store.searchRecipes(Self.composed, limit: 5).map(\.recipe.id) == [recipe.id])
+            _ = try await store.updateRecipe(id: recipe.id, expectedVersion: recipe.version, { var d = RecipeDraft(recipe); d.recipeCuisine = Self.composed; return d }())
+            #expect(try await store.listRecipes(RecipeListQuery(cuisine: Self.decomposed)).recipes.map(\.id) == [recipe.id])
+            let logged = try await store.addCookLogEntry(id: UUID(), recipeID: recipe.id, cookedAt: nil, rating: nil, note: Self.decomposed, servings: nil)
+            #expect(logged.note.map { Array($0.utf8) } == Array(Self.composed.utf8))
+        }
+    }
+}

@@ -424,12 +424,13 @@ struct History {
             var draft = RecipeDraft(current)
             draft.origin = current.origin
             switch pick(["name", "notes", "description", "rating", "keywords", "ingredients", "lines"]) {
-            case "name": draft.name = pick(["Soup", "Stew", "Salad", "Bread"]) + " \(random.next() % 5)"
+            // "Café" in both Unicode forms: replicas must end with the same bytes, not only text Swift calls equal.
+            case "name": draft.name = pick(["Soup", "Stew", "Salad", "Bread", "Caf\u{E9}", "Cafe\u{301}"]) + " \(random.next() % 5)"
             case "notes": draft.notes = pick(["less salt", "more salt", "double it", nil])
             case "description": draft.description = pick(["quick", "slow", "spicy"])
             case "rating": draft.rating = Int(random.next() % 6)
             case "keywords":
-                if chance(50) || draft.keywords.isEmpty { draft.keywords.append(pick(["easy", "weeknight", "party", "vegan"])) } else { draft.keywords.removeFirst() }
+                if chance(50) || draft.keywords.isEmpty { draft.keywords.append(pick(["easy", "weeknight", "party", "vegan", "cr\u{E8}me", "cre\u{300}me"])) } else { draft.keywords.removeFirst() }
             case "ingredients": draft.ingredients = [.init(text: "\(1 + random.next() % 4) eggs"), .init(text: pick(["salt", "pepper"]))]
             default:
                 // Lines kept with their ids: one added below the others, a step added, or a line moved to the other list.

@@ -106,11 +106,13 @@ extension RecipeStore {
 
 /// The first lines where two replicas' dumps differ ("" when they hold the same).
 func difference(_ a: LocalReplica, _ b: LocalReplica) async throws -> String {
-    let left = try await a.store.canonicalDump().split(separator: "\n")
-    let right = try await b.store.canonicalDump().split(separator: "\n")
+    // By bytes: Swift calls text in its two Unicode forms equal, which the tables, exports and peers do not.
+    let left = try await a.store.canonicalDump().split(separator: "\n").map { Array($0.utf8) }
+    let right = try await b.store.canonicalDump().split(separator: "\n").map { Array($0.utf8) }
     guard left != right else { return "" }
-    let onlyLeft = Set(left).subtracting(right).sorted().prefix(4)
-    let onlyRight = Set(right).subtracting(left).sorted().prefix(4)
+    func shown(_ lines: Set<[UInt8]>) -> [String] { lines.map { String(decoding: $0, as: UTF8.self).debugDescription }.sorted() }
+    let onlyLeft = shown(Set(left).subtracting(right)).prefix(4)
+    let onlyRight = shown(Set(right).subtracting(left)).prefix(4)
     return "only in \(a.name): \(onlyLeft.joined(separator: " ¶ "))\nonly in \(b.name): \(onlyRight.joined(separator: " ¶ "))"
 }
 
