@@ -113,6 +113,13 @@ public enum FuzzChecks {
         } catch {
             broken("the importer produced a recipe storage refuses: \(error.message)")
         }
+        // No control character a terminal would obey (an escape sequence, a carriage return) comes out of a page.
+        let draft = imported.draft
+        let texts = [draft.name] + draft.ingredients.map(\.text) + draft.instructions.flatMap { [$0.text, $0.section, $0.title].compactMap { $0 } }
+            + draft.keywords + RecipeTextField.all.compactMap { draft[keyPath: $0.draft] }
+        for text in texts where text.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\n" && $0 != "\t") || (0x7F...0x9F).contains($0.value) }) {
+            broken("the importer kept a control character: \(text.debugDescription.prefix(200))")
+        }
         _ = imported.schemaOrg
     }
 

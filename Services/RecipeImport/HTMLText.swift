@@ -7,16 +7,20 @@ enum HTMLText {
         collapse(withoutInvisibles(decodeEntities(stripTags(text))))
     }
 
-    /// Soft hyphens, zero-width spaces, byte-order marks and NUL removed ("Berg&shy;käse" is "Bergkäse").
+    /// Soft hyphens, zero-width spaces, byte-order marks and control characters removed ("Berg&shy;käse" is "Bergkäse").
     static func withoutInvisibles(_ text: String) -> String {
-        // U+0000 first: no stored text may hold it (the storage refuses a request that does), and a page that has it
-        // means nothing by it.
-        if text.utf8.contains(0) { return withoutInvisibles(String(String.UnicodeScalarView(text.unicodeScalars.filter { $0 != "\u{0}" }))) }
-        guard !text.utf8.allSatisfy({ $0 < 0x80 }) else { return text }
-        let invisible: Set<Unicode.Scalar> = ["\u{AD}", "\u{200B}", "\u{2060}", "\u{FEFF}"]
-        guard text.unicodeScalars.contains(where: { invisible.contains($0) }) else { return text }
+        // Control characters mean nothing in a page's text (tab, line break and carriage return are white space, which
+        // `collapse` handles): U+0000 no stored text may hold, and an escape sequence a terminal would obey.
+        func isDropped(_ scalar: Unicode.Scalar) -> Bool {
+            switch scalar.value {
+            case 0x09, 0x0A, 0x0D: false
+            case 0x00...0x1F, 0x7F, 0x80...0x9F, 0xAD, 0x200B, 0x2060, 0xFEFF: true
+            default: false
+            }
+        }
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 >= 0x7F }), text.unicodeScalars.contains(where: isDropped) else { return text }
         var scalars = String.UnicodeScalarView()
-        scalars.append(contentsOf: text.unicodeScalars.filter { !invisible.contains($0) })
+        scalars.append(contentsOf: text.unicodeScalars.filter { !isDropped($0) })
         return String(scalars)
     }
 

@@ -176,11 +176,11 @@ func sentence(for error: ServiceError) -> String {
 
 /// A line on standard error that does not stop the command.
 func printNote(_ message: String) {
-    FileHandle.standardError.write(Data("recipes: note: \(message)\n".utf8))
+    FileHandle.standardError.write(Data("recipes: note: \(TerminalText.safe(message))\n".utf8))
 }
 
 func fail(_ message: String, status: Int32) -> Never {
-    FileHandle.standardError.write(Data("recipes: \(message)\n".utf8))
+    FileHandle.standardError.write(Data("recipes: \(TerminalText.safe(message))\n".utf8))
     exit(status)
 }
 

@@ -258,7 +258,7 @@ struct JobProgress {
     }
 
     private func write(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        FileHandle.standardError.write(Data((TerminalText.safe(line) + "\n").utf8))
     }
 
     private func drawBar(_ job: ImportJob) {

@@ -108,6 +108,30 @@ struct CLITests {
         }
     }
 
+    @Test("a recipe whose text holds terminal control sequences is shown with them as symbols: list, show, search and an error")
+    func controlSequencesAreShownNotObeyed() async throws {
+        try await withStorageProcess { storage async throws in
+            // What a hostile page or client could store: the clipboard written (OSC 52), the screen cleared, a line overprinted.
+            let name = "Soup\u{1B}]52;c;ZWNobyBoaQ==\u{7}\u{1B}[2J", step = "Stir.\rAll fine, nothing to see.\u{9B}2J"
+            let client = try MessageClient(configuration: .init(endpoint: storage, serviceName: "storage"))
+            let created = try await client.call(RecipeOps.Create.self, .init(recipe: RecipeDraft(
+                name: name, description: "Hot\u{1B}[8m hidden", instructions: [.init(text: step)], keywords: ["k\u{7}"])))
+            #expect(created.recipe.name == name, "stored as sent")
+            let short = created.recipe.id.shortText
+            for arguments in [["list"], ["show", short], ["search", "soup"], ["show", "no such \u{1B}[2J recipe"]] {
+                let run = try await recipes(arguments, storage: storage)
+                let controls = run.output.unicodeScalars.filter { TerminalTextProbe.isControl($0) }
+                #expect(controls.isEmpty, "\(arguments): \(run.output.debugDescription)")
+                if arguments.count == 2, arguments[1] == short {
+                    #expect(run.output.contains("Soup\u{241B}]52;c;ZWNobyBoaQ==\u{2407}\u{241B}[2J") && run.output.contains("Stir.\u{240D}All fine"), "\(run.output)")
+                }
+            }
+            // The JSON output keeps the text exactly, escaped.
+            let json = try await recipes(["show", short, "--json"], storage: storage)
+            #expect(json.output.contains(#"Soup\u001b]52;c;ZWNobyBoaQ==\u0007\u001b[2J"#), "\(json.output)")
+        }
+    }
+
     @Test("a device, a link to one or a pipe given as a file is refused at once (exit 65), never read until memory runs out; standard input is bounded too")
     func filesThatAreNotFiles() async throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rv-notfiles-\(UUID().uuidString)")
@@ -448,5 +472,16 @@ extension RecipeDraft {
         copy.instructions = copy.instructions.map { .init(text: $0.text, section: $0.section, title: $0.title) }
         copy.bookID = nil
         return copy
+    }
+}
+
+/// The characters a terminal obeys rather than shows: C0 controls but the line break and tab, DEL, C1.
+enum TerminalTextProbe {
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x0A, 0x09: false
+        case 0x00...0x1F, 0x7F, 0x80...0x9F: true
+        default: false
+        }
     }
 }

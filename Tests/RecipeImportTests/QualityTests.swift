@@ -222,6 +222,9 @@ struct QualityTests {
         for (written, shown) in cases { #expect(HTMLText.clean(written) == shown, "\(written)") }
         // U+0000 means nothing on a page, and the storage refuses text that holds it: the importer drops it.
         #expect(HTMLText.clean("Tom\u{0}ato\u{0} soup") == "Tomato soup")
+        // Nor do escape sequences a terminal would obey (the clipboard written, the screen cleared), nor C1 controls.
+        #expect(HTMLText.clean("Soup\u{1B}]52;c;ZWNobw==\u{7}\u{1B}[2J\u{9B}\u{7F}") == "Soup]52;c;ZWNobw==[2J")
+        #expect(HTMLText.clean("a\tb\r\nc") == "a b c")
         let withNUL = try #require(RecipeExtractor.extract(json: ["@type": "Recipe", "name": "\u{0}Soup", "recipeIngredient": ["1 egg\u{0}"]], url: nil))
         #expect(withNUL.draft.name == "Soup" && withNUL.draft.ingredients.map(\.text) == ["1 egg"])
         let json: [String: Any] = ["@type": "Recipe", "name": "Cake <3", "recipeIngredient": ["200 g sugar (< 1 cup)"],

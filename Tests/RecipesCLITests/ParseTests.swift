@@ -84,3 +84,17 @@ struct ParseTests {
         #expect(throws: CLIError.self) { try isoDuration("soon") }
     }
 }
+
+@Suite("Stored text shown on a terminal")
+struct TerminalTextTests {
+    @Test("control characters are shown as symbols, never obeyed; line breaks, tabs and the CLI's own colours stay")
+    func safe() {
+        #expect(TerminalText.safe("Soup\u{1B}]52;c;ZWNobyBoaQ==\u{7}") == "Soup\u{241B}]52;c;ZWNobyBoaQ==\u{2407}", "OSC 52 writes the clipboard")
+        #expect(TerminalText.safe("\u{1B}[2J\u{1B}[H") == "\u{241B}[2J\u{241B}[H", "clear the screen, cursor home")
+        #expect(TerminalText.safe("Tasty\rEvil") == "Tasty\u{240D}Evil", "a carriage return would overprint")
+        #expect(TerminalText.safe("a\u{9B}31mb\u{7F}\u{0}") == "a\u{FFFD}31mb\u{2421}\u{2400}", "C1 CSI, DEL, NUL")
+        #expect(TerminalText.safe("line\n\tindented · ✓ 日本") == "line\n\tindented · ✓ 日本")
+        #expect(TerminalText.safe("\u{1B}[1mName\u{1B}[0m \u{1B}[2mdim\u{1B}[0m") == "\u{1B}[1mName\u{1B}[0m \u{1B}[2mdim\u{1B}[0m")
+        #expect(TerminalText.safe("\u{1B}[31m\u{1B}") == "\u{241B}[31m\u{241B}", "other sequences, and an ESC at the end")
+    }
+}
