@@ -1,10 +1,29 @@
 import Foundation
+import RecipeModel
 
 /// Text out of HTML fragments: entities decoded, tags removed, white space collapsed.
 enum HTMLText {
     /// "Mac &amp; <b>cheese</b>\n  bake" → "Mac & cheese bake".
     static func clean(_ text: String) -> String {
-        collapse(withoutInvisibles(decodeEntities(stripTags(text))))
+        withinCombiningLimit(collapse(withoutInvisibles(decodeEntities(stripTags(text)))))
+    }
+
+    /// At most `String.maxCombiningRun` combining marks in a row (what a page stacks past that is noise, and the
+    /// storage refuses it): the rest of a run is dropped.
+    static func withinCombiningLimit(_ text: String) -> String {
+        guard !text.utf8.allSatisfy({ $0 < 0x80 }), text.longestCombiningRun > String.maxCombiningRun else { return text }
+        var scalars = String.UnicodeScalarView()
+        var run = 0
+        for scalar in text.unicodeScalars {
+            if scalar.value >= 0x300, scalar.properties.canonicalCombiningClass != .notReordered {
+                run += 1
+                if run > String.maxCombiningRun { continue }
+            } else {
+                run = 0
+            }
+            scalars.append(scalar)
+        }
+        return String(scalars)
     }
 
     /// Soft hyphens, zero-width spaces, byte-order marks and control characters removed ("Berg&shy;käse" is "Bergkäse").

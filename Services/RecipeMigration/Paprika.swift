@@ -49,6 +49,7 @@ enum PaprikaRecipe {
         let source = RecipeSketch.text(p["source"]).flatMap { RecipeDraft.isBlank($0) ? nil : $0 }
         let sourceIsAuthor = source.map {
             !$0.hasPrefix("http://") && !$0.hasPrefix("https://") && $0.count <= RecipeDraft.Limits.lineLength && !$0.utf8.contains(0)
+                && $0.longestCombiningRun <= String.maxCombiningRun
         } ?? false
         if !sourceIsAuthor { sketch.keep("Source", source) }
         sketch.keep("Difficulty", p["difficulty"])

@@ -33,6 +33,9 @@ extension RecipeDraft {
         if let field = fieldHoldingNUL() {
             throw fail("\(field) holds the NUL character (\\u0000), which no text may contain; remove it")
         }
+        if let (field, run) = fieldPastCombiningLimit() {
+            throw fail("\(field) has \(run) combining marks in a row; at most \(String.maxCombiningRun) are allowed")
+        }
         guard !Self.isBlank(name) else { throw fail("name is empty; a recipe needs a name") }
         guard name.count <= Limits.nameLength else {
             throw fail("name is \(name.count) characters; the most allowed is \(Limits.nameLength)")
@@ -116,6 +119,23 @@ extension RecipeDraft {
         if let index = instructions.firstIndex(where: { holds($0.text) || holds($0.section) || holds($0.title) }) { return "instructions[\(index)]" }
         if let index = keywords.firstIndex(where: { holds($0) }) { return "keywords[\(index)]" }
         return RecipeTextField.all.first { holds(self[keyPath: $0.draft]) }?.name
+    }
+
+    /// The first field with a longer run of combining marks than text may hold (`String.maxCombiningRun`), and the run.
+    public func fieldPastCombiningLimit() -> (field: String, run: Int)? {
+        func run(_ text: String?) -> Int? {
+            guard let text, !text.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+            let longest = text.longestCombiningRun
+            return longest > String.maxCombiningRun ? longest : nil
+        }
+        if let found = run(name) { return ("name", found) }
+        for (index, line) in ingredients.enumerated() { if let found = run(line.text) { return ("ingredients[\(index)]", found) } }
+        for (index, step) in instructions.enumerated() {
+            if let found = run(step.text) ?? run(step.section) ?? run(step.title) { return ("instructions[\(index)]", found) }
+        }
+        for (index, keyword) in keywords.enumerated() { if let found = run(keyword) { return ("keywords[\(index)]", found) } }
+        for field in RecipeTextField.all { if let found = run(self[keyPath: field.draft]) { return (field.name, found) } }
+        return nil
     }
 
     /// Past the keyword limit only with keywords the recipe already has (`kept`): concurrent adds on two replicas can

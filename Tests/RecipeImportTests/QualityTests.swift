@@ -225,6 +225,9 @@ struct QualityTests {
         // Nor do escape sequences a terminal would obey (the clipboard written, the screen cleared), nor C1 controls.
         #expect(HTMLText.clean("Soup\u{1B}]52;c;ZWNobw==\u{7}\u{1B}[2J\u{9B}\u{7F}") == "Soup]52;c;ZWNobw==[2J")
         #expect(HTMLText.clean("a\tb\r\nc") == "a b c")
+        // Combining marks stacked past Unicode's stream-safe limit (30) are cut there, so the recipe is storable.
+        let stacked = try #require(RecipeExtractor.extract(json: ["@type": "Recipe", "name": "Z" + String(repeating: "\u{301}", count: 5_000)], url: nil))
+        #expect(stacked.draft.name.unicodeScalars.count == 31 && (try? stacked.draft.validate()) != nil)
         let withNUL = try #require(RecipeExtractor.extract(json: ["@type": "Recipe", "name": "\u{0}Soup", "recipeIngredient": ["1 egg\u{0}"]], url: nil))
         #expect(withNUL.draft.name == "Soup" && withNUL.draft.ingredients.map(\.text) == ["1 egg"])
         let json: [String: Any] = ["@type": "Recipe", "name": "Cake <3", "recipeIngredient": ["200 g sugar (< 1 cup)"],

@@ -159,6 +159,28 @@ struct ComposedTextTests {
         }
     }
 
+    @Test("a run of combining marks past Unicode's stream-safe limit is refused, naming the field, and never normalised (quadratic)",
+          .timeLimit(.minutes(1)))
+    func combiningRuns() async throws {
+        // A million marks stacked on one letter: one "character", 2 MB. Normalising it took ~18 minutes here.
+        let zalgo = "e" + String(repeating: "\u{301}\u{323}", count: 500_000)
+        #expect(zalgo.composed.utf8.elementsEqual(zalgo.utf8), "left as it is")
+        #expect(zalgo.longestCombiningRun == 1_000_000)
+        try await withStore { store async throws in
+            for draft in [RecipeDraft(name: zalgo), RecipeDraft(name: "Soup", ingredients: [.init(text: "1 \(zalgo)")]),
+                          RecipeDraft(name: "Soup", notes: "e" + String(repeating: "\u{301}", count: String.maxCombiningRun + 1))] {
+                let error = await #expect(throws: ServiceError.self) { _ = try await store.createRecipe(id: UUID(), draft) }
+                #expect(error?.message.contains("combining marks in a row; at most 30 are allowed") == true, "\(error?.message ?? "")")
+            }
+            let book = try await store.createBook(id: UUID(), title: zalgo, author: nil)
+            #expect(book.title.utf8.count == zalgo.utf8.count, "a book title is stored as sent, not normalised")
+            // Thirty is fine, and composed.
+            let thirty = "e\u{301}" + String(repeating: "\u{323}", count: 29)
+            let (recipe, _) = try await store.createRecipe(id: UUID(), RecipeDraft(name: thirty))
+            #expect(recipe.name.utf8.elementsEqual(thirty.composed.utf8) && !recipe.name.utf8.elementsEqual(thirty.utf8))
+        }
+    }
+
     @Test("what a client writes in decomposed form is stored composed: recipes, books, the catalogue and the cook log")
     func writesCompose() async throws {
         try await withStore { store async throws in
