@@ -354,6 +354,13 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            // What tests of recipes share: comparing a recipe with what came back from a round trip.
+            name: "TestRecipes",
+            dependencies: ["RecipeProtocol"],
+            path: "Tests/Support/TestRecipes",
+            swiftSettings: strict
+        ),
+        .target(
             // A seeded generator for the tests, so a failing run replays from its seed.
             name: "TestRandom",
             path: "Tests/Support/TestRandom",
@@ -446,7 +453,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RecipeMigrationTests",
-            dependencies: ["RecipeMigration", "RecipeModel", "RecipeProtocol", "TestImages", "TestRandom", "TestThreads",
+            dependencies: ["RecipeMigration", "RecipeModel", "RecipeProtocol", "TestImages", "TestRandom", "TestRecipes", "TestThreads",
                            .product(name: "PropertyBased", package: "swift-property-based")],
             exclude: ["Fixtures", "make-fixtures.py"],
             swiftSettings: strict
@@ -464,7 +471,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["Messaging", "ZeroMQ", "RecipeProtocol", "RecipeModel", "RecipeStore", "ReplicaSync", "RecipeMigration", "TestHTTPServer", "TestImages",
-                           "TestRandom", "TestScratch", "TestThreads", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
+                           "TestRandom", "TestRecipes", "TestScratch", "TestThreads", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
     ]

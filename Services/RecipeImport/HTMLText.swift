@@ -5,25 +5,7 @@ import RecipeModel
 enum HTMLText {
     /// "Mac &amp; <b>cheese</b>\n  bake" → "Mac & cheese bake".
     static func clean(_ text: String) -> String {
-        withinCombiningLimit(collapse(withoutInvisibles(decodeEntities(stripTags(text)))))
-    }
-
-    /// At most `String.maxCombiningRun` combining marks in a row (what a page stacks past that is noise, and the
-    /// storage refuses it): the rest of a run is dropped.
-    static func withinCombiningLimit(_ text: String) -> String {
-        guard !text.utf8.allSatisfy({ $0 < 0x80 }), text.longestCombiningRun > String.maxCombiningRun else { return text }
-        var scalars = String.UnicodeScalarView()
-        var run = 0
-        for scalar in text.unicodeScalars {
-            if scalar.value >= 0x300, scalar.properties.canonicalCombiningClass != .notReordered {
-                run += 1
-                if run > String.maxCombiningRun { continue }
-            } else {
-                run = 0
-            }
-            scalars.append(scalar)
-        }
-        return String(scalars)
+        collapse(withoutInvisibles(decodeEntities(stripTags(text)))).withinCombiningLimit
     }
 
     /// Soft hyphens, zero-width spaces, byte-order marks and control characters removed ("Berg&shy;käse" is "Bergkäse").
@@ -32,9 +14,9 @@ enum HTMLText {
         // `collapse` handles): U+0000 no stored text may hold, and an escape sequence a terminal would obey.
         func isDropped(_ scalar: Unicode.Scalar) -> Bool {
             switch scalar.value {
-            case 0x09, 0x0A, 0x0D: false
-            case 0x00...0x1F, 0x7F, 0x80...0x9F, 0xAD, 0x200B, 0x2060, 0xFEFF: true
-            default: false
+            case 0x0D: false
+            case 0xAD, 0x200B, 0x2060, 0xFEFF: true
+            default: scalar.isTerminalControl
             }
         }
         guard text.utf8.contains(where: { $0 < 0x20 || $0 >= 0x7F }), text.unicodeScalars.contains(where: isDropped) else { return text }

@@ -47,9 +47,9 @@ enum PaprikaRecipe {
         // Who or where the recipe is from ("Grand-mère Odette", "NYT Cooking"): the author, where export writes it. An
         // address (or an essay) stays a note.
         let source = RecipeSketch.text(p["source"]).flatMap { RecipeDraft.isBlank($0) ? nil : $0 }
-        let sourceIsAuthor = source.map {
-            !$0.hasPrefix("http://") && !$0.hasPrefix("https://") && $0.count <= RecipeDraft.Limits.lineLength && !$0.utf8.contains(0)
-                && $0.longestCombiningRun <= String.maxCombiningRun
+        let sourceIsAuthor = source.map { text in
+            // An author validation would refuse (too long, a NUL, a stack of accents) stays a note, which holds more.
+            !text.hasPrefix("http://") && !text.hasPrefix("https://") && (try? RecipeDraft(name: "-", author: text).validate()) != nil
         } ?? false
         if !sourceIsAuthor { sketch.keep("Source", source) }
         sketch.keep("Difficulty", p["difficulty"])

@@ -1,3 +1,4 @@
+import RecipeModel
 /// Text for a terminal, whatever a recipe holds. A name or step may come from any web page or client, and control
 /// characters in it would be obeyed by the terminal, not shown: ESC sequences can clear the screen, rewrite what was
 /// printed, set the window title or (OSC 52) write the clipboard; a carriage return overprints a line. Each such
@@ -5,7 +6,7 @@
 /// the three colour sequences `Output.bold` and `Output.dim` write.
 enum TerminalText {
     static func safe(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        guard text.unicodeScalars.contains(where: \.isTerminalControl) else { return text }
         var result = String.UnicodeScalarView()
         let scalars = Array(text.unicodeScalars)
         var index = 0
@@ -16,7 +17,7 @@ enum TerminalText {
                 index += length
                 continue
             }
-            if isControl(scalar) {
+            if scalar.isTerminalControl {
                 switch scalar.value {
                 case 0x00...0x1F: result.append(Unicode.Scalar(0x2400 + scalar.value)!) // ␀…␟
                 case 0x7F: result.append("\u{2421}") // ␡
@@ -28,15 +29,6 @@ enum TerminalText {
             index += 1
         }
         return String(result)
-    }
-
-    /// C0 controls but the line break and tab, DEL, and the C1 controls (U+0080–U+009F; U+009B acts as ESC [).
-    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x0A, 0x09: false
-        case 0x00...0x1F, 0x7F, 0x80...0x9F: true
-        default: false
-        }
     }
 
     /// The length of ESC [ 0 m, ESC [ 1 m or ESC [ 2 m at `index` (the only sequences the CLI writes itself), or nil.

@@ -113,29 +113,13 @@ extension RecipeDraft {
     /// The first field whose text holds U+0000, by name ("ingredients[2]"). SQLite ends a stored text at it, so
     /// "a\u{0}b" would be kept as "a" and "\u{0}x" as an empty name.
     public func fieldHoldingNUL() -> String? {
-        func holds(_ text: String?) -> Bool { text?.utf8.contains(0) ?? false }
-        if holds(name) { return "name" }
-        if let index = ingredients.firstIndex(where: { holds($0.text) }) { return "ingredients[\(index)]" }
-        if let index = instructions.firstIndex(where: { holds($0.text) || holds($0.section) || holds($0.title) }) { return "instructions[\(index)]" }
-        if let index = keywords.firstIndex(where: { holds($0) }) { return "keywords[\(index)]" }
-        return RecipeTextField.all.first { holds(self[keyPath: $0.draft]) }?.name
+        firstText { $0.utf8.contains(0) }?.field
     }
 
     /// The first field with a longer run of combining marks than text may hold (`String.maxCombiningRun`), and the run.
     public func fieldPastCombiningLimit() -> (field: String, run: Int)? {
-        func run(_ text: String?) -> Int? {
-            guard let text, !text.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
-            let longest = text.longestCombiningRun
-            return longest > String.maxCombiningRun ? longest : nil
-        }
-        if let found = run(name) { return ("name", found) }
-        for (index, line) in ingredients.enumerated() { if let found = run(line.text) { return ("ingredients[\(index)]", found) } }
-        for (index, step) in instructions.enumerated() {
-            if let found = run(step.text) ?? run(step.section) ?? run(step.title) { return ("instructions[\(index)]", found) }
-        }
-        for (index, keyword) in keywords.enumerated() { if let found = run(keyword) { return ("keywords[\(index)]", found) } }
-        for field in RecipeTextField.all { if let found = run(self[keyPath: field.draft]) { return (field.name, found) } }
-        return nil
+        guard let (field, text) = firstText(where: \.isPastCombiningLimit) else { return nil }
+        return (field, text.longestCombiningRun)
     }
 
     /// Past the keyword limit only with keywords the recipe already has (`kept`): concurrent adds on two replicas can
@@ -154,11 +138,79 @@ extension RecipeDraft {
     /// The draft with every text in Unicode's composed form (`String.composed`), as the storage keeps text.
     public var composed: RecipeDraft {
         var copy = self
-        copy.name = name.composed
-        copy.ingredients = ingredients.map { Line(id: $0.id, text: $0.text.composed) }
-        copy.instructions = instructions.map { Step(id: $0.id, text: $0.text.composed, section: $0.section?.composed, title: $0.title?.composed) }
-        copy.keywords = keywords.map(\.composed)
-        for field in RecipeTextField.all { copy[keyPath: field.draft] = self[keyPath: field.draft]?.composed }
+        copy.updateTexts { _, text in
+            let composed = text.composed
+            return composed.utf8.elementsEqual(text.utf8) ? .keep : .replace(composed)
+        }
         return copy
+    }
+
+    /// The first text of the draft for which `predicate` holds, with its field's name as an error gives it.
+    public func firstText(where predicate: (String) -> Bool) -> (field: String, text: String)? {
+        var copy = self
+        var found: (field: String, text: String)?
+        copy.updateTexts { place, text in
+            guard predicate(text) else { return .keep }
+            found = (place.name, text)
+            return .stop
+        }
+        return found
+    }
+
+    /// Where a text sits in a draft; its `name` is the field as an error names it.
+    public enum TextPlace {
+        case name
+        case ingredient(Int)
+        case step(Int)
+        case keyword(Int)
+        case field(RecipeTextField)
+
+        public var name: String {
+            switch self {
+            case .name: "name"
+            case .ingredient(let index): "ingredients[\(index)]"
+            case .step(let index): "instructions[\(index)]"
+            case .keyword(let index): "keywords[\(index)]"
+            case .field(let field): field.name
+            }
+        }
+    }
+
+    /// What `updateTexts` does with a text after visiting it.
+    public enum TextVisit {
+        case keep
+        case replace(String)
+        case stop
+    }
+
+    /// Visits every text the draft holds, in one fixed order: the name, each ingredient line, each step's text,
+    /// section and title, each keyword, then the optional text fields (`RecipeTextField.all`). Every rule about all of
+    /// a recipe's text (no U+0000, the run of combining marks, one Unicode form) goes through this one walk, so none
+    /// can miss a field, and a new field is added here once. A text is written back only when `visit` replaces it.
+    public mutating func updateTexts(_ visit: (TextPlace, String) -> TextVisit) {
+        func each(_ place: TextPlace, _ text: String, _ store: (String) -> Void) -> Bool {
+            switch visit(place, text) {
+            case .keep: return false
+            case .replace(let new): store(new); return false
+            case .stop: return true
+            }
+        }
+        if each(.name, name, { name = $0 }) { return }
+        for index in ingredients.indices {
+            if each(.ingredient(index), ingredients[index].text, { ingredients[index].text = $0 }) { return }
+        }
+        for index in instructions.indices {
+            let step = instructions[index]
+            if each(.step(index), step.text, { instructions[index].text = $0 }) { return }
+            if let section = step.section, each(.step(index), section, { instructions[index].section = $0 }) { return }
+            if let title = step.title, each(.step(index), title, { instructions[index].title = $0 }) { return }
+        }
+        for index in keywords.indices {
+            if each(.keyword(index), keywords[index], { keywords[index] = $0 }) { return }
+        }
+        for textField in RecipeTextField.all {
+            guard let text = self[keyPath: textField.draft] else { continue }
+            if each(.field(textField), text, { self[keyPath: textField.draft] = $0 }) { return }
+        }
     }
 }

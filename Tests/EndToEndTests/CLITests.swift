@@ -4,6 +4,7 @@ import RecipeModel
 import RecipeProtocol
 import TestImages
 import Testing
+import TestRecipes
 
 /// Runs the built `recipes` binary against `endpoint`; returns its exit status and what it printed.
 func recipes(_ arguments: [String], storage endpoint: String, environment: [String: String] = [:]) async throws -> (status: Int32, output: String) {
@@ -464,16 +465,6 @@ func details(_ name: String, _ storage: String) async throws -> RecipeDetail {
 
 func Output_short(_ id: UUID) -> String { id.shortText }
 
-extension RecipeDraft {
-    /// The draft with line ids left out (a round trip gives lines new ids).
-    var withoutLineIDs: RecipeDraft {
-        var copy = self
-        copy.ingredients = copy.ingredients.map { .init(text: $0.text) }
-        copy.instructions = copy.instructions.map { .init(text: $0.text, section: $0.section, title: $0.title) }
-        copy.bookID = nil
-        return copy
-    }
-}
 
 /// The characters a terminal obeys rather than shows: C0 controls but the line break and tab, DEL, C1.
 enum TerminalTextProbe {

@@ -5,6 +5,7 @@ import RecipeModel
 import RecipeProtocol
 import TestImages
 import Testing
+import TestRecipes
 
 #if canImport(Glibc)
 import Glibc

@@ -5,6 +5,7 @@ import RecipeModel
 import RecipeProtocol
 import Testing
 import TestRandom
+import TestRecipes
 
 /// `recipes export` then `recipes migrate` of RecipeVault's own formats gives back the recipe as it was stored, whatever
 /// its text holds: what looks like markup or an entity, line breaks, runs of spaces, list marks, commas in a keyword,
@@ -137,13 +138,3 @@ enum StoredRecipeGenerator {
     }
 }
 
-extension RecipeDraft {
-    /// The draft with line ids and the book left out (a round trip gives lines new ids; the book travels apart).
-    var withoutLineIDs: RecipeDraft {
-        var copy = self
-        copy.ingredients = copy.ingredients.map { .init(text: $0.text) }
-        copy.instructions = copy.instructions.map { .init(text: $0.text, section: $0.section, title: $0.title) }
-        copy.bookID = nil
-        return copy
-    }
-}

@@ -108,4 +108,26 @@ struct RecipeTextFieldTests {
         }
         #expect(RecipeDraft(name: "x", description: "\\u0000").fieldHoldingNUL() == nil, "the letters are text")
     }
+
+    @Test("the walk over a draft's text reaches every text once, names it as an error does, and writes back only what it replaces")
+    func textWalk() {
+        var draft = RecipeDraft(name: "n", ingredients: [.init(text: "i0"), .init(text: "i1")],
+                                instructions: [.init(text: "s0", section: "sec0", title: "t0"), .init(text: "s1")], keywords: ["k0", "k1"])
+        for field in RecipeTextField.all { draft[keyPath: field.draft] = "f-\(field.name)" }
+        var visited: [String] = []
+        var upper = draft
+        upper.updateTexts { place, text in
+            visited.append("\(place.name)=\(text)")
+            return text.hasPrefix("i") ? .keep : .replace(text.uppercased())
+        }
+        #expect(visited == ["name=n", "ingredients[0]=i0", "ingredients[1]=i1", "instructions[0]=s0", "instructions[0]=sec0",
+                            "instructions[0]=t0", "instructions[1]=s1", "keywords[0]=k0", "keywords[1]=k1"]
+                + RecipeTextField.all.map { "\($0.name)=f-\($0.name)" })
+        #expect(upper.name == "N" && upper.ingredients.map(\.text) == ["i0", "i1"] && upper.keywords == ["K0", "K1"])
+        #expect(upper.instructions.map(\.text) == ["S0", "S1"] && upper.instructions[0].section == "SEC0" && upper.instructions[0].title == "T0")
+        #expect(upper.instructions[1].section == nil && upper.instructions[1].title == nil, "an absent text stays absent")
+        for field in RecipeTextField.all { #expect(upper[keyPath: field.draft] == "F-\(field.name.uppercased())") }
+        #expect(draft.firstText { $0 == "t0" }?.field == "instructions[0]")
+        #expect(draft.firstText { $0 == "nowhere" } == nil)
+    }
 }
