@@ -378,7 +378,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RecipeModelTests",
-            dependencies: ["RecipeModel", "TestThreads"],
+            dependencies: ["RecipeModel", "TestRandom", "TestThreads"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -61,7 +61,7 @@ struct ShowBook: AsyncParsableCommand {
             return try await client.call(BookOps.Get.self, .init(id: id, limit: all ? nil : limit))
         } text: { detail in
             print(Output.bold(detail.book.title) + (detail.book.author.map { " — \($0)" } ?? "")
-                  + Output.dim(" (\(detail.recipeCount) recipe\(detail.recipeCount == 1 ? "" : "s"))"))
+                  + Output.dim(" (\(Output.count(detail.recipeCount, "recipe")))"))
             Output.table(["ID", "NAME"], detail.recipes.map { [Output.shortID($0.id), $0.name] })
             if detail.recipeCount > detail.recipes.count {
                 print(Output.dim("\(detail.recipeCount - detail.recipes.count) more: recipes books show \(detail.book.id.uuidString) --all"))

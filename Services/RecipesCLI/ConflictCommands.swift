@@ -84,9 +84,9 @@ struct BackupCommand: AsyncParsableCommand {
             let client = try connection.patientStorageClient(seconds: 600)
             return try await client.call(BackupOps.Backup.self, .init(folder: folder))
         } text: { reply in
-            print("Backed up \(reply.recipes) recipes and \(reply.photos) photos (\(SyncNow.size(reply.bytes))) to \(reply.folder).")
+            print("Backed up \(Output.count(reply.recipes, "recipe")) and \(Output.count(reply.photos, "photo")) (\(SyncNow.size(reply.bytes))) to \(reply.folder).")
             if let lost = reply.lostPhotos {
-                print("Left out \(lost.count) photo\(lost.count == 1 ? "" : "s") whose file is missing or damaged on the storage's disk "
+                print("Left out \(Output.count(lost.count, "photo")) whose file is missing or damaged on the storage's disk "
                       + "(\(lost.prefix(3).map { String($0.prefix(12)) }.joined(separator: ", "))\(lost.count > 3 ? ", …" : "")); "
                       + "a sync with a replica that holds them brings them back, here and to a storage started on this copy.")
             }

@@ -25,12 +25,12 @@ struct CanMake: AsyncParsableCommand {
             let result = try await connection.storageClient().call(
                 RecipeOps.CanMake.self, .init(have: foods, maxMissing: missing, ignoreStaples: !countStaples, limit: limit))
             if connection.json { return try Output.json(result) }
-            if result.results.isEmpty { return print("Nothing with at most \(missing) missing food\(missing == 1 ? "" : "s"); try --missing \(missing + 1).") }
+            if result.results.isEmpty { return print("Nothing with at most \(Output.count(missing, "missing food")); try --missing \(missing + 1).") }
             Output.table(["ID", "NAME", "HAVE", "MISSING"], result.results.map {
                 [Output.shortID($0.recipe.id), $0.recipe.name, "\($0.matched)/\($0.total)", $0.missing.joined(separator: ", ")]
             })
             if let matching = result.matching, matching > result.results.count {
-                print("\(result.results.count) of \(matching) recipes shown; --limit shows up to \(RecipeListQuery.maxLimit)"
+                print("\(result.results.count) of \(Output.count(matching, "recipe")) shown; --limit shows up to \(RecipeListQuery.maxLimit)"
                       + (missing > 0 ? ", and --missing \(missing - 1) narrows the list." : "."))
             }
         }

@@ -59,12 +59,12 @@ struct ExportRecipes: AsyncParsableCommand {
             try writer.finish()
             let place = ExportWriters.destination(format, path: folder)
             if !lost.isEmpty {
-                printNote("left out \(lost.count) photo\(lost.count == 1 ? "" : "s") whose file is missing or damaged on the storage's disk: "
+                printNote("left out \(Output.count(lost.count, "photo")) whose file is missing or damaged on the storage's disk: "
                           + "\(lost.prefix(5).joined(separator: ", "))\(lost.count > 5 ? ", …" : ""); a sync with a replica that holds "
                           + "\(lost.count == 1 ? "it brings it" : "them brings them") back — export again after it")
             }
             if connection.json { return try Output.json(["recipes": exported, "photos": photoCount, "lostPhotos": lost.count]) }
-            print("Exported \(exported) recipes and \(photoCount) photos to \(place) (\(format.rawValue)).")
+            print("Exported \(Output.count(exported, "recipe")) and \(Output.count(photoCount, "photo")) to \(place) (\(format.rawValue)).")
         }
     }
 }
@@ -168,7 +168,7 @@ struct ImportFolder: AsyncParsableCommand {
                 return try Output.json(ImportFolderReport(created: created, alreadyThere: existing, photosAdded: photosAdded,
                                                           failed: failed.map { .init(entry: $0.entry, error: $0.reason) }, photosLeftOut: photosLeftOut))
             }
-            print("Imported \(created) new recipes (\(existing) were already there) and \(photosAdded) photos"
+            print("Imported \(Output.count(created, "new recipe")) (\(existing) \(existing == 1 ? "was" : "were") already there) and \(Output.count(photosAdded, "photo"))"
                   + (failed.isEmpty ? "." : "; \(failed.count) could not be imported:"))
             for (entry, reason) in failed { print("  ✗ \(entry): \(reason)") }
             for note in photosLeftOut { print(Output.dim("  photo left out: \(note)")) }

@@ -71,7 +71,7 @@ struct ImportRecipes: AsyncParsableCommand {
             let job = try await connection.workerClient().call(ImportOps.Batch.self, .init(id: UUID.timeOrdered(), urls: list))
             if noWait {
                 if connection.json { return try Output.json(job) }
-                return print("Started import job \(Output.shortID(job.id)) for \(job.total) URL\(job.total == 1 ? "" : "s"); follow it with `recipes jobs \(Output.shortID(job.id)) --wait`.")
+                return print("Started import job \(Output.shortID(job.id)) for \(Output.count(job.total, "URL")); follow it with `recipes jobs \(Output.shortID(job.id)) --wait`.")
             }
             let finished = try await JobProgress(connection: connection).follow(job)
             if connection.json { return try Output.json(finished) }
@@ -101,7 +101,7 @@ struct ImportRecipes: AsyncParsableCommand {
             if let total = recipe.totalTime.flatMap(ISODuration.minutes) { facts.append(Output.minutes(total)) }
             if let author = recipe.author?.name { facts.append("by \(author)") }
             if !facts.isEmpty { print(facts.joined(separator: " · ")) }
-            print("\(recipe.recipeIngredient.count) ingredients, \(recipe.recipeInstructions.reduce(0) { $0 + $1.stepCount }) steps")
+            print("\(Output.count(recipe.recipeIngredient.count, "ingredient")), \(Output.count(recipe.recipeInstructions.reduce(0) { $0 + $1.stepCount }, "step"))")
             for line in recipe.recipeIngredient.prefix(5) { print("  • \(line)") }
             if recipe.recipeIngredient.count > 5 { print("  …") }
             if let image = recipe.image?.first { print("image: \(image)") }
@@ -117,7 +117,7 @@ struct ImportRecipes: AsyncParsableCommand {
         case .updated: print("Updated \(name) from \(result.source); your notes, rating, favourite and photos were kept.")
         case .unchanged, .dryRun: print("\(name) is already up to date with \(result.source).")
         }
-        print("\(recipe.ingredients.count) ingredients, \(recipe.instructions.count) steps, \(recipe.photos.count) photo\(recipe.photos.count == 1 ? "" : "s").")
+        print("\(Output.count(recipe.ingredients.count, "ingredient")), \(Output.count(recipe.instructions.count, "step")), \(Output.count(recipe.photos.count, "photo")).")
         if result.photo.added {
             print("The page's image is the first photo.")
         } else if let note = result.photo.note {

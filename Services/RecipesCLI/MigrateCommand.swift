@@ -83,7 +83,7 @@ struct Migrate: AsyncParsableCommand {
         let job = try await worker.call(MigrateOps.Start.self, .init(id: id, plan: plan))
         if noWait {
             if connection.json { return try Output.json(job) }
-            return print("Started migration \(Output.shortID(job.id)) of \(job.total) \(source.format.appName) recipe\(job.total == 1 ? "" : "s"); follow it with `recipes jobs \(Output.shortID(job.id)) --wait`.")
+            return print("Started migration \(Output.shortID(job.id)) of \(Output.count(job.total, "\(source.format.appName) recipe")); follow it with `recipes jobs \(Output.shortID(job.id)) --wait`.")
         }
         let finished = try await JobProgress(connection: connection).follow(job)
         if connection.json { return try Output.json(finished) }
@@ -97,7 +97,7 @@ struct Migrate: AsyncParsableCommand {
         let updated = items.filter { $0.outcome == .updated }.count
         let unchanged = items.filter { $0.outcome == .unchanged }.count
         let app = job.migration?.format.appName ?? "the export"
-        print("Migration \(Output.shortID(job.id)) from \(app) done: \(created) new recipe\(created == 1 ? "" : "s"), \(unchanged) already there"
+        print("Migration \(Output.shortID(job.id)) from \(app) done: \(Output.count(created, "new recipe")), \(unchanged) already there"
               + (updated > 0 ? ", \(updated) given their missing photos" : "") + ", \(job.failed) could not be read, of \(job.total).")
         for item in items where item.state == .failed {
             print("  ✗ \(item.url): \(item.error?.message ?? "failed")")
@@ -158,7 +158,7 @@ struct Migrate: AsyncParsableCommand {
         if connection.json { return try Output.json(summary) }
         for entry in report {
             switch entry.result {
-            case "new": print("+ \(entry.name ?? "")" + ((entry.photos ?? 0) > 0 ? Output.dim("  (\(entry.photos ?? 0) photo\(entry.photos == 1 ? "" : "s"))") : "") + Output.dim("  \(entry.entry)"))
+            case "new": print("+ \(entry.name ?? "")" + ((entry.photos ?? 0) > 0 ? Output.dim("  (\(Output.count(entry.photos ?? 0, "photo")))") : "") + Output.dim("  \(entry.entry)"))
             case "alreadyThere": print("= \(entry.name ?? "")" + Output.dim("  already there  \(entry.entry)"))
             default: print("✗ \(entry.entry): \(entry.problem ?? "")")
             }

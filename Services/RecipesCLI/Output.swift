@@ -36,14 +36,22 @@ enum Output {
         for row in rows { print(line(row)) }
     }
 
-    /// 75 → "1 h 15 min", 45 → "45 min", 120 → "2 h".
+    /// 75 → "1 h 15 min", 45 → "45 min", 120 → "2 h"; a day or more counts its days: 2,880 → "2 days", 1,530 →
+    /// "1 day 1 h 30 min" (a ham cured for a week reads as 7 days, not 168 h).
     static func minutes(_ minutes: Int?) -> String {
         guard let minutes else { return "" }
-        switch (minutes / 60, minutes % 60) {
-        case (0, let rest): return "\(rest) min"
-        case (let hours, 0): return "\(hours) h"
-        case (let hours, let rest): return "\(hours) h \(rest) min"
-        }
+        let (days, hours, rest) = (minutes / 1_440, minutes % 1_440 / 60, minutes % 60)
+        var parts: [String] = []
+        if days > 0 { parts.append(count(days, "day")) }
+        if hours > 0 { parts.append("\(hours) h") }
+        if rest > 0 || parts.isEmpty { parts.append("\(rest) min") }
+        return parts.joined(separator: " ")
+    }
+
+    /// "1 photo", "3 photos", "0 photos": a count with its noun, in the singular only for one. `plural` for a noun
+    /// that does not take an "s".
+    static func count(_ number: Int, _ noun: String, plural: String? = nil) -> String {
+        "\(number) \(number == 1 ? noun : plural ?? noun + "s")"
     }
 
     /// The id a table shows (see `UUID.shortText`).
@@ -61,16 +69,6 @@ enum Output {
 
     static func date(_ date: Date) -> String { date.formatted(.iso8601.year().month().day()) }
 
-    /// An ingredient line at another serving count: the line as written with its
-    /// leading amount replaced ("3 eggs, beaten" at double → "6 eggs, beaten").
-    static func scaled(_ line: IngredientLine) -> String {
-        guard let quantity = line.quantity else { return line.text }
-        var amount = Scaling.format(quantity)
-        if let high = line.quantityMax { amount += "-" + Scaling.format(high) }
-        let leading = line.text.prefix { $0.isNumber || " ./-–,½⅓⅔¼¾⅕⅛⅜⅝⅞".contains($0) }
-        let rest = line.text.dropFirst(leading.count)
-        guard !leading.trimmingCharacters(in: .whitespaces).isEmpty else { return "\(amount) × \(line.text)" }
-        // "400g" has no space between the amount and the unit; keep it that way.
-        return amount + (leading.last == " " ? " " : "") + rest
-    }
+    /// An ingredient line at another serving count (`Scaling.text(of:)`): "3 eggs, beaten" at double → "6 eggs, beaten".
+    static func scaled(_ line: IngredientLine) -> String { Scaling.text(of: line) }
 }

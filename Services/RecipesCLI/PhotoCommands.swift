@@ -56,7 +56,7 @@ struct AddPhotos: AsyncParsableCommand {
             let id = try await RecipeReference.resolve(recipe, using: client)
             let existing = try await client.call(PhotoOps.ListPhotos.self, .init(recipeID: id)).photos.count
             guard existing + files.count <= RecipeVault.maxPhotosPerRecipe else {
-                throw CLIError("the recipe has \(existing) photos; adding \(files.count) would pass the limit of \(RecipeVault.maxPhotosPerRecipe)")
+                throw CLIError("the recipe has \(Output.count(existing, "photo")); adding \(files.count) would pass the limit of \(RecipeVault.maxPhotosPerRecipe)")
             }
             let sender = try await PhotoSender.make(connection: connection, asIs: asIs, keepMetadata: keepMetadata)
             if let note = sender.note { printNote(note) }
@@ -72,7 +72,7 @@ struct AddPhotos: AsyncParsableCommand {
             let fitted = images.compactMap { image in image.fitting.map { Result.Fitted(file: image.file, fitting: $0) } }
             if connection.json { return try Output.json(Result(photos: photos, fitted: fitted)) }
             for image in fitted { print("\(image.file): \(image.fitting.summary)") }
-            print("The recipe has \(photos.count) photo\(photos.count == 1 ? "" : "s") now.")
+            print("The recipe has \(Output.count(photos.count, "photo")) now.")
         }
     }
 }

@@ -99,7 +99,7 @@ struct ShowRecipe: AsyncParsableCommand {
                 print("\nPhotos: \(r.photos.count) (\(ImageKind.formatBytes(bytes))) — recipes photo get \(Output.shortID(r.id)) N -o FILE")
             }
             print("\n" + (detail.timesCooked == 0 ? "Not cooked yet."
-                : "Cooked \(detail.timesCooked) time\(detail.timesCooked == 1 ? "" : "s"), last on \(detail.lastCookedAt.map(Output.date) ?? "?")."))
+                : "Cooked \(Output.count(detail.timesCooked, "time")), last on \(detail.lastCookedAt.map(Output.date) ?? "?")."))
             print(Output.dim("id \(r.id.uuidString.lowercased()) · version \(r.version) · \(r.origin.rawValue)"))
         }
     }
@@ -177,7 +177,7 @@ struct AddRecipe: AsyncParsableCommand {
             if let book { draft.bookID = try await resolveBook(book, client) }
             return try await client.call(RecipeOps.Create.self, .init(id: UUID.timeOrdered(), recipe: draft))
         } text: { created in
-            print("Added \"\(created.recipe.name)\" (\(Output.shortID(created.recipe.id))) with \(created.recipe.ingredients.count) ingredients and \(created.recipe.instructions.count) steps.")
+            print("Added \"\(created.recipe.name)\" (\(Output.shortID(created.recipe.id))) with \(Output.count(created.recipe.ingredients.count, "ingredient")) and \(Output.count(created.recipe.instructions.count, "step")).")
         }
     }
 }

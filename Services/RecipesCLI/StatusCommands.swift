@@ -48,7 +48,7 @@ struct Status: AsyncParsableCommand {
                     }
                 }
                 if let stats = report.stats {
-                    print("\(stats.recipes) recipes (\(stats.starters) starters, \(stats.favorites) favourites), \(stats.books) books, \(stats.ingredients) ingredients, \(stats.cookLogEntries) cooked, \(stats.photos) photos (\(ImageKind.formatBytes(stats.photoBytes)))")
+                    print("\(Output.count(stats.recipes, "recipe")) (\(Output.count(stats.starters, "starter")), \(Output.count(stats.favorites, "favourite"))), \(Output.count(stats.books, "book")), \(Output.count(stats.ingredients, "ingredient")), \(stats.cookLogEntries) cooked, \(Output.count(stats.photos, "photo")) (\(ImageKind.formatBytes(stats.photoBytes)))")
                 }
             }
             // The storage is required (the worker is optional: imports need it, nothing else does), unless --only says otherwise.
@@ -81,7 +81,7 @@ struct Samples: AsyncParsableCommand {
         try await connection.show {
             return try await connection.storageClient().call(StorageOps.LoadSamples.self, Empty())
         } text: { result in
-            print(result.loaded ? "Loaded \(result.recipes) starter recipes, \(result.books) books and \(result.ingredients) ingredients."
+            print(result.loaded ? "Loaded \(Output.count(result.recipes, "starter recipe")), \(Output.count(result.books, "book")) and \(Output.count(result.ingredients, "ingredient"))."
                 : "The samples are already loaded.")
         }
     }

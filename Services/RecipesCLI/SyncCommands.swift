@@ -26,9 +26,9 @@ struct SyncNow: AsyncParsableCommand {
                     continue
                 }
                 let moved = pair.toReplica + pair.toStorage == 0 ? "already in step"
-                    : "\(pair.toReplica) change\(pair.toReplica == 1 ? "" : "s") to the replica, \(pair.toStorage) back"
+                    : "\(Output.count(pair.toReplica, "change")) to the replica, \(pair.toStorage) back"
                 var line = "\(pair.storage) ⇄ \(pair.replica): \(moved)"
-                if pair.photos > 0 { line += ", \(pair.photos) photo\(pair.photos == 1 ? "" : "s") (\(Self.size(pair.photoBytes)))" }
+                if pair.photos > 0 { line += ", \(Output.count(pair.photos, "photo")) (\(Self.size(pair.photoBytes)))" }
                 if pair.conflicts > 0 { line += ", \(pair.conflicts) conflicted cop\(pair.conflicts == 1 ? "y" : "ies") kept (recipes conflicts)" }
                 print(line)
             }

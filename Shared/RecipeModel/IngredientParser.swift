@@ -49,18 +49,32 @@ public enum IngredientParser {
         return read(line).outOfRange
     }
 
-    private static func read(_ line: String) -> (parsed: ParsedIngredient, outOfRange: String?) {
+    /// Where the amount stands in `line` and what it says: "1 to 2 tsp salt" → 1, 2, and the unicode scalars 0..<6
+    /// ("1 to 2"). Nil when the line starts with no number ("a pinch of salt", "salt to taste"). What scaling
+    /// replaces, so a scaled line changes exactly what the parse read as its amount.
+    public static func amount(in line: String) -> (quantity: Double, quantityMax: Double?, scalars: Range<Int>)? {
+        let reading = read(line)
+        guard let quantity = reading.parsed.quantity, let scalars = reading.amountScalars else { return nil }
+        return (quantity, reading.parsed.quantityMax, scalars)
+    }
+
+    private static func read(_ line: String) -> (parsed: ParsedIngredient, outOfRange: String?, amountScalars: Range<Int>?) {
+        // Every step below keeps each unicode scalar where it was, or drops a tail, so a word's place in `text` is its
+        // place in `line` after the scalars trimmed from the start.
+        let trimmedAtStart = line.unicodeScalars.prefix { String.isTrimmed($0, newlines: true) }.count
         var text = line.trimmingWhitespace()
         if text.unicodeScalars.contains("\u{2044}") { // fraction slash
             text = String(String.UnicodeScalarView(text.unicodeScalars.map { $0 == "\u{2044}" ? "/" : $0 }))
         }
         var notes: [String] = []
 
-        // Parenthesised remarks and everything after the first comma are notes.
+        // Parenthesised remarks and everything after the first comma are notes. A remark is blanked (a space for each
+        // of its scalars), which the words below read as a removal.
         while let open = text.firstIndex(of: "("), let close = text[open...].firstIndex(of: ")") {
             let inside = String(text[text.index(after: open)..<close]).trimmingWhitespace(newlines: false)
             if !inside.isEmpty { notes.append(inside) }
-            text.removeSubrange(open...close)
+            let blank = String(repeating: " ", count: text.unicodeScalars[open...close].count)
+            text.replaceSubrange(open...close, with: blank)
         }
         if let comma = Self.noteComma(in: text) {
             let after = String(text[text.index(after: comma)...]).trimmingWhitespace(newlines: false)
@@ -70,6 +84,11 @@ public enum IngredientParser {
 
         var scanner = Tokens(text)
         var (quantity, quantityMax) = scanner.readQuantity()
+        let amountScalars = scanner.amount.map { range in
+            let scalars = text.unicodeScalars
+            let start = scalars.distance(from: scalars.startIndex, to: range.lowerBound) + trimmedAtStart
+            return start..<(start + scalars.distance(from: range.lowerBound, to: range.upperBound))
+        }
         if quantity == nil, scanner.skipArticle() { quantity = 1 }
         var unit: String?
         if quantity != nil || scanner.peekIsUnit {
@@ -98,7 +117,7 @@ public enum IngredientParser {
         let note = (preparation.isEmpty ? [] : [preparation.joined(separator: " ")]) + notes
         return (ParsedIngredient(
             quantity: quantity, quantityMax: quantityMax, unit: unit, food: food,
-            note: note.isEmpty ? nil : note.joined(separator: ", ")), scanner.outOfRange)
+            note: note.isEmpty ? nil : note.joined(separator: ", ")), scanner.outOfRange, amountScalars)
     }
 
     /// The first comma that separates a note, not one inside a number ("1,5 kg").
@@ -163,14 +182,20 @@ public enum IngredientParser {
 /// A cursor over the words of an ingredient line.
 private struct Tokens {
     private var words: [String]
+    /// Where each word stands in the text it was read from.
+    private let places: [Range<String.Index>]
     private var index = 0
+    /// Where the quantity `readQuantity` read stands in the text ("1 to 2"), when it read one.
+    private(set) var amount: Range<String.Index>?
     /// The word read as the unit, in case it turns out to be the food.
     private(set) var lastUnitWord: String?
     /// A number where a quantity stands that is too large to be one.
     private(set) var outOfRange: String?
 
     init(_ text: String) {
-        words = Tokens.split(text)
+        let split = Tokens.split(text)
+        words = split.map { String(text[$0]) }
+        places = split
     }
 
     var remainingWords: ArraySlice<String> { words[index...] }
@@ -194,6 +219,13 @@ private struct Tokens {
 
     /// Reads "2", "1 1/2", "1½", "½", "1.5", "1,5", "1-2", "1 to 2", "2x".
     mutating func readQuantity() -> (Double?, Double?) {
+        let start = index
+        let (low, high) = readAmount()
+        if low != nil { amount = places[start].lowerBound..<places[index - 1].upperBound }
+        return (low, high)
+    }
+
+    private mutating func readAmount() -> (Double?, Double?) {
         guard let first = readNumber() else { return (nil, nil) }
         var low = first
         // "1 1/2": a whole number followed by a fraction.
@@ -239,30 +271,31 @@ private struct Tokens {
         return unit
     }
 
-    /// Words, with numbers split from units ("400g" → "400", "g") and ranges from their ends ("1-2" → "1", "-", "2").
-    static func split(_ text: String) -> [String] {
-        var result: [String] = []
+    /// Where the words stand in `text`, with numbers split from units ("400g" → "400", "g") and ranges from their
+    /// ends ("1-2" → "1", "-", "2").
+    static func split(_ text: String) -> [Range<String.Index>] {
+        var result: [Range<String.Index>] = []
         for raw in text.split(whereSeparator: \.isWhitespaceQuick) {
-            var word = String(raw)
+            var word = raw
             // "1-2", "1–2"
             if let dash = word.firstIndex(where: { "-–—".contains($0) }), dash != word.startIndex,
                Fractions.value(String(word[..<dash])) != nil {
-                let after = String(word[word.index(after: dash)...])
-                result.append(String(word[..<dash]))
-                result.append("-")
-                word = after
+                let afterDash = word.index(after: dash)
+                result.append(word.startIndex..<dash)
+                result.append(dash..<afterDash)
+                word = word[afterDash...]
                 if word.isEmpty { continue }
             }
             // "400g", "1½cups", "2x"
             if let first = word.first, first.isNumberQuick || Fractions.isVulgar(first) {
                 let numberEnd = word.firstIndex { !($0.isNumberQuick || $0 == "." || $0 == "," || $0 == "/" || Fractions.isVulgar($0)) }
                 if let numberEnd, numberEnd != word.startIndex {
-                    result.append(String(word[..<numberEnd]))
-                    result.append(String(word[numberEnd...]))
+                    result.append(word.startIndex..<numberEnd)
+                    result.append(numberEnd..<word.endIndex)
                     continue
                 }
             }
-            result.append(word)
+            result.append(word.startIndex..<word.endIndex)
         }
         return result
     }

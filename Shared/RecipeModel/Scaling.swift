@@ -8,6 +8,23 @@ public enum Scaling {
         return line
     }
 
+    /// The line as written with its amount replaced by the line's (scaled) quantity: exactly the words the parse read
+    /// as the amount ("1 to 2 tsp salt" at double → "2-4 tsp salt", "400g butter" → "800g butter", "3 eggs, beaten" →
+    /// "6 eggs, beaten"); the rest stays as written. A line whose quantity stands in no number ("a pinch of salt")
+    /// is shown after its amount: "2 × a pinch of salt".
+    public static func text(of line: IngredientLine) -> String {
+        guard let quantity = line.quantity else { return line.text }
+        var amount = format(quantity)
+        if let high = line.quantityMax { amount += "-" + format(high) }
+        guard let place = IngredientParser.amount(in: line.text)?.scalars else { return "\(amount) × \(line.text)" }
+        let scalars = Array(line.text.unicodeScalars)
+        var result = String.UnicodeScalarView()
+        result.append(contentsOf: scalars[..<place.lowerBound])
+        result.append(contentsOf: amount.unicodeScalars)
+        result.append(contentsOf: scalars[place.upperBound...])
+        return String(result)
+    }
+
     /// A quantity as a cook would write it: 1.5 → "1 1/2", 0.333 → "1/3", 2 → "2".
     public static func format(_ value: Double) -> String {
         // Stored quantities and servings are bounded, but a number shown must never trap.

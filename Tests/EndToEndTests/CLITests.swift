@@ -373,7 +373,7 @@ struct CLITests {
             _ = try await recipes(["add", "--name", "Gravy", "--ingredient", "2 tbsp flour", "--servings", "4"], storage: storage)
             #expect(try await recipes(["photo", "add", "Sunday Roast", photo.path], storage: storage).status == 0)
             let exported = try await recipes(["export", folder.path], storage: storage)
-            #expect(exported.status == 0 && exported.output.contains("Exported 2 recipes and 1 photos"))
+            #expect(exported.status == 0 && exported.output.contains("Exported 2 recipes and 1 photo"))
             return try await [details("Sunday Roast", storage), details("Gravy", storage)]
         }
         let exportedRoast = folder.appendingPathComponent("Sunday Roast (\(Output_short(original[0].recipe.id)))")
@@ -387,7 +387,7 @@ struct CLITests {
 
         try await withStorageProcess { storage async throws in
             let first = try await recipes(["import-dir", folder.path], storage: storage)
-            #expect(first.status == 0 && first.output.contains("Imported 2 new recipes (0 were already there) and 1 photos"), "\(first.output)")
+            #expect(first.status == 0 && first.output.contains("Imported 2 new recipes (0 were already there) and 1 photo"), "\(first.output)")
             let again = try await recipes(["import-dir", folder.path], storage: storage)
             #expect(again.output.contains("Imported 0 new recipes (2 were already there) and 0 photos"), "\(again.output)")
             for before in original {

@@ -297,7 +297,7 @@ struct HardeningTests {
         #expect(FileManager.default.fileExists(atPath: blob.deletingLastPathComponent().appendingPathComponent(".\(blob.lastPathComponent).damaged").path))
 
         let export = try await recipes(["export", scratch.appendingPathComponent("export").path], storage: endpoint)
-        #expect(export.status == 0 && export.output.contains("Exported 1 recipes and 0 photos") && export.output.contains("left out 1 photo"),
+        #expect(export.status == 0 && export.output.contains("Exported 1 recipe and 0 photos") && export.output.contains("left out 1 photo"),
                 "\(export.output)")
         let backup = try await recipes(["backup", scratch.appendingPathComponent("backup").path], storage: endpoint)
         #expect(backup.status == 0 && backup.output.contains("Left out 1 photo"), "\(backup.output)")

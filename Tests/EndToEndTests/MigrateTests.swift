@@ -237,7 +237,7 @@ struct MigrateTests {
             originals = [try await details("Soupe", storage), try await details("Toast", storage)]
             for format in ["nextcloud", "paprika", "cooklang", "schema"] {
                 let exported = try await recipes(["export", "--format", format, folder.appendingPathComponent(format).path], storage: storage)
-                #expect(exported.status == 0 && exported.output.contains("Exported 2 recipes and 1 photos"), "\(format): \(exported.output)")
+                #expect(exported.status == 0 && exported.output.contains("Exported 2 recipes and 1 photo"), "\(format): \(exported.output)")
             }
         }
         await home.stop()

@@ -1,6 +1,7 @@
 import Foundation
 @testable import RecipeModel
 import TestThreads
+import TestRandom
 import Testing
 
 @Suite("Ingredient lines", .onOwnThread)
@@ -98,6 +99,70 @@ struct DurationAndScalingTests {
         #expect(Scaling.format(2) == "2")
         #expect(Scaling.format(0.999) == "1")
         #expect(Scaling.format(12.5) == "12.5")
+    }
+
+    @Test("a scaled line changes exactly the amount the parse read, and keeps the rest as written", arguments: [
+        ("1 to 2 tsp salt", "2-4 tsp salt"),
+        ("1/2 to 3/4 cup water", "1-1 1/2 cup water"),
+        ("2 or 3 eggs", "4-6 eggs"),
+        ("1-2 tbsp oil", "2-4 tbsp oil"),
+        ("2–3 cloves garlic", "4-6 cloves garlic"),
+        ("1 1/2 - 2 cups flour", "3-4 cups flour"),
+        ("400g butter", "800g butter"),
+        ("1½ cups milk", "3 cups milk"),
+        ("1 ½ cups cream", "3 cups cream"),
+        ("3 eggs, beaten", "6 eggs, beaten"),
+        ("1 (14 oz) can beans", "2 (14 oz) can beans"),
+        ("(optional) 2 tbsp capers", "(optional) 4 tbsp capers"),
+        ("  3 cloves", "  6 cloves"),
+        ("1⁄2 cup oats", "1 cup oats"),
+        ("a pinch of salt", "2 × a pinch of salt"),
+        ("salt to taste", "salt to taste"),
+    ])
+    func scaledText(line: String, doubled: String) {
+        #expect(Scaling.text(of: Scaling.scaled(IngredientLine(text: line), by: 2)) == doubled)
+    }
+
+    @Test("the amount's place in a line is found whatever stands before and after it (2,000 generated lines)")
+    func amountPlace() {
+        var random = SplitMix(seed: 20_261_127)
+        func pick<T>(_ items: [T]) -> T { items[random.below(items.count)] }
+        // (text, value) of a single amount; mixed numbers only as the low end, as people write ranges.
+        func single(mixedAllowed: Bool) -> (String, Double) {
+            let whole = 1 + random.below(12)
+            switch random.below(mixedAllowed ? 7 : 5) {
+            case 0: return ("\(whole)", Double(whole))
+            case 1: return ("\(whole).5", Double(whole) + 0.5)
+            case 2: return ("\(whole),25", Double(whole) + 0.25)
+            case 3: return (pick(["1/2", "3/4", "1⁄3"]), 0) // value checked below only for the others
+            case 4: return (pick(["½", "¾", "\(whole)½"]), 0)
+            case 5: return ("\(whole) 1/2", Double(whole) + 0.5)
+            default: return ("\(whole) ¼", Double(whole) + 0.25)
+            }
+        }
+        for round in 0..<2_000 {
+            let (low, lowValue) = single(mixedAllowed: true)
+            var amount = low, expectedHigh: Double?
+            if random.below(2) == 0 {
+                let (high, highValue) = single(mixedAllowed: false)
+                amount += pick(["-", "–", " - ", " to ", " or "]) + high
+                expectedHigh = highValue
+            }
+            let before = pick(["", " ", "\t", "(optional) ", "\u{200B}", "  (big)  "])
+            let glued = amount.last!.isNumber && !amount.contains(" ") && random.below(3) == 0
+            let after = glued ? pick(["g butter", "ml milk"]) : pick([" cups flour", " eggs, beaten", " (14 oz) can beans", " tsp salt", " pinch", ""])
+            let line = before + amount + after
+            guard let found = IngredientParser.amount(in: line) else {
+                Issue.record("round \(round): no amount in \(line.debugDescription)")
+                continue
+            }
+            let start = before.unicodeScalars.count
+            #expect(found.scalars == start..<(start + amount.unicodeScalars.count), "round \(round): \(line.debugDescription)")
+            if lowValue > 0 { #expect(abs(found.quantity - lowValue) < 1e-9, "round \(round): \(line.debugDescription)") }
+            if let expectedHigh, expectedHigh > 0 { #expect(found.quantityMax.map { abs($0 - expectedHigh) < 1e-9 } == true, "round \(round): \(line.debugDescription)") }
+            let scaled = Scaling.text(of: Scaling.scaled(IngredientLine(text: line), by: 3))
+            #expect(scaled.hasPrefix(before) && scaled.hasSuffix(after), "round \(round): \(line.debugDescription) → \(scaled.debugDescription)")
+        }
     }
 }
 

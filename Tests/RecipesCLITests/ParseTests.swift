@@ -98,3 +98,24 @@ struct TerminalTextTests {
         #expect(TerminalText.safe("\u{1B}[31m\u{1B}") == "\u{241B}[31m\u{241B}", "other sequences, and an ESC at the end")
     }
 }
+
+@Suite("Counts and times as the CLI writes them")
+struct CountTextTests {
+    @Test("a count takes the singular only for one")
+    func counts() {
+        #expect(Output.count(1, "photo") == "1 photo")
+        #expect(Output.count(0, "photo") == "0 photos")
+        #expect(Output.count(2, "new recipe") == "2 new recipes")
+        #expect(Output.count(1, "entry", plural: "entries") == "1 entry" && Output.count(3, "entry", plural: "entries") == "3 entries")
+    }
+
+    @Test("a time of a day or more counts days, then hours and minutes; none is left out or repeated")
+    func times() {
+        let cases: [(Int, String)] = [
+            (0, "0 min"), (45, "45 min"), (60, "1 h"), (75, "1 h 15 min"), (1_439, "23 h 59 min"), (1_440, "1 day"),
+            (1_530, "1 day 1 h 30 min"), (2_880, "2 days"), (2_885, "2 days 5 min"), (10_080, "7 days"), (525_600, "365 days"),
+        ]
+        for (minutes, text) in cases { #expect(Output.minutes(minutes) == text, "\(minutes)") }
+        #expect(Output.minutes(nil) == "")
+    }
+}
