@@ -33,10 +33,19 @@ struct AddBook: AsyncParsableCommand {
     @Option(help: "The author.") var author: String?
 
     func run() async throws {
+        var namesakes: [Book] = []
         try await connection.show {
-            return try await connection.storageClient().call(BookOps.Create.self, .init(id: UUID.timeOrdered(), title: title, author: author))
+            let client = try connection.storageClient()
+            // A second book of the same title is allowed (two editions, two authors), and easily made by mistake: say so.
+            namesakes = try await client.call(BookOps.List.self, Empty()).books.map(\.book)
+                .filter { $0.title.caseInsensitiveCompare(title.trimmingCharacters(in: .whitespaces)) == .orderedSame }
+            return try await client.call(BookOps.Create.self, .init(id: UUID.timeOrdered(), title: title, author: author))
         } text: { book in
-            print("Added \"\(book.title)\" (\(book.id.uuidString.lowercased())).")
+            print("Added \"\(book.title)\" (\(Output.shortID(book.id))).")
+            if !namesakes.isEmpty {
+                printNote("you now have \(namesakes.count + 1) books called \"\(book.title)\" (\((namesakes + [book]).map(Output.bookLabel).joined(separator: "; "))); "
+                          + "name one by its id, or rename one with `recipes books rename`")
+            }
         }
     }
 }
@@ -110,8 +119,9 @@ func resolveBook(_ reference: String, _ client: MessageClient) async throws -> U
     let books = try await client.call(BookOps.List.self, Empty()).books.map(\.book)
     let matches = books.filter { $0.title.caseInsensitiveCompare(reference) == .orderedSame || Output.isShortID(reference, of: $0.id) }
     guard matches.count == 1 else {
-        throw CLIError(matches.isEmpty ? "no book is called \"\(reference)\"; see `recipes books`" : "\"\(reference)\" matches \(matches.count) books; use an id",
-                       status: matches.isEmpty ? ExitStatus.notFound : ExitStatus.refused)
+        if matches.isEmpty { throw CLIError("no book is called \"\(reference)\"; see `recipes books`", status: ExitStatus.notFound) }
+        let named = matches.prefix(5).map(Output.bookLabel).joined(separator: "; ")
+        throw CLIError("\"\(reference)\" could be \(matches.count) books (\(named)\(matches.count > 5 ? "; …" : "")); use an id", status: ExitStatus.refused)
     }
     return matches[0].id
 }

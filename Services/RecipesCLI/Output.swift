@@ -54,6 +54,11 @@ enum Output {
         "\(number) \(number == 1 ? noun : plural ?? noun + "s")"
     }
 
+    /// A book as a message names it among others: "5a3b0002 The Wok, J. Kenji López-Alt".
+    static func bookLabel(_ book: Book) -> String {
+        "\(shortID(book.id)) \(book.title)" + (book.author.map { ", \($0)" } ?? "")
+    }
+
     /// The id a table shows (see `UUID.shortText`).
     static func shortID(_ id: UUID) -> String { id.shortText }
 

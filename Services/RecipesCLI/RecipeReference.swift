@@ -12,11 +12,14 @@ enum RecipeReference {
             // The short id a table shows is an id's end; the start of an id is taken too.
             let ends = try await client.call(RecipeOps.List.self, RecipeListQuery(idSuffix: trimmed, limit: 10)).recipes
             let starts = try await client.call(RecipeOps.List.self, RecipeListQuery(idPrefix: trimmed, limit: 10)).recipes
-            var found: [UUID] = []
-            for recipe in ends + starts where !found.contains(recipe.id) { found.append(recipe.id) }
-            if found.count == 1 { return found[0] }
+            var found: [RecipeSummary] = []
+            for recipe in ends + starts where !found.contains(where: { $0.id == recipe.id }) { found.append(recipe) }
+            if found.count == 1 { return found[0].id }
             if found.count > 1 {
-                throw CLIError("\"\(trimmed)\" is part of \(found.count) recipe ids; give more of it (or the whole id)", status: ExitStatus.refused)
+                let named = found.prefix(5).map { "\(Output.shortID($0.id)) \($0.name)" }.joined(separator: "; ")
+                let count = ends.count == 10 || starts.count == 10 ? "at least \(found.count)" : "\(found.count)"
+                throw CLIError("\"\(trimmed)\" is part of \(count) recipe ids (\(named)\(found.count > 5 ? "; …" : "")); give more of it (or the whole id)",
+                               status: ExitStatus.refused)
             }
         }
         let hits = try await client.call(RecipeOps.Search.self, .init(text: trimmed, limit: 20)).hits.map(\.recipe)
@@ -28,7 +31,7 @@ enum RecipeReference {
             throw CLIError("no recipe is called \"\(trimmed)\" and no recipe id starts or ends with it; try `recipes search`", status: ExitStatus.notFound)
         }
         let names = candidates.prefix(5).map { "\(Output.shortID($0.id)) \($0.name)" }.joined(separator: "; ")
-        throw CLIError("\"\(trimmed)\" could be \(candidates.count) recipes (\(names)); use an id", status: ExitStatus.refused)
+        throw CLIError("\"\(trimmed)\" could be \(candidates.count) recipes (\(names)\(candidates.count > 5 ? "; …" : "")); use an id", status: ExitStatus.refused)
     }
 }
 

@@ -95,8 +95,8 @@ struct CLITests {
             // The start of an id is taken too, and one that several share says so.
             #expect(try await recipes(["show", String(ids[1].prefix(23))], storage: storage).output.contains("Leek tart"))
             let shared = try await recipes(["show", String(ids[0].prefix(8))], storage: storage)
-            #expect(shared.status == 65 && shared.output.contains("is part of 3 recipe ids; give more of it") || shared.output.contains("is part of 4 recipe ids"),
-                    "\(shared.output)")
+            #expect(shared.status == 65 && (shared.output.contains("is part of 3 recipe ids (") || shared.output.contains("is part of 4 recipe ids ("))
+                    && shared.output.contains("Leek soup") && shared.output.contains("); give more of it"), "\(shared.output)")
 
             for title in ["Soups", "Tarts"] { #expect(try await recipes(["books", "add", title], storage: storage).status == 0) }
             let books = try await recipes(["books", "--json"], storage: storage)
@@ -106,6 +106,12 @@ struct CLITests {
                 let shown = try await recipes(["books", "show", String(book.id.uuidString.suffix(8)).lowercased()], storage: storage)
                 #expect(shown.status == 0 && shown.output.contains(book.title), "\(shown.output)")
             }
+            // A second book of a title: made, with a note naming both; the title alone then names neither.
+            let again = try await recipes(["books", "add", "soups", "--author", "Someone"], storage: storage)
+            #expect(again.status == 0 && again.output.contains("you now have 2 books called \"soups\"") && again.output.contains("soups, Someone"),
+                    "\(again.output)")
+            let either = try await recipes(["books", "show", "Soups"], storage: storage)
+            #expect(either.status == 65 && either.output.contains("\"Soups\" could be 2 books (") && either.output.contains("; use an id"), "\(either.output)")
         }
     }
 
@@ -187,6 +193,13 @@ struct CLITests {
             let shortID = String(SampleData_recipe5.prefix(8))
             let scaled = try await recipes(["show", shortID, "--servings", "4"], storage: storage)
             #expect(scaled.output.contains("(for 4 servings)") && scaled.output.contains("6 eggs, beaten"))
+            // A range written with words scales as one amount, and the rest of the line stays as written.
+            let ranged = try await recipes(["add", "--name", "Brine", "--servings", "2", "--ingredient", "1 to 2 tsp salt",
+                                            "--ingredient", "2 or 3 bay leaves", "--ingredient", "1 (14 oz) can beans"], storage: storage)
+            #expect(ranged.status == 0 && ranged.output.contains("with 3 ingredients and 0 steps"), "\(ranged.output)")
+            let brine = try await recipes(["show", "Brine", "--servings", "4"], storage: storage)
+            #expect(brine.output.contains("2-4 tsp salt") && brine.output.contains("4-6 bay leaves") && brine.output.contains("2 (14 oz) can beans"),
+                    "\(brine.output)")
 
             let search = try await recipes(["search", "tahini"], storage: storage)
             #expect(search.output.contains("Hummus from Scratch") && search.output.contains("Roasted Cauliflower with Tahini"))
