@@ -7,7 +7,8 @@ import RecipeProtocol
 struct CanMake: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "can-make", abstract: "What can I make with what I have?")
     @OptionGroup var connection: ConnectionOptions
-    @Option(help: "The foods you have, comma-separated: \"eggs, rice, soy sauce\".") var have: String
+    @Argument(help: "The foods you have: eggs rice \"soy sauce\" (or comma-separated, as --have takes them).") var food: [String] = []
+    @Option(help: "The foods you have, comma-separated: \"eggs, rice, soy sauce\".") var have: String?
     @Option(help: "Allow up to this many missing foods (0-50).") var missing = 0
     @Flag(help: "Count salt, pepper, water and oil too.") var countStaples = false
     @Option(help: "Show at most this many recipes, fewest missing first (1-200).") var limit = RecipeOps.CanMake.defaultLimit
@@ -15,10 +16,14 @@ struct CanMake: AsyncParsableCommand {
     func validate() throws {
         guard (0...50).contains(missing) else { throw ValidationError("--missing must be 0 to 50; got \(missing)") }
         guard (1...RecipeListQuery.maxLimit).contains(limit) else { throw ValidationError("--limit must be 1 to \(RecipeListQuery.maxLimit); got \(limit)") }
-        guard !foods.isEmpty else { throw ValidationError("--have needs at least one food, such as \"eggs, rice\"") }
+        guard !foods.isEmpty else {
+            throw ValidationError("say what you have: at least one food, such as `recipes can-make eggs rice` or --have \"eggs, rice\"")
+        }
     }
 
-    var foods: [String] { have.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+    var foods: [String] {
+        (food + [have ?? ""]).flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
 
     func run() async throws {
         try await reportingFailures {
