@@ -22,23 +22,25 @@ struct EditRecipe: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "Recipe id, short id or name.") var recipe: String
     @Option(help: "A new name.") var name: String?
-    @Option(help: "A new description.") var description: String?
+    @Option(help: "A new description; \"\" clears it.") var description: String?
     @Option(name: .customLong("ingredient"), help: "Replace the ingredients; repeat for each line.") var ingredients: [String] = []
     @Option(name: .customLong("add-ingredient"), help: "Add an ingredient line at the end; repeatable.") var addIngredients: [String] = []
     @Option(name: .customLong("step"), help: "Replace the steps; repeat for each.") var steps: [String] = []
     @Option(help: "Servings it makes.") var servings: Double?
-    @Option(help: ArgumentHelp("Preparation time: 15m, 1h30m, 90 or PT15M.", valueName: "duration")) var prep: String?
-    @Option(help: ArgumentHelp("Cooking time.", valueName: "duration")) var cook: String?
-    @Option(help: "Cuisine.") var cuisine: String?
-    @Option(help: "Category.") var category: String?
+    @Option(help: ArgumentHelp("Preparation time: 15m, 1h30m, 2d, 90 or PT15M; \"\" clears it.", valueName: "duration")) var prep: String?
+    @Option(help: ArgumentHelp("Cooking time; \"\" clears it.", valueName: "duration")) var cook: String?
+    @Option(help: ArgumentHelp("Total time, when it is more than preparation and cooking; \"\" clears it (the total is then their sum).",
+                               valueName: "duration")) var total: String?
+    @Option(help: "Cuisine; \"\" clears it.") var cuisine: String?
+    @Option(help: "Category; \"\" clears it.") var category: String?
     @Option(name: .customLong("keyword"), help: "Replace the keywords; repeat for each.") var keywords: [String] = []
-    @Option(help: "Your notes.") var notes: String?
-    @Option(help: "The page it came from.") var website: String?
+    @Option(help: "Your notes; \"\" clears them.") var notes: String?
+    @Option(help: "The page it came from; \"\" clears it.") var website: String?
     @Option(help: ArgumentHelp("File it in a book (title, id or short id); \"\" takes it out of its book.", valueName: "book")) var book: String?
 
     var hasFieldFlags: Bool {
         name != nil || description != nil || !ingredients.isEmpty || !addIngredients.isEmpty || !steps.isEmpty || servings != nil
-            || prep != nil || cook != nil || cuisine != nil || category != nil || !keywords.isEmpty || notes != nil || website != nil
+            || prep != nil || cook != nil || total != nil || cuisine != nil || category != nil || !keywords.isEmpty || notes != nil || website != nil
             || book != nil
     }
 
@@ -69,8 +71,12 @@ struct EditRecipe: AsyncParsableCommand {
         draft.ingredients += addIngredients.map { .init(text: $0) }
         if !steps.isEmpty { draft.instructions = steps.map { .init(text: $0) } }
         if let servings { draft.servings = servings }
-        if let prep { draft.prepTime = try isoDuration(prep) }
-        if let cook { draft.cookTime = try isoDuration(cook) }
+        func duration(_ text: String) throws -> String? {
+            text.trimmingCharacters(in: .whitespaces).isEmpty ? nil : try isoDuration(text)
+        }
+        if let prep { draft.prepTime = try duration(prep) }
+        if let cook { draft.cookTime = try duration(cook) }
+        if let total { draft.totalTime = try duration(total) }
         if let cuisine { draft.recipeCuisine = cuisine.isEmpty ? nil : cuisine }
         if let category { draft.recipeCategory = category.isEmpty ? nil : category }
         if !keywords.isEmpty { draft.keywords = keywords }

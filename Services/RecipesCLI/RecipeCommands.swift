@@ -139,8 +139,10 @@ struct AddRecipe: AsyncParsableCommand {
     @Option(name: .customLong("ingredient"), help: "An ingredient line as written; repeat for each.") var ingredients: [String] = []
     @Option(name: .customLong("step"), help: "A step; repeat for each, in order.") var steps: [String] = []
     @Option(help: "Servings it makes.") var servings: Double?
-    @Option(help: ArgumentHelp("Preparation time: 15m, 1h30m, 90 or PT15M.", valueName: "duration")) var prep: String?
+    @Option(help: ArgumentHelp("Preparation time: 15m, 1h30m, 2d, 90 or PT15M.", valueName: "duration")) var prep: String?
     @Option(help: ArgumentHelp("Cooking time.", valueName: "duration")) var cook: String?
+    @Option(help: ArgumentHelp("Total time, when it is more than preparation and cooking (rising, chilling); left out, it is their sum.",
+                               valueName: "duration")) var total: String?
     @Option(help: "Cuisine, such as Italian.") var cuisine: String?
     @Option(help: "Category, such as Dinner.") var category: String?
     @Option(name: .customLong("keyword"), help: "A keyword; repeat for each.") var keywords: [String] = []
@@ -165,6 +167,7 @@ struct AddRecipe: AsyncParsableCommand {
             draft.recipeCategory = category
             draft.prepTime = try prep.map(isoDuration)
             draft.cookTime = try cook.map(isoDuration)
+            draft.totalTime = try total.map(isoDuration)
         }
         try draft.validate()
         return draft

@@ -35,10 +35,10 @@ enum RecipeReference {
     }
 }
 
-/// "15m", "1h30m", "90" (minutes) or ISO 8601 ("PT15M") → ISO 8601, at most `ISODuration.maxMinutes`.
+/// "15m", "1h30m", "2d", "1d12h", "90" (minutes) or ISO 8601 ("PT15M") → ISO 8601, at most `ISODuration.maxMinutes`.
 func isoDuration(_ text: String) throws -> String {
     let value = text.trimmingCharacters(in: .whitespaces).lowercased()
-    let usage = "\"\(text)\" is not a duration; write 45m, 1h30m, 90 or PT1H30M"
+    let usage = "\"\(text)\" is not a duration; write 45m, 1h30m, 2d, 90 or PT1H30M"
     let tooLong = "\"\(text)\" is longer than a recipe may take; durations may be at most \(ISODuration.maxMinutes / 1_440) days"
     if value.hasPrefix("p") {
         if let problem = ISODuration.problem(value.uppercased(), field: "the duration") { throw CLIError(problem) }
@@ -56,6 +56,7 @@ func isoDuration(_ text: String) throws -> String {
     for character in value where character != " " {
         if character.isASCII && character.isNumber { number.append(character); continue }
         switch character {
+        case "d": try add(1_440)
         case "h": try add(60)
         case "m": try add(1)
         default: throw CLIError(usage)

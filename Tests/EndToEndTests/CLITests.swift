@@ -319,8 +319,15 @@ struct CLITests {
     func edit() async throws {
         try await withStorageProcess { storage async throws in
             _ = try await recipes(["add", "--name", "Soup", "--ingredient", "1 onion"], storage: storage)
-            let flags = try await recipes(["edit", "Soup", "--add-ingredient", "2 carrots", "--cook", "30m"], storage: storage)
+            let flags = try await recipes(["edit", "Soup", "--add-ingredient", "2 carrots", "--cook", "30m", "--prep", "10m", "--notes", "n"], storage: storage)
             #expect(flags.status == 0 && flags.output.contains("version 2"))
+            // "" clears a time as it clears a text; a total longer than the parts reads in days.
+            let cleared = try await recipes(["edit", "Soup", "--prep", "", "--notes", "", "--total", "1d2h"], storage: storage)
+            #expect(cleared.status == 0 && cleared.output.contains("version 3"), "\(cleared.output)")
+            let shownCleared = try await recipes(["show", "Soup", "--json"], storage: storage)
+            let afterClear = try WireCodec.makeDecoder().decode(RecipeDetail.self, from: Data(shownCleared.output.utf8)).recipe
+            #expect(afterClear.prepTime == nil && afterClear.notes == nil && afterClear.cookTime == "PT30M" && afterClear.totalTime == "P1DT2H")
+            #expect(try await recipes(["show", "Soup"], storage: storage).output.contains("cook 30 min · total 1 day 2 h"))
 
             // An editor that renames the recipe in the file.
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-edit-\(UUID().uuidString)")
@@ -335,7 +342,7 @@ struct CLITests {
             // Run through sh rather than exec'd: a test running in parallel may still hold the new file open
             // for writing (inherited across its fork), and exec of such a file fails with "text file busy".
             let edited = try await recipes(["edit", "Soup"], storage: storage, environment: ["EDITOR": "sh \(editor.path)"])
-            #expect(edited.status == 0 && edited.output.contains("Saved \"Winter Soup\" (version 3)"), "\(edited.output)")
+            #expect(edited.status == 0 && edited.output.contains("Saved \"Winter Soup\" (version 4)"), "\(edited.output)")
 
             // An editor during which someone else changes the recipe: the edit must not overwrite it.
             let recipesBinary = try ServiceProcess.executable("recipes")
@@ -348,10 +355,10 @@ struct CLITests {
             chmod(racing.path, 0o755)
             let conflict = try await recipes(["edit", "Winter Soup"], storage: storage, environment: ["EDITOR": "sh \(racing.path)"])
             #expect(conflict.status == 75)
-            #expect(conflict.output.contains("changed since version 3 (it is at version 4 now)") && conflict.output.contains("Nothing was changed."))
+            #expect(conflict.output.contains("changed since version 4 (it is at version 5 now)") && conflict.output.contains("Nothing was changed."))
             let after = try await recipes(["show", "Winter Soup", "--json"], storage: storage)
             let detail = try WireCodec.makeDecoder().decode(RecipeDetail.self, from: Data(after.output.utf8))
-            #expect(detail.recipe.name == "Winter Soup" && detail.recipe.isFavorite && detail.recipe.version == 4)
+            #expect(detail.recipe.name == "Winter Soup" && detail.recipe.isFavorite && detail.recipe.version == 5)
         }
     }
 

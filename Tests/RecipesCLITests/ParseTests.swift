@@ -12,7 +12,7 @@ struct ParseTests {
         ["add", "--name", "Toast", "--ingredient", "2 slices bread", "--step", "Toast it.", "--prep", "2m"],
         ["add", "--file", "recipe.json"],
         ["delete", "toast", "--yes"],
-        ["edit", "toast"], ["edit", "toast", "--name", "Better Toast", "--add-ingredient", "butter", "--cook", "3m"],
+        ["edit", "toast"], ["edit", "toast", "--name", "Better Toast", "--add-ingredient", "butter", "--cook", "3m"], ["edit", "toast", "--prep", "", "--total", "1d"],
         ["duplicate", "5a3c0001", "--name", "Mine"],
         ["favorite", "toast", "--off"],
         ["rate", "toast", "4"],
@@ -82,6 +82,8 @@ struct ParseTests {
         #expect(try isoDuration("1h30m") == "PT1H30M")
         #expect(try isoDuration("90") == "PT1H30M")
         #expect(try isoDuration("pt45m") == "PT45M")
+        #expect(try isoDuration("2d") == "P2D" && isoDuration("1d12h") == "P1DT12H" && isoDuration("1d 30m") == "P1DT30M")
+        #expect(throws: CLIError.self) { try isoDuration("366d") }
         #expect(throws: CLIError.self) { try isoDuration("soon") }
     }
 }
