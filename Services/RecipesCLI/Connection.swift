@@ -162,6 +162,11 @@ func reportingFailures(_ body: () async throws -> Void) async throws {
         }
     } catch let error as CLIError {
         fail(error.message, status: error.status)
+    } catch {
+        // Anything else still gets one line, never a dump: a file the CLI could not write (a full disk, a name taken by
+        // a folder), or what no command expected.
+        if let problem = FileProblem(error) { fail(problem.sentence, status: problem.status) }
+        fail("stopped by an unexpected error: \(error)", status: ExitStatus.internalFailure)
     }
 }
 

@@ -28,7 +28,11 @@ struct ExportRecipes: AsyncParsableCommand {
             do {
                 writer = try ExportWriters.make(format, path: folder)
             } catch {
-                throw CLIError("cannot write to \(folder): \(error.localizedDescription)")
+                var isFolder: ObjCBool = false
+                if format != .paprika, FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), !isFolder.boolValue {
+                    throw CLIError("\(folder) is a file; --format \(format.rawValue) writes a folder there: give a folder's path", status: ExitStatus.cannotWrite)
+                }
+                throw CLIError(FileProblem(error)?.sentence ?? "cannot write to \(folder): \(error)", status: ExitStatus.cannotWrite)
             }
             var books: [UUID: Book] = [:]
             for summary in try await client.call(BookOps.List.self, Empty()).books { books[summary.book.id] = summary.book }
@@ -49,7 +53,13 @@ struct ExportRecipes: AsyncParsableCommand {
                             lost.append("\(recipe.name) (photo \(index + 1))")
                         }
                     }
-                    try writer.add(recipe, book: recipe.bookID.flatMap { books[$0] }, photos: photos)
+                    do {
+                        try writer.add(recipe, book: recipe.bookID.flatMap { books[$0] }, photos: photos)
+                    } catch {
+                        let problem = FileProblem(error)
+                        throw CLIError("\(problem?.sentence ?? "cannot write \"\(recipe.name)\": \(error)"); the export stopped after "
+                                       + "\(Output.count(exported, "recipe")) (written to \(folder))", status: problem?.status ?? ExitStatus.cannotWrite)
+                    }
                     exported += 1
                     photoCount += photos.count
                 }

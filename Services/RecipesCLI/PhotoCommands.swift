@@ -114,7 +114,7 @@ struct GetPhoto: AsyncParsableCommand {
             let reply = try await client.send(PhotoOps.Get.self, .init(recipeID: id, position: number - 1))
             guard let bytes = reply.frames.first else { throw CLIError("the photo came without its bytes", status: ExitStatus.internalFailure) }
             do { try bytes.write(to: URL(fileURLWithPath: output), options: .atomic) } catch {
-                throw CLIError("cannot write \(output): \((error as NSError).localizedDescription)", status: ExitStatus.internalFailure)
+                throw CLIError(FileProblem(error)?.sentence ?? "cannot write \(output): \(error)", status: FileProblem(error)?.status ?? ExitStatus.cannotWrite)
             }
             if connection.json { return try Output.json(reply.body) }
             print("Saved photo \(number) (\(reply.body.photo.mediaType), \(ImageKind.formatBytes(bytes.count))) to \(output).")

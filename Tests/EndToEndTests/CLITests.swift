@@ -425,6 +425,25 @@ struct CLITests {
         }
     }
 
+    @Test("an export the file system stops is one plain line naming the path, the reason and how far it got; never an error dump")
+    func exportStoppedByTheFileSystem() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-export-stop-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // A folder where the last starter's file goes (they are exported oldest first; Caesar Salad was made last).
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("Caesar Salad.cook"), withIntermediateDirectories: true)
+        let file = folder.appendingPathExtension("txt")
+        try Data("x".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await withStorageProcess { storage async throws in
+            let stopped = try await recipes(["export", folder.path, "--format", "cooklang", "--include-starters"], storage: storage)
+            #expect(stopped.status == 73 && stopped.output.contains("Caesar Salad.cook: Is a directory; the export stopped after 7 recipes (written to"),
+                    "\(stopped.output)")
+            let onAFile = try await recipes(["export", file.path], storage: storage)
+            #expect(onAFile.status == 73 && onAFile.output.contains("is a file; --format nextcloud writes a folder there"), "\(onAFile.output)")
+            for run in [stopped, onAFile] { #expect(!run.output.contains("Error Domain") && !run.output.contains("NSCocoa"), "\(run.output)") }
+        }
+    }
+
     @Test("a starter cannot be deleted: a plain sentence and exit code 77")
     func starterRefused() async throws {
         try await withStorageProcess { storage async throws in

@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 @testable import RecipesCLI
 import TestThreads
@@ -120,5 +121,30 @@ struct CountTextTests {
         ]
         for (minutes, text) in cases { #expect(Output.minutes(minutes) == text, "\(minutes)") }
         #expect(Output.minutes(nil) == "")
+    }
+}
+
+@Suite("File system failures as the CLI words them")
+struct FileProblemTests {
+    @Test("a write refused by the file system reads as the path and the system's reason, with the exit status for it")
+    func sentences() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-fileproblem-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let taken = folder.appendingPathComponent("taken")
+        try Data().write(to: taken)
+        var failures: [any Error] = []
+        do { try Data("x".utf8).write(to: folder) } catch { failures.append(error) } // a folder written as a file
+        do { try FileManager.default.createDirectory(at: taken, withIntermediateDirectories: false) } catch { failures.append(error) }
+        do { try Data("x".utf8).write(to: folder.appendingPathComponent("no/such/folder/file")) } catch { failures.append(error) }
+        #expect(failures.count == 3)
+        let sentences = failures.compactMap { FileProblem($0)?.sentence }
+        #expect(sentences.count == 3, "\(failures)")
+        #expect(sentences.allSatisfy { $0.hasPrefix("cannot write ") && !$0.contains("Domain") }, "\(sentences)")
+        #expect(sentences.contains { $0.contains(folder.path) && $0.contains("Is a directory") }, "\(sentences)")
+        #expect(sentences.contains { $0.contains("taken") && $0.contains("File exists") }, "\(sentences)")
+        #expect(sentences.contains { $0.contains("No such file or directory") }, "\(sentences)")
+        #expect(FileProblem(NSError(domain: NSPOSIXErrorDomain, code: Int(ENOSPC)))?.status == ExitStatus.ioError)
+        #expect(FileProblem(CLIError("not a file error")) == nil)
     }
 }
