@@ -168,7 +168,9 @@ public enum CookbookFolder {
 /// Recipe files RecipeVault has always read: a RecipeDraft, or a schema.org Recipe in JSON-LD.
 public enum RecipeFiles {
     /// A recipe file's draft: a schema.org Recipe (read by the same importer the worker uses for web pages) or a RecipeDraft.
-    public static func draft(_ data: Data, source: String) throws(MigrationError) -> RecipeDraft {
+    /// `checksFields`: a draft naming a field it does not have is refused (`RecipeDraft.checksFields`), as for a file
+    /// a person wrote; another app's file keeps its own fields unread.
+    public static func draft(_ data: Data, source: String, checksFields: Bool = false) throws(MigrationError) -> RecipeDraft {
         guard let object = try? JSONSerialization.jsonObject(with: data) else {
             throw MigrationError("\(source) is not JSON; give a recipe draft or a schema.org Recipe in JSON-LD")
         }
@@ -178,7 +180,9 @@ public enum RecipeFiles {
             return draft
         }
         do {
-            return try WireCodec.makeDecoder().decode(RecipeDraft.self, from: data)
+            let decoder = WireCodec.makeDecoder()
+            decoder.userInfo[RecipeDraft.checksFields] = checksFields
+            return try decoder.decode(RecipeDraft.self, from: data)
         } catch let error as DecodingError {
             throw MigrationError("\(source) is not a recipe draft: \(describe(error))")
         } catch {

@@ -162,6 +162,12 @@ func reportingFailures(_ body: () async throws -> Void) async throws {
         }
     } catch let error as CLIError {
         fail(error.message, status: error.status)
+    } catch let error as ExitCode {
+        throw error // a command's own exit status
+    } catch let error as ValidationError {
+        throw error // ArgumentParser words it, with the usage
+    } catch let error as CleanExit {
+        throw error
     } catch {
         // Anything else still gets one line, never a dump: a file the CLI could not write (a full disk, a name taken by
         // a folder), or what no command expected.

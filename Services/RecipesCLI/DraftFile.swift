@@ -7,7 +7,7 @@ import RecipeProtocol
 enum DraftFile {
     static func decode(_ data: Data, source: String) throws -> RecipeDraft {
         do {
-            return try RecipeFiles.draft(data, source: source)
+            return try RecipeFiles.draft(data, source: source, checksFields: true)
         } catch {
             throw CLIError(error.message)
         }

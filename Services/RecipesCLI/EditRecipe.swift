@@ -6,6 +6,13 @@ import RecipeProtocol
 
 /// What `recipes edit` opens in the editor: the recipe as a draft, and the version it was at.
 struct EditDocument: Codable {
+    /// Reads one as written by a person: a field the recipe does not have is refused, naming it.
+    static var decoder: JSONDecoder {
+        let decoder = WireCodec.makeDecoder()
+        decoder.userInfo[RecipeDraft.checksFields] = true
+        return decoder
+    }
+
     /// Leave as it is: it tells the service which version your edit is based on.
     var version: Int
     var recipe: RecipeDraft
@@ -17,10 +24,13 @@ struct EditRecipe: AsyncParsableCommand {
         discussion: """
             With field flags, only those fields change. With none, the recipe opens in $VISUAL or $EDITOR as JSON; \
             save and quit to send it back. If someone changed the recipe meanwhile, nothing is overwritten: \
-            the edit is refused as a conflict (exit code 75) and you can run edit again.
+            the edit is refused as a conflict (exit code 75) and you can run edit again. An edit that is refused is kept \
+            in a file, which --file sends again once mended.
             """)
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "Recipe id, short id or name.") var recipe: String
+    @Option(help: ArgumentHelp("The whole recipe from a file: an edit kept from the editor ({version, recipe}), or a recipe draft "
+                               + "or schema.org JSON-LD as add takes (- reads standard input).", valueName: "file")) var file: String?
     @Option(help: "A new name.") var name: String?
     @Option(help: "A new description; \"\" clears it.") var description: String?
     @Option(name: .customLong("ingredient"), help: "Replace the ingredients; repeat for each line.") var ingredients: [String] = []
@@ -44,21 +54,47 @@ struct EditRecipe: AsyncParsableCommand {
             || book != nil
     }
 
+    func validate() throws {
+        if file != nil && hasFieldFlags { throw ValidationError("give either --file or field flags such as --name, not both") }
+    }
+
     func run() async throws {
+        var editedFile: URL?
         try await reportingFailures {
             let client = try connection.storageClient()
             let id = try await RecipeReference.resolve(recipe, using: client)
             let current = try await client.call(RecipeOps.Get.self, .init(id: id)).recipe
             var document = EditDocument(version: current.version, recipe: RecipeDraft(current))
-            if hasFieldFlags {
+            if let file {
+                let data = try readFile(file, what: "the recipe file", standardInput: true)
+                if let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], object["version"] != nil, object["recipe"] != nil {
+                    // An edit kept from the editor: its version says what it was based on, and a change made since is a conflict.
+                    do {
+                        document = try EditDocument.decoder.decode(EditDocument.self, from: data)
+                    } catch let error as DecodingError {
+                        throw CLIError("\(file) is not an edit of a recipe: \(error.wireDescription)")
+                    }
+                } else {
+                    document.recipe = try DraftFile.decode(data, source: file)
+                }
+            } else if hasFieldFlags {
                 try apply(to: &document.recipe)
                 if let book { document.recipe.bookID = book.isEmpty ? nil : try await resolveBook(book, client) }
             } else {
-                guard let edited = try openInEditor(document) else { return print("No changes.") }
+                guard let (edited, file) = try openInEditor(document, keeping: Set(current.keywords)) else { return print("No changes.") }
                 document = edited
+                editedFile = file
             }
             try document.recipe.validate(keeping: Set(current.keywords))
-            let updated = try await client.call(RecipeOps.Update.self, .init(id: id, expectedVersion: document.version, recipe: document.recipe))
+            let updated: Recipe
+            do {
+                updated = try await client.call(RecipeOps.Update.self, .init(id: id, expectedVersion: document.version, recipe: document.recipe))
+            } catch {
+                // Changed meanwhile, refused, or not reached: what the person wrote in the editor is not thrown away.
+                if let editedFile { printNote("your edit is kept in \(editedFile.path); `recipes edit … --file \(editedFile.path)` sends it again") }
+                throw error
+            }
+            if let editedFile { try? FileManager.default.removeItem(at: editedFile) }
             if connection.json { return try Output.json(updated) }
             print("Saved \"\(updated.name)\" (version \(updated.version)).")
         }
@@ -86,7 +122,10 @@ struct EditRecipe: AsyncParsableCommand {
 
     /// Writes the document to a temporary file, runs the editor on it, and reads it back;
     /// `nil` when nothing changed.
-    private func openInEditor(_ document: EditDocument) throws -> EditDocument? {
+    /// The recipe as edited in $VISUAL or $EDITOR, and the file that holds it (nil: left as it was). An edit that is not a
+    /// recipe any more, or breaks a rule, is opened again when a person is at the terminal to say so; otherwise it is
+    /// refused, and the file kept (its path in the message) so nothing written in the editor is lost.
+    private func openInEditor(_ document: EditDocument, keeping kept: Set<String>) throws -> (EditDocument, URL)? {
         guard let editor = environment("VISUAL") ?? environment("EDITOR") else {
             throw CLIError("no editor: set VISUAL or EDITOR, or change fields with flags such as --name (see recipes edit --help)", status: ExitStatus.usage)
         }
@@ -95,21 +134,41 @@ struct EditRecipe: AsyncParsableCommand {
         let original = try encoder.encode(document)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("recipe-\(UUID().uuidString.prefix(8)).json")
         try original.write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "\(editor) \"$1\"", "sh", file.path]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw CLIError("the editor (\(editor)) exited with status \(process.terminationStatus); nothing was changed", status: 1)
-        }
-        let edited = try readFile(file.path, what: "the edited recipe")
-        if edited == original { return nil }
-        do {
-            return try WireCodec.makeDecoder().decode(EditDocument.self, from: edited)
-        } catch {
-            throw CLIError("the edited file is not a recipe any more (\(error)); nothing was changed")
+        var keep = false
+        defer { if !keep { try? FileManager.default.removeItem(at: file) } }
+        while true {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "\(editor) \"$1\"", "sh", file.path]
+            try process.run()
+            process.waitUntilExit()
+            let edited = try readFile(file.path, what: "the edited recipe")
+            guard process.terminationStatus == 0 else {
+                keep = edited != original
+                throw CLIError("the editor (\(editor)) exited with status \(process.terminationStatus); nothing was changed"
+                               + (keep ? ". Your edit is kept in \(file.path)" : ""), status: 1)
+            }
+            if edited == original { return nil }
+            let problem: String
+            do {
+                let document = try EditDocument.decoder.decode(EditDocument.self, from: edited)
+                do {
+                    try document.recipe.validate(keeping: kept)
+                    keep = true
+                    return (document, file)
+                } catch {
+                    problem = error.message
+                }
+            } catch let error as DecodingError {
+                problem = "the edited file is not a recipe any more: \(error.wireDescription)"
+            }
+            if isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1 {
+                FileHandle.standardError.write(Data("recipes: \(TerminalText.safe(problem)). Edit again? [Y/n] ".utf8))
+                if let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased(), answer.isEmpty || answer.hasPrefix("y") { continue }
+            }
+            keep = true
+            throw CLIError("\(problem); nothing was changed. Your edit is kept in \(file.path): mend it there and send it with "
+                           + "`recipes edit \(recipe.contains(" ") ? "\"\(recipe)\"" : recipe) --file \(file.path)`")
         }
     }
 }

@@ -50,7 +50,7 @@ public struct Routes: Sendable {
         precondition(table[Op.name] == nil, "\(Op.name) is registered twice")
         // Made once: the coders hold Foundation's as their fallback, costly to make per request.
         let encoder = WireJSONEncoder()
-        let decoder = WireJSONDecoder()
+        let decoder = WireJSONDecoder(userInfo: [RecipeDraft.checksFields: true]) // a client's request
         let observer = Op.isWrite ? writeObserver : nil
         let translator = failureTranslator
         table[Op.name] = Route(isWrite: Op.isWrite, role: Op.role, touchesFiles: Op.touchesFiles, repliesInBulk: Op.repliesInBulk) { frame, context in

@@ -125,9 +125,34 @@ public struct RecipeDraft: Codable, Sendable, Equatable {
         for field in RecipeTextField.all { self[keyPath: field.draft] = recipe[keyPath: field.recipe] }
     }
 
+    /// The names of a draft's fields in JSON.
+    public static let fieldNames: [String] = ["name", "ingredients", "instructions", "servings", "keywords", "sourceType", "bookID",
+                                             "sourcePageNumber", "isFavorite", "rating", "origin"] + RecipeTextField.all.map(\.name)
+    private static let knownFields = Set(fieldNames)
+    /// What people (and schema.org) call some fields, for the refusal of a draft that names one so.
+    private static let otherNames: [String: String] = [
+        "ingredient": "ingredients", "recipeIngredient": "ingredients", "steps": "instructions", "step": "instructions",
+        "recipeInstructions": "instructions", "method": "instructions", "directions": "instructions", "title": "name",
+        "keyword": "keywords", "tags": "keywords", "yield": "recipeYield", "category": "recipeCategory", "cuisine": "recipeCuisine",
+        "url": "website", "source": "website", "note": "notes", "favorite": "isFavorite",
+    ]
+
+    /// Set to `true` in a decoder's `userInfo` where a draft is what a person or client wrote as one — a request, a
+    /// draft file given to `recipes add` or `edit`: a field the draft does not have is then refused, naming it, for a
+    /// misspelt or foreign name ("ingredient", "recipeIngredient") would be dropped without a word and the recipe stored
+    /// without what it held. Other apps' files, read as drafts where they can be, keep their own fields unread.
+    public static let checksFields = CodingUserInfoKey(rawValue: "RecipeDraft.checksFields")!
+
     /// Only `name` is required; lists default to empty, flags to off, origin to `custom`.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: FieldKey.self)
+        if decoder.userInfo[Self.checksFields] as? Bool == true,
+           let unknown = c.allKeys.first(where: { !Self.knownFields.contains($0.stringValue) }) {
+            let hint = Self.otherNames[unknown.stringValue].map { "; use \($0)" } ?? ""
+            throw DecodingError.dataCorruptedError(
+                forKey: unknown, in: c,
+                debugDescription: "a recipe has no such field\(hint) (its fields: \(Self.fieldNames.joined(separator: ", ")))")
+        }
         self.init(
             name: try c.decode(String.self, forKey: FieldKey("name")),
             ingredients: try c.decodeIfPresent([Line].self, forKey: FieldKey("ingredients")) ?? [],

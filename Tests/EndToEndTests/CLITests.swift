@@ -215,6 +215,13 @@ struct CLITests {
                  "recipeIngredient": ["1 cup oats", "2 cups milk"], "recipeInstructions": [{"@type": "HowToStep", "text": "Simmer 5 minutes."}],
                  "prepTime": "PT1M", "cookTime": "PT5M", "recipeYield": "2 servings", "keywords": "breakfast, quick"}]}
                 """.utf8).write(to: file)
+            // A draft file naming a field a recipe does not have is refused, naming it; nothing is added.
+            let misspelt = file.deletingPathExtension().appendingPathExtension("draft.json")
+            defer { try? FileManager.default.removeItem(at: misspelt) }
+            try Data(#"{"name": "Misspelt", "ingredient": ["1 egg"]}"#.utf8).write(to: misspelt)
+            let refusedDraft = try await recipes(["add", "--file", misspelt.path], storage: storage)
+            #expect(refusedDraft.status == 65 && refusedDraft.output.contains("ingredient: a recipe has no such field; use ingredients"), "\(refusedDraft.output)")
+            #expect(try await recipes(["show", "Misspelt"], storage: storage).status != 0, "nothing was added")
             let fromFile = try await recipes(["add", "--file", file.path, "--json"], storage: storage)
             #expect(fromFile.status == 0)
             let created = try WireCodec.makeDecoder().decode(RecipeOps.Create.Response.self, from: Data(fromFile.output.utf8))
@@ -344,6 +351,24 @@ struct CLITests {
             let edited = try await recipes(["edit", "Soup"], storage: storage, environment: ["EDITOR": "sh \(editor.path)"])
             #expect(edited.status == 0 && edited.output.contains("Saved \"Winter Soup\" (version 4)"), "\(edited.output)")
 
+            // An edit that breaks a rule is refused with nothing changed, and kept; --file sends it again once mended.
+            let emptying = folder.appendingPathComponent("emptying.sh")
+            try Data(#"""
+                #!/bin/sh
+                sed -i 's/"name" : "Winter Soup"/"name" : ""/; s/"1 onion"/"1 red onion"/' "$1"
+                """#.utf8).write(to: emptying)
+            let refused = try await recipes(["edit", "Winter Soup"], storage: storage, environment: ["EDITOR": "sh \(emptying.path)"])
+            #expect(refused.status == 65 && refused.output.contains("name is empty") && refused.output.contains("Your edit is kept in "), "\(refused.output)")
+            let keptPath = try #require(refused.output.components(separatedBy: "Your edit is kept in ").last?.components(separatedBy: ":").first)
+            defer { try? FileManager.default.removeItem(atPath: keptPath) }
+            let kept = try String(contentsOfFile: keptPath, encoding: .utf8)
+            #expect(kept.contains("1 red onion"), "the words written in the editor are in the kept file")
+            try kept.replacingOccurrences(of: #""name" : """#, with: #""name" : "Winter Soup""#).write(toFile: keptPath, atomically: true, encoding: .utf8)
+            let resent = try await recipes(["edit", "Winter Soup", "--file", keptPath], storage: storage)
+            #expect(resent.status == 0 && resent.output.contains("Saved \"Winter Soup\" (version 5)"), "\(resent.output)")
+            #expect(try await details("Winter Soup", storage).recipe.ingredients.first?.text == "1 red onion")
+            #expect(try await recipes(["edit", "Winter Soup", "--file", keptPath], storage: storage).status == 75, "the kept edit is based on version 4")
+
             // An editor during which someone else changes the recipe: the edit must not overwrite it.
             let recipesBinary = try ServiceProcess.executable("recipes")
             let racing = folder.appendingPathComponent("racing.sh")
@@ -355,10 +380,10 @@ struct CLITests {
             chmod(racing.path, 0o755)
             let conflict = try await recipes(["edit", "Winter Soup"], storage: storage, environment: ["EDITOR": "sh \(racing.path)"])
             #expect(conflict.status == 75)
-            #expect(conflict.output.contains("changed since version 4 (it is at version 5 now)") && conflict.output.contains("Nothing was changed."))
+            #expect(conflict.output.contains("changed since version 5 (it is at version 6 now)") && conflict.output.contains("Nothing was changed."))
             let after = try await recipes(["show", "Winter Soup", "--json"], storage: storage)
             let detail = try WireCodec.makeDecoder().decode(RecipeDetail.self, from: Data(after.output.utf8))
-            #expect(detail.recipe.name == "Winter Soup" && detail.recipe.isFavorite && detail.recipe.version == 5)
+            #expect(detail.recipe.name == "Winter Soup" && detail.recipe.isFavorite && detail.recipe.version == 6)
         }
     }
 

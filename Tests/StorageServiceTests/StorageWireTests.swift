@@ -145,6 +145,15 @@ struct StorageWireTests {
             }
             #expect(missingName?.code == .invalidBody)
             #expect(missingName?.message == "body.recipe.name is missing")
+            // A field a recipe does not have is named, never dropped: the recipe would be stored without it.
+            for (field, hint) in [("ingredient", "; use ingredients"), ("recipeIngredient", "; use ingredients"), ("colour", "")] {
+                let unknown = await #expect(throws: ServiceError.self) {
+                    _ = try await client.call(UntypedCreate.self, .init(recipe: ["name": "Soup", field: "1 egg"]))
+                }
+                #expect(unknown?.code == .invalidBody)
+                #expect(unknown?.message.hasPrefix("body.recipe.\(field) is not valid: a recipe has no such field\(hint) (its fields: name, ingredients") == true,
+                        "\(unknown?.message ?? "")")
+            }
             let notUUID = await #expect(throws: ServiceError.self) { _ = try await client.call(UntypedGet.self, .init(id: "seven")) }
             #expect(notUUID?.code == .invalidBody)
             #expect(try await client.call(StorageOps.Stats.self, Empty()).recipes == 0)

@@ -10,10 +10,14 @@ import Foundation
 /// are exactly what they were. Checked against Foundation by `WireJSONTests` and the fuzz targets.
 public struct WireJSONDecoder: Sendable {
     private let fallback: JSONDecoder
+    private let userInfo: [CodingUserInfoKey: any Sendable]
 
-    /// A decoder with the wire's rules (ISO 8601 dates, with or without milliseconds).
-    public init() {
+    /// A decoder with the wire's rules (ISO 8601 dates, with or without milliseconds); `userInfo` is what every
+    /// `init(from:)` sees as `decoder.userInfo` (`RecipeDraft.checksFields`).
+    public init(userInfo: [CodingUserInfoKey: any Sendable] = [:]) {
         fallback = WireCodec.makeDecoder()
+        fallback.userInfo = userInfo
+        self.userInfo = userInfo
     }
 
     /// The value of type `T` in `data`, or the error Foundation's decoder gives for it.
@@ -27,7 +31,7 @@ public struct WireJSONDecoder: Sendable {
         data.withUnsafeBytes { raw -> T? in
             let bytes = raw.bindMemory(to: UInt8.self)
             guard let tape = JSONTape(bytes) else { return nil }
-            let session = TapeSession(bytes: bytes, nodes: tape.nodes)
+            let session = TapeSession(bytes: bytes, nodes: tape.nodes, userInfo: userInfo)
             guard let value = try? session.decode(type, at: 0, path: []), !session.unsure else { return nil }
             return value
         }
@@ -45,9 +49,12 @@ private final class TapeSession {
     /// `init(from:)` does): the result could differ from Foundation's, so it is not used.
     @exclusivity(unchecked) var unsure = false
 
-    init(bytes: UnsafeBufferPointer<UInt8>, nodes: [JSONTape.Node]) {
+    let userInfo: [CodingUserInfoKey: Any]
+
+    init(bytes: UnsafeBufferPointer<UInt8>, nodes: [JSONTape.Node], userInfo: [CodingUserInfoKey: Any]) {
         self.bytes = bytes
         self.nodes = nodes
+        self.userInfo = userInfo
     }
 
     func leave() -> LeftToFoundation {
@@ -206,7 +213,7 @@ private struct TapeDecoder: Decoder {
     let session: TapeSession
     let index: Int
     let codingPath: [any CodingKey]
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
+    var userInfo: [CodingUserInfoKey: Any] { session.userInfo }
 
     func container<Key: CodingKey>(keyedBy _: Key.Type) throws -> KeyedDecodingContainer<Key> {
         KeyedDecodingContainer(try TapeKeyedContainer<Key>(session: session, index: index, codingPath: codingPath))
