@@ -50,7 +50,10 @@ public struct Routes: Sendable {
         precondition(table[Op.name] == nil, "\(Op.name) is registered twice")
         // Made once: the coders hold Foundation's as their fallback, costly to make per request.
         let encoder = WireJSONEncoder()
-        let decoder = WireJSONDecoder(userInfo: [RecipeDraft.checksFields: true]) // a client's request
+        // A client's request: a field it names that the operation does not have is refused, naming it. A peer's (sync)
+        // is read as before, so replicas of two versions keep syncing.
+        let decoder = Op.role == .peer ? WireJSONDecoder()
+            : WireJSONDecoder(userInfo: [RecipeDraft.checksFields: true, WireJSONDecoder.refusesUnknownFields: true])
         let observer = Op.isWrite ? writeObserver : nil
         let translator = failureTranslator
         table[Op.name] = Route(isWrite: Op.isWrite, role: Op.role, touchesFiles: Op.touchesFiles, repliesInBulk: Op.repliesInBulk) { frame, context in

@@ -424,3 +424,38 @@ private struct Generator: RandomNumberGenerator {
         }
     }
 }
+
+@Suite("Fields a request does not have", .onOwnThread)
+struct UnknownFieldTests {
+    struct Inner: Codable, Equatable { var c: Int; var note: String? }
+    struct Outer: Codable, Equatable { var a: Int; var inner: Inner; var tags: [String: Int]; var list: [Inner] }
+    struct Body: Codable, Equatable { var body: Outer }
+
+    static let refusing = WireJSONDecoder(userInfo: [WireJSONDecoder.refusesUnknownFields: true])
+
+    func refusal(_ json: String) -> String? {
+        do {
+            _ = try Self.refusing.decode(Body.self, from: Data(json.utf8))
+            return nil
+        } catch let error as DecodingError {
+            return error.wireDescription
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test("a member no one asked for is refused with its path and the fields there; a near name is suggested")
+    func refused() {
+        let good = #"{"v": 1, "op": "x", "body": {"a": 1, "inner": {"c": 2}, "tags": {"any": 1, "name": 2}, "list": [{"c": 3, "note": "n"}]}}"#
+        #expect(refusal(good) == nil, "the envelope's own members and a dictionary's keys are not fields")
+        #expect(refusal(#"{"body": {"a": 1, "inner": {"c": 2, "notes": "x"}, "tags": {}, "list": []}}"#)
+                == "body.inner.notes is not valid: there is no such field here; did you mean note? (the fields here: c, note)")
+        #expect(refusal(#"{"body": {"a": 1, "inner": {"c": 2}, "tags": {}, "list": [{"c": 1}, {"c": 2, "C": 3}]}}"#)?
+                    .hasPrefix("body.list[1].C is not valid: there is no such field here; did you mean c?") == true)
+        #expect(refusal(#"{"body": {"a": 1, "b": 2, "inner": {"c": 2}, "tags": {}, "list": []}}"#)
+                == "body.b is not valid: there is no such field here (the fields here: a, inner, list, tags)")
+        // Without the setting, nothing is refused: replies, files and peers are read as before.
+        let lenient = try? WireJSONDecoder().decode(Body.self, from: Data(#"{"body": {"a": 1, "b": 2, "inner": {"c": 2}, "tags": {}, "list": []}}"#.utf8))
+        #expect(lenient?.body.a == 1)
+    }
+}

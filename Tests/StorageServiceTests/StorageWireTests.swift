@@ -154,6 +154,11 @@ struct StorageWireTests {
                 #expect(unknown?.message.hasPrefix("body.recipe.\(field) is not valid: a recipe has no such field\(hint) (its fields: name, ingredients") == true,
                         "\(unknown?.message ?? "")")
             }
+            // So is a misspelt field of any request: a list would otherwise come back at its default length.
+            let misspelt = await #expect(throws: ServiceError.self) { _ = try await client.call(UntypedList.self, .init(limt: 5)) }
+            #expect(misspelt?.code == .invalidBody)
+            #expect(misspelt?.message.hasPrefix("body.limt is not valid: there is no such field here; did you mean limit? (the fields here: ") == true,
+                    "\(misspelt?.message ?? "")")
             let notUUID = await #expect(throws: ServiceError.self) { _ = try await client.call(UntypedGet.self, .init(id: "seven")) }
             #expect(notUUID?.code == .invalidBody)
             #expect(try await client.call(StorageOps.Stats.self, Empty()).recipes == 0)
@@ -204,6 +209,14 @@ enum UntypedCreate: WireOperation {
     static let isWrite = true
     struct Request: Codable, Sendable { var recipe: [String: String] }
     typealias Response = RecipeOps.Create.Response
+}
+
+/// `recipe.list` with a misspelt limit.
+enum UntypedList: WireOperation {
+    static let name = "recipe.list"
+    static let isWrite = false
+    struct Request: Codable, Sendable { var limt: Int }
+    typealias Response = RecipePage
 }
 
 /// `recipe.get` with any id text.

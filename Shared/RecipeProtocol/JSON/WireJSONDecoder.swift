@@ -20,20 +20,40 @@ public struct WireJSONDecoder: Sendable {
         self.userInfo = userInfo
     }
 
+    /// Set to `true` in `userInfo` to refuse a member of an object that its type reads field by field and never asked
+    /// for (a misspelt or unknown field of a request: `{"limt": 5}`), rather than pass over it. Objects read whole (a
+    /// dictionary, a `JSONValue`) and the outermost object (the envelope) are not checked; nor, when Foundation's
+    /// decoder has to decide (a repeated key), is anything.
+    public static let refusesUnknownFields = CodingUserInfoKey(rawValue: "WireJSONDecoder.refusesUnknownFields")!
+
     /// The value of type `T` in `data`, or the error Foundation's decoder gives for it.
     public func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        if let value = fastDecode(type, from: data) { return value }
-        return try fallback.decode(type, from: data)
+        switch try fastRead(type, from: data) {
+        case .value(let value): return value
+        case .unknownField(let error): throw error
+        case nil: return try fallback.decode(type, from: data)
+        }
     }
 
     /// The fast path alone: the value, or `nil` when Foundation's decoder has to decide (tests compare the two).
     public func fastDecode<T: Decodable>(_ type: T.Type, from data: Data) -> T? {
-        data.withUnsafeBytes { raw -> T? in
+        if case .value(let value)? = try? fastRead(type, from: data) { return value }
+        return nil
+    }
+
+    private enum FastRead<T> {
+        case value(T)
+        case unknownField(DecodingError)
+    }
+
+    private func fastRead<T: Decodable>(_ type: T.Type, from data: Data) throws -> FastRead<T>? {
+        data.withUnsafeBytes { raw -> FastRead<T>? in
             let bytes = raw.bindMemory(to: UInt8.self)
             guard let tape = JSONTape(bytes) else { return nil }
             let session = TapeSession(bytes: bytes, nodes: tape.nodes, userInfo: userInfo)
             guard let value = try? session.decode(type, at: 0, path: []), !session.unsure else { return nil }
-            return value
+            if let unknown = session.unknownField() { return .unknownField(unknown) }
+            return .value(value)
         }
     }
 }
@@ -50,11 +70,68 @@ private final class TapeSession {
     @exclusivity(unchecked) var unsure = false
 
     let userInfo: [CodingUserInfoKey: Any]
+    /// Whether the keys each object was asked for are kept (`WireJSONDecoder.refusesUnknownFields`).
+    let tracksFields: Bool
+    /// Per object read field by field (its node): where it stands, the keys its type asked for (present or not), and
+    /// whether it asked for all of them (`allKeys`: a dictionary).
+    @exclusivity(unchecked) private var readObjects: [Int: (path: [any CodingKey], asked: Set<String>, all: Bool)] = [:]
 
     init(bytes: UnsafeBufferPointer<UInt8>, nodes: [JSONTape.Node], userInfo: [CodingUserInfoKey: Any]) {
         self.bytes = bytes
         self.nodes = nodes
         self.userInfo = userInfo
+        tracksFields = userInfo[WireJSONDecoder.refusesUnknownFields] as? Bool == true
+    }
+
+    func opened(_ object: Int, path: [any CodingKey]) {
+        guard tracksFields, !path.isEmpty, readObjects[object] == nil else { return }
+        readObjects[object] = (path, [], false)
+    }
+
+    func asked(_ key: String, of object: Int) {
+        guard tracksFields else { return }
+        readObjects[object]?.asked.insert(key)
+    }
+
+    func askedAll(of object: Int) {
+        guard tracksFields else { return }
+        readObjects[object]?.all = true
+    }
+
+    /// The first member (in the order of the bytes) of an object read field by field that its type never asked for.
+    func unknownField() -> DecodingError? {
+        for object in readObjects.keys.sorted() {
+            guard let read = readObjects[object], !read.all else { continue }
+            var member = object + 1
+            while member < Int(nodes[object].next) {
+                let key = JSONTape.text(of: nodes[member], in: bytes)
+                if !read.asked.contains(key) {
+                    let fields = read.asked.sorted()
+                    let near = fields.first { Self.isNear(key, $0) }.map { "; did you mean \($0)?" } ?? ""
+                    return .dataCorrupted(.init(
+                        codingPath: read.path + [NameKey(stringValue: key)],
+                        debugDescription: "there is no such field here\(near) (the fields here: \(fields.joined(separator: ", ")))"))
+                }
+                member = Int(nodes[member + 1].next)
+            }
+        }
+        return nil
+    }
+
+    /// Whether `a` is a likely misspelling of `b`: the same but for case, or one edit apart (for names of 4 or more).
+    private static func isNear(_ a: String, _ b: String) -> Bool {
+        if a.lowercased() == b.lowercased() { return true }
+        let x = Array(a.lowercased()), y = Array(b.lowercased())
+        guard min(x.count, y.count) >= 4, abs(x.count - y.count) <= 1 else { return false }
+        var previous = Array(0...y.count)
+        for i in 1...x.count {
+            var current = [i] + Array(repeating: 0, count: y.count)
+            for j in 1...y.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x[i - 1] == y[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[y.count] <= 1
     }
 
     func leave() -> LeftToFoundation {
@@ -228,6 +305,14 @@ private struct TapeDecoder: Decoder {
     }
 }
 
+/// A member's name, for an error's path.
+private struct NameKey: CodingKey {
+    let stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
 private struct IndexKey: CodingKey {
     var stringValue: String { "Index \(intValue!)" }
     var intValue: Int?
@@ -239,6 +324,8 @@ private struct IndexKey: CodingKey {
 private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let session: TapeSession
     let codingPath: [any CodingKey]
+    /// The object's node.
+    private let object: Int
     /// Each member's key node (its value node is the next one).
     private let keys: [Int32]
     /// For objects of many members or escaped keys: key text → value node.
@@ -247,9 +334,11 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     init(session: TapeSession, index: Int, codingPath: [any CodingKey]) throws {
         self.session = session
         self.codingPath = codingPath
+        self.object = index
         let nodes = session.nodes
         let object = nodes[index]
         guard object.kind == .object else { throw session.mismatch([String: Any].self, at: index, path: codingPath) }
+        session.opened(index, path: codingPath)
         var keys: [Int32] = []
         keys.reserveCapacity(Int(object.count))
         var member = index + 1
@@ -288,6 +377,7 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     /// The value node of `key`, if present.
     private func find(_ key: Key) -> Int? {
+        session.asked(key.stringValue, of: object)
         if let lookup { return lookup[key.stringValue] }
         var name = key.stringValue
         return name.withUTF8 { utf8 -> Int? in
@@ -310,7 +400,8 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     }
 
     var allKeys: [Key] {
-        keys.compactMap { Key(stringValue: JSONTape.text(of: session.nodes[Int($0)], in: session.bytes)) }
+        session.askedAll(of: object)
+        return keys.compactMap { Key(stringValue: JSONTape.text(of: session.nodes[Int($0)], in: session.bytes)) }
     }
 
     func contains(_ key: Key) -> Bool { find(key) != nil }
