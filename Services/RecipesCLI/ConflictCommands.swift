@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Messaging
 import RecipeProtocol
 
 /// `recipes conflicts`: what sync kept when two replicas changed the same thing at once.
@@ -24,7 +25,7 @@ struct ListConflicts: AsyncParsableCommand {
         } text: { reply in
             if reply.conflicts.isEmpty { return print("No conflicts.") }
             Output.table(["ID", "KIND", "OF", "FIELDS", "KEPT"], reply.conflicts.map { conflict in
-                [conflict.id, conflict.kind.rawValue, conflict.recordName ?? conflict.recordID, conflict.fields.joined(separator: ", "),
+                [UUID(uuidString: conflict.id).map(Output.shortID) ?? conflict.id, conflict.kind.rawValue, conflict.recordName ?? conflict.recordID, conflict.fields.joined(separator: ", "),
                  conflict.copyID != nil ? "conflicted copy" : Self.kept(conflict)]
             })
             print("`recipes conflicts resolve ID` takes the kept values; `recipes conflicts dismiss ID` drops them.")
@@ -41,13 +42,15 @@ struct ResolveConflict: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "resolve", abstract: "Take the kept values: a copy's go into the original recipe (and the copy goes), a kept value into its record.")
     @OptionGroup var connection: ConnectionOptions
-    @Argument(help: "The conflict's id, from `recipes conflicts`.") var id: String
+    @Argument(help: "The conflict's id or short id, from `recipes conflicts`.") var id: String
 
     func run() async throws {
         try await connection.show {
-            return try await connection.storageClient().call(ConflictOps.Resolve.self, .init(id: id))
+            let client = try connection.storageClient()
+            return try await client.call(ConflictOps.Resolve.self, .init(id: try await resolveConflict(id, client)))
         } text: { conflict in
-            print("Resolved: \(conflict.fields.joined(separator: ", ")) of \(conflict.kind.rawValue) \(conflict.recordName ?? conflict.recordID) now hold the kept values.")
+            let fields = conflict.fields.joined(separator: ", ")
+            print("Resolved: \(fields) of \(conflict.kind.rawValue) \(conflict.recordName ?? conflict.recordID) now \(conflict.fields.count == 1 ? "holds" : "hold") the kept values.")
         }
     }
 }
@@ -56,15 +59,29 @@ struct DismissConflict: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dismiss", abstract: "Drop the kept values: a conflicted copy is deleted, a kept value forgotten.")
     @OptionGroup var connection: ConnectionOptions
-    @Argument(help: "The conflict's id, from `recipes conflicts`.") var id: String
+    @Argument(help: "The conflict's id or short id, from `recipes conflicts`.") var id: String
 
     func run() async throws {
         try await connection.show {
-            return try await connection.storageClient().call(ConflictOps.Dismiss.self, .init(id: id))
+            let client = try connection.storageClient()
+            return try await client.call(ConflictOps.Dismiss.self, .init(id: try await resolveConflict(id, client)))
         } text: { conflict in
             print("Dismissed the conflict on \(conflict.kind.rawValue) \(conflict.recordName ?? conflict.recordID).")
         }
     }
+}
+
+/// A conflict by its id, or by the short id `recipes conflicts` shows (or another start or end of its id).
+func resolveConflict(_ reference: String, _ client: MessageClient) async throws -> String {
+    let trimmed = reference.trimmingCharacters(in: .whitespaces)
+    if UUID(uuidString: trimmed) != nil { return trimmed }
+    let conflicts = try await client.call(ConflictOps.List.self, Empty()).conflicts
+    let matches = conflicts.filter { conflict in UUID(uuidString: conflict.id).map { Output.isShortID(trimmed, of: $0) } ?? (conflict.id == trimmed) }
+    guard matches.count == 1 else {
+        if matches.isEmpty { throw CLIError("no unresolved conflict \(trimmed); `recipes conflicts` lists them", status: ExitStatus.notFound) }
+        throw CLIError("\"\(trimmed)\" is part of \(matches.count) conflict ids; give more of it (or the whole id)", status: ExitStatus.refused)
+    }
+    return matches[0].id
 }
 
 /// `recipes backup DIR`: a consistent copy taken while the storage runs.
