@@ -46,12 +46,21 @@ struct AddIngredient: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "Its name, such as \"aubergine\".") var name: String
     @Option(help: "protein, vegetable, fruit, dairy, grain, pantryStaple, herb, spice, condiment or other.") var category: IngredientCategory?
-    @Option(name: .customLong("alias"), help: "Another name for it, such as \"eggplant\"; repeatable (replaces the aliases).") var aliases: [String] = []
+    @Option(name: .customLong("alias"), help: "Another name for it, such as \"eggplant\"; repeatable (replaces the aliases; left out, they stay).")
+    var aliases: [String] = []
 
     func run() async throws {
         try await reportingFailures {
-            let entry = try await connection.storageClient().call(
-                IngredientOps.Upsert.self, .init(id: UUID.timeOrdered(), name: name, category: category, aliases: aliases))
+            let client = try connection.storageClient()
+            // Updating a food by its name: what is not given stays (its category, its other names).
+            var existing: CatalogueEntry?
+            do {
+                let found = try await client.call(IngredientOps.Find.self, .init(name: name))
+                if found.name == IngredientParser.normalizeFood(name) { existing = found }
+            } catch let error as ServiceError where error.code == .notFound {}
+            let entry = try await client.call(
+                IngredientOps.Upsert.self, .init(id: existing?.id ?? UUID.timeOrdered(), name: name, category: category ?? existing?.category,
+                                                 aliases: aliases.isEmpty ? existing?.aliases ?? [] : aliases))
             if connection.json { return try Output.json(entry) }
             print("\(entry.name)" + (entry.category.map { " (\($0.rawValue))" } ?? "") + (entry.aliases.isEmpty ? "" : " — also called " + entry.aliases.joined(separator: ", ")))
         }

@@ -201,6 +201,14 @@ struct CLITests {
             #expect(brine.output.contains("2-4 tsp salt") && brine.output.contains("4-6 bay leaves") && brine.output.contains("2 (14 oz) can beans"),
                     "\(brine.output)")
 
+            // A food added again by its name keeps what is not given: its category and its other names.
+            let aubergine = try await recipes(["ingredients", "add", "Aubergine", "--category", "vegetable", "--alias", "eggplant"], storage: storage)
+            #expect(aubergine.status == 0 && aubergine.output.contains("aubergine (vegetable) — also called eggplant"), "\(aubergine.output)")
+            let again = try await recipes(["ingredients", "add", "aubergines"], storage: storage)
+            #expect(again.status == 0 && again.output.contains("aubergine (vegetable) — also called eggplant"), "\(again.output)")
+            let renamed = try await recipes(["ingredients", "add", "aubergine", "--alias", "brinjal"], storage: storage)
+            #expect(renamed.output.contains("aubergine (vegetable) — also called brinjal"), "--alias replaces them: \(renamed.output)")
+
             let search = try await recipes(["search", "tahini"], storage: storage)
             #expect(search.output.contains("Hummus from Scratch") && search.output.contains("Roasted Cauliflower with Tahini"))
 
