@@ -18,7 +18,7 @@ extension RecipeStore {
             guard recipe.photos.count < RecipeVault.maxPhotosPerRecipe else { throw PhotoRules.tooMany(recipe.photos.count) }
             let insertAt = position ?? recipe.photos.count
             guard (0...recipe.photos.count).contains(insertAt) else {
-                throw ServiceError(.invalidArgument, "position is \(insertAt); with \(recipe.photos.count) photos it must be 0 to \(recipe.photos.count)")
+                throw ServiceError(.invalidArgument, "position is \(insertAt); with \(recipe.photos.count) photo\(recipe.photos.count == 1 ? "" : "s") it must be 0 to \(recipe.photos.count)")
             }
             try photos.store(bytes)
             var order = recipe.photos.map(\.id)
@@ -57,7 +57,7 @@ extension RecipeStore {
                 throw ServiceError(.notFound, "the recipe has no photo with id \(photoID.uuidString)")
             }
             guard order.indices.contains(position) else {
-                throw ServiceError(.invalidArgument, "position is \(position); with \(order.count) photos it must be 0 to \(order.count - 1)")
+                throw ServiceError(.invalidArgument, "position is \(position); with \(order.count) photo\(order.count == 1 ? "" : "s") it must be 0 to \(order.count - 1)")
             }
             order.remove(at: from)
             order.insert(photoID, at: position)

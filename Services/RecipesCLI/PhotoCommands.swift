@@ -133,7 +133,12 @@ struct MovePhoto: AsyncParsableCommand {
         try await connection.show {
             let client = try connection.storageClient()
             let id = try await RecipeReference.resolve(recipe, using: client)
+            let photos = try await client.call(PhotoOps.ListPhotos.self, .init(recipeID: id)).photos
             let photoID = try await photoID(number, of: id, using: client)
+            guard (1...photos.count).contains(place) else {
+                throw CLIError("the recipe has photos 1 to \(photos.count); photo \(number) can move to place 1 to \(photos.count), not \(place)",
+                               status: ExitStatus.refused)
+            }
             return try await client.call(PhotoOps.Move.self, .init(recipeID: id, photoID: photoID, position: place - 1))
         } text: { moved in
             print("Moved photo \(number) to place \(place).")

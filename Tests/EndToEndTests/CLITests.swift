@@ -263,6 +263,10 @@ struct CLITests {
             #expect(refused.output.contains("huge.jpg: photo is 2.5 MB") && refused.output.contains("the limit is 2 MB"))
             let list = try await recipes(["photo", "list", "Bread", "--json"], storage: storage)
             #expect(try WireCodec.makeDecoder().decode(PhotoOps.List.self, from: Data(list.output.utf8)).photos.count == 1)
+            // Places are counted from 1, as the list shows them, in what a refusal says too.
+            let nowhere = try await recipes(["photo", "move", "Bread", "1", "5"], storage: storage)
+            #expect(nowhere.status == 65 && nowhere.output.contains("the recipe has photos 1 to 1; photo 1 can move to place 1 to 1, not 5"),
+                    "\(nowhere.output)")
         }
     }
 
