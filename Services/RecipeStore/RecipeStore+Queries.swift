@@ -86,7 +86,7 @@ extension RecipeStore {
                 conditions.append("+r.origin = ?")
                 arguments += [origin.rawValue]
             }
-            let key = Self.sortExpression(query.sort)
+            let key = Self.sortExpression(query.sort, descending: query.descending)
             let comparison = query.descending ? "<" : ">"
             if let after {
                 conditions.append("(\(key) \(comparison) ? OR (\(key) = ? AND r.id \(comparison) ?))")
@@ -118,13 +118,15 @@ extension RecipeStore {
         }
     }
 
-    private static func sortExpression(_ sort: RecipeSort) -> String {
+    /// What a list sorts by. A recipe with no time, or no rating, comes after the rest whichever way the list runs:
+    /// the longest first, or the lowest rated first, does not start with recipes that say nothing of either.
+    private static func sortExpression(_ sort: RecipeSort, descending: Bool) -> String {
         switch sort {
         case .name: "lower(r.title)"
         case .createdAt: "r.createdAt"
         case .updatedAt: "r.updatedAt"
-        case .rating: "r.rating"
-        case .totalTime: "COALESCE(r.totalTimeMinutes, 999999999)"
+        case .rating: descending ? "r.rating" : "(CASE r.rating WHEN 0 THEN 6 ELSE r.rating END)"
+        case .totalTime: descending ? "COALESCE(r.totalTimeMinutes, -1)" : "COALESCE(r.totalTimeMinutes, 999999999)" // the first has no index: a scan
         }
     }
 

@@ -68,6 +68,30 @@ struct QueryTests {
 
             let byTime = try await store.listRecipes(RecipeListQuery(sort: .totalTime, descending: true, limit: 2))
             #expect(byTime.recipes.first?.name == "Duck Breast with Cherry Sauce")
+            // Recipes without a time, or a rating, come last whichever way a list runs, page after page.
+            let timeless = try await store.createRecipe(id: .timeOrdered(), RecipeDraft(name: "Timeless")).recipe.id
+            _ = try await store.createRecipe(id: .timeOrdered(), RecipeDraft(name: "Loved", rating: 5))
+            _ = try await store.createRecipe(id: .timeOrdered(), RecipeDraft(name: "Meh", rating: 2))
+            for descending in [false, true] {
+                for sort in [RecipeSort.totalTime, .rating] {
+                    var query = RecipeListQuery(sort: sort, descending: descending, limit: 3)
+                    var names: [String] = []
+                    for _ in 0..<10 {
+                        let page = try await store.listRecipes(query)
+                        names += page.recipes.map(\.name)
+                        guard let next = page.nextCursor else { break }
+                        query.cursor = next
+                    }
+                    #expect(names.count == 11 && Set(names).count == 11, "\(sort) \(descending): \(names)")
+                    if sort == .totalTime { #expect(["Timeless", "Loved", "Meh"].contains(names.last!), "\(descending): \(names)") }
+                    if sort == .rating {
+                        #expect(Array(names.prefix(2)) == (descending ? ["Loved", "Meh"] : ["Meh", "Loved"]), "\(descending): \(names)")
+                    }
+                }
+            }
+            let longestFirst = try await store.listRecipes(RecipeListQuery(sort: .totalTime, descending: true, limit: 200)).recipes.map(\.name)
+            #expect(Array(longestFirst.suffix(3)).sorted() == ["Loved", "Meh", "Timeless"], "\(longestFirst)")
+            for id in [timeless] { _ = try await store.deleteRecipe(id: id) }
             var wrong = RecipeListQuery(sort: .rating, limit: 2)
             wrong.cursor = byTime.nextCursor
             let error = await #expect(throws: ServiceError.self) { _ = try await store.listRecipes(wrong) }
