@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RecipeModel
 import RecipeProtocol
 
 extension RecipeStore {
@@ -30,7 +31,7 @@ extension RecipeStore {
         do {
             try manager.createDirectory(at: target, withIntermediateDirectories: true)
         } catch {
-            throw ServiceError(.invalidArgument, "cannot create \(target.path): \(error.localizedDescription)")
+            throw ServiceError(.invalidArgument, "cannot create \(target.path): \(FileErrorText.reason(error))")
         }
         // A backup that fails part way (a full disk, say) leaves nothing behind: a folder holding part of a copy
         // would look like a backup to restore from. One the storage cannot clean up after (kill -9, a power cut)

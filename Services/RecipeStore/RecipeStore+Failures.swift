@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RecipeModel
 import RecipeProtocol
 #if canImport(Glibc)
 import Glibc
@@ -101,8 +102,6 @@ public struct DataFolderError: Error, CustomStringConvertible {
 
     private static func plain(_ error: any Error) -> String {
         if let error = error as? DatabaseError { return "SQLite: \(error.message ?? "\(error.resultCode)")" }
-        let bridged = error as NSError
-        if let underlying = bridged.userInfo[NSUnderlyingErrorKey] as? NSError { return underlying.localizedDescription }
-        return bridged.localizedDescription
+        return FileErrorText.reason(error)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDBSQLite
+import RecipeModel
 
 /// A write-ahead log left beside a database file that is not the one it was written for.
 ///
@@ -20,7 +21,7 @@ enum StaleWriteAheadLog {
         let underlying: any Error
         var description: String {
             "\(log) was left by a database this one replaced and must not be replayed onto it, but it could not be "
-                + "moved aside (\(underlying.localizedDescription)); remove it (and the -shm file beside it) and start again"
+                + "moved aside (\(FileErrorText.reason(underlying))); remove it (and the -shm file beside it) and start again"
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import RecipeModel
 import ZeroMQ
 
 /// CURVE key files, as `recipes keys generate` writes them and the services read them:
@@ -12,7 +13,7 @@ public enum KeyFiles {
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            throw KeyFileError(path: path, problem: "cannot be read (\((error as NSError).localizedDescription))")
+            throw KeyFileError(path: path, problem: "cannot be read (\(FileErrorText.reason(error)))")
         }
         var keys: [String] = []
         for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -89,7 +90,7 @@ public enum KeyFiles {
         } catch let error as KeyFileError {
             throw error
         } catch {
-            throw KeyFileError(path: folder.path, problem: "cannot be written (\((error as NSError).localizedDescription))")
+            throw KeyFileError(path: folder.path, problem: "cannot be written (\(FileErrorText.reason(error)))")
         }
         return (secret, publicFile)
     }

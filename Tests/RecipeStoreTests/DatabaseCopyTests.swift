@@ -115,5 +115,10 @@ struct UnfinishedBackupTests {
             #expect(error.message.contains("holds a backup that was not finished"), "\(error.message)")
         }
         #expect(FileManager.default.fileExists(atPath: unfinished.appendingPathComponent(RecipeVault.unfinishedBackupFileName).path))
+
+        // A folder that cannot be made says why in the system's words, not Foundation's "could not be completed".
+        let underAFile = scratch.appendingPathComponent("whole").appendingPathComponent(RecipeVault.databaseFileName).appendingPathComponent("x")
+        let refused = await #expect(throws: ServiceError.self) { _ = try await store.backup(to: underAFile.path) }
+        #expect(refused?.message == "cannot create \(underAFile.path): Not a directory", "\(refused?.message ?? "")")
     }
 }
