@@ -72,44 +72,50 @@ private final class TapeSession {
     let userInfo: [CodingUserInfoKey: Any]
     /// Whether the keys each object was asked for are kept (`WireJSONDecoder.refusesUnknownFields`).
     let tracksFields: Bool
-    /// Per object read field by field (its node): where it stands, the keys its type asked for (present or not), and
-    /// whether it asked for all of them (`allKeys`: a dictionary).
-    @exclusivity(unchecked) private var readObjects: [Int: (path: [any CodingKey], asked: Set<String>, all: Bool)] = [:]
+    // What tracking keeps, flat (a request of 300 ingredient lines opens 300 objects): the objects read field by field
+    // with where they stand, every name asked of each (present or not), the members found, and the objects read whole.
+    @exclusivity(unchecked) private var openedObjects: [(object: Int, path: [any CodingKey])] = []
+    @exclusivity(unchecked) private var askedNames: [(object: Int, name: String)] = []
+    @exclusivity(unchecked) private var foundKeys: [Bool] = []
+    @exclusivity(unchecked) private var wholeObjects: Set<Int> = []
 
     init(bytes: UnsafeBufferPointer<UInt8>, nodes: [JSONTape.Node], userInfo: [CodingUserInfoKey: Any]) {
         self.bytes = bytes
         self.nodes = nodes
         self.userInfo = userInfo
         tracksFields = userInfo[WireJSONDecoder.refusesUnknownFields] as? Bool == true
+        if tracksFields { foundKeys = Array(repeating: false, count: nodes.count) }
     }
 
     func opened(_ object: Int, path: [any CodingKey]) {
-        guard tracksFields, !path.isEmpty, readObjects[object] == nil else { return }
-        readObjects[object] = (path, [], false)
+        guard tracksFields, !path.isEmpty else { return }
+        openedObjects.append((object, path))
     }
 
-    func asked(_ key: String, of object: Int) {
+    /// `name` was asked of `object`; `keyNode` is its member's key node when the object has it.
+    func asked(_ name: String, of object: Int, found keyNode: Int?) {
         guard tracksFields else { return }
-        readObjects[object]?.asked.insert(key)
+        askedNames.append((object, name))
+        if let keyNode { foundKeys[keyNode] = true }
     }
 
     func askedAll(of object: Int) {
         guard tracksFields else { return }
-        readObjects[object]?.all = true
+        wholeObjects.insert(object)
     }
 
     /// The first member (in the order of the bytes) of an object read field by field that its type never asked for.
     func unknownField() -> DecodingError? {
-        for object in readObjects.keys.sorted() {
-            guard let read = readObjects[object], !read.all else { continue }
+        guard tracksFields else { return nil }
+        for (object, path) in openedObjects.sorted(by: { $0.object < $1.object }) where !wholeObjects.contains(object) {
             var member = object + 1
             while member < Int(nodes[object].next) {
-                let key = JSONTape.text(of: nodes[member], in: bytes)
-                if !read.asked.contains(key) {
-                    let fields = read.asked.sorted()
+                if !foundKeys[member] {
+                    let key = JSONTape.text(of: nodes[member], in: bytes)
+                    let fields = Set(askedNames.filter { $0.object == object }.map(\.name)).sorted()
                     let near = fields.first { Self.isNear(key, $0) }.map { "; did you mean \($0)?" } ?? ""
                     return .dataCorrupted(.init(
-                        codingPath: read.path + [NameKey(stringValue: key)],
+                        codingPath: path + [NameKey(stringValue: key)],
                         debugDescription: "there is no such field here\(near) (the fields here: \(fields.joined(separator: ", ")))"))
                 }
                 member = Int(nodes[member + 1].next)
@@ -377,7 +383,12 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     /// The value node of `key`, if present.
     private func find(_ key: Key) -> Int? {
-        session.asked(key.stringValue, of: object)
+        let value = lookUp(key)
+        if session.tracksFields { session.asked(key.stringValue, of: object, found: value.map { $0 - 1 }) }
+        return value
+    }
+
+    private func lookUp(_ key: Key) -> Int? {
         if let lookup { return lookup[key.stringValue] }
         var name = key.stringValue
         return name.withUTF8 { utf8 -> Int? in
