@@ -25,6 +25,10 @@ enum RecipeReference {
         let hits = try await client.call(RecipeOps.Search.self, .init(text: trimmed, limit: 20)).hits.map(\.recipe)
         let exact = hits.filter { $0.name.caseInsensitiveCompare(trimmed) == .orderedSame }
         if exact.count == 1 { return exact[0].id }
+        // A starter and the one copy made of it (`recipes duplicate` keeps the name): the name means the copy, the one
+        // that can be changed.
+        let own = exact.filter { $0.origin != .starter }
+        if own.count == 1 && exact.count > 1 { return own[0].id }
         let candidates = exact.isEmpty ? hits : exact
         if candidates.count == 1 { return candidates[0].id }
         if candidates.isEmpty {

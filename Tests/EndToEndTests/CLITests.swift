@@ -488,6 +488,17 @@ struct CLITests {
             #expect(result.status == 77)
             #expect(result.output.trimmingCharacters(in: .whitespacesAndNewlines)
                     == "recipes: \"Caesar Salad\" is a starter recipe and cannot be changed or deleted; duplicate it to get your own copy.")
+            // As it says: the copy keeps the name, and the name then means the copy, which can be changed.
+            #expect(try await recipes(["duplicate", "Caesar Salad"], storage: storage).status == 0)
+            let rated = try await recipes(["rate", "Caesar Salad", "4"], storage: storage)
+            #expect(rated.status == 0, "\(rated.output)")
+            let copies = try await recipes(["search", "caesar", "--json"], storage: storage)
+            let hits = try WireCodec.makeDecoder().decode(RecipeOps.Search.Response.self, from: Data(copies.output.utf8)).hits.map(\.recipe)
+            #expect(hits.count == 2 && hits.filter { $0.rating == 4 }.map(\.origin) == [.custom], "\(hits)")
+            // A second copy makes the name name two recipes one may change: then it asks which.
+            #expect(try await recipes(["duplicate", "5a3c0008"], storage: storage).status == 0)
+            let which = try await recipes(["rate", "Caesar Salad", "5"], storage: storage)
+            #expect(which.status == 65 && which.output.contains("could be 3 recipes"), "\(which.output)")
         }
     }
 
