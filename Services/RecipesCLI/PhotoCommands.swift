@@ -114,7 +114,8 @@ struct GetPhoto: AsyncParsableCommand {
             let reply = try await client.send(PhotoOps.Get.self, .init(recipeID: id, position: number - 1))
             guard let bytes = reply.frames.first else { throw CLIError("the photo came without its bytes", status: ExitStatus.internalFailure) }
             do { try bytes.write(to: URL(fileURLWithPath: output), options: .atomic) } catch {
-                throw CLIError(FileProblem(error)?.sentence ?? "cannot write \(output): \(error)", status: FileProblem(error)?.status ?? ExitStatus.cannotWrite)
+                let problem = FileProblem(error)
+                throw CLIError(problem?.sentence ?? "cannot write \(output): \(error)", status: problem?.status ?? ExitStatus.cannotWrite)
             }
             if connection.json { return try Output.json(reply.body) }
             print("Saved photo \(number) (\(reply.body.photo.mediaType), \(ImageKind.formatBytes(bytes.count))) to \(output).")
@@ -134,7 +135,7 @@ struct MovePhoto: AsyncParsableCommand {
             let client = try connection.storageClient()
             let id = try await RecipeReference.resolve(recipe, using: client)
             let photos = try await client.call(PhotoOps.ListPhotos.self, .init(recipeID: id)).photos
-            let photoID = try await photoID(number, of: id, using: client)
+            let photoID = try photoID(number, in: photos)
             guard (1...photos.count).contains(place) else {
                 throw CLIError("the recipe has photos 1 to \(photos.count); photo \(number) can move to place 1 to \(photos.count), not \(place)",
                                status: ExitStatus.refused)
@@ -165,7 +166,11 @@ struct RemovePhoto: AsyncParsableCommand {
 
 /// The id of photo `number` (counted from 1) of a recipe, or the error saying which numbers exist.
 func photoID(_ number: Int, of recipeID: UUID, using client: MessageClient) async throws -> UUID {
-    let photos = try await client.call(PhotoOps.ListPhotos.self, .init(recipeID: recipeID)).photos
+    try photoID(number, in: try await client.call(PhotoOps.ListPhotos.self, .init(recipeID: recipeID)).photos)
+}
+
+/// The id of photo `number` (counted from 1) among a recipe's `photos`, or the error saying which numbers exist.
+func photoID(_ number: Int, in photos: [PhotoInfo]) throws -> UUID {
     guard photos.indices.contains(number - 1) else {
         throw CLIError(photos.isEmpty ? "the recipe has no photos" : "the recipe has photos 1 to \(photos.count); there is no photo \(number)",
                        status: ExitStatus.notFound)
