@@ -1,4 +1,5 @@
 import GRDB
+import RecipeModel
 
 /// The schema, as versioned migrations that only ever add.
 ///
@@ -368,6 +369,25 @@ enum Migrations {
             // The search index holds what the recipes now say.
             for id in try String.fetchAll(db, sql: "SELECT id FROM sync_pending WHERE kind = 'recipe'") {
                 try SearchIndex.refresh(recipeID: id, in: db)
+            }
+        }
+        migrator.registerMigration("v19 rough amounts read") { db in
+            // Since this version "about 2 cups flour" and "a scant 1/2 cup sugar" read as 2 cups of flour and half a
+            // cup of sugar; an older version read no amount there, and the food "2 cup flour". Such lines are read
+            // again, so scaling, can-make and the ingredient list see them. The parse is this storage's own (a
+            // recipe's feed record carries its lines' text only), so nothing here reaches a peer.
+            let rough = IngredientParser.approximations.sorted().flatMap { word in
+                ["\(word) %", "\(word). %", "a \(word) %", "an \(word) %"]
+            }
+            let lines = try Row.fetchAll(db, sql: """
+                SELECT id, text FROM recipe_ingredients
+                WHERE quantity IS NULL AND (\(rough.map { _ in "text LIKE ?" }.joined(separator: " OR ")))
+                """, arguments: StatementArguments(rough))
+            for line in lines {
+                let parsed = IngredientParser.parse(line["text"])
+                guard parsed.quantity != nil else { continue }
+                try db.execute(sql: "UPDATE recipe_ingredients SET quantity = ?, quantityMax = ?, unit = ?, food = ?, note = ? WHERE id = ?",
+                               arguments: [parsed.quantity, parsed.quantityMax, parsed.unit, parsed.food, parsed.note, line["id"]])
             }
         }
         return migrator

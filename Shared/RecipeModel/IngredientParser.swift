@@ -25,6 +25,34 @@ public struct ParsedIngredient: Codable, Sendable, Equatable {
     }
 }
 
+/// What of an ingredient line changes with its amount, and where it stands: unicode scalar offsets in the line.
+public struct AmountPlaces: Sendable, Equatable {
+    /// Another amount in the line, with its unit: "(240 ml)", "/ 340 g", "plus 1 tbsp", or a size ("(14 oz) can").
+    public struct Measure: Sendable, Equatable {
+        public var quantity: Double
+        public var quantityMax: Double?
+        /// The number, or the range ("240", "240-250").
+        public var scalars: Range<Int>
+        /// The unit as written ("ml", "sticks").
+        public var unitWord: Range<Int>
+        /// The size of one item or container ("1 can (14 oz)", "1 (3 lb) chicken", "6 oz each"): the same whatever
+        /// the number of items.
+        public var isSize = false
+    }
+
+    /// The line's amount (the low end of a range).
+    public var quantity: Double
+    /// The high end of the amount's range.
+    public var quantityMax: Double?
+    /// Where the amount stands ("1 to 2").
+    public var scalars: Range<Int>
+    /// The word after the amount that agrees with it in number: the unit as written ("cup"), or for a count with no
+    /// unit the food's last word ("eggs").
+    public var numberWord: Range<Int>?
+    /// The other amounts in the line, in order.
+    public var measures: [Measure]
+}
+
 /// Reads ingredient lines as people write them.
 public enum IngredientParser {
     /// The largest quantity a line may give; a larger number is out of range, not a quantity.
@@ -34,6 +62,12 @@ public enum IngredientParser {
     public static func parse(_ line: String) -> ParsedIngredient {
         read(line).parsed
     }
+
+    /// Words that say an amount is rough, standing before it: "about 2 cups", "a scant 1/2 cup", "approx. 400 g".
+    public static let approximations: Set<String> = [
+        "about", "approx", "approximately", "around", "roughly", "circa", "ca", "scant", "heaping", "heaped",
+        "generous", "rounded", "level", "nearly", "almost", "just",
+    ]
 
     /// The number at the start of `line` that is too large to be a quantity ("999…9 cups"), if any.
     public static func outOfRangeQuantity(_ line: String) -> String? {
@@ -58,7 +92,106 @@ public enum IngredientParser {
         return (quantity, reading.parsed.quantityMax, scalars)
     }
 
-    private static func read(_ line: String) -> (parsed: ParsedIngredient, outOfRange: String?, amountScalars: Range<Int>?) {
+    /// Everything in a line whose words change with its amount, and where it stands (unicode scalar offsets in
+    /// `line`): the amount, the word after it that agrees with it in number (the unit as written, "cup" or "cups", or
+    /// for a count with no unit the food, "egg" or "eggs") and the other amounts that measure the same food ("(240 ml)",
+    /// "/ 340 g", "plus 1 tbsp"). Nil when the line starts with no number. What scaling rewrites.
+    public static func amountPlaces(in line: String) -> AmountPlaces? {
+        let reading = read(line)
+        guard let quantity = reading.parsed.quantity, let scalars = reading.amountScalars else { return nil }
+        let containerUnit = reading.parsed.unit.map(Units.containers.contains) ?? false
+        let measures = Self.measures(in: line).compactMap { found -> AmountPlaces.Measure? in
+            guard found.measure.scalars.lowerBound != scalars.lowerBound else { return nil }
+            var measure = found.measure
+            // The size of one item or container, not an amount of the food: "1 can (14 oz)", "1 (3 lb) chicken",
+            // "2 14-oz cans", "4 fillets (6 oz each)".
+            measure.isSize = containerUnit || found.beforeContainerOrEach
+                || (reading.parsed.unit == nil && found.followsAmountEndingAt == scalars.upperBound)
+            return measure
+        }
+        return AmountPlaces(quantity: quantity, quantityMax: reading.parsed.quantityMax, scalars: scalars,
+                            numberWord: reading.unitScalars ?? reading.nounScalars, measures: measures)
+    }
+
+    /// The word for `word` in the other number, when it is a unit or a countable food written out in English
+    /// ("cup" → "cups", "leaves" → "leaf", "Eggs" → "Egg"); nil for any other word, and for abbreviations ("tbsp", "g"),
+    /// which stay as written. The letter case follows the word's.
+    public static func numberForm(of word: String, plural: Bool) -> String? {
+        let lower = word.lowercased()
+        guard let form = plural ? NumberForms.plural[lower] : NumberForms.singular[lower] else {
+            return nil
+        }
+        if word == word.uppercased() && word != lower { return form.uppercased() }
+        if let first = word.first, first.isUppercase { return form.prefix(1).uppercased() + form.dropFirst() }
+        return form
+    }
+
+    /// Whether an amount reads in the plural in English: more than one, or a range that reaches past one.
+    public static func isPlural(_ quantity: Double, _ quantityMax: Double?) -> Bool {
+        (quantityMax ?? quantity) > 1
+    }
+
+    /// Every "number unit" in `line`, wherever it stands; with what stands after it.
+    private static func measures(in line: String) -> [(measure: AmountPlaces.Measure, beforeContainerOrEach: Bool, followsAmountEndingAt: Int?)] {
+        // Brackets and signs, and a slash or comma that stands outside a number, part words here ("(240 ml)",
+        // "12 oz/340 g", "1 tbsp + 1 tsp"): each becomes a space, so every place in the text is its place in `line`.
+        let scalars = Array(line.unicodeScalars)
+        func isDigit(_ index: Int) -> Bool {
+            index >= 0 && index < scalars.count && scalars[index].properties.numericType != nil
+        }
+        var view = String.UnicodeScalarView()
+        for (index, scalar) in scalars.enumerated() {
+            switch scalar {
+            case "(", ")", "[", "]", ";", ":", "+", "=", "~", "\u{2248}": view.append(" ")
+            case "/", ",", "\u{2044}": view.append(isDigit(index - 1) && isDigit(index + 1) ? scalar : " ")
+            default: view.append(scalar)
+            }
+        }
+        let text = String(view)
+        var tokens = Tokens(text)
+        func offset(_ index: String.Index) -> Int { text.unicodeScalars.distance(from: text.unicodeScalars.startIndex, to: index) }
+        var found: [(measure: AmountPlaces.Measure, beforeContainerOrEach: Bool, followsAmountEndingAt: Int?)] = []
+        var start = 0
+        while start < tokens.count {
+            tokens.index = start
+            let (low, high) = tokens.readAmount()
+            guard let low, low.isFinite else {
+                start += 1
+                continue
+            }
+            let amountEnd = tokens.index
+            let amount = offset(tokens.places[start].lowerBound)..<offset(tokens.places[amountEnd - 1].upperBound)
+            if tokens.index < tokens.count, tokens.words[tokens.index] == "-" { tokens.index += 1 } // "14-oz"
+            let unitStart = tokens.index
+            guard tokens.readUnit() != nil else {
+                start = amountEnd
+                continue
+            }
+            let unitWord = offset(tokens.places[unitStart].lowerBound)..<offset(tokens.places[tokens.index - 1].upperBound)
+            let next = tokens.index < tokens.count ? tokens.words[tokens.index].lowercased() : ""
+            let beforeContainer = Units.containers.contains(Units.canonical(next) ?? "") || Units.containerWords.contains(next)
+                || ["each", "apiece"].contains(next)
+            // The amount just before this one, when nothing but spaces and brackets stands between them.
+            let follows = start > 0 && Fractions.value(tokens.words[start - 1]) != nil
+                ? offset(tokens.places[start - 1].upperBound) : nil
+            found.append((AmountPlaces.Measure(quantity: low, quantityMax: high, scalars: amount, unitWord: unitWord),
+                          beforeContainer, follows))
+            start = tokens.index
+        }
+        return found
+    }
+
+    private struct Reading {
+        var parsed: ParsedIngredient
+        var outOfRange: String?
+        var amountScalars: Range<Int>?
+        /// The unit as written ("cups"), for an amount with a unit.
+        var unitScalars: Range<Int>?
+        /// The food's last word ("eggs" in "3 large eggs, beaten"), for an amount with no unit.
+        var nounScalars: Range<Int>?
+    }
+
+    private static func read(_ line: String) -> Reading {
         // Every step below keeps each unicode scalar where it was, or drops a tail, so a word's place in `text` is its
         // place in `line` after the scalars trimmed from the start.
         let trimmedAtStart = line.unicodeScalars.prefix { String.isTrimmed($0, newlines: true) }.count
@@ -84,23 +217,35 @@ public enum IngredientParser {
 
         var scanner = Tokens(text)
         var (quantity, quantityMax) = scanner.readQuantity()
-        let amountScalars = scanner.amount.map { range in
+        func scalarsInLine(_ range: Range<String.Index>) -> Range<Int> {
             let scalars = text.unicodeScalars
             let start = scalars.distance(from: scalars.startIndex, to: range.lowerBound) + trimmedAtStart
             return start..<(start + scalars.distance(from: range.lowerBound, to: range.upperBound))
         }
+        let amountScalars = scanner.amount.map(scalarsInLine)
         if quantity == nil, scanner.skipArticle() { quantity = 1 }
         var unit: String?
+        let unitStart = scanner.index
         if quantity != nil || scanner.peekIsUnit {
             unit = scanner.readUnit()
         }
+        var unitScalars = unit == nil ? nil : scalarsInLine(scanner.places[unitStart].lowerBound..<scanner.places[scanner.index - 1].upperBound)
         scanner.skip(words: ["of"])
 
         var foodWords: [String] = []
         var preparation: [String] = []
-        for word in scanner.remainingWords {
+        // The food's last word before anything else begins ("2 eggs plus 1 yolk", "1 onion or shallot"): a count
+        // with no unit agrees with it.
+        var nounScalars: Range<Int>?
+        var nounEnded = false
+        for (word, place) in zip(scanner.remainingWords, scanner.remainingPlaces) {
             let lower = word.lowercased().trimmingPunctuation()
             guard !lower.isEmpty else { continue }
+            if nounEnded || Fractions.value(lower) != nil || ["or", "and", "plus", "with", "for", "to", "in", "&"].contains(lower) {
+                nounEnded = true
+            } else if !descriptors.contains(lower), word.unicodeScalars.allSatisfy(\.properties.isAlphabetic) {
+                nounScalars = scalarsInLine(place)
+            }
             if descriptors.contains(lower) {
                 preparation.append(lower)
             } else {
@@ -111,13 +256,17 @@ public enum IngredientParser {
             // "4 whole cloves": the unit word was the food.
             foodWords = [unitWord.lowercased()]
             unit = nil
+            nounScalars = unitScalars
+            unitScalars = nil
         }
         if foodWords.isEmpty, let last = preparation.popLast() { foodWords = [last] }
         let food = normalizeFood(foodWords.joined(separator: " "))
         let note = (preparation.isEmpty ? [] : [preparation.joined(separator: " ")]) + notes
-        return (ParsedIngredient(
-            quantity: quantity, quantityMax: quantityMax, unit: unit, food: food,
-            note: note.isEmpty ? nil : note.joined(separator: ", ")), scanner.outOfRange, amountScalars)
+        return Reading(
+            parsed: ParsedIngredient(quantity: quantity, quantityMax: quantityMax, unit: unit, food: food,
+                                     note: note.isEmpty ? nil : note.joined(separator: ", ")),
+            outOfRange: scanner.outOfRange, amountScalars: amountScalars,
+            unitScalars: unitScalars, nounScalars: unit == nil && quantity != nil ? nounScalars : nil)
     }
 
     /// The first comma that separates a note, not one inside a number ("1,5 kg").
@@ -181,10 +330,10 @@ public enum IngredientParser {
 
 /// A cursor over the words of an ingredient line.
 private struct Tokens {
-    private var words: [String]
+    private(set) var words: [String]
     /// Where each word stands in the text it was read from.
-    private let places: [Range<String.Index>]
-    private var index = 0
+    let places: [Range<String.Index>]
+    var index = 0
     /// Where the quantity `readQuantity` read stands in the text ("1 to 2"), when it read one.
     private(set) var amount: Range<String.Index>?
     /// The word read as the unit, in case it turns out to be the food.
@@ -198,7 +347,9 @@ private struct Tokens {
         places = split
     }
 
+    var count: Int { words.count }
     var remainingWords: ArraySlice<String> { words[index...] }
+    var remainingPlaces: ArraySlice<Range<String.Index>> { places[index...] }
 
     var peekIsUnit: Bool {
         guard index < words.count else { return false }
@@ -219,13 +370,25 @@ private struct Tokens {
 
     /// Reads "2", "1 1/2", "1½", "½", "1.5", "1,5", "1-2", "1 to 2", "2x".
     mutating func readQuantity() -> (Double?, Double?) {
+        let saved = index
+        // "about 2 cups", "a scant 1/2 cup": the amount is the number after the word that says it is rough.
+        func isApproximation(_ at: Int) -> Bool {
+            at < words.count && IngredientParser.approximations.contains(words[at].lowercased().trimming { $0 == "." })
+        }
+        var skip = index
+        if skip < words.count, ["a", "an"].contains(words[skip].lowercased()), isApproximation(skip + 1) { skip += 1 }
+        if isApproximation(skip), skip + 1 < words.count, Fractions.value(words[skip + 1]) != nil { index = skip + 1 }
         let start = index
         let (low, high) = readAmount()
-        if low != nil { amount = places[start].lowerBound..<places[index - 1].upperBound }
+        guard low != nil else {
+            index = saved
+            return (nil, nil)
+        }
+        amount = places[start].lowerBound..<places[index - 1].upperBound
         return (low, high)
     }
 
-    private mutating func readAmount() -> (Double?, Double?) {
+    mutating func readAmount() -> (Double?, Double?) {
         guard let first = readNumber() else { return (nil, nil) }
         var low = first
         // "1 1/2": a whole number followed by a fraction.
@@ -381,6 +544,14 @@ enum Units {
         return table
     }()
 
+    /// Units that hold a food rather than measure it: a measure beside one is the container's size.
+    static let containers: Set<String> = ["can", "package", "jar", "bottle"]
+    /// Containers that are not units here, but still make a measure before them a size ("2 14-oz boxes").
+    static let containerWords: Set<String> = [
+        "box", "boxes", "bag", "bags", "carton", "cartons", "tub", "tubs", "container", "containers",
+        "envelope", "envelopes", "pouch", "pouches", "pack", "packs", "block", "blocks", "bar", "bars",
+    ]
+
     /// Units that only count as a unit after a number ("c" alone is not "cup").
     static let ambiguousAlone: Set<String> = ["c", "g", "l", "t", "el", "tl", "can", "head", "stick", "piece", "jar"]
 
@@ -388,4 +559,41 @@ enum Units {
         let lower = word.lowercased().trimming { $0 == "." }
         return table[lower]
     }
+}
+
+/// English words that change with the number before them: units written out, and foods counted one by one. A food
+/// not listed here keeps the form it was written in (its plural is not guessed, and the line may be in another language).
+enum NumberForms {
+    private static let pairs: [(String, String)] = [
+        // Units written out (abbreviations stay as written: "2 tbsp", "1 lb").
+        ("cup", "cups"), ("tablespoon", "tablespoons"), ("teaspoon", "teaspoons"), ("gram", "grams"), ("gramme", "grammes"),
+        ("kilogram", "kilograms"), ("kilo", "kilos"), ("milligram", "milligrams"), ("milliliter", "milliliters"),
+        ("millilitre", "millilitres"), ("centiliter", "centiliters"), ("centilitre", "centilitres"), ("deciliter", "deciliters"),
+        ("decilitre", "decilitres"), ("liter", "liters"), ("litre", "litres"), ("ounce", "ounces"), ("pound", "pounds"),
+        ("pint", "pints"), ("quart", "quarts"), ("gallon", "gallons"), ("pinch", "pinches"), ("dash", "dashes"),
+        ("clove", "cloves"), ("can", "cans"), ("tin", "tins"), ("package", "packages"), ("packet", "packets"),
+        ("slice", "slices"), ("bunch", "bunches"), ("handful", "handfuls"), ("sprig", "sprigs"), ("stick", "sticks"),
+        ("piece", "pieces"), ("head", "heads"), ("drop", "drops"), ("jar", "jars"), ("bottle", "bottles"),
+        ("stalk", "stalks"), ("fillet", "fillets"),
+        // Foods counted one by one.
+        ("egg", "eggs"), ("yolk", "yolks"), ("white", "whites"), ("onion", "onions"), ("shallot", "shallots"),
+        ("scallion", "scallions"), ("leek", "leeks"), ("lemon", "lemons"), ("lime", "limes"), ("orange", "oranges"),
+        ("apple", "apples"), ("pear", "pears"), ("banana", "bananas"), ("peach", "peaches"), ("plum", "plums"),
+        ("apricot", "apricots"), ("avocado", "avocados"), ("mango", "mangoes"), ("tomato", "tomatoes"),
+        ("potato", "potatoes"), ("carrot", "carrots"), ("cucumber", "cucumbers"), ("courgette", "courgettes"),
+        ("eggplant", "eggplants"), ("aubergine", "aubergines"), ("pepper", "peppers"), ("chili", "chilies"),
+        ("chilli", "chillies"), ("chile", "chiles"), ("jalapeño", "jalapeños"), ("jalapeno", "jalapenos"),
+        ("leaf", "leaves"), ("rib", "ribs"), ("breast", "breasts"), ("thigh", "thighs"), ("drumstick", "drumsticks"),
+        ("wing", "wings"), ("steak", "steaks"), ("chop", "chops"), ("cutlet", "cutlets"), ("sausage", "sausages"),
+        ("tortilla", "tortillas"), ("bun", "buns"), ("roll", "rolls"), ("bagel", "bagels"), ("pita", "pitas"),
+        ("muffin", "muffins"), ("cookie", "cookies"), ("cracker", "crackers"), ("date", "dates"), ("fig", "figs"),
+        ("strawberry", "strawberries"), ("cherry", "cherries"), ("mushroom", "mushrooms"), ("olive", "olives"),
+        ("anchovy", "anchovies"), ("radish", "radishes"), ("beet", "beets"), ("turnip", "turnips"),
+        ("parsnip", "parsnips"), ("prawn", "prawns"), ("scallop", "scallops"), ("clam", "clams"), ("mussel", "mussels"),
+        ("oyster", "oysters"), ("chicken", "chickens"), ("artichoke", "artichokes"), ("zucchini", "zucchinis"),
+        ("biscuit", "biscuits"),
+    ]
+    /// Singular → plural, and either form of a word to the plural (a plural asked for again stays).
+    static let plural: [String: String] = Dictionary(pairs.flatMap { [($0.0, $0.1), ($0.1, $0.1)] }, uniquingKeysWith: { first, _ in first })
+    static let singular: [String: String] = Dictionary(pairs.flatMap { [($0.1, $0.0), ($0.0, $0.0)] }, uniquingKeysWith: { first, _ in first })
 }

@@ -103,7 +103,7 @@ struct DurationAndScalingTests {
 
     @Test("a scaled line changes exactly the amount the parse read, and keeps the rest as written", arguments: [
         ("1 to 2 tsp salt", "2-4 tsp salt"),
-        ("1/2 to 3/4 cup water", "1-1 1/2 cup water"),
+        ("1/2 to 3/4 cup water", "1-1 1/2 cups water"),
         ("2 or 3 eggs", "4-6 eggs"),
         ("1-2 tbsp oil", "2-4 tbsp oil"),
         ("2–3 cloves garlic", "4-6 cloves garlic"),
@@ -112,7 +112,7 @@ struct DurationAndScalingTests {
         ("1½ cups milk", "3 cups milk"),
         ("1 ½ cups cream", "3 cups cream"),
         ("3 eggs, beaten", "6 eggs, beaten"),
-        ("1 (14 oz) can beans", "2 (14 oz) can beans"),
+        ("1 (14 oz) can beans", "2 (14 oz) cans beans"),
         ("(optional) 2 tbsp capers", "(optional) 4 tbsp capers"),
         ("  3 cloves", "  6 cloves"),
         ("1⁄2 cup oats", "1 cup oats"),
@@ -121,6 +121,56 @@ struct DurationAndScalingTests {
     ])
     func scaledText(line: String, doubled: String) {
         #expect(Scaling.text(of: Scaling.scaled(IngredientLine(text: line), by: 2)) == doubled)
+    }
+
+    @Test("a scaled line's other amounts scale with it, its words agree with the new number, and sizes stay", arguments: scaledCases)
+    func scaledAmounts(line: String, factor: Double, scaled: String) {
+        #expect(Scaling.text(of: Scaling.scaled(IngredientLine(text: line), by: factor)) == scaled)
+    }
+
+    static let scaledCases: [(String, Double, String)] = [
+        ("1 cup (240 ml) milk", 2.0, "2 cups (480 ml) milk"),
+        ("12 oz / 340 g spaghetti", 2, "24 oz / 680 g spaghetti"),
+        ("12 oz/340g spaghetti", 2, "24 oz/680g spaghetti"),
+        ("2 tbsp butter, plus 1 tbsp for the pan", 2, "4 tbsp butter, plus 2 tbsp for the pan"),
+        ("1 tbsp + 1 tsp sugar", 3, "3 tbsp + 3 tsp sugar"),
+        ("2 large eggs (about 100 g)", 1.5, "3 large eggs (about 150 g)"),
+        ("1/2 cup (1 stick) butter", 2, "1 cup (2 sticks) butter"),
+        ("1 1/2 cups (360 ml) water", 0.5, "3/4 cup (180 ml) water"),
+        ("about 2 cups flour", 2, "about 4 cups flour"),
+        ("a scant 1/2 cup sugar", 2, "a scant 1 cup sugar"),
+        ("approx. 400 g potatoes", 0.5, "approx. 200 g potatoes"),
+        ("1 egg", 2, "2 eggs"),
+        ("1 EGG", 2, "2 EGGS"),
+        ("2 eggs, beaten", 0.5, "1 egg, beaten"),
+        ("1 large onion, diced", 3, "3 large onions, diced"),
+        ("3 bay leaves", 1.0 / 3, "1 bay leaf"),
+        ("1 clove garlic", 2, "2 cloves garlic"),
+        ("1 Tablespoon honey", 2, "2 Tablespoons honey"),
+        ("1 onion or shallot", 2, "2 onions or shallot"),
+        ("400g butter", 2.0 / 3, "267g butter"),
+        // Sizes of one item or container stay.
+        ("1 (14 oz) can beans", 2, "2 (14 oz) cans beans"),
+        ("1 can (14 oz) tomatoes", 2, "2 cans (14 oz) tomatoes"),
+        ("2 14-oz cans chickpeas", 2, "4 14-oz cans chickpeas"),
+        ("4 salmon fillets (6 oz each)", 0.5, "2 salmon fillets (6 oz each)"),
+        ("1 (3 lb) chicken", 2, "2 (3 lb) chickens"),
+        ("2 x 400g tins tomatoes", 2, "4 x 400g tins tomatoes"),
+        // What is no amount of the food, and words of other languages, stay as written.
+        ("2 cups milk (2%)", 2, "4 cups milk (2%)"),
+        ("1 lb beef, cut into 2 inch pieces", 2, "2 lb beef, cut into 2 inch pieces"),
+        ("1 Zwiebel", 2, "2 Zwiebel"),
+        ("2 Eier", 0.5, "1 Eier"),
+    ]
+
+    @Test("a rough amount is read after the word that says so, and parsed as any other")
+    func roughAmounts() {
+        #expect(IngredientParser.parse("about 2 cups flour") == ParsedIngredient(quantity: 2, unit: "cup", food: "flour"))
+        #expect(IngredientParser.parse("a scant 1/2 cup sugar") == ParsedIngredient(quantity: 0.5, unit: "cup", food: "sugar"))
+        #expect(IngredientParser.parse("Approx. 400 g potatoes, peeled") == ParsedIngredient(quantity: 400, unit: "g", food: "potato", note: "peeled"))
+        // Not followed by a number, the word is the food's as before.
+        #expect(IngredientParser.parse("about a handful of basil").quantity == nil)
+        #expect(IngredientParser.amount(in: "about 2 cups flour")?.scalars == 6..<7)
     }
 
     @Test("the amount's place in a line is found whatever stands before and after it (2,000 generated lines)")
@@ -150,7 +200,7 @@ struct DurationAndScalingTests {
             }
             let before = pick(["", " ", "\t", "(optional) ", "\u{200B}", "  (big)  "])
             let glued = amount.last!.isNumber && !amount.contains(" ") && random.below(3) == 0
-            let after = glued ? pick(["g butter", "ml milk"]) : pick([" cups flour", " eggs, beaten", " (14 oz) can beans", " tsp salt", " pinch", ""])
+            let after = glued ? pick(["g butter", "ml milk"]) : pick([" tbsp flour", " g sugar, sifted", " (14 oz) pkg beans", " tsp salt", " oz", ""])
             let line = before + amount + after
             guard let found = IngredientParser.amount(in: line) else {
                 Issue.record("round \(round): no amount in \(line.debugDescription)")

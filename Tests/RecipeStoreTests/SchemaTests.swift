@@ -119,6 +119,41 @@ struct SchemaTests {
     }
 }
 
+@Suite("Lines an older version parsed")
+struct ReparsedLinesTests {
+    @Test("a rough amount an older version read as no amount is read on upgrade; the feed is not told, for the parse is local")
+    func roughAmountsOnUpgrade() async throws {
+        try await withFolder { folder async throws in
+            let path = folder.appendingPathComponent(RecipeVault.databaseFileName).path
+            let recipe = "66666666-6666-4666-8666-666666666667"
+            let before: SyncRecord
+            do {
+                let old = try DatabaseQueue(path: path)
+                try Migrations.migrator.migrate(old, upTo: "v18 text in one Unicode form")
+                before = try await old.write { db in
+                    try db.execute(sql: """
+                        INSERT INTO recipes (id, title, servings, createdAt, updatedAt) VALUES (?, 'Bread', 2, '2026-01-01 10:00:00.000', '2026-01-01 10:00:00.000');
+                        INSERT INTO recipe_ingredients (id, recipeId, position, text, food) VALUES ('88888888-8888-4888-8888-888888888881', ?, 0, 'about 2 cups flour', '2 cup flour');
+                        INSERT INTO recipe_ingredients (id, recipeId, position, text, food) VALUES ('88888888-8888-4888-8888-888888888882', ?, 1, 'A scant 1/2 cup sugar', 'scant 1/2 cup sugar');
+                        INSERT INTO recipe_ingredients (id, recipeId, position, text, food) VALUES ('88888888-8888-4888-8888-888888888883', ?, 2, 'salt to taste', 'salt');
+                        """, arguments: [recipe, recipe, recipe, recipe])
+                    try SearchIndex.refresh(recipeID: recipe, in: db)
+                    try SyncLog.capture(in: db)
+                    return try #require(try SyncLog.storedRecord(.recipe, recipe, in: db))
+                }
+                try old.close()
+            }
+            let store = try RecipeStore(folder: folder)
+            defer { try? store.close() }
+            let lines = try await store.recipe(UUID(uuidString: recipe)!).ingredients
+            #expect(lines.map(\.quantity) == [2, 0.5, nil])
+            #expect(lines.map(\.unit) == ["cup", "cup", nil])
+            #expect(lines.map(\.food) == ["flour", "sugar", "salt"])
+            #expect(try await store.syncRecord(.recipe, id: recipe) == before, "no edit recorded")
+        }
+    }
+}
+
 @Suite("Text in one Unicode form")
 struct ComposedTextTests {
     static let composed = "Caf\u{E9} cr\u{E8}me", decomposed = "Cafe\u{301} cre\u{300}me"
