@@ -61,8 +61,15 @@ enum CooklangRecipe {
         let stepPhotos = images.filter { PathText.deletingExtension($0.name) != stem }
             .sorted { stepNumber($0.name, stem) < stepNumber($1.name, stem) }
         sketch.photos += stepPhotos.map { .init(name: $0.name, data: $0.data) }
-        return try sketch.recipe(sourceID: "cooklang:\(entry.label)", label: entry.label)
+        var migrated = try sketch.recipe(sourceID: "cooklang:\(entry.label)", label: entry.label)
+        // Written by RecipeVault's export: the recipe keeps its own id, so migrating the export back into the storage it
+        // came from (or into a replica of it) finds the recipe instead of adding it a second time.
+        if let own = RecipeSketch.text(field(ownIDKey)).flatMap(UUID.init(uuidString:)) { migrated.id = own }
+        return migrated
     }
+
+    /// The metadata key RecipeVault's export writes the recipe's own id under.
+    static let ownIDKey = "recipevault id"
 
     private static func stepNumber(_ name: String, _ stem: String) -> Int {
         Int(PathText.deletingExtension(name).dropFirst(stem.count + 1)) ?? .max
@@ -221,6 +228,7 @@ enum CooklangRecipe {
         put("cuisine", recipe.recipeCuisine)
         put("author", recipe.author)
         put("source", recipe.website)
+        put(ownIDKey, recipe.id.uuidString)
         if !recipe.keywords.isEmpty { out += "tags: [" + recipe.keywords.map { "\"\($0.replacingOccurrences(of: "\"", with: "'"))\"" }.joined(separator: ", ") + "]\n" }
         out += "---\n\n"
         if !recipe.ingredients.isEmpty {

@@ -65,6 +65,9 @@ enum PaprikaRecipe {
             }
         }
         var migrated = try sketch.recipe(sourceID: sourceID(p, raw: raw), label: label)
+        // Written by RecipeVault's export: the recipe keeps its own id, so migrating the export back into the storage it
+        // came from (or into a replica of it) finds the recipe instead of adding it a second time.
+        if let own = RecipeSketch.text(p[ownIDKey]).flatMap(UUID.init(uuidString:)) { migrated.id = own }
         if sourceIsAuthor { migrated.draft.author = source }
         // Nutrition has its own field: the text as Paprika kept it.
         if let nutrition = RecipeSketch.text(p["nutritional_info"]), !RecipeDraft.isBlank(nutrition) {
@@ -72,6 +75,10 @@ enum PaprikaRecipe {
         }
         return migrated
     }
+
+    /// The key RecipeVault's export writes the recipe's own id under (Paprika keeps its own `uid` beside it, and
+    /// leaves a key it does not know alone).
+    static let ownIDKey = "recipevault_id"
 
     static func sourceID(_ p: [String: Any], raw: Data) -> String {
         if let uid = RecipeSketch.text(p["uid"]), !uid.isEmpty { return "paprika:" + uid.uppercased() }
@@ -83,7 +90,7 @@ enum PaprikaRecipe {
     /// A recipe as Paprika's JSON object (before gzip).
     static func object(_ recipe: Recipe, photos: [(name: String, data: Data)]) -> [String: Any] {
         var object: [String: Any] = [
-            "uid": recipe.id.uuidString, "name": recipe.name,
+            "uid": recipe.id.uuidString, ownIDKey: recipe.id.uuidString, "name": recipe.name,
             "ingredients": recipe.ingredients.map(\.text).joined(separator: "\n"),
             "directions": recipe.instructions.map { step in
                 (step.title.map { "\($0): " } ?? "") + step.text
