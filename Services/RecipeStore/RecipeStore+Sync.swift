@@ -141,7 +141,7 @@ extension RecipeStore {
                 _ = try Self.checkReceivedBlob(sha256: blob.sha256, bytes: blob.bytes,
                                                damaged: "the bytes have SHA-256 %@, not \(blob.sha256); they were damaged on the way")
             } catch {
-                throw ServiceError(error.code, "\(which): \(error.message); none of the \(blobs.count) photos of this request was stored")
+                throw ServiceError(error.code, "\(which): \(error.message); \(blobs.count == 1 ? "the photo of this request was not stored" : "none of the \(blobs.count) photos of this request was stored")")
             }
             checked.append(blob)
         }

@@ -94,7 +94,7 @@ public struct PhotoBatch: Sendable {
             for blob in reply.found where wanted.contains(blob.sha256) && answered.insert(blob.sha256).inserted { all.found.append(blob) }
             for hash in reply.missing where wanted.contains(hash) && answered.insert(hash).inserted { all.missing.append(hash) }
             guard !answered.isEmpty else {
-                throw ServiceError(.internalError, "\(name) answered none of the \(asked.count) photos asked for")
+                throw ServiceError(.internalError, "\(name) answered none of the \(asked.count == 1 ? "1 photo" : "\(asked.count) photos") asked for")
             }
             left.removeAll { answered.contains($0) }
         }

@@ -150,7 +150,7 @@ struct PhotoBatchTests {
             let error = await #expect(throws: ServiceError.self) {
                 _ = try await PhotoBatch.collect([blobs[0].sha256], name: "test") { _ in PhotoBatch(found: [blobs[1]]) }
             }
-            #expect(error?.message.contains("answered none of the 1 photos") == true)
+            #expect(error?.message.contains("answered none of the 1 photo asked for") == true)
         }
     }
 
