@@ -217,6 +217,22 @@ public enum FuzzChecks {
             if !(quantity.isFinite && quantity <= IngredientParser.maxQuantity) { broken("quantity out of range: \(quantity)") }
             _ = Scaling.format(quantity * 10_000)
         }
+        // Scaling: every place it rewrites lies in the line, and a line shown for its own servings changes its
+        // amount's words only (other amounts, units and foods stay as written).
+        let line = IngredientLine(text: text)
+        if let places = IngredientParser.amountPlaces(in: text) {
+            let scalars = Array(text.unicodeScalars)
+            let ranges = [places.scalars] + [places.numberWord].compactMap { $0 } + places.measures.flatMap { [$0.scalars, $0.unitWord] }
+            if let outside = ranges.first(where: { $0.isEmpty || $0.upperBound > scalars.count }) {
+                broken("a place \(outside) outside a line of \(scalars.count) scalars")
+            }
+            let same = Array(Scaling.text(of: line).unicodeScalars)
+            if !(same.starts(with: scalars[..<places.scalars.lowerBound])
+                 && same.reversed().starts(with: scalars[places.scalars.upperBound...].reversed())) {
+                broken("scaled by 1, the line changed beyond its amount: \(String(String.UnicodeScalarView(same)).debugDescription)")
+            }
+        }
+        for factor in [0.5, 3, 1.0 / 3, 10_000] { _ = Scaling.text(of: Scaling.scaled(line, by: factor)) }
         if let problem = ISODuration.problem(text, field: "prepTime"), problem.isEmpty { broken("an empty problem") }
     }
 
