@@ -17,7 +17,9 @@ public enum ExportFormat: String, CaseIterable, Sendable {
 /// Writes recipes one at a time in an export format; `finish` completes the file or folder.
 public protocol ExportWriter {
     mutating func add(_ recipe: Recipe, book: Book?, photos: [(info: PhotoInfo, data: Data)]) throws
-    mutating func finish() throws
+    /// Completes the export, and returns what an earlier export into the same folder wrote that this one no longer
+    /// does (a recipe since renamed or deleted), now removed: the folder or file names.
+    @discardableResult mutating func finish() throws -> [String]
 }
 
 public enum ExportWriters {
@@ -66,14 +68,72 @@ public enum ExportWriters {
     }
 }
 
+/// What an export into a folder that holds an earlier one leaves behind. The folder is the collection as it is now:
+/// a recipe renamed since has a new folder or file name, and one deleted since has none, so the old ones would stay,
+/// and `import-dir` or `migrate` of the folder would bring back the old version or the deleted recipe; a recipe with
+/// fewer photos would keep the last ones. Only what RecipeVault's export wrote is removed: a recipe folder or file that
+/// carries RecipeVault's own fields (`recipeVault` in the JSON, `recipevault id` in Cooklang's front matter), and the
+/// photos named as export names them beside it. Any other file stays.
+enum EarlierExport {
+    /// The names an export gives photos: `full.jpg`, `photo-2.png` (nextcloud); `Name.jpg`, `Name.1.jpg` (flat).
+    static let imageExtensions: Set<String> = Set(ImageKind.allCases.map(\.fileExtension) + ["img", "jpeg"])
+
+    static func isFolderPhoto(_ name: String) -> Bool {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, imageExtensions.contains(String(parts[1])) else { return false }
+        return parts[0] == "full" || (parts[0].hasPrefix("photo-") && Int(parts[0].dropFirst(6)) != nil)
+    }
+
+    /// Whether a recipe's file was written by RecipeVault's export (the first 64 KB are enough to tell).
+    static func isOwn(_ file: URL, format: String) -> Bool {
+        guard let handle = try? FileHandle(forReadingFrom: file) else { return false }
+        defer { try? handle.close() }
+        guard let head = try? handle.read(upToCount: 65_536), !head.isEmpty else { return false }
+        if format == "cook" {
+            let text = String(decoding: head, as: UTF8.self)
+            return text.hasPrefix("---\n") && text.contains("\n\(CooklangRecipe.ownIDKey): ")
+        }
+        guard let whole = head.count < 65_536 ? head : try? Data(contentsOf: file),
+              let object = try? JSONSerialization.jsonObject(with: whole) as? [String: Any] else { return false }
+        return object["recipeVault"] != nil
+    }
+
+    /// Whether `url` is a directory itself, not a link to one: what is removed from a folder an earlier export wrote
+    /// is never looked for through a link to another place.
+    static func isRealDirectory(_ url: URL) -> Bool {
+        var status = stat()
+        return lstat(url.path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    static func names(in folder: URL) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+    }
+
+    static func remove(_ file: URL) throws {
+        do {
+            try FileManager.default.removeItem(at: file)
+        } catch let error as CocoaError where error.code == .fileNoSuchFile {
+            // Gone already.
+        }
+    }
+}
+
 struct NextcloudWriter: ExportWriter {
     let root: URL
     /// Folder names given so far, lower-cased (two folders apart by case only are one on some file systems).
     private var used = Set<String>()
+    /// Recipe folders an earlier export wrote here, by name.
+    private let earlier: Set<String>
+    /// Folders written by this export, with the photo files written in each.
+    private var written: [String: Set<String>] = [:]
 
     init(root: URL) throws {
         self.root = root
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        earlier = Set(EarlierExport.names(in: root).filter {
+            EarlierExport.isRealDirectory(root.appendingPathComponent($0))
+                && EarlierExport.isOwn(root.appendingPathComponent($0).appendingPathComponent("recipe.json"), format: "json")
+        })
     }
 
     mutating func add(_ recipe: Recipe, book: Book?, photos: [(info: PhotoInfo, data: Data)]) throws {
@@ -96,9 +156,28 @@ struct NextcloudWriter: ExportWriter {
         let json = CookbookFolder.jsonLD(recipe, book: book, photoNames: names)
         try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
             .write(to: directory.appendingPathComponent("recipe.json"), options: .atomic)
+        written[name] = Set(names)
     }
 
-    mutating func finish() throws {}
+    mutating func finish() throws -> [String] {
+        // Photos an earlier export wrote into a folder written again, that the recipe no longer has.
+        for (name, photos) in written where earlier.contains(name) {
+            let folder = root.appendingPathComponent(name)
+            for file in EarlierExport.names(in: folder) where EarlierExport.isFolderPhoto(file) && !photos.contains(file) {
+                try EarlierExport.remove(folder.appendingPathComponent(file))
+            }
+        }
+        // Folders of recipes renamed or deleted since: their recipe and photos; the folder too once nothing else is in it.
+        let gone = earlier.subtracting(written.keys).sorted()
+        for name in gone {
+            let folder = root.appendingPathComponent(name)
+            for file in EarlierExport.names(in: folder) where file == "recipe.json" || EarlierExport.isFolderPhoto(file) {
+                try EarlierExport.remove(folder.appendingPathComponent(file))
+            }
+            if EarlierExport.names(in: folder).isEmpty { try EarlierExport.remove(folder) }
+        }
+        return gone
+    }
 }
 
 /// One file per recipe in one folder (`Name.cook`, `Name.json`), photos beside it as `Name.jpg`, `Name.1.jpg`…
@@ -107,12 +186,34 @@ struct FlatWriter: ExportWriter {
     let fileExtension: String
     let render: (Recipe, Book?, [String]) throws -> Data
     private var used = Set<String>()
+    /// Recipe files an earlier export wrote here, by stem ("Soup" of "Soup.cook").
+    private let earlier: Set<String>
+    /// Every recipe file's stem in the folder before this export (an earlier export's or not): a photo file belongs to
+    /// the longest stem it starts with ("Soup.1.jpg" is the photo of "Soup.1.cook" when there is one).
+    private let stemsBefore: Set<String>
+    /// Stems written by this export, and every file written.
+    private var writtenStems = Set<String>()
+    private var writtenFiles = Set<String>()
 
     init(root: URL, fileExtension: String, render: @escaping (Recipe, Book?, [String]) throws -> Data) throws {
         self.root = root
         self.fileExtension = fileExtension
         self.render = render
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let suffix = "." + fileExtension
+        let recipeFiles = EarlierExport.names(in: root).filter { $0.hasSuffix(suffix) && $0.count > suffix.count }
+        stemsBefore = Set(recipeFiles.map { String($0.dropLast(suffix.count)) })
+        earlier = Set(recipeFiles.filter { EarlierExport.isOwn(root.appendingPathComponent($0), format: fileExtension) }
+            .map { String($0.dropLast(suffix.count)) })
+    }
+
+    /// The stem whose photo `file` is ("Soup" for "Soup.jpg" and "Soup.2.png"), the longest of `stems` it fits.
+    static func photoStem(_ file: String, among stems: Set<String>) -> String? {
+        let parts = file.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count >= 2, EarlierExport.imageExtensions.contains(String(parts.last!)) else { return nil }
+        var candidates = [parts.dropLast().joined(separator: ".")]
+        if parts.count >= 3, Int(parts[parts.count - 2]) != nil { candidates.append(parts.dropLast(2).joined(separator: ".")) }
+        return candidates.first(where: stems.contains)
     }
 
     mutating func add(_ recipe: Recipe, book: Book?, photos: [(info: PhotoInfo, data: Data)]) throws {
@@ -128,9 +229,22 @@ struct FlatWriter: ExportWriter {
             names.append(name)
         }
         try render(recipe, book, names).write(to: root.appendingPathComponent("\(stem).\(fileExtension)"), options: .atomic)
+        writtenStems.insert(stem)
+        writtenFiles.formUnion(names + ["\(stem).\(fileExtension)"])
     }
 
-    mutating func finish() throws {}
+    mutating func finish() throws -> [String] {
+        let gone = earlier.subtracting(writtenStems)
+        let stems = stemsBefore.union(writtenStems)
+        for file in EarlierExport.names(in: root) where !writtenFiles.contains(file) {
+            let stem = file.hasSuffix("." + fileExtension) ? String(file.dropLast(fileExtension.count + 1)) : Self.photoStem(file, among: stems)
+            guard let stem else { continue }
+            // A recipe renamed or deleted since, with its photos; or a photo of a recipe written again that it no longer has.
+            let stale = gone.contains(stem) || (earlier.contains(stem) && writtenStems.contains(stem) && !file.hasSuffix("." + fileExtension))
+            if stale { try EarlierExport.remove(root.appendingPathComponent(file)) }
+        }
+        return gone.sorted().map { "\($0).\(fileExtension)" }
+    }
 }
 
 /// A `.paprikarecipes` file: a zip of gzip-compressed recipe JSON, written as recipes come
@@ -160,10 +274,11 @@ struct PaprikaWriter: ExportWriter {
         try zip.add(path: "\(stem).paprikarecipe", data: Compression.deflate(json, gzip: true))
     }
 
-    mutating func finish() throws {
+    mutating func finish() throws -> [String] {
         try zip.finish()
         _ = try? FileManager.default.removeItem(at: file)
         try FileManager.default.moveItem(at: partial, to: file)
+        return [] // the file is written whole each time
     }
 }
 

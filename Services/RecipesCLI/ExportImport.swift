@@ -14,7 +14,9 @@ struct ExportRecipes: AsyncParsableCommand {
             --format nextcloud (the default) writes a folder per recipe (Nextcloud Cookbook's layout; RecipeVault's own fields \
             kept, so import-dir or migrate brings everything back); paprika writes one .paprikarecipes file Paprika 3 imports; \
             cooklang writes a .cook file per recipe; schema writes a schema.org JSON-LD file per recipe. Photos are written as \
-            they are stored. Starter recipes are left out (recipes samples brings them back) unless --include-starters is given.
+            they are stored. Starter recipes are left out (recipes samples brings them back) unless --include-starters is given. \
+            Exporting again into the same folder brings it up to date: what the earlier export wrote there for a recipe \
+            renamed or deleted since, and photos a recipe no longer has, are removed; files of anything else stay.
             """)
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "The folder to write (created if needed); for --format paprika, the file (.paprikarecipes is added).") var folder: String
@@ -66,15 +68,21 @@ struct ExportRecipes: AsyncParsableCommand {
                 guard let next = page.nextCursor else { break }
                 query.cursor = next
             }
-            try writer.finish()
+            let removed = try writer.finish()
             let place = ExportWriters.destination(format, path: folder)
             if !lost.isEmpty {
                 printNote("left out \(Output.count(lost.count, "photo")) whose file is missing or damaged on the storage's disk: "
                           + "\(lost.prefix(5).joined(separator: ", "))\(lost.count > 5 ? ", …" : ""); a sync with a replica that holds "
                           + "\(lost.count == 1 ? "it brings it" : "them brings them") back — export again after it")
             }
-            if connection.json { return try Output.json(["recipes": exported, "photos": photoCount, "lostPhotos": lost.count]) }
+            if connection.json {
+                return try Output.json(["recipes": exported, "photos": photoCount, "lostPhotos": lost.count, "removed": removed.count])
+            }
             print("Exported \(Output.count(exported, "recipe")) and \(Output.count(photoCount, "photo")) to \(place) (\(format.rawValue)).")
+            if !removed.isEmpty {
+                print("Removed what an earlier export wrote there for \(Output.count(removed.count, "recipe")) since renamed or deleted: "
+                      + removed.prefix(5).joined(separator: ", ") + (removed.count > 5 ? ", …" : "") + ".")
+            }
         }
     }
 }

@@ -249,6 +249,15 @@ struct MigrateTests {
                 #expect(back.status == 0 && back.output.contains("0 new recipes, 2 already there"), "\(path): \(back.output)")
             }
             _ = try await worker.stop()
+            // Exported again after a rename, the folder holds the recipe by its new name only.
+            let backup = folder.appendingPathComponent("weekly").path
+            #expect(try await recipes(["export", backup], storage: home.storageEndpoint).status == 0)
+            #expect(try await recipes(["edit", "Toast", "--name", "French Toast"], storage: home.storageEndpoint).status == 0)
+            let again = try await recipes(["export", backup], storage: home.storageEndpoint)
+            #expect(again.status == 0 && again.output.contains("Removed what an earlier export wrote there for 1 recipe since renamed or deleted: Toast ("),
+                    "\(again.output)")
+            let folders = try FileManager.default.contentsOfDirectory(atPath: backup)
+            #expect(folders.filter { $0.hasPrefix("Toast") }.isEmpty && folders.contains { $0.hasPrefix("French Toast (") }, "\(folders)")
         }
         await home.stop()
         for (format, path) in [("nextcloud", "nextcloud"), ("paprika", "paprika.paprikarecipes"), ("cooklang", "cooklang"), ("schema", "schema")] {
