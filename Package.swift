@@ -460,7 +460,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RecipesCLITests",
-            dependencies: ["RecipesCLI", "TestThreads", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["RecipesCLI", "RecipeModel", "TestThreads", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
         .testTarget(

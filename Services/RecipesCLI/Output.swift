@@ -54,6 +54,19 @@ enum Output {
         "\(number) \(number == 1 ? noun : plural ?? noun + "s")"
     }
 
+    /// A number of servings as a cook reads it: "1 serving", "2 1/2 servings".
+    static func servings(_ number: Double) -> String {
+        "\(Scaling.format(number)) \(number == 1 ? "serving" : "servings")"
+    }
+
+    /// What a recipe makes, as its facts line shows it: the yield as written ("8 slices"), but a bare number, which a
+    /// page or another app may give, as servings ("4" → "4 servings"); the servings when no yield is written.
+    static func yield(_ recipe: Recipe) -> String? {
+        guard let written = recipe.recipeYield?.trimmingWhitespace(), !written.isEmpty else { return recipe.servings.map(servings) }
+        if let number = Double(written), number.isFinite, number > 0 { return servings(number) }
+        return written
+    }
+
     /// A book as a message names it among others: "5a3b0002 The Wok, J. Kenji López-Alt".
     static func bookLabel(_ book: Book) -> String {
         "\(shortID(book.id)) \(book.title)" + (book.author.map { ", \($0)" } ?? "")

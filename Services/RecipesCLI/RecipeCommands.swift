@@ -67,7 +67,7 @@ struct ShowRecipe: AsyncParsableCommand {
             if connection.json { return try Output.json(detail) }
             let r = detail.recipe
             print(Output.bold(r.name) + (r.isFavorite ? "  ♥" : "") + (r.rating > 0 ? "  " + Output.stars(r.rating) : ""))
-            let facts = [r.recipeCuisine, r.recipeCategory, r.recipeYield,
+            let facts = [r.recipeCuisine, r.recipeCategory, Output.yield(r),
                          r.prepMinutes.map { "prep " + Output.minutes($0) }, r.cookMinutes.map { "cook " + Output.minutes($0) },
                          r.totalMinutes.map { "total " + Output.minutes($0) }].compactMap { $0 }
             if !facts.isEmpty { print(facts.joined(separator: " · ")) }
@@ -76,7 +76,7 @@ struct ShowRecipe: AsyncParsableCommand {
             }
             if let website = r.website { print("From \(website)") }
             if let description = r.description { print("\n\(description)") }
-            print("\n" + Output.bold("Ingredients") + (detail.scaledServings.map { " (for \(Scaling.format($0)) servings)" } ?? ""))
+            print("\n" + Output.bold("Ingredients") + (detail.scaledServings.map { " (for \(Output.servings($0)))" } ?? ""))
             let lines = detail.scaledIngredients.map { $0.map(Output.scaled) } ?? r.ingredients.map(\.text)
             for (index, line) in lines.enumerated() { print(String(format: "%3d. ", index + 1) + line) }
             print("\n" + Output.bold("Steps"))

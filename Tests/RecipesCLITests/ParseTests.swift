@@ -1,6 +1,7 @@
 import Foundation
 import ArgumentParser
 @testable import RecipesCLI
+import RecipeModel
 import TestThreads
 import Testing
 
@@ -123,6 +124,16 @@ struct CountTextTests {
         #expect(Output.count(0, "photo") == "0 photos")
         #expect(Output.count(2, "new recipe") == "2 new recipes")
         #expect(Output.count(1, "entry", plural: "entries") == "1 entry" && Output.count(3, "entry", plural: "entries") == "3 entries")
+    }
+
+    @Test("servings read as a cook says them; a yield that is a bare number is servings")
+    func servings() {
+        #expect(Output.servings(1) == "1 serving" && Output.servings(2.5) == "2 1/2 servings" && Output.servings(0.5) == "1/2 servings")
+        #expect(Output.yield(Recipe(name: "x", recipeYield: "4")) == "4 servings")
+        #expect(Output.yield(Recipe(name: "x", recipeYield: " 1 ")) == "1 serving")
+        #expect(Output.yield(Recipe(name: "x", recipeYield: "8 slices", servings: 8)) == "8 slices")
+        #expect(Output.yield(Recipe(name: "x", servings: 6)) == "6 servings")
+        #expect(Output.yield(Recipe(name: "x")) == nil)
     }
 
     @Test("a time of a day or more counts days, then hours and minutes; none is left out or repeated")
