@@ -70,28 +70,56 @@ struct CookLog: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "Recipe id, short id or name (all recipes when left out).") var recipe: String?
     @Option(help: "At most this many entries (1-1000).") var limit = 50
-    @Option(help: ArgumentHelp("Delete this log entry instead (its id, from --json).", valueName: "entry-id")) var delete: String?
+    @Option(help: ArgumentHelp("Delete this log entry instead: its id as the log shows it, or the whole id.", valueName: "entry-id"))
+    var delete: String?
 
     func validate() throws {
         guard (1...1_000).contains(limit) else { throw ValidationError("--limit must be 1 to 1000; got \(limit)") }
-        if let delete, UUID(uuidString: delete) == nil { throw ValidationError("--delete needs a log entry id (a UUID); got \(delete)") }
+        if let delete, UUID(uuidString: delete) == nil, !Self.looksLikeShortID(delete) {
+            throw ValidationError("--delete needs a log entry's id as `recipes log` shows it (8 hex digits) or its whole id; got \(delete)")
+        }
+    }
+
+    static func looksLikeShortID(_ text: String) -> Bool {
+        text.count >= 4 && text.allSatisfy { $0.isHexDigit || $0 == "-" }
     }
 
     func run() async throws {
         try await reportingFailures {
             let client = try connection.storageClient()
-            if let entry = delete.flatMap(UUID.init(uuidString:)) {
-                let result = try await client.call(CookLogOps.Delete.self, ByID(id: entry))
+            if let delete {
+                let entry = try await Self.resolveEntry(delete, client)
+                let result = try await client.call(CookLogOps.Delete.self, ByID(id: entry.id))
                 if connection.json { return try Output.json(result) }
-                return print(result.deleted ? "Deleted the log entry." : "That log entry was already gone.")
+                let which = entry.recipeName.map { " of \"\($0)\"" } ?? ""
+                return print(result.deleted ? "Deleted the log entry\(which)." : "That log entry\(which) was already gone.")
             }
             let id = try await recipe.asyncMap { try await RecipeReference.resolve($0, using: client) }
             let log = try await client.call(CookLogOps.List.self, .init(recipeID: id, limit: limit))
             if connection.json { return try Output.json(log) }
             if log.entries.isEmpty { return print("Nothing cooked yet.") }
-            Output.table(["DATE", "RECIPE", "RATING", "NOTE"], log.entries.map {
-                [Output.date($0.cookedAt), $0.recipeName + ($0.recipeID == nil ? " (deleted)" : ""), $0.rating.map(Output.stars) ?? "", $0.note ?? ""]
+            let servings = log.entries.contains { $0.servings != nil }
+            Output.table(["ID", "DATE", "RECIPE"] + (servings ? ["SERVINGS"] : []) + ["RATING", "NOTE"], log.entries.map { entry in
+                [Output.shortID(entry.id), Output.date(entry.cookedAt), entry.recipeName + (entry.recipeID == nil ? " (deleted)" : "")]
+                    + (servings ? [entry.servings.map(Scaling.format) ?? ""] : [])
+                    + [entry.rating.map(Output.stars) ?? "", entry.note ?? ""]
             })
         }
+    }
+
+    /// The entry `reference` names: a whole id, or the short id the log shows (looked for among the newest 1,000).
+    static func resolveEntry(_ reference: String, _ client: MessageClient) async throws -> (id: UUID, recipeName: String?) {
+        let trimmed = reference.trimmingCharacters(in: .whitespaces)
+        if let id = UUID(uuidString: trimmed) { return (id, nil) }
+        let entries = try await client.call(CookLogOps.List.self, .init(recipeID: nil, limit: 1_000)).entries
+        let matches = entries.filter { Output.isShortID(trimmed, of: $0.id) }
+        guard matches.count == 1 else {
+            if matches.isEmpty {
+                throw CLIError("no log entry \(trimmed) among the 1,000 newest; `recipes log` shows each entry's id", status: ExitStatus.notFound)
+            }
+            throw CLIError("\"\(trimmed)\" is part of \(matches.count) log entries' ids; give more of it (or the whole id, from --json)",
+                           status: ExitStatus.refused)
+        }
+        return (matches[0].id, matches[0].recipeName)
     }
 }

@@ -203,6 +203,16 @@ struct CLITests {
             for line in ["2-4 tsp salt", "4-6 bay leaves", "2 (14 oz) cans beans", "2 cups (480 ml) water", "about 2 eggs"] {
                 #expect(brine.output.contains(line), "\(line): \(brine.output)")
             }
+            // The cook log shows each entry's id and the servings made; --delete takes the id it shows.
+            #expect(try await recipes(["cooked", "Brine", "--servings", "3", "--note", "salty"], storage: storage).status == 0)
+            let log = try await recipes(["log", "Brine"], storage: storage)
+            #expect(log.output.contains("SERVINGS") && log.output.contains("salty"), "\(log.output)")
+            let entryID = try #require(log.output.split(separator: "\n").dropFirst().first?.split(separator: " ").first.map(String.init))
+            let deleted = try await recipes(["log", "--delete", entryID], storage: storage)
+            #expect(deleted.status == 0 && deleted.output.contains("Deleted the log entry of \"Brine\"."), "\(deleted.output)")
+            #expect(try await recipes(["log", "Brine"], storage: storage).output.contains("Nothing cooked yet."))
+            let unknown = try await recipes(["log", "--delete", "abcd1234"], storage: storage)
+            #expect(unknown.status == 66 && unknown.output.contains("no log entry abcd1234"), "\(unknown.output)")
 
             // A food added again by its name keeps what is not given: its category and its other names.
             let aubergine = try await recipes(["ingredients", "add", "Aubergine", "--category", "vegetable", "--alias", "eggplant"], storage: storage)
