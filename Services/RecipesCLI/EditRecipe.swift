@@ -46,16 +46,26 @@ struct EditRecipe: AsyncParsableCommand {
     @Option(name: .customLong("keyword"), help: "Replace the keywords; repeat for each.") var keywords: [String] = []
     @Option(help: "Your notes; \"\" clears them.") var notes: String?
     @Option(help: "The page it came from; \"\" clears it.") var website: String?
+    @Option(help: "Who wrote it; \"\" clears it.") var author: String?
+    @Option(name: .customLong("yield"), help: ArgumentHelp("What it makes, as written (\"8 slices\"); \"\" clears it.", valueName: "text"))
+    var yield: String?
     @Option(help: ArgumentHelp("File it in a book (title, id or short id); \"\" takes it out of its book.", valueName: "book")) var book: String?
+    @Option(help: ArgumentHelp("The page it is on in its book; \"\" clears it.", valueName: "number")) var page: String?
 
     var hasFieldFlags: Bool {
         name != nil || description != nil || !ingredients.isEmpty || !addIngredients.isEmpty || !steps.isEmpty || servings != nil
             || prep != nil || cook != nil || total != nil || cuisine != nil || category != nil || !keywords.isEmpty || notes != nil || website != nil
-            || book != nil
+            || author != nil || yield != nil || book != nil || page != nil
     }
 
     func validate() throws {
         if file != nil && hasFieldFlags { throw ValidationError("give either --file or field flags such as --name, not both") }
+        if let page, !page.isEmpty {
+            guard let number = Int(page), ValueRanges.pageNumber.contains(number) else {
+                throw ValidationError("--page must be a page number, 1 to \(ValueRanges.pageNumber.upperBound), or \"\" to clear it; got \(page)")
+            }
+            if book == "" { throw ValidationError("--page goes with a book; --book \"\" takes the recipe out of its book") }
+        }
     }
 
     func run() async throws {
@@ -80,6 +90,18 @@ struct EditRecipe: AsyncParsableCommand {
             } else if hasFieldFlags {
                 try apply(to: &document.recipe)
                 if let book { document.recipe.bookID = book.isEmpty ? nil : try await resolveBook(book, client) }
+                if let page { document.recipe.sourcePageNumber = Int(page) }
+                if document.recipe.bookID == nil {
+                    // Out of its book (or never in one): no page of it, and not "from a book".
+                    if page.map({ !$0.isEmpty }) == true {
+                        throw CLIError("--page is the page of the recipe's book, and \"\(current.name)\" is in no book; give --book too",
+                                       status: ExitStatus.usage)
+                    }
+                    document.recipe.sourcePageNumber = nil
+                    if document.recipe.sourceType == .book { document.recipe.sourceType = document.recipe.website == nil ? .manual : .url }
+                } else if book.map({ !$0.isEmpty }) == true, document.recipe.website == nil {
+                    document.recipe.sourceType = .book
+                }
             } else {
                 guard let (edited, file) = try openInEditor(document, keeping: Set(current.keywords)) else { return print("No changes.") }
                 document = edited
@@ -118,6 +140,8 @@ struct EditRecipe: AsyncParsableCommand {
         if !keywords.isEmpty { draft.keywords = keywords }
         if let notes { draft.notes = notes.isEmpty ? nil : notes }
         if let website { draft.website = website.isEmpty ? nil : website }
+        if let author { draft.author = author.isEmpty ? nil : author }
+        if let yield { draft.recipeYield = yield.isEmpty ? nil : yield }
     }
 
     /// Writes the document to a temporary file, runs the editor on it, and reads it back;

@@ -71,6 +71,7 @@ struct ShowRecipe: AsyncParsableCommand {
                          r.prepMinutes.map { "prep " + Output.minutes($0) }, r.cookMinutes.map { "cook " + Output.minutes($0) },
                          r.totalMinutes.map { "total " + Output.minutes($0) }].compactMap { $0 }
             if !facts.isEmpty { print(facts.joined(separator: " · ")) }
+            if let author = r.author { print("By \(author)") }
             if let bookID = r.bookID, let book = try? await client.call(BookOps.Get.self, .init(id: bookID, limit: 0)).book {
                 print("From \"\(book.title)\"" + (r.sourcePageNumber.map { ", p. \($0)" } ?? ""))
             }
@@ -148,11 +149,19 @@ struct AddRecipe: AsyncParsableCommand {
     @Option(name: .customLong("keyword"), help: "A keyword; repeat for each.") var keywords: [String] = []
     @Option(help: "Your notes.") var notes: String?
     @Option(help: "The page it came from.") var website: String?
+    @Option(help: "Who wrote it.") var author: String?
+    @Option(name: .customLong("yield"), help: ArgumentHelp("What it makes, as written: \"8 slices\", \"1 loaf\".", valueName: "text"))
+    var yield: String?
     @Option(help: ArgumentHelp("File it in a book (title, id or short id).", valueName: "book")) var book: String?
+    @Option(help: ArgumentHelp("The page it is on in that book (with --book).", valueName: "number")) var page: Int?
     @Flag(help: "Mark it a favourite.") var favorite = false
 
     func validate() throws {
         guard (file == nil) != (name == nil) else { throw ValidationError("give either --file or --name (with --ingredient and --step flags)") }
+        if page != nil && book == nil { throw ValidationError("--page goes with --book: the page of that book the recipe is on") }
+        if let page, !ValueRanges.pageNumber.contains(page) {
+            throw ValidationError("--page must be 1 to \(ValueRanges.pageNumber.upperBound); got \(page)")
+        }
     }
 
     func draft() throws -> RecipeDraft {
@@ -165,6 +174,10 @@ struct AddRecipe: AsyncParsableCommand {
                                 instructions: steps.map { .init(text: $0) }, servings: servings, recipeCuisine: cuisine, keywords: keywords,
                                 notes: notes, website: website, sourceType: website == nil ? .manual : .url, isFavorite: favorite)
             draft.recipeCategory = category
+            draft.author = author
+            draft.recipeYield = yield
+            if book != nil, website == nil { draft.sourceType = .book }
+            draft.sourcePageNumber = page
             draft.prepTime = try prep.map(isoDuration)
             draft.cookTime = try cook.map(isoDuration)
             draft.totalTime = try total.map(isoDuration)

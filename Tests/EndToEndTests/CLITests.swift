@@ -203,6 +203,23 @@ struct CLITests {
             for line in ["2-4 tsp salt", "4-6 bay leaves", "2 (14 oz) cans beans", "2 cups (480 ml) water", "about 2 eggs"] {
                 #expect(brine.output.contains(line), "\(line): \(brine.output)")
             }
+            // A recipe from a cookbook: its book and page, author and yield, set and cleared by flags.
+            let fromBook = try await recipes(["add", "--name", "Dal", "--book", "The Wok", "--page", "112", "--author", "Meera Sodha",
+                                              "--yield", "4 bowls", "--ingredient", "1 cup lentils"], storage: storage)
+            #expect(fromBook.status == 0, "\(fromBook.output)")
+            let dal = try await recipes(["show", "Dal"], storage: storage)
+            #expect(dal.output.contains("From \"The Wok\", p. 112") && dal.output.contains("By Meera Sodha") && dal.output.contains("4 bowls"), "\(dal.output)")
+            #expect(try await recipes(["edit", "Dal", "--page", "113", "--yield", ""], storage: storage).status == 0)
+            let moved = try await recipes(["show", "Dal", "--json"], storage: storage).output
+            #expect(moved.contains("\"sourcePageNumber\" : 113") && !moved.contains("4 bowls") && moved.contains("\"sourceType\" : \"book\""), "\(moved)")
+            #expect(try await recipes(["edit", "Dal", "--book", ""], storage: storage).status == 0)
+            let unfiled = try await recipes(["show", "Dal", "--json"], storage: storage).output
+            #expect(!unfiled.contains("sourcePageNumber") && unfiled.contains("\"sourceType\" : \"manual\""), "no page of no book: \(unfiled)")
+            let noBook = try await recipes(["edit", "Dal", "--page", "5"], storage: storage)
+            #expect(noBook.status == 64 && noBook.output.contains("is in no book; give --book too"), "\(noBook.output)")
+            let pageAlone = try await recipes(["add", "--name", "X", "--page", "5"], storage: storage)
+            #expect(pageAlone.status == 64 && pageAlone.output.contains("--page goes with --book"), "\(pageAlone.output)")
+
             // The cook log shows each entry's id and the servings made; --delete takes the id it shows.
             #expect(try await recipes(["cooked", "Brine", "--servings", "3", "--note", "salty"], storage: storage).status == 0)
             let log = try await recipes(["log", "Brine"], storage: storage)
