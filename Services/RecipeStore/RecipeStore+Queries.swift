@@ -136,7 +136,8 @@ extension RecipeStore {
     public static let maxSearchLength = 1_000
 
     /// Recipes matching `text` in name, description, ingredients, keywords or notes,
-    /// best first. Each word matches as a prefix ("tom" finds "tomato"); a word given twice counts once.
+    /// best first. Each word matches as a prefix ("tom" finds "tomato"); a word given twice counts once; a word
+    /// written with "-" before it leaves out the recipes that have it.
     /// A search that runs past the client-read limit (many one- or two-letter words in a large collection)
     /// is stopped and told so.
     public func searchRecipes(_ text: String, limit: Int) async throws -> [SearchHit] {
@@ -149,16 +150,34 @@ extension RecipeStore {
         }
         var seen = Set<String>()
         // Stored and indexed text is composed (NFC): a query in the other form finds it too.
-        let words = text.composed.lowercased().split { !($0.isLetter || $0.isNumber) }.map(String.init).filter { seen.insert($0).inserted }
+        // A word written with "-" before it leaves out the recipes that have it ("pie -pecan"; "-stir-fry" leaves out
+        // the words "stir fry" one after the other).
+        var words: [String] = [], leftOut: [[String]] = []
+        for token in text.composed.lowercased().split(whereSeparator: \.isWhitespace) {
+            let parts = token.split { !($0.isLetter || $0.isNumber) }.map(String.init)
+            guard !parts.isEmpty else { continue }
+            if token.hasPrefix("-") {
+                leftOut.append(parts)
+            } else {
+                words += parts.filter { seen.insert($0).inserted }
+            }
+        }
         guard !words.isEmpty else {
+            if !leftOut.isEmpty {
+                throw ServiceError(.invalidArgument, "the search text \"\(text.prefix(80))\" only leaves words out (a word after \"-\"); "
+                                   + "give at least one word to look for, such as \"pie -\(leftOut[0].joined(separator: " "))\"")
+            }
             throw ServiceError(.invalidArgument, "the search text \"\(text.prefix(80))\" has no words to look for")
         }
-        guard words.count <= Self.maxSearchWords else {
+        let wordCount = words.count + leftOut.reduce(0) { $0 + $1.count }
+        guard wordCount <= Self.maxSearchWords else {
             throw ServiceError(.invalidArgument,
-                "the search text has \(words.count) different words; a search looks for at most \(Self.maxSearchWords)")
+                "the search text has \(wordCount) different words; a search looks for at most \(Self.maxSearchWords)")
         }
-        // Each word quoted (so it is never FTS syntax) and matched as a prefix; all must match.
-        let match = words.map { "\"\($0.replacingOccurrences(of: "\"", with: "\"\""))\"*" }.joined(separator: " AND ")
+        // Each word quoted (so it is never FTS syntax) and matched as a prefix; all must match, and none left out.
+        func quoted(_ phrase: [String]) -> String { "\"\(phrase.joined(separator: " ").replacingOccurrences(of: "\"", with: "\"\""))\"*" }
+        let wanted = words.map { quoted([$0]) }.joined(separator: " AND ")
+        let match = leftOut.isEmpty ? wanted : "(\(wanted)) NOT (\(leftOut.map(quoted).joined(separator: " OR ")))"
         return try await readWithinClientLimit { db in
             // Rank inside FTS5 and join only the best rows: joining every match first
             // costs as much again as ranking for a common word.

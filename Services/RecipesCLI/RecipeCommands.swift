@@ -109,7 +109,10 @@ struct ShowRecipe: AsyncParsableCommand {
 struct SearchRecipes: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "search", abstract: "Search names, descriptions, ingredients, keywords and notes.")
     @OptionGroup var connection: ConnectionOptions
-    @Argument(help: "Words to look for; each matches as a prefix.") var text: [String]
+    // Every word not an option of the command is a word of the search, "-pecan" too.
+    @Argument(parsing: .allUnrecognized,
+              help: "Words to look for; each matches as a prefix. A word after - leaves out the recipes that have it: pie -pecan.")
+    var text: [String]
     @Option(help: "At most this many results (1-200).") var limit = 20
 
     func validate() throws {

@@ -113,6 +113,15 @@ struct QueryTests {
             #expect(try await store.searchRecipes("wok quick", limit: 10).count == 2, "keywords are searched; every word must match")
             #expect(try await store.searchRecipes("nothing-like-this", limit: 10).isEmpty)
             #expect(try await store.searchRecipes("\"AND OR*(", limit: 10).isEmpty, "search syntax in the text is taken literally")
+            // A word after "-" leaves out the recipes that have it; a hyphenated one, the words one after the other.
+            #expect(try await store.searchRecipes("tahini -hummus", limit: 10).map(\.recipe.name) == ["Roasted Cauliflower with Tahini"])
+            #expect(try await store.searchRecipes("tahini -cauli -humm", limit: 10).isEmpty)
+            #expect(try await store.searchRecipes("tahini -\")(", limit: 10).count == 2, "a - before no word leaves nothing out")
+            #expect(try await store.searchRecipes("chicken", limit: 10).contains { $0.recipe.name == "Chicken Stir-Fry" })
+            #expect(!(try await store.searchRecipes("chicken -stir-fry", limit: 10)).contains { $0.recipe.name == "Chicken Stir-Fry" })
+            let onlyOut = await #expect(throws: ServiceError.self) { _ = try await store.searchRecipes("-tahini -NOT(", limit: 10) }
+            #expect(onlyOut?.message.contains("only leaves words out") == true && onlyOut?.message.contains("\"pie -tahini\"") == true,
+                    "\(onlyOut?.message ?? "")")
             let id = UUID()
             _ = try await store.createRecipe(id: id, RecipeDraft(name: "Plain Toast", notes: "Use sourdough from the bakery"))
             #expect(try await store.searchRecipes("sourd", limit: 10).map(\.recipe.id) == [id], "notes are searched")

@@ -81,6 +81,14 @@ struct ParseTests {
         }
     }
 
+    @Test("a search takes words left out (-pecan) as words, beside its own options")
+    func searchWords() throws {
+        let search = try #require(try Recipes.parseAsRoot(Recipes.arguments(["search", "pie", "-pecan", "--limit", "5", "-stir-fry"])) as? SearchRecipes)
+        #expect(search.text == ["pie", "-pecan", "-stir-fry"] && search.limit == 5)
+        let leading = try #require(try Recipes.parseAsRoot(["search", "-pecan", "pie", "--json"]) as? SearchRecipes)
+        #expect(leading.text == ["-pecan", "pie"] && leading.connection.json)
+    }
+
     @Test("a negative number after an option is the option's value; after -- it stays an argument")
     func negativeValues() {
         #expect(Recipes.arguments(["show", "x", "--servings", "-3"]) == ["show", "x", "--servings=-3"])
