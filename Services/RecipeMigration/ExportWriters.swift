@@ -185,6 +185,7 @@ struct FlatWriter: ExportWriter {
     let root: URL
     let fileExtension: String
     let render: (Recipe, Book?, [String]) throws -> Data
+    /// File names written so far, lower-cased (two apart by case only are one on some file systems).
     private var used = Set<String>()
     /// Recipe files an earlier export wrote here, by stem ("Soup" of "Soup.cook").
     private let earlier: Set<String>
@@ -218,17 +219,22 @@ struct FlatWriter: ExportWriter {
 
     mutating func add(_ recipe: Recipe, book: Book?, photos: [(info: PhotoInfo, data: Data)]) throws {
         let base = ExportWriters.fileName(recipe.name)
+        let extensions = photos.map { photo in ImageKind.allCases.first { $0.mediaType == photo.info.mediaType }?.fileExtension ?? "jpg" }
+        func files(_ stem: String) -> [String] {
+            ["\(stem).\(fileExtension)"] + extensions.enumerated().map { index, ext in index == 0 ? "\(stem).\(ext)" : "\(stem).\(index).\(ext)" }
+        }
+        // A name none of whose files another recipe's took (case apart): "Soup"'s second photo is "Soup.1.jpg", the
+        // first photo of a recipe named "Soup.1" too.
         var stem = base
         var counter = 2
-        while !used.insert(stem.lowercased()).inserted { stem = "\(base) (\(counter))"; counter += 1 }
-        var names: [String] = []
-        for (index, photo) in photos.enumerated() {
-            let ext = ImageKind.allCases.first { $0.mediaType == photo.info.mediaType }?.fileExtension ?? "jpg"
-            let name = index == 0 ? "\(stem).\(ext)" : "\(stem).\(index).\(ext)"
+        while files(stem).contains(where: { used.contains($0.lowercased()) }) { stem = "\(base) (\(counter))"; counter += 1 }
+        let planned = files(stem)
+        used.formUnion(planned.map { $0.lowercased() })
+        let names = Array(planned.dropFirst())
+        for (name, photo) in zip(names, photos) {
             try photo.data.write(to: root.appendingPathComponent(name), options: .atomic)
-            names.append(name)
         }
-        try render(recipe, book, names).write(to: root.appendingPathComponent("\(stem).\(fileExtension)"), options: .atomic)
+        try render(recipe, book, names).write(to: root.appendingPathComponent(planned[0]), options: .atomic)
         writtenStems.insert(stem)
         writtenFiles.formUnion(names + ["\(stem).\(fileExtension)"])
     }

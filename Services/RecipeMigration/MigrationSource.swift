@@ -148,9 +148,24 @@ public struct MigrationSource: Sendable {
                 used.insert(path)
             }
         case .cooklang:
-            for path in paths where path.lowercased().hasSuffix(".cook") {
-                let directory = folder(path), base = stem(path)
-                let pictures = images.filter { folder($0) == directory && (stem($0) == base || stem($0).hasPrefix(base + ".")) }
+            // A picture is the recipe's whose name it has, or starts with before a dot ("Soup.jpg", "Soup.1.jpg"): the
+            // longest such name in its folder, so "Soup.1.jpg" beside "Soup.1.cook" is that recipe's, not Soup's step photo.
+            let recipes = paths.filter { $0.lowercased().hasSuffix(".cook") }
+            let keys = Set(recipes.map { folder($0) + "/" + stem($0) })
+            var picturesOf: [String: [String]] = [:]
+            for image in images {
+                var base = stem(image)
+                while true {
+                    if keys.contains(folder(image) + "/" + base) {
+                        picturesOf[folder(image) + "/" + base, default: []].append(image)
+                        break
+                    }
+                    guard let dot = base.lastIndex(of: ".") else { break }
+                    base = String(base[..<dot])
+                }
+            }
+            for path in recipes {
+                let pictures = picturesOf[folder(path) + "/" + stem(path)] ?? []
                 items.append(entry(path, [(name(path), path)] + pictures.map { (name($0), $0) }))
                 used.insert(path)
                 used.formUnion(pictures)

@@ -101,6 +101,26 @@ struct ExportAgainTests {
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: elsewhere.appendingPathComponent(soup).path)) == ["recipe.json", "full.jpg"])
     }
 
+    @Test("a recipe named like another's photo (Soup.1 beside Soup's second photo) keeps its own photo, whichever comes first",
+          arguments: [ExportFormat.cooklang, .schema], [false, true])
+    func photoNamesApart(_ format: ExportFormat, soupFirst: Bool) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-apart-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var writer = try ExportWriters.make(format, path: folder.path)
+        let soup = (Self.recipe("Soup", id: UUID()), [Self.photo(0), Self.photo(1)])
+        let other = (Self.recipe("Soup.1", id: UUID()), [Self.photo(7)])
+        for (recipe, photos) in soupFirst ? [soup, other] : [other, soup] { try writer.add(recipe, book: nil, photos: photos) }
+        try writer.finish()
+        let source = try MigrationSource.open(path: folder.path, format: MigrationFormat(rawValue: format.rawValue))
+        var photosOf: [String: [Data]] = [:]
+        for item in source.items {
+            let read = try MigrationReader.read(try item.entry())
+            photosOf[read.id == soup.0.id || read.draft.name == "Soup" ? "Soup" : "Soup.1", default: []] += read.photos.map(\.data)
+        }
+        #expect(photosOf["Soup"] == soup.1.map(\.data), "\(format), Soup first: \(soupFirst)")
+        #expect(photosOf["Soup.1"] == other.1.map(\.data), "\(format), Soup first: \(soupFirst)")
+    }
+
     @Test("a photo belongs to the longest recipe name it starts with: Soup.1.jpg is the photo of a recipe named Soup.1")
     func photoOwners() {
         #expect(FlatWriter.photoStem("Soup.1.jpg", among: ["Soup", "Soup.1"]) == "Soup.1")
