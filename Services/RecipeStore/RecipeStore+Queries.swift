@@ -82,6 +82,11 @@ extension RecipeStore {
                 conditions.append("substr(r.id, -?) = ?")
                 arguments += [idSuffix.count, idSuffix]
             }
+            if let name = query.name {
+                // The name index's own expression; stored names are composed (NFC) and trimmed.
+                conditions.append("lower(r.title) = lower(?)")
+                arguments += [name.composed.trimmingWhitespace()]
+            }
             if let origin = query.origin {
                 conditions.append("+r.origin = ?")
                 arguments += [origin.rawValue]

@@ -22,8 +22,16 @@ enum RecipeReference {
                                status: ExitStatus.refused)
             }
         }
-        let hits = try await client.call(RecipeOps.Search.self, .init(text: trimmed, limit: 20)).hits.map(\.recipe)
-        let exact = hits.filter { $0.name.caseInsensitiveCompare(trimmed) == .orderedSame }
+        // The recipes of exactly that name, however many share its words (a storage from before `name` lists none).
+        var exact: [RecipeSummary] = []
+        do {
+            exact = try await client.call(RecipeOps.List.self, RecipeListQuery(name: trimmed, limit: 10)).recipes
+        } catch let error as ServiceError where error.code == .invalidBody {}
+        // Otherwise a search for its words (only the words: a "-" in a name leaves nothing out here).
+        let words = trimmed.split { !($0.isLetter || $0.isNumber) }.joined(separator: " ")
+        let hits = exact.isEmpty && !words.isEmpty
+            ? try await client.call(RecipeOps.Search.self, .init(text: words, limit: 20)).hits.map(\.recipe) : []
+        if exact.isEmpty { exact = hits.filter { $0.name.caseInsensitiveCompare(trimmed) == .orderedSame } }
         if exact.count == 1 { return exact[0].id }
         // A starter and the one copy made of it (`recipes duplicate` keeps the name): the name means the copy, the one
         // that can be changed.

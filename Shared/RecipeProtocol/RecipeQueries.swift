@@ -58,6 +58,9 @@ public struct RecipeListQuery: Codable, Sendable, Equatable {
     /// Recipes whose id ends with these hex digits (any case): the CLI's short id of a time-ordered id is its last 8
     /// (ids made within a minute of each other share their first 8).
     public var idSuffix: String?
+    /// Recipes of exactly this name, any case of its letters A to Z ("caesar salad"): how a name a person typed is
+    /// found, however many recipes share its words.
+    public var name: String?
     public var sort: RecipeSort
     public var descending: Bool
     /// 1 to 200; 50 when left out.
@@ -69,7 +72,7 @@ public struct RecipeListQuery: Codable, Sendable, Equatable {
 
     public init(
         cuisine: String? = nil, category: String? = nil, bookID: UUID? = nil, favorite: Bool? = nil,
-        origin: RecipeOrigin? = nil, idPrefix: String? = nil, idSuffix: String? = nil, sort: RecipeSort = .name,
+        origin: RecipeOrigin? = nil, idPrefix: String? = nil, idSuffix: String? = nil, name: String? = nil, sort: RecipeSort = .name,
         descending: Bool = false, limit: Int = 50, cursor: String? = nil
     ) {
         self.cuisine = cuisine
@@ -79,6 +82,7 @@ public struct RecipeListQuery: Codable, Sendable, Equatable {
         self.origin = origin
         self.idPrefix = idPrefix
         self.idSuffix = idSuffix
+        self.name = name
         self.sort = sort
         self.descending = descending
         self.limit = limit
@@ -86,7 +90,7 @@ public struct RecipeListQuery: Codable, Sendable, Equatable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case cuisine, category, bookID, favorite, origin, idPrefix, idSuffix, sort, descending, limit, cursor
+        case cuisine, category, bookID, favorite, origin, idPrefix, idSuffix, name, sort, descending, limit, cursor
     }
 
     public init(from decoder: any Decoder) throws {
@@ -99,6 +103,7 @@ public struct RecipeListQuery: Codable, Sendable, Equatable {
             origin: try c.decodeIfPresent(RecipeOrigin.self, forKey: .origin),
             idPrefix: try c.decodeIfPresent(String.self, forKey: .idPrefix),
             idSuffix: try c.decodeIfPresent(String.self, forKey: .idSuffix),
+            name: try c.decodeIfPresent(String.self, forKey: .name),
             sort: try c.decodeIfPresent(RecipeSort.self, forKey: .sort) ?? .name,
             descending: try c.decodeIfPresent(Bool.self, forKey: .descending) ?? false,
             limit: try c.decodeIfPresent(Int.self, forKey: .limit) ?? 50,

@@ -220,6 +220,19 @@ struct CLITests {
             let pageAlone = try await recipes(["add", "--name", "X", "--page", "5"], storage: storage)
             #expect(pageAlone.status == 64 && pageAlone.output.contains("--page goes with --book"), "\(pageAlone.output)")
 
+            // A name is found exactly, however many recipes rank above it in a search for its words, and a "-" in a name
+            // is part of the name, not a word left out.
+            for index in 1...22 {
+                #expect(try await recipes(["add", "--name", "Stock stock stock stock \(index)"], storage: storage).status == 0)
+            }
+            #expect(try await recipes(["add", "--name", "Stock"], storage: storage).status == 0)
+            #expect(try await recipes(["add", "--name", "Mac -n- Cheese"], storage: storage).status == 0)
+            for name in ["stock", "mac -n- cheese"] {
+                let found = try await recipes(["rate", name, "4"], storage: storage)
+                #expect(found.status == 0, "\(name): \(found.output)")
+            }
+            #expect(try await recipes(["show", "Stock", "--json"], storage: storage).output.contains("\"rating\" : 4"))
+
             // The cook log shows each entry's id and the servings made; --delete takes the id it shows.
             #expect(try await recipes(["cooked", "Brine", "--servings", "3", "--note", "salty"], storage: storage).status == 0)
             let log = try await recipes(["log", "Brine"], storage: storage)

@@ -113,6 +113,9 @@ struct QueryTests {
             #expect(try await store.searchRecipes("wok quick", limit: 10).count == 2, "keywords are searched; every word must match")
             #expect(try await store.searchRecipes("nothing-like-this", limit: 10).isEmpty)
             #expect(try await store.searchRecipes("\"AND OR*(", limit: 10).isEmpty, "search syntax in the text is taken literally")
+            // A list by name: that name exactly, any case.
+            #expect(try await store.listRecipes(RecipeListQuery(name: "caesar SALAD ")).recipes.map(\.name) == ["Caesar Salad"])
+            #expect(try await store.listRecipes(RecipeListQuery(name: "Caesar")).recipes.isEmpty)
             // A word after "-" leaves out the recipes that have it; a hyphenated one, the words one after the other.
             #expect(try await store.searchRecipes("tahini -hummus", limit: 10).map(\.recipe.name) == ["Roasted Cauliflower with Tahini"])
             #expect(try await store.searchRecipes("tahini -cauli -humm", limit: 10).isEmpty)
