@@ -10,10 +10,10 @@ struct ListRecipes: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     @Option(help: "Only this cuisine.") var cuisine: String?
     @Option(help: "Only this category.") var category: String?
-    @Option(help: ArgumentHelp("Only recipes from this book (its id).", valueName: "book-id")) var book: String?
-    @Flag(help: "Only favourites.") var favorites = false
+    @Option(help: ArgumentHelp("Only recipes from this book (title, id or short id).", valueName: "book")) var book: String?
+    @Flag(name: [.long, .customLong("favorite")], help: "Only favourites.") var favorites = false
     @Option(help: "Only this origin: starter, custom, imported, conflictedCopy.") var origin: RecipeOrigin?
-    @Option(help: "Sort by name, createdAt, updatedAt, rating or totalTime.") var sort: RecipeSort = .name
+    @Option(help: "Sort by name, createdAt (or created), updatedAt (or updated), rating or totalTime (or time).") var sort: RecipeSort = .name
     @Flag(help: "Largest first.") var descending = false
     @Option(help: "Recipes per page (1-200).") var limit = 50
     @Option(help: "Continue from the cursor a previous page printed.") var cursor: String?
@@ -21,13 +21,13 @@ struct ListRecipes: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...RecipeListQuery.maxLimit).contains(limit) else { throw ValidationError("--limit must be 1 to 200; got \(limit)") }
-        if let book, UUID(uuidString: book) == nil { throw ValidationError("--book must be a book id (a UUID); got \(book)") }
     }
 
     func run() async throws {
         try await reportingFailures {
             let client = try connection.storageClient()
-            var query = RecipeListQuery(cuisine: cuisine, category: category, bookID: book.flatMap(UUID.init(uuidString:)),
+            let bookID = try await book.asyncMap { try await resolveBook($0, client) }
+            var query = RecipeListQuery(cuisine: cuisine, category: category, bookID: bookID,
                                         favorite: favorites ? true : nil, origin: origin, sort: sort, descending: descending,
                                         limit: limit, cursor: cursor)
             var recipes: [RecipeSummary] = []
@@ -44,8 +44,28 @@ struct ListRecipes: AsyncParsableCommand {
                 [Output.shortID($0.id), $0.name, $0.recipeCuisine ?? "", $0.recipeCategory ?? "", Output.minutes($0.totalMinutes),
                  Output.stars($0.rating), ($0.isFavorite ? "♥" : "") + ($0.origin == .starter ? " starter" : "")]
             })
-            if let next { print(Output.dim("More: recipes list --cursor \(next)")) }
+            if let next { print(Output.dim("More: " + Self.nextPageCommand(Array(CommandLine.arguments.dropFirst()), cursor: next))) }
         }
+    }
+}
+
+extension ListRecipes {
+    /// The command for the next page: the one given, with its filters and order (a cursor belongs to them), and the
+    /// cursor in place of any given before. Words a shell would split are quoted.
+    static func nextPageCommand(_ arguments: [String], cursor: String) -> String {
+        var kept: [String] = []
+        var skipNext = false
+        for argument in arguments {
+            if skipNext { skipNext = false; continue }
+            if argument == "--cursor" { skipNext = true; continue }
+            if argument.hasPrefix("--cursor=") || argument == "--all" { continue }
+            kept.append(argument)
+        }
+        func quoted(_ word: String) -> String {
+            word.allSatisfy({ $0.isLetter || $0.isNumber || "-_=./:@+,".contains($0) }) && !word.isEmpty
+                ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        }
+        return (["recipes"] + kept.map(quoted) + ["--cursor", cursor]).joined(separator: " ")
     }
 }
 
@@ -292,4 +312,12 @@ struct RateRecipe: AsyncParsableCommand {
 }
 
 extension RecipeOrigin: ExpressibleByArgument {}
-extension RecipeSort: ExpressibleByArgument {}
+extension RecipeSort: ExpressibleByArgument {
+    /// The protocol's names, any case, and the words a person would use: time, created, updated.
+    public init?(argument: String) {
+        let word = argument.lowercased()
+        let aliases: [String: RecipeSort] = ["time": .totalTime, "total": .totalTime, "created": .createdAt, "updated": .updatedAt]
+        guard let sort = aliases[word] ?? RecipeSort.allCases.first(where: { $0.rawValue.lowercased() == word }) else { return nil }
+        self = sort
+    }
+}

@@ -233,6 +233,10 @@ struct CLITests {
             }
             #expect(try await recipes(["show", "Stock", "--json"], storage: storage).output.contains("\"rating\" : 4"))
 
+            // A list of one book's recipes names the book as every other command does.
+            let wok = try await recipes(["list", "--book", "the wok"], storage: storage)
+            #expect(wok.status == 0 && wok.output.contains("Egg Fried Rice") && !wok.output.contains("Caesar Salad"), "\(wok.output)")
+
             // The cook log shows each entry's id and the servings made; --delete takes the id it shows.
             #expect(try await recipes(["cooked", "Brine", "--servings", "3", "--note", "salty"], storage: storage).status == 0)
             let log = try await recipes(["log", "Brine"], storage: storage)

@@ -56,7 +56,6 @@ struct ParseTests {
         (["migrate", "x.zip", "--from", "evernote"], "evernote"),
         (["export", "/tmp/x", "--format", "pdf"], "pdf"),
         (["list", "--limit", "0"], "1 to 200"),
-        (["list", "--book", "not-a-uuid"], "a book id"),
         (["add"], "either --file or --name"),
         (["add", "--name", "x", "--file", "y"], "either --file or --name"),
         (["cooked", "toast", "--rating", "0"], "1 to 5"),
@@ -79,6 +78,17 @@ struct ParseTests {
             let message = Recipes.message(for: error)
             #expect(message.contains(expected), "\(message)")
         }
+    }
+
+    @Test("a list sorts by the words a person uses, takes --favorite, and its next page keeps its filters and order")
+    func listOptions() throws {
+        let list = try #require(try Recipes.parseAsRoot(["list", "--sort", "time", "--favorite"]) as? ListRecipes)
+        #expect(list.sort == .totalTime && list.favorites)
+        #expect((try Recipes.parseAsRoot(["list", "--sort", "Created"]) as? ListRecipes)?.sort == .createdAt)
+        #expect((try Recipes.parseAsRoot(["list", "--sort", "updatedAt"]) as? ListRecipes)?.sort == .updatedAt)
+        #expect(ListRecipes.nextPageCommand(["list", "--cuisine", "Middle Eastern", "--sort", "rating", "--cursor", "old", "--all"], cursor: "abc=")
+                == "recipes list --cuisine 'Middle Eastern' --sort rating --cursor abc=")
+        #expect(ListRecipes.nextPageCommand(["list", "--book=It's mine", "--cursor=old"], cursor: "x") == "recipes list '--book=It'\\''s mine' --cursor x")
     }
 
     @Test("a search takes words left out (-pecan) as words, beside its own options")
