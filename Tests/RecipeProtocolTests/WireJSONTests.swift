@@ -154,6 +154,26 @@ struct WireJSONTests {
         #expect(throws: Never.self) { _ = try? decoder.decode([String].self, from: frame) }
     }
 
+    @Test("numbers with an exponent read as Foundation reads them, which refuses 0e1 to 0e9 (JSON allows them): one answer either way")
+    func exponents() throws {
+        for mantissa in ["0", "-0", "0.0", "1", "10", "-7.5"] {
+            for mark in ["e", "E", "e+", "e-", "E-"] {
+                for exponent in 0...30 {
+                    let number = "\(mantissa)\(mark)\(exponent)"
+                    for text in [number, "[\(number)]", #"{"a":\#(number),"b":1}"#] {
+                        let frame = Data(text.utf8)
+                        #expect((try? decoder.decode(JSONValue.self, from: frame)) == (try? foundationDecoder.decode(JSONValue.self, from: frame)), "\(text)")
+                        if let fast = decoder.fastDecode(JSONValue.self, from: frame) {
+                            #expect(fast == (try? foundationDecoder.decode(JSONValue.self, from: frame)), "\(text)")
+                        }
+                    }
+                }
+            }
+        }
+        #expect((try? decoder.decode([Double].self, from: Data("[0e4]".utf8))) == nil, "Foundation's answer")
+        #expect((try? decoder.decode([Double].self, from: Data("[0e10, 0e0, 0e+4]".utf8))) == [0, 0, 0])
+    }
+
     @Test("recipe drafts and recipes, whose text fields are coded from one list, stay on the fast path both ways")
     func draftsStayFast() throws {
         var draft = RecipeDraft(name: "Fast", ingredients: [.init(text: "1 egg")], keywords: ["quick"])
