@@ -141,8 +141,8 @@ extension RecipeStore {
     public static let maxSearchLength = 1_000
 
     /// Recipes matching `text` in name, description, ingredients, keywords or notes,
-    /// best first. Each word matches as a prefix ("tom" finds "tomato"); a word given twice counts once; a word
-    /// written with "-" before it leaves out the recipes that have it.
+    /// best first. Each word matches as a prefix ("tom" finds "tomato"); a word given twice counts once; words joined
+    /// by OR (in capitals) are alternatives; a word written with "-" before it leaves out the recipes that have it.
     /// A search that runs past the client-read limit (many one- or two-letter words in a large collection)
     /// is stopped and told so.
     public func searchRecipes(_ text: String, limit: Int) async throws -> [SearchHit] {
@@ -157,16 +157,27 @@ extension RecipeStore {
         // Stored and indexed text is composed (NFC): a query in the other form finds it too.
         // A word written with "-" before it leaves out the recipes that have it ("pie -pecan"; "-stir-fry" leaves out
         // the words "stir fry" one after the other).
-        var words: [String] = [], leftOut: [[String]] = []
-        for token in text.composed.lowercased().split(whereSeparator: \.isWhitespace) {
-            let parts = token.split { !($0.isLetter || $0.isNumber) }.map(String.init)
+        // Every group must match; a group is one or more alternatives joined by OR, written in capitals ("rice OR
+        // noodles"); an alternative is one written word, all of its parts ("stir-fry": "stir" and "fry").
+        var groups: [[[String]]] = [], leftOut: [[String]] = []
+        var joinsPrevious = false
+        for token in text.composed.split(whereSeparator: \.isWhitespace) {
+            if token == "OR" {
+                joinsPrevious = !groups.isEmpty
+                continue
+            }
+            let parts = token.lowercased().split { !($0.isLetter || $0.isNumber) }.map(String.init)
             guard !parts.isEmpty else { continue }
             if token.hasPrefix("-") {
                 leftOut.append(parts)
-            } else {
-                words += parts.filter { seen.insert($0).inserted }
+            } else if joinsPrevious {
+                if !groups[groups.count - 1].contains(parts) { groups[groups.count - 1].append(parts) }
+            } else if seen.insert(parts.joined(separator: " ")).inserted {
+                groups.append([parts])
             }
+            joinsPrevious = false
         }
+        let words = groups.flatMap { $0.flatMap { $0 } }
         guard !words.isEmpty else {
             if !leftOut.isEmpty {
                 throw ServiceError(.invalidArgument, "the search text \"\(text.prefix(80))\" only leaves words out (a word after \"-\"); "
@@ -179,9 +190,12 @@ extension RecipeStore {
             throw ServiceError(.invalidArgument,
                 "the search text has \(wordCount) different words; a search looks for at most \(Self.maxSearchWords)")
         }
-        // Each word quoted (so it is never FTS syntax) and matched as a prefix; all must match, and none left out.
+        // Each word quoted (so it is never FTS syntax) and matched as a prefix; every group must match, and nothing left out.
         func quoted(_ phrase: [String]) -> String { "\"\(phrase.joined(separator: " ").replacingOccurrences(of: "\"", with: "\"\""))\"*" }
-        let wanted = words.map { quoted([$0]) }.joined(separator: " AND ")
+        func all(_ parts: [String]) -> String { parts.map { quoted([$0]) }.joined(separator: " AND ") }
+        let wanted = groups.map { group in
+            group.count == 1 ? all(group[0]) : "(" + group.map { "(" + all($0) + ")" }.joined(separator: " OR ") + ")"
+        }.joined(separator: " AND ")
         let match = leftOut.isEmpty ? wanted : "(\(wanted)) NOT (\(leftOut.map(quoted).joined(separator: " OR ")))"
         return try await readWithinClientLimit { db in
             // Rank inside FTS5 and join only the best rows: joining every match first

@@ -131,7 +131,7 @@ struct SearchRecipes: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
     // Every word not an option of the command is a word of the search, "-pecan" too.
     @Argument(parsing: .allUnrecognized,
-              help: "Words to look for; each matches as a prefix. A word after - leaves out the recipes that have it: pie -pecan.")
+              help: "Words to look for; each matches as a prefix. Words joined by OR are alternatives (rice OR noodles); a word after - leaves out the recipes that have it (pie -pecan).")
     var text: [String]
     @Option(help: "At most this many results (1-200).") var limit = 20
 

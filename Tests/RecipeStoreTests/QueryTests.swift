@@ -122,6 +122,17 @@ struct QueryTests {
             #expect(try await store.searchRecipes("tahini -\")(", limit: 10).count == 2, "a - before no word leaves nothing out")
             #expect(try await store.searchRecipes("chicken", limit: 10).contains { $0.recipe.name == "Chicken Stir-Fry" })
             #expect(!(try await store.searchRecipes("chicken -stir-fry", limit: 10)).contains { $0.recipe.name == "Chicken Stir-Fry" })
+            // Words joined by OR in capitals are alternatives; "or" is a word; a lone OR is nothing.
+            #expect(Set(try await store.searchRecipes("hummus OR cauliflower", limit: 10).map(\.recipe.name))
+                    == ["Roasted Cauliflower with Tahini", "Hummus from Scratch"])
+            #expect(try await store.searchRecipes("tahini hummus OR nothingatall", limit: 10).map(\.recipe.name) == ["Hummus from Scratch"])
+            let either = try await store.searchRecipes("egg OR cauliflower -tahini", limit: 10).map(\.recipe.name)
+            #expect(either.contains("Egg Fried Rice") && !either.contains("Roasted Cauliflower with Tahini"), "\(either)")
+            #expect(Set(try await store.searchRecipes("OR tahini OR", limit: 10).map(\.recipe.name))
+                    == Set(try await store.searchRecipes("tahini", limit: 10).map(\.recipe.name)))
+            #expect(try await store.searchRecipes("tahini or", limit: 10).count <= 2)
+            let lone = await #expect(throws: ServiceError.self) { _ = try await store.searchRecipes("OR", limit: 10) }
+            #expect(lone?.message.contains("has no words to look for") == true)
             let onlyOut = await #expect(throws: ServiceError.self) { _ = try await store.searchRecipes("-tahini -NOT(", limit: 10) }
             #expect(onlyOut?.message.contains("only leaves words out") == true && onlyOut?.message.contains("\"pie -tahini\"") == true,
                     "\(onlyOut?.message ?? "")")
