@@ -192,9 +192,8 @@ struct FlatWriter: ExportWriter {
     /// Every recipe file's stem in the folder before this export (an earlier export's or not): a photo file belongs to
     /// the longest stem it starts with ("Soup.1.jpg" is the photo of "Soup.1.cook" when there is one).
     private let stemsBefore: Set<String>
-    /// Stems written by this export, and every file written.
+    /// Stems written by this export (its files are in `used`).
     private var writtenStems = Set<String>()
-    private var writtenFiles = Set<String>()
 
     init(root: URL, fileExtension: String, render: @escaping (Recipe, Book?, [String]) throws -> Data) throws {
         self.root = root
@@ -236,13 +235,12 @@ struct FlatWriter: ExportWriter {
         }
         try render(recipe, book, names).write(to: root.appendingPathComponent(planned[0]), options: .atomic)
         writtenStems.insert(stem)
-        writtenFiles.formUnion(names + ["\(stem).\(fileExtension)"])
     }
 
     mutating func finish() throws -> [String] {
         let gone = earlier.subtracting(writtenStems)
         let stems = stemsBefore.union(writtenStems)
-        for file in EarlierExport.names(in: root) where !writtenFiles.contains(file) {
+        for file in EarlierExport.names(in: root) where !used.contains(file.lowercased()) {
             let stem = file.hasSuffix("." + fileExtension) ? String(file.dropLast(fileExtension.count + 1)) : Self.photoStem(file, among: stems)
             guard let stem else { continue }
             // A recipe renamed or deleted since, with its photos; or a photo of a recipe written again that it no longer has.

@@ -75,13 +75,9 @@ struct CookLog: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...1_000).contains(limit) else { throw ValidationError("--limit must be 1 to 1000; got \(limit)") }
-        if let delete, UUID(uuidString: delete) == nil, !Self.looksLikeShortID(delete) {
+        if let delete, UUID(uuidString: delete) == nil, !Output.looksLikeShortID(delete) {
             throw ValidationError("--delete needs a log entry's id as `recipes log` shows it (8 hex digits) or its whole id; got \(delete)")
         }
-    }
-
-    static func looksLikeShortID(_ text: String) -> Bool {
-        text.count >= 4 && text.allSatisfy { $0.isHexDigit || $0 == "-" }
     }
 
     func run() async throws {

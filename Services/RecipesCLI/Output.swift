@@ -79,8 +79,13 @@ enum Output {
     /// a title such as "Cafe" or "A" is not taken for a piece of an id.
     static func isShortID(_ reference: String, of id: UUID) -> Bool {
         let text = id.uuidString.lowercased(), reference = reference.lowercased()
-        guard reference.count >= 4, reference.allSatisfy({ $0.isHexDigit || $0 == "-" }) else { return false }
+        guard looksLikeShortID(reference) else { return false }
         return text.hasPrefix(reference) || text.hasSuffix(reference)
+    }
+
+    /// Whether `text` could be a piece of an id: 4 or more hex digits (and dashes).
+    static func looksLikeShortID(_ text: String) -> Bool {
+        text.count >= 4 && text.allSatisfy { $0.isHexDigit || $0 == "-" }
     }
 
     static func stars(_ rating: Int) -> String { rating == 0 ? "" : String(repeating: "★", count: rating) }
