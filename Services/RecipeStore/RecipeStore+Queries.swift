@@ -197,21 +197,31 @@ extension RecipeStore {
             group.count == 1 ? all(group[0]) : "(" + group.map { "(" + all($0) + ")" }.joined(separator: " OR ") + ")"
         }.joined(separator: " AND ")
         let match = leftOut.isEmpty ? wanted : "(\(wanted)) NOT (\(leftOut.map(quoted).joined(separator: " OR ")))"
+        let ranking = self.ranking
         return try await readWithinClientLimit { db in
-            // Rank inside FTS5 and join only the best rows: joining every match first
-            // costs as much again as ranking for a common word.
-            var hits: [SearchHit] = []
-            try db.forEachRow("""
-                SELECT \(Self.summaryColumns), m.rank AS rank
-                FROM (SELECT rowid, bm25(recipes_fts, 10.0, 2.0, 5.0, 4.0, 1.0) AS rank
-                      FROM recipes_fts WHERE recipes_fts MATCH ? ORDER BY rank LIMIT ?) m
-                JOIN recipe_search_keys k ON k.ftsRowid = m.rowid
-                JOIN recipes r ON r.id = k.recipeId
-                ORDER BY m.rank, lower(r.title)
-                """, [match, limit]) { row in
-                hits.append(SearchHit(recipe: Self.summary(row), score: -row[Self.summaryColumnCount, or: 0.0]))
+            // bm25 with these column weights (name, description, ingredients, keywords, notes), through
+            // `SearchRanking`, which keeps what bm25 reads for every match between searches. Every match is scored
+            // and the best `limit` kept as it goes (no sort of all of them); only those are joined to their recipes.
+            try ranking.ranking(match, in: db) { query in
+                query.limit = limit
+                try db.forEachRow("""
+                    SELECT count(*) FROM recipes_fts
+                    WHERE recipes_fts MATCH ? AND recipe_rank(recipes_fts, ?, 10.0, 2.0, 5.0, 4.0, 1.0) IS NOT NULL
+                    """, [match, nil], bind: { query.bind(to: $0, at: 2) }) { _ in }
+                let best = query.ranked
+                guard !best.isEmpty else { return [] }
+                var hits: [SearchHit] = []
+                try db.forEachRow("""
+                    WITH m(ftsRowid, rank) AS (VALUES \(Array(repeating: "(?, ?)", count: best.count).joined(separator: ", ")))
+                    SELECT \(Self.summaryColumns), m.rank AS rank
+                    FROM m JOIN recipe_search_keys k ON k.ftsRowid = m.ftsRowid
+                    JOIN recipes r ON r.id = k.recipeId
+                    ORDER BY m.rank, lower(r.title)
+                    """, StatementArguments(best.flatMap { [$0.rowid.databaseValue, $0.score.databaseValue] })) { row in
+                    hits.append(SearchHit(recipe: Self.summary(row), score: -row[Self.summaryColumnCount, or: 0.0]))
+                }
+                return hits
             }
-            return hits
         } stopped: { limitText in
             let short = words.filter { $0.count <= 2 }
             let advice = short.isEmpty

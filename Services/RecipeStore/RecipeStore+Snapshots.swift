@@ -237,6 +237,7 @@ extension RecipeStore {
             return true
         }
         guard installed else { return refusal("this replica is not empty any more") }
+        ranking.forget()
         // The copy went into the write-ahead log whole (durably: the backup's commit synced it). It moves into the
         // file beside what comes next, and the log is cut back when SQLite starts it over (`logSizeLimit`).
         checkpointer.soon()

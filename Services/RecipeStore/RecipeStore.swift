@@ -15,6 +15,8 @@ public final class RecipeStore: Sendable {
     let batcher: WriteBatcher
     /// Moves the write-ahead log into the database file beside the writer, not inside its commits.
     let checkpointer: Checkpointer
+    /// What search ranking reads for every match, kept between searches while the index is unchanged.
+    let ranking = SearchRanking()
     /// The data folder.
     public let folder: URL
     let photos: PhotoBlobs
@@ -100,6 +102,7 @@ public final class RecipeStore: Sendable {
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(5)
         configuration.label = "Recipes"
+        configuration.prepareDatabase { db in try SearchRanking.register(on: db) }
         let path = folder.appendingPathComponent(RecipeVault.databaseFileName).path
         setAsideLogNote = try StaleWriteAheadLog.setAsideIfStale(databasePath: path)
         pool = try DatabasePool(path: path, configuration: configuration)

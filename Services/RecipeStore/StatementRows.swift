@@ -57,9 +57,11 @@ struct StatementRow {
 }
 
 extension Database {
-    /// Runs the (cached) `sql` with `arguments` and hands `body` each row it returns, in order.
-    func forEachRow(_ sql: String, _ arguments: StatementArguments, _ body: (StatementRow) throws -> Void) throws {
-        try step(sql, arguments) { row in
+    /// Runs the (cached) `sql` with `arguments` and hands `body` each row it returns, in order; `bind`, when given,
+    /// binds what `arguments` cannot hold (a search's rank query) after them.
+    func forEachRow(_ sql: String, _ arguments: StatementArguments, bind: ((SQLiteStatement) -> Void)? = nil,
+                    _ body: (StatementRow) throws -> Void) throws {
+        try step(sql, arguments, bind: bind) { row in
             try body(row)
             return true
         }
@@ -76,11 +78,16 @@ extension Database {
     }
 
     /// Steps the statement while `body` asks for the next row, then resets it.
-    private func step(_ sql: String, _ arguments: StatementArguments, _ body: (StatementRow) throws -> Bool) throws {
+    private func step(_ sql: String, _ arguments: StatementArguments, bind: ((SQLiteStatement) -> Void)? = nil,
+                      _ body: (StatementRow) throws -> Bool) throws {
         let statement = try cachedStatement(sql: sql)
         try statement.setArguments(arguments)
         let raw = statement.sqliteStatement
-        defer { sqlite3_reset(raw) }
+        bind?(raw)
+        defer {
+            sqlite3_reset(raw)
+            if bind != nil { sqlite3_clear_bindings(raw) } // nothing it bound outlives this run
+        }
         while true {
             let code = sqlite3_step(raw)
             switch code {

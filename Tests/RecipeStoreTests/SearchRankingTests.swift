@@ -1,0 +1,129 @@
+import Foundation
+import GRDB
+import RecipeModel
+import RecipeProtocol
+import Testing
+import TestRandom
+@testable import RecipeStore
+
+/// Search ranks by `recipe_rank`, which keeps what bm25 reads between searches: it must give bm25's score, to the
+/// bit, for every matching row, on the first search and every one after, whatever changed the index in between.
+@Suite("Search ranking")
+struct SearchRankingTests {
+    static let weights = "10.0, 2.0, 5.0, 4.0, 1.0"
+    static let words = ["bean", "beet", "beef", "carrot", "caraway", "dill", "dal", "egg", "eggplant", "fennel",
+                        "garlic", "ginger", "herb", "honey", "leek", "lemon", "lime", "mint", "miso", "onion"]
+    static let matches = [
+        "\"be\"*", "\"bean\"* AND \"dill\"*", "(\"leek\"* OR \"lime\"*) AND \"egg\"*", "(\"garlic\"*) NOT (\"onion\"*)",
+        "\"c\"* AND \"d\"* AND \"e\"*", "\"honey\"*", "\"mint\"* AND \"miso\"*", "\"l\"*",
+    ]
+
+    static func text(_ random: inout SplitMix, words count: Int) -> String {
+        (0..<count).map { _ in words[random.below(words.count)] }.joined(separator: " ")
+    }
+
+    static func draft(_ random: inout SplitMix, long: Bool = false) -> RecipeDraft {
+        let scale = long ? 8 : 1
+        return RecipeDraft(name: text(&random, words: 1 + random.below(4)),
+                           description: text(&random, words: random.below(12) * scale),
+                           ingredients: (0..<(1 + random.below(6))).map { _ in .init(text: "1 cup " + text(&random, words: 1 + random.below(3))) },
+                           keywords: (0..<random.below(3)).map { _ in text(&random, words: 1) },
+                           notes: text(&random, words: random.below(20) * scale))
+    }
+
+    /// Every matching row's `recipe_rank` beside its `bm25`, for each search, through the store's own ranking.
+    static func mismatches(_ store: RecipeStore) throws -> [String] {
+        try store.pool.read { db in
+            var found: [String] = []
+            for match in matches {
+                var rows = 0
+                try store.ranking.ranking(match, in: db) { query in
+                    try db.forEachRow("""
+                        SELECT rowid, recipe_rank(recipes_fts, ?, \(weights)), bm25(recipes_fts, \(weights))
+                        FROM recipes_fts WHERE recipes_fts MATCH ?
+                        """, [nil, match], bind: { query.bind(to: $0, at: 1) }) { row in
+                        rows += 1
+                        let rank: Double = row[1, or: .nan], bm25: Double = row[2, or: .nan]
+                        if rank.bitPattern != bm25.bitPattern {
+                            found.append("\(match) row \(row[0, or: Int64(0)]): \(rank) against bm25 \(bm25)")
+                        }
+                    }
+                }
+                if rows == 0 { found.append("\(match) matched nothing: the check checks nothing") }
+            }
+            return found
+        }
+    }
+
+    @Test("every match scores as bm25, searched again after each kind of change to the index")
+    func ranksAsBM25() async throws {
+        try await withStore { store async throws in
+            var random = SplitMix(seed: 17)
+            var ids: [UUID] = []
+            for _ in 0..<200 {
+                ids.append(try await store.createRecipe(id: .timeOrdered(), Self.draft(&random)).recipe.id)
+            }
+            #expect(try Self.mismatches(store) == [], "the first search, reading every length")
+            #expect(try Self.mismatches(store) == [], "again, with the lengths kept")
+
+            // The recipe indexed last, edited to be much longer: its entry is deleted and added again, and SQLite
+            // gives the new entry the rowid the old one had (the largest), with another length.
+            let last = try await store.recipe(ids[ids.count - 1])
+            _ = try await store.updateRecipe(id: last.id, expectedVersion: last.version, Self.draft(&random, long: true))
+            #expect(try Self.mismatches(store) == [], "after the last recipe was edited longer")
+            // Deleted, then a new one in its place (the same rowid again).
+            _ = try await store.deleteRecipe(id: last.id)
+            #expect(try Self.mismatches(store) == [], "after a delete")
+            _ = try await store.createRecipe(id: .timeOrdered(), Self.draft(&random, long: true))
+            #expect(try Self.mismatches(store) == [], "after a create in the deleted one's place")
+            // Many edits, some shorter, some longer, and searches between.
+            for round in 0..<20 {
+                let id = ids[random.below(ids.count - 1)]
+                let recipe = try await store.recipe(id)
+                _ = try await store.updateRecipe(id: id, expectedVersion: recipe.version, Self.draft(&random, long: round % 2 == 0))
+                if round % 5 == 4 { #expect(try Self.mismatches(store) == [], "after edit round \(round)") }
+            }
+        }
+    }
+
+    @Test("search results carry bm25's score and order")
+    func resultsAsBM25() async throws {
+        try await withStore { store async throws in
+            var random = SplitMix(seed: 5)
+            for _ in 0..<120 { _ = try await store.createRecipe(id: .timeOrdered(), Self.draft(&random)) }
+            for text in ["be", "bean dill", "leek OR lime egg", "garlic -onion", "honey"] {
+                for limit in [50, 1, 7, 50] { // read, then kept; the best 1 and 7 of many
+                    let hits = try await store.searchRecipes(text, limit: limit)
+                    let reference: [String: Double] = try await store.pool.read { db in
+                        var scores: [String: Double] = [:]
+                        for row in try Row.fetchAll(db, sql: """
+                            SELECT k.recipeId AS id, bm25(recipes_fts, \(Self.weights)) AS rank FROM recipes_fts
+                            JOIN recipe_search_keys k ON k.ftsRowid = recipes_fts.rowid WHERE recipes_fts MATCH ?
+                            """, arguments: [Self.matchText(text)]) {
+                            scores[row["id"]] = -(row["rank"] as Double)
+                        }
+                        return scores
+                    }
+                    #expect(!hits.isEmpty, "\(text)")
+                    for hit in hits {
+                        #expect(reference[hit.recipe.id.uuidString] == hit.score, "\(text): \(hit.recipe.name)")
+                    }
+                    let best = reference.values.sorted(by: >).prefix(hits.count)
+                    #expect(hits.map(\.score) == Array(best), "\(text): the best of all matches, best first")
+                    #expect(hits.count == min(limit, reference.count), "\(text): \(limit) asked, \(reference.count) match")
+                }
+            }
+        }
+    }
+
+    /// The FTS5 expression `searchRecipes` makes of these texts.
+    static func matchText(_ text: String) -> String {
+        switch text {
+        case "be": "\"be\"*"
+        case "bean dill": "\"bean\"* AND \"dill\"*"
+        case "leek OR lime egg": "((\"leek\"*) OR (\"lime\"*)) AND \"egg\"*"
+        case "garlic -onion": "(\"garlic\"*) NOT (\"onion\"*)"
+        default: "\"\(text)\"*"
+        }
+    }
+}
