@@ -96,7 +96,7 @@ extension WrapperEcho {
     public static func throughput(endpoint: String, payload: Data, clients: Int, perClient: Int) async throws -> Double {
         let serverContext = try Context()
         let bound = Mailbox<String>()
-        let total = clients * perClient
+        let total = clients * (perClient + 1) // one round trip each before the clock starts
         let server = Thread {
             do {
                 let router = try Socket(serverContext, .router)
@@ -117,7 +117,10 @@ extension WrapperEcho {
         }
         server.start()
         let endpoint = try bound.take()
-        let start = ContinuousClock.now
+        // Every client connected and answered once before the clock starts (as `storage-bench`'s clients are): the
+        // rate of requests, not of connecting.
+        let ready = DispatchSemaphore(value: 0), go = DispatchSemaphore(value: 0)
+        let started = Mailbox<ContinuousClock.Instant>()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<clients {
                 group.addTask {
@@ -127,6 +130,10 @@ extension WrapperEcho {
                         try dealer.setReceiveTimeout(.seconds(5))
                         try dealer.connect(endpoint)
                         let message = Message([Data(), payload])
+                        try dealer.send(message)
+                        guard try dealer.receive() != nil else { throw BenchmarkError("the echo server stopped answering") }
+                        ready.signal()
+                        guard go.wait(timeout: .now() + 30) == .success else { throw BenchmarkError("the other clients did not connect") }
                         for _ in 0..<perClient {
                             try dealer.send(message)
                             guard try dealer.receive() != nil else { throw BenchmarkError("the echo server stopped answering") }
@@ -134,8 +141,18 @@ extension WrapperEcho {
                     }
                 }
             }
+            group.addTask {
+                try await onThread {
+                    for _ in 0..<clients {
+                        guard ready.wait(timeout: .now() + 30) == .success else { throw BenchmarkError("a client did not connect") }
+                    }
+                    started.put(ContinuousClock.now)
+                    for _ in 0..<clients { go.signal() }
+                }
+            }
             try await group.waitForAll()
         }
+        let start = try started.take()
         let elapsed = ContinuousClock.now - start
         return Double(total) / elapsed.seconds
     }
