@@ -170,6 +170,8 @@ struct StorageBenchmark: AsyncParsableCommand {
         print("  1 client creates at least 1,000 a second: \(String(format: "%.0f", createOne.perSecond)) — \(verdict(createOne.perSecond >= 1_000))")
         print("  8 clients create at least 2,000 a second: \(String(format: "%.0f", createEight.perSecond)) — \(verdict(createEight.perSecond >= 2_000))")
         print("  recipe.search p50 under 5 ms at \(ids.count) recipes: \(searchP50.millis) — \(verdict(searchP50 < .milliseconds(5)))")
+        let commonP50 = Stats(wireCommon).p50
+        print("  the two most common words p50 under 20 ms: \(commonP50.millis) — \(verdict(commonP50 < .milliseconds(20)))")
         print("  peak RSS under 150 MB: \(rss / 1_000_000) MB — \(verdict(rss < 150_000_000))")
     }
 

@@ -149,6 +149,50 @@ extension RecipeStore {
         guard (1...RecipeListQuery.maxLimit).contains(limit) else {
             throw ServiceError(.invalidArgument, "limit is \(limit); it must be 1 to \(RecipeListQuery.maxLimit)")
         }
+        let (match, words) = try Self.searchExpression(text)
+        let ranking = self.ranking
+        return try await readWithinClientLimit { db in
+            // bm25 with these column weights (name, description, ingredients, keywords, notes), through
+            // `SearchRanking`, which keeps what bm25 reads for every match between searches. Every match is scored
+            // and the best `limit` kept as it goes (no sort of all of them); only those are joined to their recipes.
+            try ranking.ranking(match, in: db) { query in
+                query.limit = limit
+                try db.forEachRow(Self.scoreEveryMatch, [match, nil], bind: { query.bind(to: $0, at: 2) }) { _ in }
+                let best = query.ranked
+                guard !best.isEmpty else { return [] }
+                var hits: [SearchHit] = []
+                try db.forEachRow("""
+                    WITH m(ftsRowid, rank) AS (VALUES \(Array(repeating: "(?, ?)", count: best.count).joined(separator: ", ")))
+                    SELECT \(Self.summaryColumns), m.rank AS rank
+                    FROM m JOIN recipe_search_keys k ON k.ftsRowid = m.ftsRowid
+                    JOIN recipes r ON r.id = k.recipeId
+                    ORDER BY m.rank, lower(r.title)
+                    """, StatementArguments(best.flatMap { [$0.rowid.databaseValue, $0.score.databaseValue] })) { row in
+                    hits.append(SearchHit(recipe: Self.summary(row), score: -row[Self.summaryColumnCount, or: 0.0]))
+                }
+                return hits
+            }
+        } stopped: { limitText in
+            let short = words.filter { $0.count <= 2 }
+            let advice = short.isEmpty
+                ? "use fewer or more specific words"
+                : "use fewer words, or longer ones: \(short.prefix(5).map { "\"\($0)\"" }.joined(separator: ", ")) match the start of very many words"
+            return ServiceError(.invalidArgument,
+                "the search for \(words.count) word\(words.count == 1 ? "" : "s") was stopped after \(limitText) of work, the most one search may take; \(advice)")
+        }
+    }
+
+    /// The column weights search ranks by: name, description, ingredients, keywords, notes.
+    static let searchWeights = "10.0, 2.0, 5.0, 4.0, 1.0"
+    /// Scores every match of an FTS5 expression (parameter 1) with `recipe_rank` (its query: parameter 2).
+    static let scoreEveryMatch = """
+        SELECT count(*) FROM recipes_fts
+        WHERE recipes_fts MATCH ? AND recipe_rank(recipes_fts, ?, \(searchWeights)) IS NOT NULL
+        """
+
+    /// The FTS5 expression a search text asks for, and the words it looks for; throws, saying why, for a text that
+    /// is too long, looks for nothing, or for too many words.
+    static func searchExpression(_ text: String) throws -> (match: String, words: [String]) {
         guard text.count <= Self.maxSearchLength else {
             throw ServiceError(.invalidArgument,
                 "the search text is \(text.count) characters long; it may be at most \(Self.maxSearchLength)")
@@ -197,39 +241,7 @@ extension RecipeStore {
             group.count == 1 ? all(group[0]) : "(" + group.map { "(" + all($0) + ")" }.joined(separator: " OR ") + ")"
         }.joined(separator: " AND ")
         let match = leftOut.isEmpty ? wanted : "(\(wanted)) NOT (\(leftOut.map(quoted).joined(separator: " OR ")))"
-        let ranking = self.ranking
-        return try await readWithinClientLimit { db in
-            // bm25 with these column weights (name, description, ingredients, keywords, notes), through
-            // `SearchRanking`, which keeps what bm25 reads for every match between searches. Every match is scored
-            // and the best `limit` kept as it goes (no sort of all of them); only those are joined to their recipes.
-            try ranking.ranking(match, in: db) { query in
-                query.limit = limit
-                try db.forEachRow("""
-                    SELECT count(*) FROM recipes_fts
-                    WHERE recipes_fts MATCH ? AND recipe_rank(recipes_fts, ?, 10.0, 2.0, 5.0, 4.0, 1.0) IS NOT NULL
-                    """, [match, nil], bind: { query.bind(to: $0, at: 2) }) { _ in }
-                let best = query.ranked
-                guard !best.isEmpty else { return [] }
-                var hits: [SearchHit] = []
-                try db.forEachRow("""
-                    WITH m(ftsRowid, rank) AS (VALUES \(Array(repeating: "(?, ?)", count: best.count).joined(separator: ", ")))
-                    SELECT \(Self.summaryColumns), m.rank AS rank
-                    FROM m JOIN recipe_search_keys k ON k.ftsRowid = m.ftsRowid
-                    JOIN recipes r ON r.id = k.recipeId
-                    ORDER BY m.rank, lower(r.title)
-                    """, StatementArguments(best.flatMap { [$0.rowid.databaseValue, $0.score.databaseValue] })) { row in
-                    hits.append(SearchHit(recipe: Self.summary(row), score: -row[Self.summaryColumnCount, or: 0.0]))
-                }
-                return hits
-            }
-        } stopped: { limitText in
-            let short = words.filter { $0.count <= 2 }
-            let advice = short.isEmpty
-                ? "use fewer or more specific words"
-                : "use fewer words, or longer ones: \(short.prefix(5).map { "\"\($0)\"" }.joined(separator: ", ")) match the start of very many words"
-            return ServiceError(.invalidArgument,
-                "the search for \(words.count) word\(words.count == 1 ? "" : "s") was stopped after \(limitText) of work, the most one search may take; \(advice)")
-        }
+        return (match, words)
     }
 }
 

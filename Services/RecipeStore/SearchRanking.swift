@@ -114,7 +114,8 @@ final class RankQuery {
         guard api.pointee.xColumnSize(context, -1, &tokens) == SQLITE_OK else { return nil }
         if rowid >= 0, rowid < SearchRanking.maxKeptRowid {
             if rowid >= lengths.count {
-                lengths.append(contentsOf: repeatElement(0, count: max(Int(rowid) + 1, lengths.count * 2, 1_024) - lengths.count))
+                let grown = min(max(Int(rowid) + 1, lengths.count * 2, 1_024), SearchRanking.maxKeptRowid)
+                lengths.append(contentsOf: repeatElement(0, count: grown - lengths.count))
             }
             lengths[Int(rowid)] = tokens + 1
         }

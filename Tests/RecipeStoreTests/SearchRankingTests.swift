@@ -10,7 +10,7 @@ import TestRandom
 /// bit, for every matching row, on the first search and every one after, whatever changed the index in between.
 @Suite("Search ranking")
 struct SearchRankingTests {
-    static let weights = "10.0, 2.0, 5.0, 4.0, 1.0"
+    static let weights = RecipeStore.searchWeights
     static let words = ["bean", "beet", "beef", "carrot", "caraway", "dill", "dal", "egg", "eggplant", "fennel",
                         "garlic", "ginger", "herb", "honey", "leek", "lemon", "lime", "mint", "miso", "onion"]
     static let matches = [
@@ -111,6 +111,61 @@ struct SearchRankingTests {
                     let best = reference.values.sorted(by: >).prefix(hits.count)
                     #expect(hits.map(\.score) == Array(best), "\(text): the best of all matches, best first")
                     #expect(hits.count == min(limit, reference.count), "\(text): \(limit) asked, \(reference.count) match")
+                }
+            }
+        }
+    }
+
+    @Test("random searches, between random edits, deletes and creates, answer bm25's best of all matches")
+    func randomSearchesAsBM25() async throws {
+        for seed: UInt64 in [1, 2, 3] {
+            try await withStore { store async throws in
+                var random = SplitMix(seed: seed)
+                var ids: [UUID] = []
+                for _ in 0..<80 { ids.append(try await store.createRecipe(id: .timeOrdered(), Self.draft(&random)).recipe.id) }
+                for step in 0..<60 {
+                    switch random.below(4) {
+                    case 0 where ids.count > 10:
+                        _ = try await store.deleteRecipe(id: ids.remove(at: random.below(ids.count)))
+                    case 1:
+                        ids.append(try await store.createRecipe(id: .timeOrdered(), Self.draft(&random, long: random.below(2) == 0)).recipe.id)
+                    case 2:
+                        let id = ids[random.below(ids.count)]
+                        let recipe = try await store.recipe(id)
+                        _ = try await store.updateRecipe(id: id, expectedVersion: recipe.version, Self.draft(&random, long: random.below(2) == 0))
+                    default:
+                        break // searches again on the same index: what was kept is used
+                    }
+                    // A word, a prefix of one, alternatives, or a word left out.
+                    func word() -> String {
+                        let whole = Self.words[random.below(Self.words.count)]
+                        return random.below(3) == 0 ? String(whole.prefix(1 + random.below(whole.count))) : whole
+                    }
+                    var text = word()
+                    for _ in 0..<random.below(3) {
+                        switch random.below(3) {
+                        case 0: text += " OR " + word()
+                        case 1: text += " -" + word()
+                        default: text += " " + word()
+                        }
+                    }
+                    let limit = [1, 3, 20][random.below(3)]
+                    let match = try RecipeStore.searchExpression(text).match
+                    let hits = try await store.searchRecipes(text, limit: limit)
+                    let reference: [String: Double] = try await store.pool.read { db in
+                        var scores: [String: Double] = [:]
+                        for row in try Row.fetchAll(db, sql: """
+                            SELECT k.recipeId AS id, bm25(recipes_fts, \(RecipeStore.searchWeights)) AS rank FROM recipes_fts
+                            JOIN recipe_search_keys k ON k.ftsRowid = recipes_fts.rowid WHERE recipes_fts MATCH ?
+                            """, arguments: [match]) {
+                            scores[row["id"]] = -(row["rank"] as Double)
+                        }
+                        return scores
+                    }
+                    let context = "seed \(seed) step \(step): \"\(text)\" limit \(limit)"
+                    #expect(hits.count == min(limit, reference.count), "\(context)")
+                    #expect(hits.map(\.score) == Array(reference.values.sorted(by: >).prefix(limit)), "\(context)")
+                    for hit in hits { #expect(reference[hit.recipe.id.uuidString] == hit.score, "\(context): \(hit.recipe.name)") }
                 }
             }
         }
