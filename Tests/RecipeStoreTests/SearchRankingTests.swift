@@ -94,16 +94,7 @@ struct SearchRankingTests {
             for text in ["be", "bean dill", "leek OR lime egg", "garlic -onion", "honey"] {
                 for limit in [50, 1, 7, 50] { // read, then kept; the best 1 and 7 of many
                     let hits = try await store.searchRecipes(text, limit: limit)
-                    let reference: [String: Double] = try await store.pool.read { db in
-                        var scores: [String: Double] = [:]
-                        for row in try Row.fetchAll(db, sql: """
-                            SELECT k.recipeId AS id, bm25(recipes_fts, \(Self.weights)) AS rank FROM recipes_fts
-                            JOIN recipe_search_keys k ON k.ftsRowid = recipes_fts.rowid WHERE recipes_fts MATCH ?
-                            """, arguments: [Self.matchText(text)]) {
-                            scores[row["id"]] = -(row["rank"] as Double)
-                        }
-                        return scores
-                    }
+                    let reference = try await Self.bm25Scores(store, text: text)
                     #expect(!hits.isEmpty, "\(text)")
                     for hit in hits {
                         #expect(reference[hit.recipe.id.uuidString] == hit.score, "\(text): \(hit.recipe.name)")
@@ -150,18 +141,8 @@ struct SearchRankingTests {
                         }
                     }
                     let limit = [1, 3, 20][random.below(3)]
-                    let match = try RecipeStore.searchExpression(text).match
                     let hits = try await store.searchRecipes(text, limit: limit)
-                    let reference: [String: Double] = try await store.pool.read { db in
-                        var scores: [String: Double] = [:]
-                        for row in try Row.fetchAll(db, sql: """
-                            SELECT k.recipeId AS id, bm25(recipes_fts, \(RecipeStore.searchWeights)) AS rank FROM recipes_fts
-                            JOIN recipe_search_keys k ON k.ftsRowid = recipes_fts.rowid WHERE recipes_fts MATCH ?
-                            """, arguments: [match]) {
-                            scores[row["id"]] = -(row["rank"] as Double)
-                        }
-                        return scores
-                    }
+                    let reference = try await Self.bm25Scores(store, text: text)
                     let context = "seed \(seed) step \(step): \"\(text)\" limit \(limit)"
                     #expect(hits.count == min(limit, reference.count), "\(context)")
                     #expect(hits.map(\.score) == Array(reference.values.sorted(by: >).prefix(limit)), "\(context)")
@@ -171,14 +152,18 @@ struct SearchRankingTests {
         }
     }
 
-    /// The FTS5 expression `searchRecipes` makes of these texts.
-    static func matchText(_ text: String) -> String {
-        switch text {
-        case "be": "\"be\"*"
-        case "bean dill": "\"bean\"* AND \"dill\"*"
-        case "leek OR lime egg": "((\"leek\"*) OR (\"lime\"*)) AND \"egg\"*"
-        case "garlic -onion": "(\"garlic\"*) NOT (\"onion\"*)"
-        default: "\"\(text)\"*"
+    /// Every recipe matching `text` with its bm25 score (as a search hit's: higher is better), by FTS5's own bm25.
+    static func bm25Scores(_ store: RecipeStore, text: String) async throws -> [String: Double] {
+        let match = try RecipeStore.searchExpression(text).match
+        return try await store.pool.read { db in
+            var scores: [String: Double] = [:]
+            for row in try Row.fetchAll(db, sql: """
+                SELECT k.recipeId AS id, bm25(recipes_fts, \(weights)) AS rank FROM recipes_fts
+                JOIN recipe_search_keys k ON k.ftsRowid = recipes_fts.rowid WHERE recipes_fts MATCH ?
+                """, arguments: [match]) {
+                scores[row["id"]] = -(row["rank"] as Double)
+            }
+            return scores
         }
     }
 }
