@@ -390,6 +390,14 @@ enum Migrations {
                                arguments: [parsed.quantity, parsed.quantityMax, parsed.unit, parsed.food, parsed.note, line["id"]])
             }
         }
+        migrator.registerMigration("v20 search rowids given once") { db in
+            // The largest rowid the search index ever gave, so a row added after the largest was deleted does not
+            // get its rowid again (FTS5 gives the largest + 1): search ranking keeps each row's length by rowid.
+            try db.execute(sql: """
+                CREATE TABLE search_index_state (highestRowid INTEGER NOT NULL);
+                INSERT INTO search_index_state (highestRowid) SELECT COALESCE(max(id), 0) FROM recipes_fts_content;
+                """)
+        }
         return migrator
     }
 }
@@ -419,11 +427,28 @@ enum SearchIndex {
 
     private static func add(recipeID: String, name: String?, description: String?, ingredients: [String], keywords: [String],
                             notes: String?, in db: Database) throws {
-        try db.cachedStatement(sql: "INSERT INTO recipes_fts (name, description, ingredients, keywords, notes) VALUES (?, ?, ?, ?, ?)")
-            .execute(arguments: [name, description, ingredients.joined(separator: "\n"), keywords.joined(separator: "\n"), notes])
+        let rowid = try nextRowid(in: db)
+        try db.cachedStatement(sql: "INSERT INTO recipes_fts (rowid, name, description, ingredients, keywords, notes) VALUES (?, ?, ?, ?, ?, ?)")
+            .execute(arguments: [rowid, name, description, ingredients.joined(separator: "\n"), keywords.joined(separator: "\n"), notes])
         try db.cachedStatement(sql: "INSERT INTO recipe_search_keys (recipeId, ftsRowid) VALUES (?, ?)")
-            .execute(arguments: [recipeID, db.lastInsertedRowID])
+            .execute(arguments: [recipeID, rowid])
     }
+
+    /// A rowid no row of the index ever had: above the largest there and the largest ever given (`SearchRanking`
+    /// keeps each row's length by its rowid across changes). Before migration v20 (which its older migrations run
+    /// before), FTS5's own choice.
+    static func nextRowid(in db: Database) throws -> Int64 {
+        let largest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM recipes_fts_content")) ?? 0
+        var given: Int64 = 0
+        if try db.tableExists("search_index_state") {
+            given = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(highestRowid) FROM search_index_state")) ?? 0
+        }
+        // A copied file's values are not trusted to leave room for one more.
+        return min(max(largest, given, 0), highestRowid) + 1
+    }
+
+    /// The largest rowid given: far below SQLite's, so the next is always one more.
+    static let highestRowid: Int64 = 1 << 62
 
     /// Takes a recipe out of the index.
     static func remove(recipeID: String, in db: Database) throws {
@@ -431,5 +456,12 @@ enum SearchIndex {
                                              arguments: [recipeID]) else { return }
         try db.cachedStatement(sql: "DELETE FROM recipes_fts WHERE rowid = ?").execute(arguments: [rowid])
         try db.cachedStatement(sql: "DELETE FROM recipe_search_keys WHERE recipeId = ?").execute(arguments: [recipeID])
+        // The largest row gone: its rowid is remembered, so the next row added does not get it again.
+        if try db.tableExists("search_index_state") {
+            try db.cachedStatement(sql: """
+                UPDATE search_index_state SET highestRowid = ?1
+                WHERE highestRowid < ?1 AND ?1 > COALESCE((SELECT max(id) FROM recipes_fts_content), 0)
+                """).execute(arguments: [rowid])
+        }
     }
 }

@@ -4,24 +4,26 @@ import GRDBSQLite
 import Synchronization
 
 /// How search results are ranked: FTS5's own `bm25`, computed the same way to the last bit, with what it reads
-/// from the database for every match kept between searches while the index stays the same.
+/// from the database for every match kept between searches.
 ///
 /// For each matching row `bm25` reads the row's length in tokens, a lookup in the index's `docsize` table that
 /// is more than half of its time (the two most common words of 100,000 recipes: ~50,000 lookups, ~40 ms of ~70),
 /// and before the first row it counts, for each word of the search, every row that has it (a pass over the
-/// word's whole list per search). Neither changes until the index does. `recipe_rank` reads both as `bm25` does
-/// the first time and keeps them; the next search while the index is unchanged reads them from memory.
+/// word's whole list per search). `recipe_rank` reads both as `bm25` does the first time and keeps them.
 ///
-/// Whether the index changed is read, in the search's own read transaction, from the index's structure record
-/// (`recipes_fts_data` row 10): every write to the index rewrites it, with a counter of segments written that
-/// only grows, so an unchanged record means an unchanged index (and the same snapshot the search reads). Nothing
-/// on the write path takes part: a write from anywhere (a sync, a snapshot installed, another process) is seen.
+/// - A row's length never changes while its rowid is in the index (a recipe changed is deleted and added again),
+///   and a rowid is never given twice (`SearchIndex.nextRowid`): the lengths are kept across every change.
+/// - The counts change with any change to the index. They are kept for the index as its structure record
+///   (`recipes_fts_data` row 10) was when they were counted, read in the search's own read transaction: every write
+///   to the index rewrites that record, with a count of segments written that only grows, so an unchanged record
+///   means an unchanged index. A write from anywhere (a sync, another process) is seen.
 final class SearchRanking: Sendable {
-    /// What the last search left, for the index as its structure record was then.
+    /// What the last search left.
     struct Kept {
-        var structure: [UInt8]
         /// Each row's length in tokens plus one, by its rowid; 0 for a row not read yet.
         var lengths: [Int32]
+        /// The index's structure record when `idf` was counted.
+        var structure: [UInt8]
         /// Each phrase's inverse document frequency, by the search text they were counted for.
         var idf: [String: [Double]]
     }
@@ -39,18 +41,20 @@ final class SearchRanking: Sendable {
         let structure = try [UInt8](Data.fetchOne(db, sql: "SELECT block FROM recipes_fts_data WHERE id = 10") ?? Data())
         let query = RankQuery()
         kept.withLock { kept in
-            guard let found = kept, found.structure == structure else { return }
+            guard let found = kept else { return }
             query.lengths = found.lengths
-            query.idf = found.idf[match]
-            query.keptIDF = found.idf
+            if found.structure == structure {
+                query.idf = found.idf[match]
+                query.keptIDF = found.idf
+            }
             kept = nil // this search holds them now; one beside it reads its own
         }
         defer { keep(query, structure: structure, match: match) }
         return try withExtendedLifetime(query) { try work(query) }
     }
 
-    /// Drops what was kept: for a database whose content was replaced whole (a snapshot installed), whose index
-    /// could be laid out as the one before it was (the structure record says how, not what it holds).
+    /// Drops what was kept: for a database whose content was replaced whole (a snapshot installed), whose rowids
+    /// are another index's.
     func forget() {
         kept.withLock { $0 = nil }
     }
@@ -62,7 +66,7 @@ final class SearchRanking: Sendable {
             idf[match] = counted
         }
         let lengths = query.lengths
-        kept.withLock { kept in kept = Kept(structure: structure, lengths: lengths, idf: idf) }
+        kept.withLock { kept in kept = Kept(lengths: lengths, structure: structure, idf: idf) }
     }
 
     /// Makes `recipe_rank` known on a connection (each of the pool's, as it opens).

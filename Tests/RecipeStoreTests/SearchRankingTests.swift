@@ -86,6 +86,38 @@ struct SearchRankingTests {
         }
     }
 
+    @Test("the search index never gives a rowid twice: not after the largest is deleted, nor after a restart")
+    func rowidsGivenOnce() async throws {
+        try await withFolder { folder async throws in
+            func largest(_ store: RecipeStore) throws -> Int64 {
+                try store.pool.read { db in try Int64.fetchOne(db, sql: "SELECT max(ftsRowid) FROM recipe_search_keys") ?? 0 }
+            }
+            var random = SplitMix(seed: 9)
+            var store = try RecipeStore(folder: folder)
+            var ids: [UUID] = []
+            for _ in 0..<150 { ids.append(try await store.createRecipe(id: .timeOrdered(), Self.draft(&random)).recipe.id) }
+            var given = try largest(store)
+            // The recipe holding the largest rowid deleted, then another added: a new rowid.
+            _ = try await store.deleteRecipe(id: ids.removeLast())
+            ids.append(try await store.createRecipe(id: .timeOrdered(), Self.draft(&random)).recipe.id)
+            #expect(try largest(store) == given + 1)
+            given += 1
+            // Edited: deleted and added in one write, a new rowid again.
+            let last = try await store.recipe(ids[ids.count - 1])
+            _ = try await store.updateRecipe(id: last.id, expectedVersion: last.version, Self.draft(&random))
+            #expect(try largest(store) == given + 1)
+            given += 1
+            // Deleted before a restart: the next one after it still gets a new rowid.
+            _ = try await store.deleteRecipe(id: ids.removeLast())
+            try store.close()
+            store = try RecipeStore(folder: folder)
+            _ = try await store.createRecipe(id: .timeOrdered(), Self.draft(&random))
+            #expect(try largest(store) == given + 1)
+            #expect(try Self.mismatches(store) == [])
+            try store.close()
+        }
+    }
+
     @Test("search results carry bm25's score and order")
     func resultsAsBM25() async throws {
         try await withStore { store async throws in
