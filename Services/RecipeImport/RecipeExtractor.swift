@@ -492,10 +492,17 @@ public enum RecipeExtractor {
         guard let object = value as? [String: Any] else { return [:] }
         var fields: [String: String] = [:]
         for (key, raw) in object where !key.hasPrefix("@") {
-            if let value = text(raw) { fields[key] = value }
+            // The key is the page's text too (it becomes the label: "fatContent" is "Fat"): cleaned as a value is,
+            // so no control character (a NUL no stored text may hold) reaches the recipe through it.
+            let name = String(HTMLText.clean(key).prefix(Self.nutritionKeyLength))
+            guard !RecipeDraft.isBlank(name), let value = text(raw) else { continue }
+            fields[name] = value
         }
         return fields
     }
+
+    /// The longest nutrition label kept from a page (schema.org's longest is "unsaturatedFatContent").
+    static let nutritionKeyLength = 60
 
     /// "Calories: 580 kcal · Fat: 28 g · …" in a fixed, readable order.
     static func nutritionText(_ fields: [String: String]) -> String? {

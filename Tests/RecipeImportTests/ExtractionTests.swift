@@ -11,6 +11,21 @@ struct ExtractionTests {
         "<html><head><script type=\"application/ld+json\">\(json)</script></head><body>x</body></html>"
     }
 
+    @Test("a nutrition field's name is cleaned as its value is: no control character reaches the recipe through it")
+    func nutritionNames() throws {
+        // Found by the page fuzz target: "fa-" and seven NULs as a nutrition key made a label storage refuses.
+        let html = page(#"""
+            {"@type":"Recipe","name":"Tacos","recipeIngredient":["1 egg"],
+             "nutrition":{"@type":"NutritionInformation","calories":"616 kcal","fa-\u0000\u0000\u0000":"36.9 g","\u001b[2J":"1 g",
+                          "<b>sugarContent</b>":"2 g","\u0000":"3 g"}}
+            """#)
+        let recipe = try #require(RecipeExtractor.extract(html: html, url: "https://example.com/tacos"))
+        #expect(recipe.draft.nutrition == "Calories: 616 kcal · Sugar: 2 g · [2j: 1 g · Fa-: 36.9 g")
+        #expect(!(recipe.draft.nutrition ?? "").unicodeScalars.contains { $0.value < 0x20 })
+        #expect(recipe.nutrition.keys.allSatisfy { !$0.unicodeScalars.contains { $0.value < 0x20 } })
+        #expect(throws: Never.self) { try recipe.draft.validate() }
+    }
+
     @Test("a plain Recipe: every field normalized, the page kept as website")
     func plain() throws {
         let html = page(#"""
