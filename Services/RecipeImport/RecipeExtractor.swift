@@ -494,8 +494,7 @@ public enum RecipeExtractor {
         for (key, raw) in object where !key.hasPrefix("@") {
             // The key is the page's text too (it becomes the label: "fatContent" is "Fat"): cleaned as a value is,
             // so no control character (a NUL no stored text may hold) reaches the recipe through it.
-            let name = String(HTMLText.clean(key).prefix(Self.nutritionKeyLength))
-            guard !RecipeDraft.isBlank(name), let value = text(raw) else { continue }
+            guard let name = text(key).map({ String($0.prefix(Self.nutritionKeyLength)) }), let value = text(raw) else { continue }
             fields[name] = value
         }
         return fields

@@ -404,16 +404,17 @@ enum Migrations {
 
 /// Keeps `recipes_fts` in step with a recipe, inside the writing transaction.
 enum SearchIndex {
-    /// Re-indexes a recipe (or removes it from the index when it no longer exists).
+    /// Re-indexes a recipe (or removes it from the index when it no longer exists), as the migrations older than
+    /// v20 do: before `search_index_state` exists, so FTS5 picks the rowid.
     static func refresh(recipeID: String, in db: Database) throws {
-        try remove(recipeID: recipeID, in: db)
+        try remove(recipeID: recipeID, recordingHighest: false, in: db)
         guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT title, summary, notes FROM recipes WHERE id = ?"),
                                          arguments: [recipeID]) else { return }
         let ingredients = try String.fetchAll(
             db.cachedStatement(sql: "SELECT text FROM recipe_ingredients WHERE recipeId = ? ORDER BY position"), arguments: [recipeID])
         let keywords = try String.fetchAll(
             db.cachedStatement(sql: "SELECT keyword FROM recipe_keywords WHERE recipeId = ? ORDER BY position"), arguments: [recipeID])
-        try add(recipeID: recipeID, name: row["title"], description: row["summary"], ingredients: ingredients,
+        try add(recipeID: recipeID, rowid: nil, name: row["title"], description: row["summary"], ingredients: ingredients,
                 keywords: keywords, notes: row["notes"], in: db)
     }
 
@@ -422,27 +423,24 @@ enum SearchIndex {
     static func index(recipeID: String, name: String?, description: String?, ingredients: [String], keywords: [String],
                       notes: String?, replacing: Bool = true, in db: Database) throws {
         if replacing { try remove(recipeID: recipeID, in: db) }
-        try add(recipeID: recipeID, name: name, description: description, ingredients: ingredients, keywords: keywords, notes: notes, in: db)
+        try add(recipeID: recipeID, rowid: nextRowid(in: db), name: name, description: description, ingredients: ingredients,
+                keywords: keywords, notes: notes, in: db)
     }
 
-    private static func add(recipeID: String, name: String?, description: String?, ingredients: [String], keywords: [String],
-                            notes: String?, in db: Database) throws {
-        let rowid = try nextRowid(in: db)
+    /// Adds a recipe's entry under `rowid`, or FTS5's choice when nil.
+    private static func add(recipeID: String, rowid: Int64?, name: String?, description: String?, ingredients: [String],
+                            keywords: [String], notes: String?, in db: Database) throws {
         try db.cachedStatement(sql: "INSERT INTO recipes_fts (rowid, name, description, ingredients, keywords, notes) VALUES (?, ?, ?, ?, ?, ?)")
             .execute(arguments: [rowid, name, description, ingredients.joined(separator: "\n"), keywords.joined(separator: "\n"), notes])
         try db.cachedStatement(sql: "INSERT INTO recipe_search_keys (recipeId, ftsRowid) VALUES (?, ?)")
-            .execute(arguments: [recipeID, rowid])
+            .execute(arguments: [recipeID, rowid ?? db.lastInsertedRowID])
     }
 
     /// A rowid no row of the index ever had: above the largest there and the largest ever given (`SearchRanking`
-    /// keeps each row's length by its rowid across changes). Before migration v20 (which its older migrations run
-    /// before), FTS5's own choice.
+    /// keeps each row's length by its rowid across changes).
     static func nextRowid(in db: Database) throws -> Int64 {
         let largest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(id) FROM recipes_fts_content")) ?? 0
-        var given: Int64 = 0
-        if try db.tableExists("search_index_state") {
-            given = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(highestRowid) FROM search_index_state")) ?? 0
-        }
+        let given = try Int64.fetchOne(db.cachedStatement(sql: "SELECT max(highestRowid) FROM search_index_state")) ?? 0
         // A copied file's values are not trusted to leave room for one more.
         return min(max(largest, given, 0), highestRowid) + 1
     }
@@ -450,14 +448,15 @@ enum SearchIndex {
     /// The largest rowid given: far below SQLite's, so the next is always one more.
     static let highestRowid: Int64 = 1 << 62
 
-    /// Takes a recipe out of the index.
-    static func remove(recipeID: String, in db: Database) throws {
+    /// Takes a recipe out of the index. `recordingHighest` false only for the migrations older than v20, before
+    /// `search_index_state` exists.
+    static func remove(recipeID: String, recordingHighest: Bool = true, in db: Database) throws {
         guard let rowid = try Int64.fetchOne(db.cachedStatement(sql: "SELECT ftsRowid FROM recipe_search_keys WHERE recipeId = ?"),
                                              arguments: [recipeID]) else { return }
         try db.cachedStatement(sql: "DELETE FROM recipes_fts WHERE rowid = ?").execute(arguments: [rowid])
         try db.cachedStatement(sql: "DELETE FROM recipe_search_keys WHERE recipeId = ?").execute(arguments: [recipeID])
         // The largest row gone: its rowid is remembered, so the next row added does not get it again.
-        if try db.tableExists("search_index_state") {
+        if recordingHighest {
             try db.cachedStatement(sql: """
                 UPDATE search_index_state SET highestRowid = ?1
                 WHERE highestRowid < ?1 AND ?1 > COALESCE((SELECT max(id) FROM recipes_fts_content), 0)

@@ -18,17 +18,20 @@ import Synchronization
 ///   to the index rewrites that record, with a count of segments written that only grows, so an unchanged record
 ///   means an unchanged index. A write from anywhere (a sync, another process) is seen.
 final class SearchRanking: Sendable {
-    /// What the last search left.
+    /// What earlier searches left.
     struct Kept {
-        /// Each row's length in tokens plus one, by its rowid; 0 for a row not read yet.
-        var lengths: [Int32]
+        /// Each row's length in tokens plus one, by its rowid; 0 for a row not read yet. Nil while a search holds
+        /// them (one beside it reads its own).
+        var lengths: [Int32]? = []
         /// The index's structure record when `idf` was counted.
-        var structure: [UInt8]
+        var structure: [UInt8] = []
         /// Each phrase's inverse document frequency, by the search text they were counted for.
-        var idf: [String: [Double]]
+        var idf: [String: [Double]] = [:]
+        /// Counts `forget`: a search that began before one does not put back what it read.
+        var generation = 0
     }
 
-    private let kept = Mutex<Kept?>(nil)
+    private let kept = Mutex(Kept())
 
     /// The most rowids whose lengths are kept (16 MiB); rows past it are read each time, as `bm25` reads them.
     static let maxKeptRowid = 1 << 22
@@ -40,33 +43,38 @@ final class SearchRanking: Sendable {
     func ranking<T>(_ match: String, in db: Database, _ work: (RankQuery) throws -> T) throws -> T {
         let structure = try [UInt8](Data.fetchOne(db, sql: "SELECT block FROM recipes_fts_data WHERE id = 10") ?? Data())
         let query = RankQuery()
-        kept.withLock { kept in
-            guard let found = kept else { return }
-            query.lengths = found.lengths
-            if found.structure == structure {
-                query.idf = found.idf[match]
-                query.keptIDF = found.idf
-            }
-            kept = nil // this search holds them now; one beside it reads its own
+        let generation = kept.withLock { kept in
+            query.lengths = kept.lengths ?? []
+            kept.lengths = nil
+            if kept.structure == structure { query.idf = kept.idf[match] }
+            return kept.generation
         }
-        defer { keep(query, structure: structure, match: match) }
+        defer { keep(query, structure: structure, match: match, generation: generation) }
         return try withExtendedLifetime(query) { try work(query) }
     }
+
+    /// What is kept now.
+    var state: Kept { kept.withLock { $0 } }
 
     /// Drops what was kept: for a database whose content was replaced whole (a snapshot installed), whose rowids
     /// are another index's.
     func forget() {
-        kept.withLock { $0 = nil }
+        kept.withLock { kept in kept = Kept(generation: kept.generation + 1) }
     }
 
-    private func keep(_ query: RankQuery, structure: [UInt8], match: String) {
-        var idf = query.keptIDF
-        if let counted = query.idf {
-            if idf.count >= Self.maxKeptTexts { idf = [:] }
-            idf[match] = counted
-        }
+    /// Puts back the lengths the search read and the counts it made, unless the database was replaced meanwhile.
+    private func keep(_ query: RankQuery, structure: [UInt8], match: String, generation: Int) {
         let lengths = query.lengths
-        kept.withLock { kept in kept = Kept(lengths: lengths, structure: structure, idf: idf) }
+        kept.withLock { kept in
+            guard kept.generation == generation else { return }
+            if kept.lengths == nil || kept.lengths!.count < lengths.count { kept.lengths = lengths }
+            guard let counted = query.idf else { return }
+            if kept.structure != structure || kept.idf.count >= Self.maxKeptTexts {
+                kept.structure = structure
+                kept.idf = [:]
+            }
+            kept.idf[match] = counted
+        }
     }
 
     /// Makes `recipe_rank` known on a connection (each of the pool's, as it opens).
@@ -84,11 +92,11 @@ final class RankQuery {
         UnsafeRawPointer(("recipevault_rank_query" as StaticString).utf8Start).assumingMemoryBound(to: CChar.self)
     }
 
-    // Read for every matching row on one thread: no run-time exclusivity checks.
+    /// Each row's length in tokens plus one, by rowid (see `SearchRanking.Kept`); read and grown for every
+    /// matching row, on one thread.
     @exclusivity(unchecked) var lengths: [Int32] = []
     /// Each phrase's inverse document frequency, kept from an earlier search of the same text or counted by this one.
     var idf: [Double]?
-    var keptIDF: [String: [Double]] = [:]
     private struct Term { var idf: Double; var frequency: Double }
     /// A row scored: the lower score is the better (bm25's sign), the lower rowid first among equal scores.
     struct Ranked: Comparable {
@@ -98,8 +106,9 @@ final class RankQuery {
     }
     /// How many of the best rows `ranked` keeps (none unless set).
     var limit = 0
+    // Used for every matching row, on one thread: no run-time exclusivity checks (nor reference counting, for the
+    // buffers).
     @exclusivity(unchecked) private var best: [Ranked] = []
-    // Read for every matching row, on one thread, without reference counting or run-time exclusivity checks.
     @exclusivity(unchecked) private var prepared = false
     @exclusivity(unchecked) private var terms = UnsafeMutableBufferPointer<Term>(start: nil, count: 0)
     @exclusivity(unchecked) private var weights = UnsafeBufferPointer<Double>(start: nil, count: 0)

@@ -86,6 +86,30 @@ struct SearchRankingTests {
         }
     }
 
+    @Test("what searches read is kept for every search text while the index is unchanged, and dropped for a database replaced, even mid-search")
+    func keptUntilReplaced() async throws {
+        try await withStore { store async throws in
+            var random = SplitMix(seed: 5)
+            for _ in 0..<60 { _ = try await store.createRecipe(id: .timeOrdered(), Self.draft(&random)) }
+            #expect(try Self.mismatches(store) == [])
+            var kept = store.ranking.state
+            #expect(Set(kept.idf.keys) == Set(Self.matches), "each search text's counts, kept side by side")
+            #expect(kept.lengths?.filter { $0 > 0 }.count == 60)
+            // A snapshot installed while a search runs: what that search read belongs to the database before.
+            try await store.pool.read { db in
+                try store.ranking.ranking(Self.matches[0], in: db) { query in
+                    try db.forEachRow("SELECT recipe_rank(recipes_fts, ?, \(Self.weights)) FROM recipes_fts WHERE recipes_fts MATCH ?",
+                                      [nil, Self.matches[0]], bind: { query.bind(to: $0, at: 1) }) { _ in }
+                    store.ranking.forget()
+                }
+            }
+            kept = store.ranking.state
+            #expect(kept.lengths?.contains { $0 > 0 } != true, "no row's length put back")
+            #expect(kept.idf.isEmpty)
+            #expect(try Self.mismatches(store) == [], "read again after")
+        }
+    }
+
     @Test("the search index never gives a rowid twice: not after the largest is deleted, nor after a restart")
     func rowidsGivenOnce() async throws {
         try await withFolder { folder async throws in
