@@ -143,6 +143,7 @@ struct StorageBenchmark: AsyncParsableCommand {
         let createEight = try await createThroughput(endpoint: service.endpoint, clients: 8)
         let bareEight = try await WrapperEcho.throughput(endpoint: "tcp://127.0.0.1:*", payload: sampleReply, clients: 8, perClient: requests / 8)
         let rss = service.peakResidentBytes
+        try await removeCreated(createOne.created + createEight.created, endpoint: service.endpoint)
 
         let bareStats = Stats(bare)
         print(row("", "p50", "p99", "in-process p50", "bare echo p50", labelWidth: 26, columnWidth: 16))
@@ -224,6 +225,7 @@ struct StorageBenchmark: AsyncParsableCommand {
         cpuStart = service.processorTime
         let createEight = try await createThroughput(endpoint: service.endpoint, clients: 8)
         let cpuEight = (service.processorTime - cpuStart) / max(createEight.latencies.count, 1)
+        try await removeCreated(inputs.map(\.id) + createOne.created + createEight.created, endpoint: service.endpoint)
         let local = Stats(localCreate)
         print(row("", "p50", "p99", "per s", "service CPU", labelWidth: 26, columnWidth: 16))
         print(row("recipe.create in-process", local.p50.micros, local.p99.micros, String(format: "%.0f", 1 / local.p50.seconds), "",
@@ -300,7 +302,7 @@ struct StorageBenchmark: AsyncParsableCommand {
 
     /// Creates per second with `clients` clients, each sending `creates` creates one after another. The drafts
     /// are made before the clock starts, so the figure is the service's, not the generator's.
-    private func createThroughput(endpoint: String, clients: Int) async throws -> (perSecond: Double, latencies: [Duration]) {
+    private func createThroughput(endpoint: String, clients: Int) async throws -> (perSecond: Double, latencies: [Duration], created: [UUID]) {
         let creates = self.creates
         let drafts = (0..<clients).map { clientIndex in
             var generator = RecipeGenerator(seed: UInt64(1_000 + clientIndex))
@@ -308,24 +310,35 @@ struct StorageBenchmark: AsyncParsableCommand {
         }
         let connected = try (0..<clients).map { _ in try MessageClient(configuration: .init(endpoint: endpoint, serviceName: "storage")) }
         let start = ContinuousClock.now
-        let latencies = try await withThrowingTaskGroup(of: [Duration].self) { group in
+        let (latencies, created) = try await withThrowingTaskGroup(of: ([Duration], [UUID]).self) { group in
             for (client, mine) in zip(connected, drafts) {
                 group.addTask {
                     try await withTaskExecutorPreference(client.thread) {
-                        var latencies: [Duration] = []
+                        var latencies: [Duration] = [], created: [UUID] = []
                         latencies.reserveCapacity(mine.count)
                         for draft in mine {
+                            let id = UUID.timeOrdered()
                             let sent = ContinuousClock.now
-                            _ = try await client.call(RecipeOps.Create.self, .init(id: UUID.timeOrdered(), recipe: draft))
+                            _ = try await client.call(RecipeOps.Create.self, .init(id: id, recipe: draft))
                             latencies.append(ContinuousClock.now - sent)
+                            created.append(id)
                         }
-                        return latencies
+                        return (latencies, created)
                     }
                 }
             }
-            return try await group.reduce(into: []) { $0 += $1 }
+            return try await group.reduce(into: ([Duration](), [UUID]())) { $0.0 += $1.0; $0.1 += $1.1 }
         }
-        return (Double(clients * creates) / (ContinuousClock.now - start).seconds, latencies)
+        return (Double(clients * creates) / (ContinuousClock.now - start).seconds, latencies, created)
+    }
+
+    /// Deletes the recipes the create rows added, so a collection kept with `--data` stays at `--recipes` and the
+    /// next run's read rows measure the size they print (runs that kept them measured a collection 20-50% larger).
+    private func removeCreated(_ ids: [UUID], endpoint: String) async throws {
+        let client = try MessageClient(configuration: .init(endpoint: endpoint, serviceName: "storage"))
+        try await withTaskExecutorPreference(client.thread) {
+            for id in ids { _ = try await client.call(RecipeOps.Delete.self, .init(id: id)) }
+        }
     }
 
     private func getThroughput(endpoint: String, ids: [UUID], clients: Int) async throws -> Double {
