@@ -155,20 +155,16 @@ public enum RecipeExtractor {
             total = ISODuration.text(minutes: parts.reduce(0, +))
         }
         let nutrition = nutritionFields(r["nutrition"])
+        // Cut to what storage keeps in one place (`fittedToLimits`), for every text and list alike.
         var draft = RecipeDraft(
-            name: String(name.prefix(RecipeDraft.Limits.nameLength)),
-            description: text(r["description"]).map { String($0.prefix(RecipeDraft.Limits.textLength)) },
-            ingredients: ingredients.prefix(RecipeDraft.Limits.lines).map { .init(text: String($0.prefix(RecipeDraft.Limits.lineLength))) },
-            instructions: Array(steps.prefix(RecipeDraft.Limits.lines)),
-            recipeYield: yields.first.map(short), servings: yields.lazy.compactMap { YieldText.read($0)?.count }.first,
+            name: name, description: text(r["description"]), ingredients: ingredients.map { .init(text: $0) }, instructions: steps,
+            recipeYield: yields.first, servings: yields.lazy.compactMap { YieldText.read($0)?.count }.first,
             prepTime: prep, cookTime: cook, totalTime: total,
-            recipeCategory: joined(r["recipeCategory"]).map(short), recipeCuisine: joined(r["recipeCuisine"]).map(short),
-            keywords: keywords(r["keywords"]), author: author(r["author"]).map(short), datePublished: text(r["datePublished"]).map(short),
-            nutrition: nutritionText(nutrition).map { String($0.prefix(RecipeDraft.Limits.textLength)) }, website: url, sourceType: url == nil ? .manual : .url, origin: .imported)
-        // Cut to length, a line can be left blank as validation sees it (a leading format character): drop it.
+            recipeCategory: joined(r["recipeCategory"]), recipeCuisine: joined(r["recipeCuisine"]),
+            keywords: keywords(r["keywords"]), author: author(r["author"]), datePublished: text(r["datePublished"]),
+            nutrition: nutritionText(nutrition), website: url, sourceType: url == nil ? .manual : .url, origin: .imported
+        ).fittedToLimits
         guard !RecipeDraft.isBlank(draft.name) else { return nil }
-        draft.ingredients.removeAll { RecipeDraft.isBlank($0.text) }
-        draft.instructions.removeAll { RecipeDraft.isBlank($0.text) }
         if let servings = draft.servings, !ValueRanges.servings.contains(servings) {
             leftOut.append("servings \(servings) (out of range)")
             draft.servings = nil
@@ -227,8 +223,6 @@ public enum RecipeExtractor {
         nonisolated(unsafe) static let hoursThenMinutes = #/\d\s*h\s*(\d{1,2})\b/#
     }
 
-    /// A one-line field cut to what storage keeps.
-    static func short(_ text: String) -> String { String(text.prefix(RecipeDraft.Limits.lineLength)) }
 
     static func text(_ value: Any?) -> String? {
         switch value {
@@ -266,7 +260,7 @@ public enum RecipeExtractor {
                 let cleaned = HTMLText.clean(line)
                 guard !RecipeDraft.isBlank(cleaned) else { continue }
                 for part in numberedParts(cleaned) ?? [cleaned] {
-                    steps.append(.init(text: String(part.prefix(RecipeDraft.Limits.stepLength)), section: section))
+                    steps.append(.init(text: part, section: section))
                 }
             }
         case let list as [Any]:
@@ -274,13 +268,12 @@ public enum RecipeExtractor {
         case let object as [String: Any]:
             let type = (object["@type"] as? String) ?? ((object["@type"] as? [Any])?.first as? String) ?? ""
             if type.hasSuffix("HowToSection") || (object["itemListElement"] != nil && object["text"] == nil) {
-                collectSteps(object["itemListElement"], section: text(object["name"]).map { String($0.prefix(RecipeDraft.Limits.nameLength)) } ?? section,
-                             into: &steps)
+                collectSteps(object["itemListElement"], section: text(object["name"]) ?? section, into: &steps)
             } else if let stepText = text(object["text"]) ?? text(object["name"]) ?? text(object["description"]) {
                 let title = text(object["name"]).flatMap { stepTitle($0, text: stepText) }
                 let parts = numberedParts(stepText) ?? [stepText]
                 for (index, part) in parts.enumerated() {
-                    steps.append(.init(text: String(part.prefix(RecipeDraft.Limits.stepLength)), section: section, title: index == 0 ? title : nil))
+                    steps.append(.init(text: part, section: section, title: index == 0 ? title : nil))
                 }
             }
         default:

@@ -128,20 +128,12 @@ struct RecipeSketch {
         if sourceURL != nil, url == nil, let source = sourceURL, !source.isEmpty { lines.append("Source: \(source)") }
         lines += extras.map { "\($0.label): \($0.value)" }
         lines += imported.leftOut.map { "Left out on import: \($0)" }
-        if !lines.isEmpty {
-            let text = lines.joined(separator: "\n\n")
-            draft.notes = String(text.prefix(RecipeDraft.Limits.textLength))
-        }
+        if !lines.isEmpty { draft.notes = lines.joined(separator: "\n\n") }
         if let servings, ValueRanges.servings.contains(servings) { draft.servings = servings }
         if let rating { draft.rating = min(max(rating, 0), 5) }
         draft.isFavorite = isFavorite
-        // Limits the web importer does not need to think about, as pages rarely reach them.
-        draft.keywords = Array(draft.keywords.prefix(RecipeDraft.Limits.keywords))
-        for index in draft.instructions.indices {
-            draft.instructions[index].text = String(draft.instructions[index].text.prefix(RecipeDraft.Limits.stepLength))
-            draft.instructions[index].section = draft.instructions[index].section.map { String($0.prefix(RecipeDraft.Limits.nameLength)) }
-            draft.instructions[index].title = draft.instructions[index].title.map { String($0.prefix(RecipeDraft.Limits.nameLength)) }
-        }
+        // The notes gathered here can pass the limits the importer fitted the rest to.
+        draft = draft.fittedToLimits
         do {
             try draft.validate()
         } catch {

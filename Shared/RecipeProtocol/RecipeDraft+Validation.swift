@@ -135,6 +135,25 @@ extension RecipeDraft {
 }
 
 extension RecipeDraft {
+    /// The draft cut to what storage keeps, as importers end (a web page or another app's export may hold more than
+    /// a recipe here may): at most `Limits.lines` ingredient lines and steps and `Limits.keywords` keywords, every text
+    /// cut to its place's `lengthLimit`, and a line, step or keyword the cut left blank (one that opened with format
+    /// characters) dropped. What else `validate` checks (NUL, durations, ranges) is the importer's own to mend.
+    public var fittedToLimits: RecipeDraft {
+        var copy = self
+        copy.ingredients = Array(copy.ingredients.prefix(Limits.lines))
+        copy.instructions = Array(copy.instructions.prefix(Limits.lines))
+        copy.keywords = Array(copy.keywords.prefix(Limits.keywords))
+        copy.updateTexts { place, text in
+            guard let limit = place.lengthLimit, text.count > limit else { return .keep }
+            return .replace(String(text.prefix(limit)))
+        }
+        copy.ingredients.removeAll { Self.isBlank($0.text) }
+        copy.instructions.removeAll { Self.isBlank($0.text) }
+        copy.keywords.removeAll { Self.isBlank($0) }
+        return copy
+    }
+
     /// The draft with every text in Unicode's composed form (`String.composed`), as the storage keeps text.
     public var composed: RecipeDraft {
         var copy = self
@@ -162,6 +181,10 @@ extension RecipeDraft {
         case name
         case ingredient(Int)
         case step(Int)
+        /// The section a step is in.
+        case section(Int)
+        /// A step's own title.
+        case title(Int)
         case keyword(Int)
         case field(RecipeTextField)
 
@@ -170,8 +193,26 @@ extension RecipeDraft {
             case .name: "name"
             case .ingredient(let index): "ingredients[\(index)]"
             case .step(let index): "instructions[\(index)]"
+            case .section(let index): "instructions[\(index)].section"
+            case .title(let index): "instructions[\(index)].title"
             case .keyword(let index): "keywords[\(index)]"
             case .field(let field): field.name
+            }
+        }
+
+        /// The most characters a text here may have (`validate` refuses more); nil for a duration, which has a form.
+        public var lengthLimit: Int? {
+            switch self {
+            case .name, .section, .title: Limits.nameLength
+            case .ingredient: Limits.lineLength
+            case .step: Limits.stepLength
+            case .keyword: Limits.keywordLength
+            case .field(let field):
+                switch field.kind {
+                case .line: Limits.lineLength
+                case .text: Limits.textLength
+                case .duration: nil
+                }
             }
         }
     }
@@ -202,8 +243,8 @@ extension RecipeDraft {
         for index in instructions.indices {
             let step = instructions[index]
             if each(.step(index), step.text, { instructions[index].text = $0 }) { return }
-            if let section = step.section, each(.step(index), section, { instructions[index].section = $0 }) { return }
-            if let title = step.title, each(.step(index), title, { instructions[index].title = $0 }) { return }
+            if let section = step.section, each(.section(index), section, { instructions[index].section = $0 }) { return }
+            if let title = step.title, each(.title(index), title, { instructions[index].title = $0 }) { return }
         }
         for index in keywords.indices {
             if each(.keyword(index), keywords[index], { keywords[index] = $0 }) { return }

@@ -26,6 +26,26 @@ struct ExtractionTests {
         #expect(throws: Never.self) { try recipe.draft.validate() }
     }
 
+    @Test("a page's texts past storage's limits are cut to them, wherever they sit: the draft validates")
+    func cutToLimits() throws {
+        // Found by the page fuzz target: a step's name of 199 characters and then dots passed the title check (which
+        // trims the dots) and reached the recipe at 204 characters, past the 200 a title may have.
+        let title = String(repeating: "t", count: 199) + "....."
+        let section = String(repeating: "s", count: 250)
+        let html = page(#"""
+            {"@type":"Recipe","name":"\#(String(repeating: "n", count: 300))","recipeIngredient":["1 egg"],
+             "recipeCategory":"\#(String(repeating: "c", count: 1_100))",
+             "recipeInstructions":[{"@type":"HowToSection","name":"\#(section)","itemListElement":[
+                 {"@type":"HowToStep","text":"Boil.","name":"Cook"},{"@type":"HowToStep","text":"Stir.","name":"\#(title)"}]}]}
+            """#)
+        let recipe = try #require(RecipeExtractor.extract(html: html, url: "https://example.com/long"))
+        #expect(throws: Never.self) { try recipe.draft.validate() }
+        #expect(recipe.draft.instructions.map { $0.title?.count } == [4, RecipeDraft.Limits.nameLength])
+        #expect(recipe.draft.instructions.map { $0.section?.count } == [RecipeDraft.Limits.nameLength, RecipeDraft.Limits.nameLength])
+        #expect(recipe.draft.name.count == RecipeDraft.Limits.nameLength)
+        #expect(recipe.draft.recipeCategory?.count == RecipeDraft.Limits.lineLength)
+    }
+
     @Test("a plain Recipe: every field normalized, the page kept as website")
     func plain() throws {
         let html = page(#"""

@@ -94,7 +94,8 @@ struct RecipeTextFieldTests {
         var drafts: [(String, RecipeDraft)] = [
             ("name", RecipeDraft(name: "\u{0}x")),
             ("ingredients[1]", RecipeDraft(name: "x", ingredients: [.init(text: "1 egg"), .init(text: "2\u{0}")])),
-            ("instructions[0]", RecipeDraft(name: "x", instructions: [.init(text: "Cook.", title: "a\u{0}")])),
+            ("instructions[0].title", RecipeDraft(name: "x", instructions: [.init(text: "Cook.", title: "a\u{0}")])),
+            ("instructions[1].section", RecipeDraft(name: "x", instructions: [.init(text: "Cook."), .init(text: "Serve.", section: "\u{0}")])),
             ("keywords[0]", RecipeDraft(name: "x", keywords: ["\u{0}"])),
         ]
         for field in RecipeTextField.all where field.kind != .duration {
@@ -120,14 +121,14 @@ struct RecipeTextFieldTests {
             visited.append("\(place.name)=\(text)")
             return text.hasPrefix("i") ? .keep : .replace(text.uppercased())
         }
-        #expect(visited == ["name=n", "ingredients[0]=i0", "ingredients[1]=i1", "instructions[0]=s0", "instructions[0]=sec0",
-                            "instructions[0]=t0", "instructions[1]=s1", "keywords[0]=k0", "keywords[1]=k1"]
+        #expect(visited == ["name=n", "ingredients[0]=i0", "ingredients[1]=i1", "instructions[0]=s0", "instructions[0].section=sec0",
+                            "instructions[0].title=t0", "instructions[1]=s1", "keywords[0]=k0", "keywords[1]=k1"]
                 + RecipeTextField.all.map { "\($0.name)=f-\($0.name)" })
         #expect(upper.name == "N" && upper.ingredients.map(\.text) == ["i0", "i1"] && upper.keywords == ["K0", "K1"])
         #expect(upper.instructions.map(\.text) == ["S0", "S1"] && upper.instructions[0].section == "SEC0" && upper.instructions[0].title == "T0")
         #expect(upper.instructions[1].section == nil && upper.instructions[1].title == nil, "an absent text stays absent")
         for field in RecipeTextField.all { #expect(upper[keyPath: field.draft] == "F-\(field.name.uppercased())") }
-        #expect(draft.firstText { $0 == "t0" }?.field == "instructions[0]")
+        #expect(draft.firstText { $0 == "t0" }?.field == "instructions[0].title")
         #expect(draft.firstText { $0 == "nowhere" } == nil)
     }
 }

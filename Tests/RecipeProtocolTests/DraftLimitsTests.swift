@@ -1,0 +1,80 @@
+import Foundation
+@testable import RecipeProtocol
+import Testing
+
+@Suite("A draft's limits: what validation refuses is what importers cut to")
+struct DraftLimitsTests {
+    /// The optional text fields any text may fill (not durations, which have a form, nor the website, an address).
+    static let freeFields = RecipeTextField.all.filter { $0.kind != .duration && $0.name != "website" }
+
+    /// A draft with a text in every place the text walk visits: name, a line, a step with its section and title, a
+    /// keyword, and every free optional text field.
+    static func everyPlace(_ text: String = "Soup") -> RecipeDraft {
+        var draft = RecipeDraft(name: text, ingredients: [.init(text: text)],
+                                instructions: [.init(text: text, section: text, title: text)], keywords: [text])
+        for field in freeFields { draft[keyPath: field.draft] = text }
+        return draft
+    }
+
+    /// Every place of `draft`'s text walk, in its order.
+    static func places(_ draft: RecipeDraft) -> [RecipeDraft.TextPlace] {
+        var copy = draft, places: [RecipeDraft.TextPlace] = []
+        copy.updateTexts { place, _ in places.append(place); return .keep }
+        return places
+    }
+
+    @Test("each place's limit is what validation allows: one character more is refused, naming the place, and fitted back to the limit")
+    func everyPlaceAtItsLimit() throws {
+        let places = Self.places(Self.everyPlace())
+        #expect(places.count == 6 + Self.freeFields.count)
+        for (position, place) in places.enumerated() {
+            let limit = try #require(place.lengthLimit, "\(place.name) has a limit")
+            for length in [limit, limit + 1] {
+                var draft = Self.everyPlace()
+                var seen = 0
+                draft.updateTexts { _, _ in
+                    defer { seen += 1 }
+                    return seen == position ? .replace(String(repeating: "a", count: length)) : .keep
+                }
+                if length == limit {
+                    #expect(throws: Never.self, "\(place.name) at its limit") { try draft.validate() }
+                    continue
+                }
+                #expect(throws: ServiceError.self, "\(place.name) past its limit") { try draft.validate() }
+                do { try draft.validate() } catch {
+                    #expect(error.message.contains("\(limit)"), "the error says what is allowed: \(error.message)")
+                }
+                let fitted = draft.fittedToLimits
+                #expect(throws: Never.self, "\(place.name) fitted") { try fitted.validate() }
+                var lengths: [Int] = []
+                var copy = fitted
+                copy.updateTexts { _, text in lengths.append(text.count); return .keep }
+                #expect(lengths[position] == limit, "\(place.name) cut to \(limit), not dropped")
+            }
+        }
+    }
+
+    @Test("a draft past every limit at once — long texts, too many lines, steps and keywords, a text the cut leaves blank — fits and validates")
+    func everythingTooLong() throws {
+        let long = String(repeating: "word ", count: 5_000)
+        var draft = Self.everyPlace(long)
+        // The shape the page fuzz target found: a step title at the limit, then dots the importer's own check trimmed.
+        draft.instructions[0].title = String(repeating: "t", count: RecipeDraft.Limits.nameLength - 1) + "....."
+        draft.ingredients = (0..<400).map { .init(text: "\($0) \(long)") }
+        // Format characters fill the first 1,000 characters: cut there, the line is blank, and it goes.
+        draft.ingredients[3].text = String(repeating: "\u{200B}", count: 1_200) + "salt"
+        draft.instructions += (0..<400).map { .init(text: "step \($0)") }
+        draft.keywords = (0..<80).map { "k\($0)" + long }
+        #expect(throws: ServiceError.self) { try draft.validate() }
+        let fitted = draft.fittedToLimits
+        #expect(throws: Never.self) { try fitted.validate() }
+        #expect(fitted.ingredients.count == RecipeDraft.Limits.lines - 1)
+        #expect(fitted.instructions.count == RecipeDraft.Limits.lines)
+        #expect(fitted.keywords.count == RecipeDraft.Limits.keywords)
+        #expect(fitted.instructions[0].title?.count == RecipeDraft.Limits.nameLength)
+        #expect(fitted.name.count == RecipeDraft.Limits.nameLength)
+        // A draft within every limit is left as it was.
+        let small = Self.everyPlace()
+        #expect(small.fittedToLimits == small)
+    }
+}
