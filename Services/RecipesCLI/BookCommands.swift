@@ -115,13 +115,12 @@ struct DeleteBook: AsyncParsableCommand {
 
 /// A book by id, short id or title (any case).
 func resolveBook(_ reference: String, _ client: MessageClient) async throws -> UUID {
-    if let id = UUID(uuidString: reference) { return id }
+    let trimmed = reference.trimmingCharacters(in: .whitespaces)
+    if let id = UUID(uuidString: trimmed) { return id }
     let books = try await client.call(BookOps.List.self, Empty()).books.map(\.book)
-    let matches = books.filter { $0.title.caseInsensitiveCompare(reference) == .orderedSame || Output.isShortID(reference, of: $0.id) }
-    guard matches.count == 1 else {
-        if matches.isEmpty { throw CLIError("no book is called \"\(reference)\"; see `recipes books`", status: ExitStatus.notFound) }
+    let matches = books.filter { $0.title.caseInsensitiveCompare(trimmed) == .orderedSame || Output.isShortID(trimmed, of: $0.id) }
+    return try Output.onlyMatch(matches, none: "no book is called \"\(trimmed)\"; see `recipes books`") { count in
         let named = matches.prefix(5).map(Output.bookLabel).joined(separator: "; ")
-        throw CLIError("\"\(reference)\" could be \(matches.count) books (\(named)\(matches.count > 5 ? "; …" : "")); use an id", status: ExitStatus.refused)
-    }
-    return matches[0].id
+        return "\"\(trimmed)\" could be \(count) books (\(named)\(count > 5 ? "; …" : "")); use an id"
+    }.id
 }

@@ -77,11 +77,9 @@ func resolveConflict(_ reference: String, _ client: MessageClient) async throws 
     if UUID(uuidString: trimmed) != nil { return trimmed }
     let conflicts = try await client.call(ConflictOps.List.self, Empty()).conflicts
     let matches = conflicts.filter { conflict in UUID(uuidString: conflict.id).map { Output.isShortID(trimmed, of: $0) } ?? (conflict.id == trimmed) }
-    guard matches.count == 1 else {
-        if matches.isEmpty { throw CLIError("no unresolved conflict \(trimmed); `recipes conflicts` lists them", status: ExitStatus.notFound) }
-        throw CLIError("\"\(trimmed)\" is part of \(matches.count) conflict ids; give more of it (or the whole id)", status: ExitStatus.refused)
-    }
-    return matches[0].id
+    return try Output.onlyMatch(matches, none: "no unresolved conflict \(trimmed); `recipes conflicts` lists them") {
+        "\"\(trimmed)\" is part of \($0) conflict ids; give more of it (or the whole id)"
+    }.id
 }
 
 /// `recipes backup DIR`: a consistent copy taken while the storage runs.

@@ -109,13 +109,9 @@ struct CookLog: AsyncParsableCommand {
         if let id = UUID(uuidString: trimmed) { return (id, nil) }
         let entries = try await client.call(CookLogOps.List.self, .init(recipeID: nil, limit: 1_000)).entries
         let matches = entries.filter { Output.isShortID(trimmed, of: $0.id) }
-        guard matches.count == 1 else {
-            if matches.isEmpty {
-                throw CLIError("no log entry \(trimmed) among the 1,000 newest; `recipes log` shows each entry's id", status: ExitStatus.notFound)
-            }
-            throw CLIError("\"\(trimmed)\" is part of \(matches.count) log entries' ids; give more of it (or the whole id, from --json)",
-                           status: ExitStatus.refused)
+        let entry = try Output.onlyMatch(matches, none: "no log entry \(trimmed) among the 1,000 newest; `recipes log` shows each entry's id") {
+            "\"\(trimmed)\" is part of \($0) log entries' ids; give more of it (or the whole id, from --json)"
         }
-        return (matches[0].id, matches[0].recipeName)
+        return (entry.id, entry.recipeName)
     }
 }

@@ -174,14 +174,12 @@ struct Jobs: AsyncParsableCommand {
     }
 
     static func resolve(_ reference: String, using storage: MessageClient) async throws -> UUID {
-        if let id = UUID(uuidString: reference) { return id }
-        let matches = try await storage.call(JobOps.List.self, .init(limit: 1_000)).jobs.filter { Output.isShortID(reference, of: $0.id) }
-        guard matches.count == 1 else {
-            throw CLIError(matches.isEmpty ? "no import job id starts or ends with \"\(reference)\"; `recipes jobs` lists them"
-                                           : "\"\(reference)\" is part of \(matches.count) job ids; give more of it",
-                           status: matches.isEmpty ? ExitStatus.notFound : ExitStatus.refused)
-        }
-        return matches[0].id
+        let trimmed = reference.trimmingCharacters(in: .whitespaces)
+        if let id = UUID(uuidString: trimmed) { return id }
+        let matches = try await storage.call(JobOps.List.self, .init(limit: 1_000)).jobs.filter { Output.isShortID(trimmed, of: $0.id) }
+        return try Output.onlyMatch(matches, none: "no import job id starts or ends with \"\(trimmed)\"; `recipes jobs` lists them") {
+            "\"\(trimmed)\" is part of \($0) job ids; give more of it"
+        }.id
     }
 }
 

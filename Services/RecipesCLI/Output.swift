@@ -83,6 +83,16 @@ enum Output {
         return text.hasPrefix(reference) || text.hasSuffix(reference)
     }
 
+    /// The one of `matches` a reference names; none is "not found" (`none` says so and where to look), several is
+    /// refused (`many` gets how many and says what to give instead).
+    static func onlyMatch<T>(_ matches: [T], none: @autoclosure () -> String, many: (Int) -> String) throws -> T {
+        guard matches.count == 1 else {
+            if matches.isEmpty { throw CLIError(none(), status: ExitStatus.notFound) }
+            throw CLIError(many(matches.count), status: ExitStatus.refused)
+        }
+        return matches[0]
+    }
+
     /// Whether `text` could be a piece of an id: 4 or more hex digits (and dashes).
     static func looksLikeShortID(_ text: String) -> Bool {
         text.count >= 4 && text.allSatisfy { $0.isHexDigit || $0 == "-" }

@@ -112,6 +112,11 @@ struct CLITests {
                     "\(again.output)")
             let either = try await recipes(["books", "show", "Soups"], storage: storage)
             #expect(either.status == 65 && either.output.contains("\"Soups\" could be 2 books (") && either.output.contains("; use an id"), "\(either.output)")
+            // A short id pasted with spaces around it names its book; one of no book says so.
+            let pasted = try await recipes(["books", "show", " \(String(bookIDs[0].id.uuidString.suffix(8)).lowercased()) "], storage: storage)
+            #expect(pasted.status == 0 && pasted.output.contains(bookIDs[0].title), "\(pasted.output)")
+            let none = try await recipes(["books", "show", "ffff0000"], storage: storage)
+            #expect(none.status == 66 && none.output.contains("no book is called \"ffff0000\"; see `recipes books`"), "\(none.output)")
         }
     }
 
