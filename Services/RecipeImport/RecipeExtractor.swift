@@ -223,7 +223,6 @@ public enum RecipeExtractor {
         nonisolated(unsafe) static let hoursThenMinutes = #/\d\s*h\s*(\d{1,2})\b/#
     }
 
-
     static func text(_ value: Any?) -> String? {
         switch value {
         case let string as String: let cleaned = HTMLText.clean(string); return RecipeDraft.isBlank(cleaned) ? nil : cleaned
