@@ -67,7 +67,7 @@ final class SearchRanking: Sendable {
         let lengths = query.lengths
         kept.withLock { kept in
             guard kept.generation == generation else { return }
-            if kept.lengths == nil || kept.lengths!.count < lengths.count { kept.lengths = lengths }
+            if (kept.lengths?.count ?? -1) < lengths.count { kept.lengths = lengths }
             guard let counted = query.idf else { return }
             if kept.structure != structure || kept.idf.count >= Self.maxKeptTexts {
                 kept.structure = structure

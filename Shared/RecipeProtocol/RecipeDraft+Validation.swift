@@ -37,9 +37,7 @@ extension RecipeDraft {
             throw fail("\(field) has \(run) combining marks in a row; at most \(String.maxCombiningRun) are allowed")
         }
         guard !Self.isBlank(name) else { throw fail("name is empty; a recipe needs a name") }
-        guard name.count <= Limits.nameLength else {
-            throw fail("name is \(name.count) characters; the most allowed is \(Limits.nameLength)")
-        }
+        if let problem = Self.lengthProblem(.name, name) { throw fail(problem) }
         guard ingredients.count <= Limits.lines else {
             throw fail("the recipe has \(ingredients.count) ingredient lines; the most allowed is \(Limits.lines)")
         }
@@ -50,9 +48,7 @@ extension RecipeDraft {
             if Self.isBlank(line.text) {
                 throw fail("ingredients[\(index)] is empty; remove it or give it text")
             }
-            if line.text.count > Limits.lineLength {
-                throw fail("ingredients[\(index)] is \(line.text.count) characters; the most allowed is \(Limits.lineLength)")
-            }
+            if let problem = Self.lengthProblem(.ingredient(index), line.text) { throw fail(problem) }
             if let number = IngredientParser.outOfRangeQuantity(line.text) {
                 throw fail("ingredients[\(index)] starts with the quantity \(number), which is out of range; quantities may be 0 to \(Int(IngredientParser.maxQuantity))")
             }
@@ -61,34 +57,20 @@ extension RecipeDraft {
             if Self.isBlank(step.text) {
                 throw fail("instructions[\(index)] is empty; remove it or give it text")
             }
-            if step.text.count > Limits.stepLength {
-                throw fail("instructions[\(index)] is \(step.text.count) characters; the most allowed is \(Limits.stepLength)")
-            }
+            if let problem = Self.lengthProblem(.step(index), step.text) { throw fail(problem) }
         }
         let lineIDs = ingredients.compactMap(\.id) + instructions.compactMap(\.id)
         if Set(lineIDs).count != lineIDs.count {
             throw fail("an ingredient or step id appears twice; each line needs its own id")
         }
         for (index, step) in instructions.enumerated() {
-            if let section = step.section, section.count > Limits.nameLength {
-                throw fail("instructions[\(index)].section is \(section.count) characters; the most allowed is \(Limits.nameLength)")
-            }
-            if let title = step.title, title.count > Limits.nameLength {
-                throw fail("instructions[\(index)].title is \(title.count) characters; the most allowed is \(Limits.nameLength)")
-            }
+            if let section = step.section, let problem = Self.lengthProblem(.section(index), section) { throw fail(problem) }
+            if let title = step.title, let problem = Self.lengthProblem(.title(index), title) { throw fail(problem) }
         }
         for field in RecipeTextField.all {
             guard let value = self[keyPath: field.draft] else { continue }
-            switch field.kind {
-            case .line where value.count > Limits.lineLength:
-                throw fail("\(field.name) is \(value.count) characters; the most allowed is \(Limits.lineLength)")
-            case .text where value.count > Limits.textLength:
-                throw fail("\(field.name) is \(value.count) characters; the most allowed is \(Limits.textLength)")
-            case .duration:
-                if let problem = ISODuration.problem(value, field: field.name) { throw fail(problem) }
-            default:
-                break
-            }
+            if let problem = Self.lengthProblem(.field(field), value) { throw fail(problem) }
+            if field.kind == .duration, let problem = ISODuration.problem(value, field: field.name) { throw fail(problem) }
         }
         if let servings, let problem = ValueRanges.servingsProblem(servings) { throw fail(problem) }
         guard ValueRanges.recipeRating.contains(rating) else { throw fail("rating is \(rating); it must be 0 (unrated) to 5") }
@@ -108,6 +90,14 @@ extension RecipeDraft {
         for keyword in keywords where Self.isBlank(keyword) || keyword.count > Limits.keywordLength {
             throw fail("keyword \"\(keyword.prefix(40))\" must be 1 to \(Limits.keywordLength) characters")
         }
+    }
+
+    /// What is wrong with `text` at `place` for its length (`TextPlace.lengthLimit`, the limit `fittedToLimits` cuts
+    /// to), or nil.
+    static func lengthProblem(_ place: TextPlace, _ text: String) -> String? {
+        guard let limit = place.lengthLimit else { return nil }
+        let count = text.count
+        return count > limit ? "\(place.name) is \(count) characters; the most allowed is \(limit)" : nil
     }
 
     /// The first field whose text holds U+0000, by name ("ingredients[2]"). SQLite ends a stored text at it, so
