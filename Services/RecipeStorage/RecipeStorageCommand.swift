@@ -64,6 +64,7 @@ struct RecipeStorageCommand: AsyncParsableCommand {
         configuration.maxFrameBytes = maxFrameBytes
         configuration.maxMessageBytes = limits.maxMessageBytes
         configuration.maxRequestsInFlight = limits.maxRequests
+        configuration.maxBytesInFlight = limits.maxBytesInFlight
         configuration.replyCacheBytes = limits.replyCacheBytes
         configuration.dataFolder = URL(fileURLWithPath: data ?? ProcessEnvironment.value("RECIPES_DATA") ?? RecipeVault.defaultDataFolder)
         configuration.seedSamples = seedSamples

@@ -181,6 +181,7 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
         configuration.photoLimits.maxPixels = maxPhotoMegapixels * 1_000_000
         configuration.maxMessageBytes = limits.maxMessageBytes
         configuration.maxRequestsInFlight = limits.maxRequests
+        configuration.maxBytesInFlight = limits.maxBytesInFlight
         configuration.replyCacheBytes = limits.replyCacheBytes
         configuration.replicaEndpoints = replicaEndpoints
         configuration.syncInterval = .milliseconds(Int(syncInterval * 1_000))

@@ -17,6 +17,8 @@ public struct StorageConfiguration: Sendable {
     public var maxMessageBytes = WireProtocol.defaultMaxMessageBytes
     /// Requests handled at once before `busy`.
     public var maxRequestsInFlight = WireProtocol.defaultMaxRequestsInFlight
+    /// Bytes of the requests handled at once, all together, before `busy`.
+    public var maxBytesInFlight = WireProtocol.defaultMaxBytesInFlight
     /// Bytes of answered writes remembered for retries.
     public var replyCacheBytes = WireProtocol.defaultReplyCacheBytes
     /// Load the sample collection when the database is empty.
@@ -32,6 +34,7 @@ public struct StorageConfiguration: Sendable {
         configuration.maxFrameBytes = maxFrameBytes
         configuration.maxMessageBytes = maxMessageBytes
         configuration.maxRequestsInFlight = maxRequestsInFlight
+        configuration.maxBytesInFlight = maxBytesInFlight
         configuration.replyCacheBytes = replyCacheBytes
         configuration.security = security
         return configuration

@@ -29,6 +29,8 @@ public struct WorkerConfiguration: Sendable {
     public var maxMessageBytes = WireProtocol.defaultMaxMessageBytes
     /// Requests handled at once before `busy`.
     public var maxRequestsInFlight = WireProtocol.defaultMaxRequestsInFlight
+    /// Bytes of the requests handled at once, all together, before `busy`.
+    public var maxBytesInFlight = WireProtocol.defaultMaxBytesInFlight
     /// Bytes of answered writes remembered for retries.
     public var replyCacheBytes = WireProtocol.defaultReplyCacheBytes
     /// How often unfinished jobs are looked for (a restarted worker finds its jobs at once).
@@ -136,6 +138,7 @@ public struct WorkerService: Sendable {
         server.maxFrameBytes = configuration.maxFrameBytes
         server.maxMessageBytes = configuration.maxMessageBytes
         server.maxRequestsInFlight = configuration.maxRequestsInFlight
+        server.maxBytesInFlight = configuration.maxBytesInFlight
         server.replyCacheBytes = configuration.replyCacheBytes
         server.security = configuration.security
         self.server = try MessageServer(configuration: server, routes: routes, logger: logger)

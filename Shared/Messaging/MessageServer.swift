@@ -28,6 +28,9 @@ public final class MessageServer: Service, Sendable {
         public var maxFrames: Int = WireProtocol.maxFrames
         /// Requests handled at once; beyond it a request is answered `busy` (the client retries).
         public var maxRequestsInFlight: Int = WireProtocol.defaultMaxRequestsInFlight
+        /// Bytes of the requests being handled, all together; beyond it a request is answered `busy`. One request is
+        /// always taken when none is being handled, whatever its size (up to `maxMessageBytes`).
+        public var maxBytesInFlight: Int = WireProtocol.defaultMaxBytesInFlight
         /// How many answered writes are remembered for retries.
         public var replyCacheCapacity: Int = 10_000
         /// The most bytes of remembered replies; the oldest are forgotten first.
@@ -152,6 +155,8 @@ final class ServerMailbox: Sendable {
         var peer: ReplyCache.Peer
         var requestID: String
         var isWrite: Bool
+        /// The bytes of the request this answers, counted against `maxBytesInFlight` until it is delivered.
+        var requestBytes: Int
         var frames: [Data]
     }
 

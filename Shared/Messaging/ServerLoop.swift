@@ -14,6 +14,8 @@ final class ServerLoop {
     private let decoder = WireJSONDecoder()
     private var cache: ReplyCache
     private var running = 0
+    /// The bytes of the requests `running` counts, all frames together.
+    private var runningBytes = 0
     private let limits: Socket.ReceiveLimits
     /// Where handlers run: on this I/O thread, between polls (no hand-off between threads), so a busy
     /// cooperative pool never holds them up.
@@ -25,6 +27,11 @@ final class ServerLoop {
     private let bulkReplies = Slots(limit: 2)
     /// From this size on (all frames together), a request runs on `bulkHandlers`.
     static let bulkBytes = 64 * 1_024
+    /// Messages ZeroMQ queues per connection before the loop has read them; past it, it reads no more from that
+    /// connection until the loop has (the client's sends wait). With the socket's default of 1,000, one client sending
+    /// large requests faster than they were answered made the service hold hundreds of them. Two, not one: with
+    /// CURVE on, a queue of one let no request of a new connection through (the security tests fail with it).
+    static let receiveQueue: Int32 = 2
     /// The longest the loop waits on its socket alone before it looks at its wake-up pipe.
     static let idleSlice = Duration.milliseconds(100)
 
@@ -52,6 +59,7 @@ final class ServerLoop {
         do {
             socket = try Socket(context, .router)
             try socket.setMaxMessageSize(configuration.maxFrameBytes)
+            try socket.setHighWaterMarks(send: 1_000, receive: Self.receiveQueue)
             if configuration.endpoint.contains("[") { try socket.setIPv6(true) }
             if let security = configuration.security {
                 authenticator = try ZAPAuthenticator(serving: security, in: context, logger: logger)
@@ -172,6 +180,14 @@ final class ServerLoop {
                 "\(configuration.serviceName) is working on \(running) requests, the most it takes at once; retry in a moment"))
             return
         }
+        // What a client can make the service hold is bounded by bytes too, not only by count: 64 requests of 24 MiB
+        // each (photos that are then refused, say) would be 1.5 GB.
+        let requestBytes = frames[payloadIndex...].reduce(0) { $0 + $1.count }
+        if running > 0 && runningBytes + requestBytes > configuration.maxBytesInFlight {
+            try refuse(header.id, ServiceError(.busy,
+                "\(configuration.serviceName) holds \(running) requests of \(runningBytes) bytes in all, and this one of \(requestBytes) bytes would take it past the \(configuration.maxBytesInFlight) bytes it holds at once; retry in a moment"))
+            return
+        }
         if route.isWrite {
             let digest = RequestDigest.of(frames[payloadIndex...])
             switch cache.begin(id: header.id, op: header.op, digest: digest, peer: peer, now: .now) {
@@ -191,20 +207,21 @@ final class ServerLoop {
         }
 
         running += 1
+        runningBytes += requestBytes
         let context = RequestContext(
             requestID: header.id, op: header.op,
             frames: Array(frames[(payloadIndex + 1)...]), logger: logger)
         let payload = frames[payloadIndex]
         let mailbox = self.mailbox
         let isWrite = route.isWrite
-        let placement = placement(of: route, requestBytes: frames[payloadIndex...].reduce(0) { $0 + $1.count })
+        let placement = placement(of: route, requestBytes: requestBytes)
         Task(executorPreference: placement.executor) {
             let reply = if let slots = placement.slots {
                 await slots.withSlot { await route.run(payload, context) }
             } else {
                 await route.run(payload, context)
             }
-            mailbox.post(.init(peer: peer, requestID: context.requestID, isWrite: isWrite, frames: reply))
+            mailbox.post(.init(peer: peer, requestID: context.requestID, isWrite: isWrite, requestBytes: requestBytes, frames: reply))
         }
     }
 
@@ -227,6 +244,7 @@ final class ServerLoop {
 
     private func deliver(_ outgoing: ServerMailbox.Outgoing, on socket: Socket) throws {
         running -= 1
+        runningBytes -= outgoing.requestBytes
         var peer = outgoing.peer
         if outgoing.isWrite,
            let newest = cache.finish(id: outgoing.requestID, principal: outgoing.peer.principal, reply: outgoing.frames, now: .now) {

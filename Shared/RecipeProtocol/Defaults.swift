@@ -40,6 +40,9 @@ public enum WireProtocol {
     public static let maxFrames = 16
     /// The default number of requests a service handles at once before answering `busy`.
     public static let defaultMaxRequestsInFlight = 64
+    /// The default bytes of requests a service holds while handling them, all together, before answering `busy`:
+    /// four of the largest requests. One request is always taken when none is being handled.
+    public static let defaultMaxBytesInFlight = 4 * defaultMaxMessageBytes
     /// The default bytes of answered writes a service remembers for retries.
     public static let defaultReplyCacheBytes = 64 * 1_024 * 1_024
     /// The longest request id accepted.

@@ -10,6 +10,9 @@ public struct ServerLimitOptions: ParsableArguments, Sendable {
     @Option(name: .long, help: ArgumentHelp("Requests handled at once; beyond it a request is answered busy and the client retries (1 to 10000).", valueName: "count"))
     public var maxRequests: Int = WireProtocol.defaultMaxRequestsInFlight
 
+    @Option(name: .long, help: ArgumentHelp("Bytes of the requests handled at once, all together; beyond it a request is answered busy and the client retries (4194304 to 68719476736). One request is always taken when none is being handled.", valueName: "bytes"))
+    public var maxBytesInFlight: Int = WireProtocol.defaultMaxBytesInFlight
+
     @Option(name: .long, help: ArgumentHelp("Bytes of answered writes remembered for retried requests (0 to 4294967296).", valueName: "bytes"))
     public var replyCacheBytes: Int = WireProtocol.defaultReplyCacheBytes
 
@@ -20,6 +23,9 @@ public struct ServerLimitOptions: ParsableArguments, Sendable {
             throw ValidationError("--max-message-bytes must be 4194304 (4 MiB) to 1073741824 (1 GiB); got \(maxMessageBytes)")
         }
         guard (1...10_000).contains(maxRequests) else { throw ValidationError("--max-requests must be 1 to 10000; got \(maxRequests)") }
+        guard (4 * 1_024 * 1_024...64 * 1_024 * 1_024 * 1_024).contains(maxBytesInFlight) else {
+            throw ValidationError("--max-bytes-in-flight must be 4194304 (4 MiB) to 68719476736 (64 GiB); got \(maxBytesInFlight)")
+        }
         guard (0...4 * 1_024 * 1_024 * 1_024).contains(replyCacheBytes) else {
             throw ValidationError("--reply-cache-bytes must be 0 to 4294967296; got \(replyCacheBytes)")
         }

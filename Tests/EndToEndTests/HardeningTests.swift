@@ -182,6 +182,66 @@ struct HardeningTests {
         try store.close()
     }
 
+    @Test("clients sending large requests faster than they are answered: past the bytes a storage holds at once they are answered busy, its memory stays bounded, and it goes on answering")
+    func floodOfLargeRequests() async throws {
+        let folder = temporaryDataFolder()
+        let (storage, endpoint) = try await startStorage(samples: false, folder: folder)
+        let stranger = try StrangerSocket(endpoint)
+        #expect(try await stranger.code("recipe.create", ["recipe": ["name": "Kept"]]) == "ok")
+        // Four connections, each sending 16 MiB photos (over the 2 MB a photo may be) without waiting for answers.
+        // Each request waits its turn on the storage's files thread: held by count alone (64 at once), one
+        // connection made the storage hold about 700 MB, eight about 1.5 GB.
+        let codes = try await withThrowingTaskGroup(of: [String: Int].self) { group in
+            for connection in 0..<4 {
+                group.addTask { try await Self.flood(endpoint, connection: connection, requests: 40, frameBytes: 16 * 1_024 * 1_024) }
+            }
+            return try await group.reduce(into: [String: Int]()) { total, codes in total.merge(codes, uniquingKeysWith: +) }
+        }
+        #expect(codes.values.reduce(0, +) == 160, "every request was answered: \(codes)")
+        #expect(codes["busy", default: 0] > 0, "past the bytes it holds at once, requests were answered busy: \(codes)")
+        #expect(codes["ok"] == nil, "no oversized photo was stored: \(codes)")
+        let peak = try #require(peakRSSMegabytes(storage.pid))
+        #expect(peak < 400, "96 MiB of requests at once and about two frames queued per connection: peak \(peak) MB")
+        #expect(try await stranger.code("system.health", [:] as [String: Any]) == "ok")
+        #expect(try await stranger.code("recipe.list", [:] as [String: Any]) == "ok")
+        _ = try await storage.stop()
+    }
+
+    /// Sends `requests` photo adds of `frameBytes` each as fast as the connection takes them, reading answers as they
+    /// come; returns how many got each error code ("ok" for a stored one). Bounded: 60 s in all.
+    static func flood(_ endpoint: String, connection: Int, requests: Int, frameBytes: Int) async throws -> [String: Int] {
+        try await onOwnThread(named: "flooding client") {
+            let context = try Context()
+            let socket = try Socket(context, .dealer)
+            defer { socket.close() }
+            try socket.setHighWaterMarks(send: 2, receive: 1_000)
+            try socket.setLinger(.zero)
+            try socket.connect(endpoint)
+            let frame = Data(repeating: 0xFF, count: frameBytes)
+            var codes: [String: Int] = [:]
+            var sent = 0
+            var answered = 0
+            let deadline = ContinuousClock.now + .seconds(60)
+            while answered < requests && ContinuousClock.now < deadline {
+                if sent < requests {
+                    let json = try StrangerSocket.envelope("photo.add", ["recipeId": UUID().uuidString, "photo": ["frame": 1]],
+                                                           id: "flood-\(connection)-\(sent)")
+                    if try socket.send(Message([Data(), json, frame]), dontWait: true) {
+                        sent += 1
+                        continue
+                    }
+                }
+                try socket.setReceiveTimeout(.milliseconds(sent < requests ? 5 : 1_000))
+                guard let reply = try socket.receive(), reply.frames.count >= 2,
+                      let envelope = try JSONSerialization.jsonObject(with: reply.frames[1]) as? [String: Any] else { continue }
+                answered += 1
+                let code = envelope["ok"] as? Bool == true ? "ok" : ((envelope["error"] as? [String: Any])?["code"] as? String ?? "unreadable")
+                codes[code, default: 0] += 1
+            }
+            return codes
+        }
+    }
+
     @Test("findings 2 and 11: a page with absurd values imports without them; a 10 MB hostile page neither stops the worker nor blocks its answers")
     func hostilePages() async throws {
         let server = try await TestHTTPServer()

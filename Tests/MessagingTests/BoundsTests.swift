@@ -11,12 +11,7 @@ struct BoundsTests {
     func busy() async throws {
         let counter = Counter()
         let gate = Gate()
-        var routes = testRoutes(counter: counter)
-        routes.handle(Hold.self) { _, _ in
-            gate.enter()
-            try await gate.waitUntilOpen()
-            return Empty()
-        }
+        let routes = Self.routes(counter: counter, holdingAt: gate)
         try await withServer(routes, configure: { $0.maxRequestsInFlight = 1 }) { endpoint in
             let holder = try RawPeer(endpoint)
             // Its reply comes only after the gate opens, several steps later: a loaded machine may take seconds.
@@ -36,6 +31,33 @@ struct BoundsTests {
             #expect(try await held.value?.ok == true)
         }
         #expect(counter.current == 1, "the busy request never ran; the retried one ran once")
+    }
+
+    @Test("requests are held by bytes too: past the bytes in flight a request is answered busy; a small one still runs, and one larger than the bound runs when nothing else does")
+    func busyByBytes() async throws {
+        let counter = Counter()
+        let gate = Gate()
+        let routes = Self.routes(counter: counter, holdingAt: gate)
+        let kilobytes600 = Data(count: 600 * 1_024)
+        try await withServer(routes, configure: { $0.maxBytesInFlight = 1_024 * 1_024 }) { endpoint in
+            let holder = try RawPeer(endpoint)
+            let held = Task {
+                try await holder.request(#"{"v":1,"id":"hold","op":"test.hold","body":{}}"#, extraFrames: [kilobytes600], timeout: .seconds(30))
+            }
+            try await gate.waitUntilEntered()
+            let other = try RawPeer(endpoint)
+            let refused = try await other.request(#"{"v":1,"id":"large","op":"test.increment","body":{}}"#, extraFrames: [kilobytes600])
+            #expect(refused?.errorCode == "busy")
+            #expect(refused?.errorMessage?.contains("1048576 bytes it holds at once") == true, "\(refused?.errorMessage ?? "no reply")")
+            let small = try await other.request(#"{"v":1,"id":"small","op":"test.increment","body":{}}"#, extraFrames: [Data(count: 1_024)])
+            #expect(small?.ok == true, "a request that fits beside the held one runs")
+            gate.open()
+            #expect(try await held.value?.ok == true)
+            // Nothing running: a request of twice the bound is taken (the largest request is bounded on its own).
+            let alone = try await other.request(#"{"v":1,"id":"alone","op":"test.increment","body":{}}"#, extraFrames: [Data(count: 2 * 1_024 * 1_024)])
+            #expect(alone?.ok == true)
+        }
+        #expect(counter.current == 2, "the busy request never ran; the small one and the one alone did")
     }
 
     @Test("remembered replies are bounded by bytes: the oldest are forgotten first, a running write never")
@@ -68,6 +90,19 @@ struct BoundsTests {
             let fine = try await raw.request(#"{"v":1,"id":"ok","op":"system.health","body":{}}"#)
             #expect(fine?.errorCode == nil)
         }
+    }
+}
+
+extension BoundsTests {
+    /// The test routes and `test.hold`, which runs until `gate` opens.
+    static func routes(counter: Counter, holdingAt gate: Gate) -> Routes {
+        var routes = testRoutes(counter: counter)
+        routes.handle(Hold.self) { _, _ in
+            gate.enter()
+            try await gate.waitUntilOpen()
+            return Empty()
+        }
+        return routes
     }
 }
 
