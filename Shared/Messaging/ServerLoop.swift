@@ -59,7 +59,7 @@ final class ServerLoop {
         do {
             socket = try Socket(context, .router)
             try socket.setMaxMessageSize(configuration.maxFrameBytes)
-            try socket.setHighWaterMarks(send: 1_000, receive: Self.receiveQueue)
+            try socket.setReceiveHighWaterMark(Self.receiveQueue)
             if configuration.endpoint.contains("[") { try socket.setIPv6(true) }
             if let security = configuration.security {
                 authenticator = try ZAPAuthenticator(serving: security, in: context, logger: logger)
@@ -177,7 +177,7 @@ final class ServerLoop {
         }
         if running >= configuration.maxRequestsInFlight {
             try refuse(header.id, ServiceError(.busy,
-                "\(configuration.serviceName) is working on \(running) requests, the most it takes at once; retry in a moment"))
+                "\(configuration.serviceName) is working on \(running) requests, the most it takes at once (its --max-requests); retry in a moment"))
             return
         }
         // What a client can make the service hold is bounded by bytes too, not only by count: 64 requests of 24 MiB
@@ -185,7 +185,7 @@ final class ServerLoop {
         let requestBytes = frames[payloadIndex...].reduce(0) { $0 + $1.count }
         if running > 0 && runningBytes + requestBytes > configuration.maxBytesInFlight {
             try refuse(header.id, ServiceError(.busy,
-                "\(configuration.serviceName) holds \(running) requests of \(runningBytes) bytes in all, and this one of \(requestBytes) bytes would take it past the \(configuration.maxBytesInFlight) bytes it holds at once; retry in a moment"))
+                "\(configuration.serviceName) holds \(running) requests of \(runningBytes) bytes in all, and this one of \(requestBytes) bytes would take it past the \(configuration.maxBytesInFlight) bytes it holds at once (its --max-bytes-in-flight); retry in a moment"))
             return
         }
         if route.isWrite {

@@ -90,10 +90,14 @@ extension Socket {
         }
     }
 
-    /// How many messages may queue per peer in each direction before sends block or drop.
-    public func setHighWaterMarks(send: Int32, receive: Int32) throws {
-        try setOption(ZMQ_SNDHWM, send, "ZMQ_SNDHWM")
-        try setOption(ZMQ_RCVHWM, receive, "ZMQ_RCVHWM")
+    /// How many messages may queue per peer for sending before sends block or drop (ZeroMQ's default: 1,000).
+    public func setSendHighWaterMark(_ messages: Int32) throws {
+        try setOption(ZMQ_SNDHWM, messages, "ZMQ_SNDHWM")
+    }
+
+    /// How many received messages may queue per peer before ZeroMQ stops reading from it (ZeroMQ's default: 1,000).
+    public func setReceiveHighWaterMark(_ messages: Int32) throws {
+        try setOption(ZMQ_RCVHWM, messages, "ZMQ_RCVHWM")
     }
 
     /// The identity a ROUTER peer sees for this socket.

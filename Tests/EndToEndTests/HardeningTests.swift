@@ -214,7 +214,7 @@ struct HardeningTests {
             let context = try Context()
             let socket = try Socket(context, .dealer)
             defer { socket.close() }
-            try socket.setHighWaterMarks(send: 2, receive: 1_000)
+            try socket.setSendHighWaterMark(2)
             try socket.setLinger(.zero)
             try socket.connect(endpoint)
             let frame = Data(repeating: 0xFF, count: frameBytes)

@@ -20,7 +20,7 @@ struct BoundsTests {
             let other = try RawPeer(endpoint)
             let refused = try await other.request(#"{"v":1,"id":"second","op":"test.increment","body":{}}"#)
             #expect(refused?.errorCode == "busy")
-            #expect(refused?.errorMessage?.contains("retry") == true)
+            #expect(refused?.errorMessage?.contains("the most it takes at once (its --max-requests); retry") == true, "\(refused?.errorMessage ?? "no reply")")
 
             // The reference client waits and asks again; it lands once the slot is free.
             let client = try makeClient(endpoint, timeout: .seconds(5), attempts: 1)
@@ -48,7 +48,7 @@ struct BoundsTests {
             let other = try RawPeer(endpoint)
             let refused = try await other.request(#"{"v":1,"id":"large","op":"test.increment","body":{}}"#, extraFrames: [kilobytes600])
             #expect(refused?.errorCode == "busy")
-            #expect(refused?.errorMessage?.contains("1048576 bytes it holds at once") == true, "\(refused?.errorMessage ?? "no reply")")
+            #expect(refused?.errorMessage?.contains("1048576 bytes it holds at once (its --max-bytes-in-flight)") == true, "\(refused?.errorMessage ?? "no reply")")
             let small = try await other.request(#"{"v":1,"id":"small","op":"test.increment","body":{}}"#, extraFrames: [Data(count: 1_024)])
             #expect(small?.ok == true, "a request that fits beside the held one runs")
             gate.open()
