@@ -8,10 +8,17 @@ import Glibc
 
 extension RecipeStore {
     /// The reply for a request whose handler failed with `error`, when the client should hear it as more than an
-    /// internal error (nil otherwise). Today: a disk the storage writes to is full, which SQLite, a photo's file
-    /// and Foundation's file writes each say in their own way. A write that fails so keeps nothing: SQLite rolls
+    /// internal error (nil otherwise): a disk the storage writes to is full, which SQLite, a photo's file
+    /// and Foundation's file writes each say in their own way; the database locked by another program; every file
+    /// the storage may open in use. A write that fails so keeps nothing: SQLite rolls
     /// its transaction back, and a photo's file is written aside and moved into place only once whole.
     public static func reply(for error: any Error, during op: String) -> ServiceError? {
+        if isOutOfDescriptors(error) {
+            // Passing: most of them are connections, and a closed connection gives its descriptor back. SQLite's own
+            // words for it ("unable to open database file") would send a person looking for a missing database.
+            return ServiceError(.busy,
+                "\(op) was not done: recipe-storage has every file it may open in use (\(openFileLimit.map { "its limit is \($0); " } ?? "")each client connection takes one); nothing of it was kept. Retry in a moment; if this goes on, raise the storage's open-file limit (ulimit -n, systemd's LimitNOFILE=, docker's --ulimit nofile=)")
+        }
         if isOutOfSpace(error) {
             return ServiceError(.storageFull,
                 "\(op) was not done: the disk recipe-storage writes to is full (no space left on the device); nothing of it was kept. Free some space on the disk of the storage's data folder (or of the folder named in the request) and try again")
@@ -33,21 +40,59 @@ extension RecipeStore {
         return error.resultCode.primaryResultCode == .SQLITE_BUSY
     }
 
+    /// Whether `error` came from the process (or the system) having no file descriptor left to give: said as such by
+    /// a photo's file or Foundation, or as SQLite's "cannot open" while the process holds (nearly) every descriptor
+    /// it may. SQLite does not say why it could not open a file, and a reader's connection opens three (the
+    /// database, its log, the shared index): the one that failed may leave a descriptor or two free again.
+    static func isOutOfDescriptors(_ error: any Error) -> Bool {
+        if let error = error as? DatabaseError {
+            return error.resultCode.primaryResultCode == .SQLITE_CANTOPEN && descriptorsNearlyUsedUp()
+        }
+        return errnoCodes(of: error).contains { $0 == EMFILE || $0 == ENFILE }
+    }
+
+    /// Whether the process holds all but a few of the descriptors its limit allows (Linux: counted in /proc/self/fd;
+    /// the listing itself needs one, so a listing refused for want of one says so too).
+    static func descriptorsNearlyUsedUp() -> Bool {
+        guard let limit = openFileLimit else { return false }
+        guard let listing = opendir("/proc/self/fd") else { return errno == EMFILE || errno == ENFILE }
+        defer { closedir(listing) }
+        var open: UInt64 = 0
+        while let entry = readdir(listing) {
+            if entry.pointee.d_name.0 != UInt8(ascii: ".") { open += 1 }
+        }
+        return open + 16 >= limit
+    }
+
+    /// The process's limit on open files, when it can be read.
+    static var openFileLimit: UInt64? {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
+        return UInt64(limit.rlim_cur)
+    }
+
+    /// The system error numbers `error` carries: a photo file's, a POSIX error's, or Foundation's (an NSError in the
+    /// POSIX domain, or wrapping one).
+    static func errnoCodes(of error: any Error) -> [Int32] {
+        if let error = error as? PhotoStorageError { return error.errno.map { [$0] } ?? [] }
+        if let error = error as? POSIXError { return [error.code.rawValue] }
+        let bridged = error as NSError
+        var codes: [Int32] = []
+        if bridged.domain == NSPOSIXErrorDomain { codes.append(Int32(truncatingIfNeeded: bridged.code)) }
+        if let underlying = bridged.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            codes.append(Int32(truncatingIfNeeded: underlying.code))
+        }
+        return codes
+    }
+
     /// Whether `error` says that a disk is full, or a quota used up.
     static func isOutOfSpace(_ error: any Error) -> Bool {
         let full: Set<Int32> = [ENOSPC, EDQUOT]
         if let error = error as? DatabaseError { return error.resultCode == .SQLITE_FULL }
-        if let error = error as? PhotoStorageError { return error.errno.map(full.contains) ?? false }
-        if let error = error as? POSIXError { return full.contains(error.code.rawValue) }
-        // Foundation's file writes: a CocoaError (fileWriteOutOfSpace, or wrapping a POSIX error), or an NSError
-        // in the POSIX domain.
+        // Foundation's file writes also say it as a CocoaError of their own.
         let bridged = error as NSError
         if bridged.domain == NSCocoaErrorDomain && bridged.code == CocoaError.fileWriteOutOfSpace.rawValue { return true }
-        if bridged.domain == NSPOSIXErrorDomain { return full.contains(Int32(truncatingIfNeeded: bridged.code)) }
-        if let underlying = bridged.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-            return full.contains(Int32(truncatingIfNeeded: underlying.code))
-        }
-        return false
+        return errnoCodes(of: error).contains(where: full.contains)
     }
 }
 

@@ -182,6 +182,53 @@ struct HardeningTests {
         try store.close()
     }
 
+    @Test("connections up to the storage's open-file limit: a request that needs one more file is answered busy, saying so (not SQLite's \"unable to open database file\"); once they close it is served again")
+    func descriptorsUsedUp() async throws {
+        let folder = temporaryDataFolder()
+        // A limit of 64 open files (the usual 1,024 or more takes more connections than a test should open).
+        let storage = try ServiceProcess(path: "/bin/sh", ["-c", #"ulimit -n 64 && exec "$@""#, "sh", try ServiceProcess.executable("recipe-storage"),
+                                                           "--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder])
+        let endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        let stranger = try StrangerSocket(endpoint)
+        let created = try #require(try await stranger.request("recipe.create", ["recipe": ["name": "Kept"]]))
+        let id = try #require(((created["body"] as? [String: Any])?["recipe"] as? [String: Any])?["id"] as? String)
+        // No read yet: the storage opens its first reader's files when the first read comes.
+        let context = try Context()
+        var connections: [Socket] = []
+        for _ in 0..<80 {
+            let socket = try Socket(context, .dealer)
+            try socket.setLinger(.zero)
+            try socket.connect(endpoint)
+            connections.append(socket)
+        }
+        let full = try await eventually(within: 20) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(storage.pid)/fd"))?.count ?? 0) >= 62
+        }
+        #expect(full, "the connections took the storage's open files")
+        var replies: [[String: Any]] = []
+        for (op, body) in [("recipe.list", [:]), ("recipe.search", ["text": "kept"]), ("recipe.get", ["id": id])] as [(String, [String: Any])] {
+            replies.append(try #require(try await stranger.request(op, body)))
+        }
+        let codes = replies.map { ($0["ok"] as? Bool == true) ? "ok" : (($0["error"] as? [String: Any])?["code"] as? String ?? "?") }
+        #expect(codes.allSatisfy { $0 == "ok" || $0 == "busy" }, "every request is served or answered busy: \(codes)")
+        #expect(codes.contains("busy"), "a read that needed files of its own found none: \(codes)")
+        for reply in replies where (reply["error"] as? [String: Any])?["code"] as? String == "busy" {
+            let message = ((reply["error"] as? [String: Any])?["message"] as? String) ?? ""
+            #expect(message.contains("has every file it may open in use (its limit is 64;"), "\(message)")
+            #expect(message.contains("raise the storage's open-file limit"), "\(message)")
+        }
+        for socket in connections { socket.close() }
+        context.shutdown()
+        let served = try await eventually(within: 20) {
+            let list = try await stranger.code("recipe.list", [:] as [String: Any])
+            let search = try await stranger.code("recipe.search", ["text": "kept"])
+            return list == "ok" && search == "ok"
+        }
+        #expect(served, "served again once the connections closed")
+        #expect(try await stranger.code("recipe.get", ["id": id]) == "ok")
+        _ = try await storage.stop()
+    }
+
     @Test("clients sending large requests faster than they are answered: past the bytes a storage holds at once they are answered busy, its memory stays bounded, and it goes on answering")
     func floodOfLargeRequests() async throws {
         let folder = temporaryDataFolder()

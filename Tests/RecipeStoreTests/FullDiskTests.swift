@@ -39,6 +39,31 @@ struct FullDiskTests {
         for error in other { #expect(RecipeStore.reply(for: error, during: "recipe.create") == nil, "\(error)") }
     }
 
+    @Test("no file descriptor left, said by a photo's file, POSIX or Foundation, is busy with what to do; SQLite's \"cannot open\" is only while the process holds nearly every descriptor")
+    func descriptorsUsedUp() {
+        let exhausted: [any Error] = [
+            PhotoStorageError.system("cannot read a photo", errno: EMFILE),
+            PhotoStorageError.system("cannot write a photo", errno: ENFILE),
+            POSIXError(.EMFILE),
+            NSError(domain: NSPOSIXErrorDomain, code: Int(EMFILE)),
+            NSError(domain: NSCocoaErrorDomain, code: CocoaError.fileReadUnknown.rawValue,
+                    userInfo: [NSUnderlyingErrorKey: NSError(domain: NSPOSIXErrorDomain, code: Int(ENFILE))]),
+        ]
+        for error in exhausted {
+            let reply = RecipeStore.reply(for: error, during: "photo.get")
+            #expect(reply?.code == .busy, "\(error)")
+            #expect(reply?.message.hasPrefix("photo.get was not done: recipe-storage has every file it may open in use") == true, "\(reply?.message ?? "")")
+            #expect(reply?.message.contains("raise the storage's open-file limit (ulimit -n") == true)
+        }
+        // This test process holds few of the descriptors it may: a database that cannot be opened is not that.
+        #expect(!RecipeStore.descriptorsNearlyUsedUp())
+        #expect(RecipeStore.reply(for: DatabaseError(resultCode: .SQLITE_CANTOPEN, message: "unable to open database file"), during: "recipe.list") == nil)
+        // A full disk said through Foundation's wrapped POSIX error is still a full disk.
+        let wrapped = NSError(domain: NSCocoaErrorDomain, code: CocoaError.fileWriteUnknown.rawValue,
+                              userInfo: [NSUnderlyingErrorKey: NSError(domain: NSPOSIXErrorDomain, code: Int(ENOSPC))])
+        #expect(RecipeStore.reply(for: wrapped, during: "photo.add")?.code == .storageFull)
+    }
+
     @Test("a create the full database cannot hold keeps nothing and loses nothing; once there is room, writes land again")
     func fullDatabase() async throws {
         try await withStore { store async throws in
