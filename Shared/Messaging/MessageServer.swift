@@ -158,6 +158,8 @@ final class ServerMailbox: Sendable {
         /// The bytes of the request this answers, counted against `maxBytesInFlight` until it is delivered.
         var requestBytes: Int
         var frames: [Data]
+        /// A write's reply is remembered for its retries, unless it says `busy` (the write did nothing: a retry runs it).
+        var remember = true
     }
 
     private struct State {

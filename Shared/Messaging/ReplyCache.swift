@@ -82,13 +82,15 @@ struct ReplyCache {
         return .new
     }
 
-    /// Records the reply for `id` of `principal`; returns the newest peer waiting for it, if still known.
-    mutating func finish(id: String, principal: String, reply: [Data], now: ContinuousClock.Instant) -> Peer? {
+    /// Records the reply for `id` of `principal` (or, when not `remember`, forgets `id`: a retry runs again); returns
+    /// the newest peer waiting for it, if still known.
+    mutating func finish(id: String, principal: String, reply: [Data], remember: Bool = true, now: ContinuousClock.Instant) -> Peer? {
         let key = Key(principal: principal, id: id)
         guard var entry = entries[key], case .running(let peer) = entry.state else { return nil }
         let size = reply.reduce(0) { $0 + $1.count }
-        if size > maxBytes {
-            // Too large to remember at all: a retry runs again (writes are idempotent by their ids).
+        if !remember || size > maxBytes {
+            // Not to be given again (a `busy` that did nothing), or too large to remember at all: a retry runs again
+            // (writes are idempotent by their ids).
             entries[key] = nil
             return peer
         }

@@ -13,7 +13,14 @@ public struct Routes: Sendable {
         /// Runs, and encodes its reply, off the server's I/O thread (a reply that grows with the collection).
         let repliesInBulk: Bool
         /// Decodes the body, runs the handler, encodes the reply frames (JSON first).
-        let run: @Sendable (_ frame: Data, _ context: RequestContext) async -> [Data]
+        let run: @Sendable (_ frame: Data, _ context: RequestContext) async -> Answer
+    }
+
+    /// A route's reply frames, and whether they say `busy`: the request did nothing and asks to be sent again,
+    /// so a write's answer must not be remembered for its retry (which would get `busy` back, never run).
+    struct Answer: Sendable {
+        var frames: [Data]
+        var saysBusy = false
     }
 
     private(set) var table: [String: Route] = [:]
@@ -69,18 +76,18 @@ public struct Routes: Sendable {
                         "the reply to \(Op.name) would be \(String(format: "%.1f", Double(json.count) / 1_048_576)) MiB of JSON, over the \(Routes.maxReplyJSONBytes / 1_048_576) MiB one reply may carry; ask for less at a time (a smaller limit, or a narrower question)")
                 }
                 observer?(Op.name)
-                return [json] + reply.frames
+                return Answer(frames: [json] + reply.frames)
             } catch let error as ServiceError {
-                return [WireCodec.encodeError(id: context.requestID, error: error, using: encoder)]
+                return Answer(frames: [WireCodec.encodeError(id: context.requestID, error: error, using: encoder)], saysBusy: error.code == .busy)
             } catch {
                 if let reply = translator?(error, Op.name) {
                     // Not a fault of the service's own (a full disk): a warning, with the code the client was told.
                     context.logger.warning("request refused", metadata: ["code": "\(reply.code.rawValue)", "error": "\(error)"])
-                    return [WireCodec.encodeError(id: context.requestID, error: reply, using: encoder)]
+                    return Answer(frames: [WireCodec.encodeError(id: context.requestID, error: reply, using: encoder)], saysBusy: reply.code == .busy)
                 }
                 context.logger.error("request failed", metadata: ["error": "\(error)"])
                 let failure = ServiceError(.internalError, "\(Op.name) failed: \(error)")
-                return [WireCodec.encodeError(id: context.requestID, error: failure, using: encoder)]
+                return Answer(frames: [WireCodec.encodeError(id: context.requestID, error: failure, using: encoder)])
             }
         }
     }
@@ -100,7 +107,7 @@ public struct Routes: Sendable {
             let error = ServiceError(.unknownOp, "unknown operation \"\(header.op.prefix(64))\"; this service answers: \(operations.joined(separator: ", "))")
             return [WireCodec.encodeError(id: header.id, error: error, using: encoder)]
         }
-        return await route.run(payload, RequestContext(requestID: header.id, op: header.op, frames: frames, logger: logger))
+        return await route.run(payload, RequestContext(requestID: header.id, op: header.op, frames: frames, logger: logger)).frames
     }
 
     /// Answers `Op` with `handler`, whose reply is JSON only.

@@ -216,12 +216,13 @@ final class ServerLoop {
         let isWrite = route.isWrite
         let placement = placement(of: route, requestBytes: requestBytes)
         Task(executorPreference: placement.executor) {
-            let reply = if let slots = placement.slots {
+            let answer = if let slots = placement.slots {
                 await slots.withSlot { await route.run(payload, context) }
             } else {
                 await route.run(payload, context)
             }
-            mailbox.post(.init(peer: peer, requestID: context.requestID, isWrite: isWrite, requestBytes: requestBytes, frames: reply))
+            mailbox.post(.init(peer: peer, requestID: context.requestID, isWrite: isWrite, requestBytes: requestBytes, frames: answer.frames,
+                               remember: !answer.saysBusy))
         }
     }
 
@@ -247,7 +248,8 @@ final class ServerLoop {
         runningBytes -= outgoing.requestBytes
         var peer = outgoing.peer
         if outgoing.isWrite,
-           let newest = cache.finish(id: outgoing.requestID, principal: outgoing.peer.principal, reply: outgoing.frames, now: .now) {
+           let newest = cache.finish(id: outgoing.requestID, principal: outgoing.peer.principal, reply: outgoing.frames,
+                                     remember: outgoing.remember, now: .now) {
             peer = newest
         }
         try send(outgoing.frames, to: peer, on: socket)

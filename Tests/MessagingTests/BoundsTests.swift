@@ -33,6 +33,23 @@ struct BoundsTests {
         #expect(counter.current == 1, "the busy request never ran; the retried one ran once")
     }
 
+    @Test("a write its handler answers busy did nothing: the client's retry with the same id runs it, and gets its own answer, not the busy one remembered")
+    func busyWriteIsNotRemembered() async throws {
+        let attempts = Counter()
+        var routes = testRoutes()
+        routes.handle(FlakyWrite.self) { _, _ in
+            let attempt = attempts.increment()
+            // The way a full store answers (every file in use, say): nothing was done; come back in a moment.
+            if attempt <= 2 { throw ServiceError(.busy, "every file is in use; retry in a moment") }
+            return Increment.Response(value: attempt)
+        }
+        try await withServer(routes) { endpoint in
+            let client = try makeClient(endpoint, timeout: .seconds(5), attempts: 1)
+            #expect(try await client.call(FlakyWrite.self, Increment.Request()).value == 3)
+        }
+        #expect(attempts.current == 3, "two busy answers, then the write ran")
+    }
+
     @Test("requests are held by bytes too: past the bytes in flight a request is answered busy; a small one still runs, and one larger than the bound runs when nothing else does")
     func busyByBytes() async throws {
         let counter = Counter()
@@ -104,6 +121,14 @@ extension BoundsTests {
         }
         return routes
     }
+}
+
+/// A write whose handler may answer busy.
+enum FlakyWrite: WireOperation {
+    static let name = "test.flaky"
+    static let isWrite = true
+    typealias Request = Increment.Request
+    typealias Response = Increment.Response
 }
 
 /// A read that holds its slot until the test lets it go.
