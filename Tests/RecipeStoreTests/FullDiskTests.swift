@@ -55,9 +55,12 @@ struct FullDiskTests {
             #expect(reply?.message.hasPrefix("photo.get was not done: recipe-storage has every file it may open in use") == true, "\(reply?.message ?? "")")
             #expect(reply?.message.contains("raise the storage's open-file limit (ulimit -n") == true)
         }
-        // This test process holds few of the descriptors it may: a database that cannot be opened is not that.
-        #expect(!RecipeStore.descriptorsNearlyUsedUp())
-        #expect(RecipeStore.reply(for: DatabaseError(resultCode: .SQLITE_CANTOPEN, message: "unable to open database file"), during: "recipe.list") == nil)
+        // While the process holds few of the descriptors it may (the usual case for this test process: checked, as
+        // parallel tests hold some), a database that cannot be opened is not that.
+        let cannotOpen = DatabaseError(resultCode: .SQLITE_CANTOPEN, message: "unable to open database file")
+        if !RecipeStore.descriptorsNearlyUsedUp() {
+            #expect(RecipeStore.reply(for: cannotOpen, during: "recipe.list") == nil)
+        }
         // A full disk said through Foundation's wrapped POSIX error is still a full disk.
         let wrapped = NSError(domain: NSCocoaErrorDomain, code: CocoaError.fileWriteUnknown.rawValue,
                               userInfo: [NSUnderlyingErrorKey: NSError(domain: NSPOSIXErrorDomain, code: Int(ENOSPC))])
