@@ -44,6 +44,13 @@ final class ServiceProcess: Sendable {
         posix_spawn_file_actions_adddup2(&actions, writeEnd, 2)
         posix_spawn_file_actions_addclose(&actions, readEnd)
         posix_spawn_file_actions_addclose(&actions, writeEnd)
+        // Nothing else of the test process's: its descriptors without close-on-exec (sockets, pipes of other tests
+        // running beside this one) would count against the service's own open-file limit.
+        // (glibc 2.34's posix_spawn_file_actions_addclosefrom_np, which Swift's Glibc module does not show.)
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let closeFrom = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(closeFrom, to: CloseFrom.self)(&actions, 3)
+        }
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
