@@ -85,7 +85,7 @@ struct RecipeStorageCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "recipe-storage")
-        OpenFileLimit.raise(logger: logger)
+        try OpenFileLimit.raise(logger: logger, serviceName: "recipe-storage", minimum: OpenFileLimit.serviceMinimum)
         warnIfExposed(configuration.security, endpoints: [configuration.bindEndpoint, configuration.publishEndpoint], logger: logger)
 
         let service = try await StorageService(configuration: configuration, logger: logger)

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -30,11 +31,17 @@ public enum OpenFileLimit {
         return (before, target)
     }
 
-    /// Raises the limit and says so in the log when it changed (or when it stays low).
-    public static func raise(logger: Logger) {
+    /// Raises the limit and says so in the log when it changed (or when it stays low). Throws `OpenFileLimitError`
+    /// when even the raised limit is under `minimum`: a service started so had its start fail at whichever part
+    /// first wanted a descriptor, in that part's words ("cannot open the data folder", "zmq_ctx_new"), or stopped at
+    /// once inside ZeroMQ or SwiftNIO, which end the process when they cannot make their pollers.
+    public static func raise(logger: Logger, serviceName: String, minimum: UInt64) throws {
         guard let (before, after) = raise() else { return }
         if after > before {
             logger.info("open file limit raised", metadata: ["from": "\(before)", "to": "\(after)"])
+        }
+        if after < minimum {
+            throw OpenFileLimitError(serviceName: serviceName, limit: after, minimum: minimum)
         }
         if after < 1_024 {
             logger.warning("the open file limit is low: each client connection takes a file, so a few hundred connections keep every other client out; raise the hard limit (ulimit -Hn, LimitNOFILE=, docker --ulimit nofile=)",
@@ -42,9 +49,30 @@ public enum OpenFileLimit {
         }
     }
 
+    /// What a service holds open before its first client: about 35 for either (measured: the ZeroMQ context, sockets
+    /// and wake-up pipes, the database and a reader, the log's standard streams), and room for a few connections.
+    public static let serviceMinimum: UInt64 = 64
+
+    /// The worker's minimum on this machine: SwiftNIO, which fetches pages, keeps three descriptors for each
+    /// processor (a thread each).
+    public static var workerMinimum: UInt64 {
+        serviceMinimum + 3 * UInt64(max(1, ProcessInfo.processInfo.activeProcessorCount))
+    }
+
     #if canImport(Glibc)
     private static let resourceNumber = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
     #else
     private static let resourceNumber = RLIMIT_NOFILE
     #endif
+}
+
+/// A service's open-file limit is below what it needs to start.
+public struct OpenFileLimitError: Error, CustomStringConvertible {
+    public let serviceName: String
+    public let limit: UInt64
+    public let minimum: UInt64
+
+    public var description: String {
+        "\(serviceName) cannot start: it may open at most \(limit) files (its open-file limit, raised as far as the hard limit allows) and needs at least \(minimum) (what it holds open before its first client, and a few client connections). Raise the limit where it is started: ulimit -n 4096 in its shell, LimitNOFILE= in a systemd unit, --ulimit nofile= for docker (ulimits: in docker-compose.yml)"
+    }
 }

@@ -116,6 +116,38 @@ struct StorageProcessTests {
                 "\(blocked.printed)")
     }
 
+    @Test("an open-file limit too low to start: each service says its limit, what it needs and where to raise it, and exits with status 1 — never ended by a signal inside ZeroMQ or SwiftNIO; at its minimum it starts and answers")
+    func openFileLimitTooLow() async throws {
+        // Without the check, recipe-storage stopped on SIGABRT at 16 (ZeroMQ could not make its poller) and
+        // recipe-worker on SIGILL or SIGABRT at 12, 20 and 24; other limits failed in a part's own words.
+        let worker = OpenFileLimit.workerMinimum
+        let runs: [(String, UInt64, UInt64, [String])] = [12, 16, 20, 24, 32, 63].map {
+            ("recipe-storage", $0, OpenFileLimit.serviceMinimum, ["--publish", "tcp://127.0.0.1:*", "--data", temporaryDataFolder()])
+        } + [12, 16, 20, 24, 32, worker - 1].map { ("recipe-worker", $0, worker, ["--storage", "tcp://127.0.0.1:9"]) }
+        for (name, limit, minimum, arguments) in runs {
+            let service = try ServiceProcess(path: "/bin/sh", ["-c", #"ulimit -n \#(limit) && exec "$0" "$@""#,
+                                                              try ServiceProcess.executable(name), "--bind", "tcp://127.0.0.1:*"] + arguments)
+            let status = try await service.waitForExit(timeout: .seconds(30))
+            if status == nil { _ = try await service.stop(signal: SIGKILL) }
+            #expect(status == 1, "\(name) under a limit of \(limit): \(service.printed)")
+            #expect(service.printed.contains("\(name) cannot start: it may open at most \(limit) files"), "\(service.printed)")
+            #expect(service.printed.contains("needs at least \(minimum)") && service.printed.contains("LimitNOFILE="), "\(service.printed)")
+        }
+        // At the minimum: running, and answering.
+        let storage = try ServiceProcess(path: "/bin/sh", ["-c", #"ulimit -n \#(OpenFileLimit.serviceMinimum) && exec "$0" "$@""#,
+                                                          try ServiceProcess.executable("recipe-storage"), "--bind", "tcp://127.0.0.1:*",
+                                                          "--publish", "tcp://127.0.0.1:*", "--data", temporaryDataFolder()])
+        let endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        let started = try ServiceProcess(path: "/bin/sh", ["-c", #"ulimit -n \#(worker) && exec "$0" "$@""#,
+                                                          try ServiceProcess.executable("recipe-worker"), "--bind", "tcp://127.0.0.1:*",
+                                                          "--storage", endpoint])
+        let workerEndpoint = try await started.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        #expect(try await StrangerSocket(endpoint).code("recipe.list", [:] as [String: Any]) == "ok")
+        #expect(try await StrangerSocket(workerEndpoint).code("system.health", [:] as [String: Any]) == "ok")
+        _ = try await started.stop()
+        _ = try await storage.stop()
+    }
+
     @Test("a flood of idle connections does not keep clients out: started with a low soft limit on open files, the storage raises it to the hard one")
     func connectionFlood() async throws {
         // A soft limit of 64, as a low `ulimit -n` gives a service; the hard limit stays the system's.
