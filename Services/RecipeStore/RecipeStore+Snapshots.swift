@@ -13,6 +13,11 @@ extension RecipeStore {
     /// Snapshots a replica keeps at once, and how long one is kept unused.
     static let maxSnapshots = 4
     static let snapshotLifetime: TimeInterval = 3_600
+    /// A snapshot neither read nor written for this long is taken as abandoned when the folder is full: the copy it
+    /// was for failed without saying so (the worker was killed, a replica or the network went away meanwhile). A
+    /// copy under way reads or writes its file every few milliseconds; one whose database file is across waits for
+    /// its photos without touching it, but is given up only when four others came since.
+    static let abandonedAfter: TimeInterval = 600
     /// The largest snapshot a replica takes (64 GiB).
     static let maxSnapshotBytes = 64 << 30
     /// The most one `sync.snapshotRead` returns.
@@ -27,10 +32,9 @@ extension RecipeStore {
     public func makeSnapshot() async throws -> SyncOps.Snapshot.Response {
         let manager = FileManager.default
         try manager.createDirectory(at: snapshotFolder, withIntermediateDirectories: true)
-        Self.removeStale(in: snapshotFolder)
-        let kept = (try? manager.contentsOfDirectory(atPath: snapshotFolder.path))?.filter { $0.hasSuffix(".sqlite") } ?? []
-        guard kept.count < Self.maxSnapshots else {
-            throw ServiceError(.busy, "\(kept.count) snapshots are being read already; try again when one is done (each is removed after an hour at most)")
+        let kept = Self.makeRoom(in: snapshotFolder)
+        guard kept < Self.maxSnapshots else {
+            throw ServiceError(.busy, "\(kept) snapshots are being read already; try again when one is done (one unused for \(Int(Self.abandonedAfter / 60)) minutes makes way)")
         }
         let id = UUID()
         let path = snapshotFolder.appendingPathComponent("\(id.uuidString).sqlite").path
@@ -62,6 +66,7 @@ extension RecipeStore {
         }
         guard let handle = FileHandle(forReadingAtPath: snapshotPath(id)) else { throw Self.noSnapshot(id) }
         defer { try? handle.close() }
+        Self.markUsed(handle)
         try handle.seek(toOffset: UInt64(offset))
         return try handle.read(upToCount: length) ?? Data()
     }
@@ -70,7 +75,9 @@ extension RecipeStore {
     public func snapshotPhotos(_ id: UUID, after: String?, limit: Int) throws -> SyncOps.SnapshotPhotos.Response {
         guard (1...10_000).contains(limit) else { throw ServiceError(.invalidArgument, "limit is \(limit); it must be 1 to 10000") }
         let path = snapshotPath(id)
-        guard FileManager.default.fileExists(atPath: path) else { throw Self.noSnapshot(id) }
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw Self.noSnapshot(id) }
+        Self.markUsed(handle)
+        try? handle.close()
         var configuration = Configuration()
         configuration.readonly = true
         let copy = try DatabaseQueue(path: path, configuration: configuration)
@@ -115,15 +122,12 @@ extension RecipeStore {
         }
         let manager = FileManager.default
         try manager.createDirectory(at: incomingFolder, withIntermediateDirectories: true)
-        if offset == 0 {
-            Self.removeStale(in: incomingFolder)
-            incoming.forgetRemoved(in: incomingFolder)
-        }
         let path = incomingPath(id)
         if offset == 0 && !manager.fileExists(atPath: path) {
-            let kept = (try? manager.contentsOfDirectory(atPath: incomingFolder.path))?.count ?? 0
+            let kept = Self.makeRoom(in: incomingFolder)
+            incoming.forgetRemoved(in: incomingFolder)
             guard kept < Self.maxSnapshots else {
-                throw ServiceError(.busy, "\(kept) snapshots are being received already; try again later (each is removed after an hour at most)")
+                throw ServiceError(.busy, "\(kept) snapshots are being received already; try again later (one not written to for \(Int(Self.abandonedAfter / 60)) minutes makes way)")
             }
             guard manager.createFile(atPath: path, contents: nil) else {
                 throw ServiceError(.internalError, "could not create \(path)")
@@ -280,10 +284,45 @@ extension RecipeStore {
         return (bytes, hasher.finalize().map { String(format: "%02x", $0) }.joined())
     }
 
-    /// Removes files in `folder` untouched for longer than a snapshot's lifetime.
-    static func removeStale(in folder: URL) {
+    /// Makes way in `folder` for one more snapshot: removes what was untouched for a snapshot's lifetime and then,
+    /// while `maxSnapshots` are still there, the one untouched longest if it is abandoned (`abandonedAfter`).
+    /// Returns how many snapshots are left. Without it, copies that failed midway (each leaves its file) kept every
+    /// later one out for an hour: a new replica answered busy to each snapshot sent to it and stayed empty.
+    static func makeRoom(in folder: URL, now: Date = Date()) -> Int {
+        removeStale(in: folder)
         let manager = FileManager.default
-        let cutoff = Date().addingTimeInterval(-snapshotLifetime)
+        var kept: [(path: String, used: Date)] = ((try? manager.contentsOfDirectory(atPath: folder.path)) ?? [])
+            .filter { $0.hasSuffix(".sqlite") }
+            .map { name in
+                let path = folder.appendingPathComponent(name).path
+                return (path, (try? manager.attributesOfItem(atPath: path))?[.modificationDate] as? Date ?? .distantPast)
+            }
+            .sorted { $0.used < $1.used }
+        while kept.count >= maxSnapshots, let oldest = kept.first, now.timeIntervalSince(oldest.used) > abandonedAfter {
+            removeDatabaseFile(oldest.path)
+            kept.removeFirst()
+        }
+        return kept.count
+    }
+
+    /// Notes that a snapshot was just used (its file's modification time is what `makeRoom` and `removeStale` go by;
+    /// a snapshot being read is not written).
+    static func markUsed(_ handle: FileHandle) {
+        _ = futimens(handle.fileDescriptor, nil)
+    }
+
+    /// At start: removes the snapshots made or being received that were abandoned (`abandonedAfter`): their copies
+    /// ended before this start. A fresher one stays: the copy it is for goes on once its retry reaches the restarted storage.
+    static func removeAbandonedTransfers(in folder: URL) {
+        for name in ["snapshots", "incoming"] {
+            removeStale(in: folder.appendingPathComponent(name, isDirectory: true), olderThan: abandonedAfter)
+        }
+    }
+
+    /// Removes files in `folder` untouched for longer than `lifetime` (a snapshot's, unless told).
+    static func removeStale(in folder: URL, olderThan lifetime: TimeInterval = snapshotLifetime) {
+        let manager = FileManager.default
+        let cutoff = Date().addingTimeInterval(-lifetime)
         for name in (try? manager.contentsOfDirectory(atPath: folder.path)) ?? [] {
             let path = folder.appendingPathComponent(name).path
             if let modified = (try? manager.attributesOfItem(atPath: path))?[.modificationDate] as? Date, modified < cutoff {

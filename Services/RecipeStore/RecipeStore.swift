@@ -98,6 +98,7 @@ public final class RecipeStore: Sendable {
         // Never a half-copied backup: SQLite would roll its database back to empty and start on that.
         try UnfinishedBackup.check(folder)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        Self.removeAbandonedTransfers(in: folder)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(5)

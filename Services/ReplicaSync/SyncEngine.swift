@@ -279,7 +279,11 @@ public enum SyncEngine {
                 let chunk = try await current.value
                 guard !chunk.isEmpty else { throw ServiceError(.internalError, "\(source.name)'s snapshot ended at \(offset) of \(snapshot.bytes) bytes") }
                 next = read(offset + chunk.count)
-                try await target.writeSnapshot(id, offset: offset, bytes: chunk, total: snapshot.bytes)
+                do {
+                    try await target.writeSnapshot(id, offset: offset, bytes: chunk, total: snapshot.bytes)
+                } catch let error as ServiceError where error.code == .busy && offset == 0 {
+                    throw TargetTakesNoSnapshot(reason: error)
+                }
                 offset += chunk.count
             }
         }
@@ -313,8 +317,16 @@ public enum SyncEngine {
             file.cancel()
             _ = try? await file.value
             try? await source.snapshotDone(id)
+            // A target receiving as many snapshots as it takes at once gets the records instead, as from a source
+            // that makes none; the photos sent meanwhile are the ones those records name.
+            if error is TargetTakesNoSnapshot { return nil }
             throw error
         }
+    }
+
+    /// The target answered `busy` to a snapshot's first bytes: it is receiving as many as it takes at once.
+    private struct TargetTakesNoSnapshot: Error {
+        let reason: ServiceError
     }
 
     /// Sends the blobs among `hashes` that the target lacks, read and written in batches (one request each way,

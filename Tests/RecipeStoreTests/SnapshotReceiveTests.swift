@@ -122,3 +122,51 @@ struct SnapshotInstallCheckpointTests {
         }
     }
 }
+
+@Suite("Snapshots whose copies ended midway make way")
+struct AbandonedSnapshotTests {
+
+    @Test("a source with four snapshots unused for ten minutes makes a fifth in place of the longest unused; one just read is kept; fresh ones are kept and the fifth is busy")
+    func sourceSnapshotsMakeWay() async throws {
+        try await withStore { store in
+            _ = try await store.createRecipe(id: UUID(), RecipeDraft(name: "Soup"))
+            var made: [UUID] = []
+            for _ in 0..<4 { made.append(try await store.makeSnapshot().snapshot) }
+            await #expect(throws: ServiceError.self, "four fresh ones: a fifth waits") { try await store.makeSnapshot() }
+            for (index, id) in made.enumerated() {
+                try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-660 - Double(index))],
+                                                      ofItemAtPath: store.snapshotPath(id))
+            }
+            // The oldest by its file is being read now: reading marks it used, so another makes way.
+            _ = try store.readSnapshot(made[3], offset: 0, length: 100)
+            let fifth = try await store.makeSnapshot().snapshot
+            let kept = Set(try FileManager.default.contentsOfDirectory(atPath: store.snapshotFolder.path).filter { $0.hasSuffix(".sqlite") })
+            #expect(kept.contains("\(made[3].uuidString).sqlite") && kept.contains("\(fifth.uuidString).sqlite"))
+            #expect(!kept.contains("\(made[2].uuidString).sqlite"), "the longest unused made way")
+            #expect(kept.count == 4)
+        }
+    }
+
+    @Test("a restarted storage removes the snapshots made or received before that were unused for ten minutes (their copies ended); fresher ones stay for the copy's retry")
+    func restartRemovesAbandonedTransfers() async throws {
+        try await withFolder { folder in
+            let (bytes, _) = try await SnapshotReceiveTests().snapshot()
+            let store = try RecipeStore(folder: folder.appendingPathComponent("data"))
+            let old = try await store.makeSnapshot().snapshot
+            let fresh = try await store.makeSnapshot().snapshot
+            let oldIncoming = UUID(), freshIncoming = UUID()
+            for id in [oldIncoming, freshIncoming] {
+                _ = try await store.writeSnapshot(id, offset: 0, bytes: bytes.prefix(4_096), total: bytes.count)
+            }
+            for path in [store.snapshotPath(old), store.incomingPath(oldIncoming)] {
+                try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-660)], ofItemAtPath: path)
+            }
+            try store.close()
+            let again = try RecipeStore(folder: folder.appendingPathComponent("data"))
+            let manager = FileManager.default
+            #expect(!manager.fileExists(atPath: again.snapshotPath(old)) && !manager.fileExists(atPath: again.incomingPath(oldIncoming)))
+            #expect(manager.fileExists(atPath: again.snapshotPath(fresh)) && manager.fileExists(atPath: again.incomingPath(freshIncoming)))
+            try again.close()
+        }
+    }
+}

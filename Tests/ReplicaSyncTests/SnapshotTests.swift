@@ -174,4 +174,55 @@ struct SnapshotTests {
         try queue.close()
         return try Data(contentsOf: URL(fileURLWithPath: path))
     }
+
+    @Test("copies that failed midway leave their files at the new replica; they keep no later copy out: one idle for ten minutes makes way, and while they are fresh the records come instead of an error")
+    func abandonedCopiesMakeWay() async throws {
+        try await withReplicas(3) { replicas in
+            let (a, fresh, idle) = (replicas[0], replicas[1], replicas[2])
+            for index in 0..<5 {
+                _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Recipe \(index)", ingredients: [.init(text: "\(index + 1) eggs")]))
+            }
+            let (photoRecipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "With a photo"))
+            _ = try await a.store.addPhoto(recipeID: photoRecipe.id, bytes: jpegBytes(seed: 9), position: nil)
+            func incoming(_ replica: LocalReplica) -> [String] {
+                ((try? FileManager.default.contentsOfDirectory(atPath: replica.store.folder.appendingPathComponent("incoming").path)) ?? [])
+                    .filter { $0.hasSuffix(".sqlite") }
+            }
+            // Four copies into each that stopped after their first bytes (the source was restarted, or its answers
+            // stopped): the source let its snapshots go, the targets kept what they had received.
+            for target in [fresh, idle] {
+                for _ in 0..<4 {
+                    let made = try await a.snapshot()
+                    let first = try await a.readSnapshot(made.snapshot, offset: 0).prefix(4_096)
+                    try await target.writeSnapshot(made.snapshot, offset: 0, bytes: Data(first), total: made.bytes)
+                    try await a.snapshotDone(made.snapshot)
+                }
+                #expect(incoming(target).count == 4)
+            }
+            // Fresh ones: this target takes no fifth snapshot now, and the pull brings the records instead of failing.
+            _ = try await SyncEngine.pull(from: a, to: fresh, snapshotAbove: 0)
+            try await expectSameContent(a, fresh)
+            #expect(try await incarnations(fresh).contains("started from a snapshot") == false)
+            // Idle for eleven minutes: the longest idle makes way, and the copy goes as a snapshot.
+            let folder = idle.store.folder.appendingPathComponent("incoming")
+            for name in incoming(idle) {
+                try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-660)],
+                                                      ofItemAtPath: folder.appendingPathComponent(name).path)
+            }
+            let report = try await SyncEngine.pull(from: a, to: idle, snapshotAbove: 0)
+            try await expectSameContent(a, idle)
+            #expect(try await incarnations(idle).contains("started from a snapshot"), "\(report)")
+            #expect(incoming(idle).count == 3, "one abandoned copy made way; the installed one is removed: \(incoming(idle))")
+        }
+    }
+
+    /// The replica's incarnation history, as its database file says it.
+    func incarnations(_ replica: LocalReplica) async throws -> String {
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: replica.store.folder.appendingPathComponent(RecipeVault.databaseFileName).path, configuration: configuration)
+        defer { try? queue.close() }
+        return try await queue.read { db in try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'incarnations'") ?? "" }
+    }
+
 }
