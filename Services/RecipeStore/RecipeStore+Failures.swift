@@ -16,8 +16,7 @@ extension RecipeStore {
         if isOutOfDescriptors(error) {
             // Passing: most of them are connections, and a closed connection gives its descriptor back. SQLite's own
             // words for it ("unable to open database file") would send a person looking for a missing database.
-            return ServiceError(.busy,
-                "\(op) was not done: recipe-storage has every file it may open in use (\(openFileLimit.map { "its limit is \($0); " } ?? "")each client connection takes one); nothing of it was kept. Retry in a moment; if this goes on, raise the storage's open-file limit (ulimit -n, systemd's LimitNOFILE=, docker's --ulimit nofile=)")
+            return OpenFiles.allInUse("\(op) was not done", service: "recipe-storage", kept: "nothing of it was kept")
         }
         if isOutOfSpace(error) {
             return ServiceError(.storageFull,
@@ -48,27 +47,20 @@ extension RecipeStore {
         if let error = error as? DatabaseError {
             return error.resultCode.primaryResultCode == .SQLITE_CANTOPEN && descriptorsNearlyUsedUp()
         }
-        return errnoCodes(of: error).contains { $0 == EMFILE || $0 == ENFILE }
+        return errnoCodes(of: error).contains(where: OpenFiles.isExhaustion)
     }
 
     /// Whether the process holds all but a few of the descriptors its limit allows (Linux: counted in /proc/self/fd;
     /// the listing itself needs one, so a listing refused for want of one says so too).
     static func descriptorsNearlyUsedUp() -> Bool {
-        guard let limit = openFileLimit else { return false }
-        guard let listing = opendir("/proc/self/fd") else { return errno == EMFILE || errno == ENFILE }
+        guard let limit = OpenFiles.limit else { return false }
+        guard let listing = opendir("/proc/self/fd") else { return OpenFiles.isExhaustion(errno: errno) }
         defer { closedir(listing) }
         var open: UInt64 = 0
         while let entry = readdir(listing) {
             if entry.pointee.d_name.0 != UInt8(ascii: ".") { open += 1 }
         }
         return open + 16 >= limit
-    }
-
-    /// The process's limit on open files, when it can be read.
-    static var openFileLimit: UInt64? {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
-        return UInt64(limit.rlim_cur)
     }
 
     /// The system error numbers `error` carries: a photo file's, a POSIX error's, or Foundation's (an NSError in the

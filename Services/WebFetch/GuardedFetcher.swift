@@ -319,11 +319,25 @@ public struct GuardedFetcher: Sendable {
                 break
             }
         }
+        if Self.isOutOfDescriptors(error) {
+            // This worker's own want, not the site's: said so, as `busy`, which the reference client retries.
+            return OpenFiles.allInUse("\(target.url.absoluteString) was not fetched", service: "recipe-worker", kept: "nothing was stored")
+        }
         if let decompression = error as? NIOHTTPDecompression.DecompressionError, decompression == .limit {
             // A compressed body that unpacks beyond the cap.
             return tooLarge(target, cap: cap, seen: nil)
         }
         return ServiceError(.fetchFailed, "could not fetch \(target.url.absoluteString) from \(target.pinned): \(describe(error))")
+    }
+
+    /// Whether `error` is the system refusing this process a socket for want of a file descriptor (as SwiftNIO says
+    /// it, alone or for each address it tried).
+    static func isOutOfDescriptors(_ error: any Error) -> Bool {
+        if let io = error as? IOError { return OpenFiles.isExhaustion(errno: io.errnoCode) }
+        if let connection = error as? NIOConnectionError {
+            return !connection.connectionErrors.isEmpty && connection.connectionErrors.allSatisfy { isOutOfDescriptors($0.error) }
+        }
+        return false
     }
 
     private func describe(_ error: any Error) -> String {

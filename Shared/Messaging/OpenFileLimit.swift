@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import RecipeProtocol
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -22,12 +23,12 @@ public enum OpenFileLimit {
     @discardableResult
     public static func raise() -> (before: UInt64, after: UInt64)? {
         var limit = rlimit()
-        guard getrlimit(resourceNumber, &limit) == 0 else { return nil }
+        guard getrlimit(OpenFiles.resourceNumber, &limit) == 0 else { return nil }
         let before = UInt64(limit.rlim_cur)
         let target = min(UInt64(limit.rlim_max), ceiling)
         guard target > before else { return (before, before) }
         limit.rlim_cur = rlim_t(target)
-        guard setrlimit(resourceNumber, &limit) == 0 else { return (before, before) }
+        guard setrlimit(OpenFiles.resourceNumber, &limit) == 0 else { return (before, before) }
         return (before, target)
     }
 
@@ -58,12 +59,6 @@ public enum OpenFileLimit {
     public static var workerMinimum: UInt64 {
         serviceMinimum + 3 * UInt64(max(1, ProcessInfo.processInfo.activeProcessorCount))
     }
-
-    #if canImport(Glibc)
-    private static let resourceNumber = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
-    #else
-    private static let resourceNumber = RLIMIT_NOFILE
-    #endif
 }
 
 /// A service's open-file limit is below what it needs to start.

@@ -53,7 +53,7 @@ struct FullDiskTests {
             let reply = RecipeStore.reply(for: error, during: "photo.get")
             #expect(reply?.code == .busy, "\(error)")
             #expect(reply?.message.hasPrefix("photo.get was not done: recipe-storage has every file it may open in use") == true, "\(reply?.message ?? "")")
-            #expect(reply?.message.contains("raise the storage's open-file limit (ulimit -n") == true)
+            #expect(reply?.message.contains("raise recipe-storage's open-file limit (ulimit -n") == true)
         }
         // While the process holds few of the descriptors it may (the usual case for this test process: checked, as
         // parallel tests hold some), a database that cannot be opened is not that.
