@@ -26,7 +26,16 @@ public struct RemoteReplica: SyncEndpoint {
         client = try MessageClient(configuration: configuration, logger: logger)
     }
 
-    public func info() async throws -> SyncOps.Info.Response { try await client.call(SyncOps.Info.self, .init()) }
+    /// The first request of every sync: a service that does not know it is not a storage (the worker's own endpoint
+    /// given as a replica, say), and the error says that rather than only which operations it answers.
+    public func info() async throws -> SyncOps.Info.Response {
+        do {
+            return try await client.call(SyncOps.Info.self, .init())
+        } catch let error as ServiceError where error.code == .unknownOp {
+            throw ServiceError(.unknownOp,
+                "\(name) is not a recipe-storage: it does not answer sync.info (\(error.message)); check the worker's --storage and --replica endpoints")
+        }
+    }
 
     public func changes(since: Int, exclude: String?, limit: Int) async throws -> SyncOps.Changes.Response {
         try await client.call(SyncOps.Changes.self, .init(since: since, exclude: exclude, limit: limit))

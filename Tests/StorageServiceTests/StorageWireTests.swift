@@ -375,6 +375,27 @@ struct PhotoBatchWireTests {
         }
     }
 
+    @Test("a replica endpoint that is not a storage (it does not know sync.info) is said to be one, with where to look")
+    func notAStorage() async throws {
+        var routes = Routes()
+        routes.handle(System.Echo.self) { request, _ in .init(text: request.text) }
+        let server = try MessageServer(configuration: .init(endpoint: "tcp://127.0.0.1:*", serviceName: "recipe-worker"),
+                                       routes: routes, logger: Logger(label: "test"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.run() }
+            defer { server.stop() }
+            let endpoint = try await server.boundEndpoint
+            let replica = try RemoteReplica(endpoint: endpoint, logger: Logger(label: "test"))
+            let error = await #expect(throws: ServiceError.self) { try await replica.info() }
+            #expect(error?.code == .unknownOp)
+            #expect(error?.message.hasPrefix("\(endpoint) is not a recipe-storage: it does not answer sync.info (unknown operation") == true,
+                    "\(error?.message ?? "")")
+            #expect(error?.message.contains("--replica") == true)
+            server.stop()
+            try await group.waitForAll()
+        }
+    }
+
     @Test("a storage that does not know sync.putPhotos gets the batch one photo at a time")
     func olderStorageGetsOneAtATime() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-wire-\(UUID().uuidString)")
