@@ -330,7 +330,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WebFetchTests",
-            dependencies: ["WebFetch", "TestHTTPServer", "TestThreads", "RecipeProtocol"],
+            dependencies: ["WebFetch", "TestHTTPServer", "TestThreads", "RecipeProtocol", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: strict
         ),
         .target(

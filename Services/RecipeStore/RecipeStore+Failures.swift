@@ -54,13 +54,8 @@ extension RecipeStore {
     /// the listing itself needs one, so a listing refused for want of one says so too).
     static func descriptorsNearlyUsedUp() -> Bool {
         guard let limit = OpenFiles.limit else { return false }
-        guard let listing = opendir("/proc/self/fd") else { return OpenFiles.isExhaustion(errno: errno) }
-        defer { closedir(listing) }
-        var open: UInt64 = 0
-        while let entry = readdir(listing) {
-            if entry.pointee.d_name.0 != UInt8(ascii: ".") { open += 1 }
-        }
-        return open + 16 >= limit
+        guard let open = OpenFiles.openCount() else { return false }
+        return UInt64(open) + 16 >= limit
     }
 
     /// The system error numbers `error` carries: a photo file's, a POSIX error's, or Foundation's (an NSError in the

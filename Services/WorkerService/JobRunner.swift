@@ -222,6 +222,25 @@ public actor JobRunner {
         return code == .shuttingDown || code == .storageFull || code == .storageLocked
     }
 
+    /// Pauses between tries of a URL whose work was answered `busy` (this worker, or the storage past its own
+    /// retries, with every file it may open in use: nothing was done): about 15 s in all before the URL is recorded
+    /// with that answer, instead of at once.
+    static let busyPauses: [Duration] = [.milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8)]
+
+    /// `work`, tried again after each of `pauses` while it is answered `busy`; its last answer otherwise. A pass
+    /// being cancelled stops the waiting, with the busy answer.
+    static func retryingBusy<T>(pauses: [Duration] = busyPauses, _ work: () async throws -> T) async throws -> T {
+        for pause in pauses {
+            do {
+                return try await work()
+            } catch let error as ServiceError where error.code == .busy {
+                try? await Task.sleep(for: pause)
+                if Task.isCancelled { throw error }
+            }
+        }
+        return try await work()
+    }
+
     /// One item: begun in storage, `work` done, its result recorded. `work` gives the outcome, the
     /// stored recipe and a note on the photos.
     private static func process(_ item: ImportJob.Item, of jobID: UUID, storage: MessageClientPool, logger: Logger,
@@ -238,7 +257,7 @@ public actor JobRunner {
             return .done
         }
         do {
-            let (outcome, recipe, photoNote) = try await work(item)
+            let (outcome, recipe, photoNote) = try await retryingBusy { try await work(item) }
             result.state = .imported
             result.outcome = outcome
             result.recipeID = recipe?.id

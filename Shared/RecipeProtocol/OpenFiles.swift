@@ -22,6 +22,21 @@ public enum OpenFiles {
             "\(what): \(service) has every file it may open in use (\(limit.map { "its limit is \($0); " } ?? "")each client connection takes one); \(kept). Retry in a moment; if this goes on, raise \(service)'s open-file limit (ulimit -n, systemd's LimitNOFILE=, docker's --ulimit nofile=)")
     }
 
+    /// How many files the process holds open (Linux: the entries of /proc/self/fd, less the listing's own), or nil
+    /// when that cannot be read (no /proc).
+    /// Every file in use counts as the limit: the listing needs one of its own.
+    public static func openCount() -> Int? {
+        guard let listing = opendir("/proc/self/fd") else {
+            return isExhaustion(errno: errno) ? limit.map { Int(min($0, UInt64(Int32.max))) } : nil
+        }
+        defer { closedir(listing) }
+        var open = 0
+        while let entry = readdir(listing) {
+            if entry.pointee.d_name.0 != UInt8(ascii: ".") { open += 1 }
+        }
+        return max(0, open - 1)
+    }
+
     /// Whether `code` is the system's "no file descriptor left" (the process's or the whole system's).
     public static func isExhaustion(errno code: Int32) -> Bool { code == EMFILE || code == ENFILE }
 

@@ -229,48 +229,6 @@ struct HardeningTests {
         _ = try await storage.stop()
     }
 
-    @Test("connections up to the worker's open-file limit: an import that needs a socket for the page is answered busy, naming the worker's limit (not the site's failure in SwiftNIO's words); once they close it imports")
-    func workerDescriptorsUsedUp() async throws {
-        let server = try await TestHTTPServer()
-        server.route("/soup", .html(recipePage(name: "Leek Soup", ingredients: ["2 leeks", "1 l stock"], image: nil)))
-        let services = try await Services()
-        // Its minimum and a few more: what it holds at start and a handful of connections.
-        let limit = OpenFileLimit.workerMinimum + 8
-        let worker = try ServiceProcess(path: "/bin/sh", ["-c", #"ulimit -n \#(limit) && exec "$0" "$@""#, try ServiceProcess.executable("recipe-worker")]
-                                        + services.workerArguments + ["--allow-host", "127.0.0.1"],
-                                        environment: ["RECIPES_WORKER_FETCH_ONLY_ALLOWED": "1"])
-        let endpoint = try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#)
-        let client = try StrangerSocket(endpoint)
-        #expect(try await client.code("system.health", [:] as [String: Any]) == "ok")
-        let context = try Context()
-        var connections: [Socket] = []
-        for _ in 0..<Int(limit) {
-            let socket = try Socket(context, .dealer)
-            try socket.setLinger(.zero)
-            try socket.connect(endpoint)
-            connections.append(socket)
-        }
-        let full = try await eventually(within: 20) {
-            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(worker.pid)/fd"))?.count ?? 0) >= Int(limit) - 1
-        }
-        #expect(full, "the connections took the worker's open files")
-        let reply = try #require(try await client.request("import.url", ["url": "\(server.baseURL)/soup"]))
-        let error = reply["error"] as? [String: Any]
-        #expect(error?["code"] as? String == "busy", "\(reply)")
-        let message = error?["message"] as? String ?? ""
-        #expect(message.contains("/soup was not fetched: recipe-worker has every file it may open in use (its limit is \(limit);"), "\(message)")
-        #expect(message.contains("raise recipe-worker's open-file limit"), "\(message)")
-        for socket in connections { socket.close() }
-        context.shutdown()
-        let imported = try await eventually(within: 20) {
-            try await client.code("import.url", ["url": "\(server.baseURL)/soup"]) == "ok"
-        }
-        #expect(imported, "imported once the connections closed")
-        _ = try await worker.stop()
-        await services.stop()
-        await server.shutdown()
-    }
-
     @Test("clients sending large requests faster than they are answered: past the bytes a storage holds at once they are answered busy, its memory stays bounded, and it goes on answering")
     func floodOfLargeRequests() async throws {
         let folder = temporaryDataFolder()

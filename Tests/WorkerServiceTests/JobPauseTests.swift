@@ -21,4 +21,39 @@ struct JobPauseTests {
         ]
         for error in refused { #expect(!JobRunner.isStorageAway(error), "\(error)") }
     }
+
+    @Test("a URL whose work is answered busy is tried again after each pause, and recorded with the last answer only after them; other errors are not retried")
+    func busyIsRetried() async throws {
+        let calls = Counter()
+        let value = try await JobRunner.retryingBusy(pauses: [.zero, .zero, .zero]) {
+            calls.add()
+            if calls.value < 3 { throw ServiceError(.busy, "recipe-worker has every file it may open in use") }
+            return 42
+        }
+        #expect(value == 42 && calls.value == 3)
+        let always = Counter()
+        let error = await #expect(throws: ServiceError.self) {
+            try await JobRunner.retryingBusy(pauses: [.zero, .zero]) { () async throws -> Int in
+                always.add()
+                throw ServiceError(.busy, "still busy")
+            }
+        }
+        #expect(error?.code == .busy && always.value == 3, "each pause, then the last try")
+        let once = Counter()
+        await #expect(throws: ServiceError.self) {
+            try await JobRunner.retryingBusy(pauses: [.zero, .zero]) { () async throws -> Int in
+                once.add()
+                throw ServiceError(.fetchFailed, "the site said no")
+            }
+        }
+        #expect(once.value == 1)
+        #expect(JobRunner.busyPauses.reduce(Duration.zero, +) >= .seconds(10), "long enough for connections to close")
+    }
 }
+
+private final class Counter: @unchecked Sendable {
+    // @unchecked: used by one task at a time in these tests.
+    private(set) var value = 0
+    func add() { value += 1 }
+}
+
