@@ -282,7 +282,7 @@ public enum SyncEngine {
                 do {
                     try await target.writeSnapshot(id, offset: offset, bytes: chunk, total: snapshot.bytes)
                 } catch let error as ServiceError where error.code == .busy && offset == 0 {
-                    throw TargetTakesNoSnapshot(reason: error)
+                    throw TargetTakesNoSnapshot()
                 }
                 offset += chunk.count
             }
@@ -325,9 +325,7 @@ public enum SyncEngine {
     }
 
     /// The target answered `busy` to a snapshot's first bytes: it is receiving as many as it takes at once.
-    private struct TargetTakesNoSnapshot: Error {
-        let reason: ServiceError
-    }
+    private struct TargetTakesNoSnapshot: Error {}
 
     /// Sends the blobs among `hashes` that the target lacks, read and written in batches (one request each way,
     /// one flush to disk a batch). Reading and writing overlap: the next batch is read while this one is added,

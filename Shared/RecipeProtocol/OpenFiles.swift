@@ -22,9 +22,8 @@ public enum OpenFiles {
             "\(what): \(service) has every file it may open in use (\(limit.map { "its limit is \($0); " } ?? "")each client connection takes one); \(kept). Retry in a moment; if this goes on, raise \(service)'s open-file limit (ulimit -n, systemd's LimitNOFILE=, docker's --ulimit nofile=)")
     }
 
-    /// How many files the process holds open (Linux: the entries of /proc/self/fd, less the listing's own), or nil
-    /// when that cannot be read (no /proc).
-    /// Every file in use counts as the limit: the listing needs one of its own.
+    /// How many files the process holds open (Linux: the entries of /proc/self/fd, less the listing's own); the limit
+    /// when not even the listing can be opened for want of a file; nil when there is no /proc to read.
     public static func openCount() -> Int? {
         guard let listing = opendir("/proc/self/fd") else {
             return isExhaustion(errno: errno) ? limit.map { Int(min($0, UInt64(Int32.max))) } : nil
