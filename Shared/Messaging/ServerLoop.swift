@@ -2,6 +2,9 @@ import Foundation
 import Logging
 import RecipeProtocol
 import ZeroMQ
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The part of `MessageServer` that runs on its I/O thread and owns the ROUTER socket.
 final class ServerLoop {
@@ -34,6 +37,8 @@ final class ServerLoop {
     static let receiveQueue: Int32 = 2
     /// The longest the loop waits on its socket alone before it looks at its wake-up pipe.
     static let idleSlice = Duration.milliseconds(100)
+    /// How often the loop counts the process's open files for its `ConnectionGate`, besides when connections arrive.
+    static let gateInterval = Duration.milliseconds(250)
 
     init(configuration: MessageServer.Configuration, routes: Routes, logger: Logger, mailbox: ServerMailbox, context: Context) {
         self.context = context
@@ -66,6 +71,11 @@ final class ServerLoop {
                 try socket.apply(security, domain: ZAPAuthenticator.recipeVaultDomain)
             }
             let endpoint = try socket.bind(configuration.endpoint)
+            if endpoint.hasPrefix("tcp://"), let port = endpoint.split(separator: ":").last.flatMap({ UInt16($0) }),
+               let limit = OpenFiles.limit, let baseline = OpenFiles.openCount() {
+                gate = ConnectionGate(port: port, limit: limit, baseline: baseline)
+                accepts = try socket.monitor(.accepted)
+            }
             mailbox.reportBound(.success(endpoint))
             logger.info("listening", metadata: ["endpoint": "\(endpoint)", "operations": "\(routes.operations.joined(separator: " "))"])
         } catch {
@@ -74,6 +84,7 @@ final class ServerLoop {
             throw failure
         }
         defer { socket.close() }
+        defer { accepts?.close() }
         defer {
             handlers.close()
             bulkHandlers.shutdown()
@@ -83,11 +94,14 @@ final class ServerLoop {
         let poller = Poller()
         let socketItem = try poller.add(socket)
         let wakeItem = poller.add(fileDescriptor: mailbox.wakeup.readDescriptor)
+        // Connections arriving wake the loop, which counts the files they hold (`keepFilesFree`).
+        if let accepts { _ = try poller.add(accepts) }
         var drainDeadline: ContinuousClock.Instant?
 
         var jobsWaiting = false
         var idleWait: Duration?
         while true {
+            keepFilesFree()
             if drainDeadline == nil && running == 0 && !jobsWaiting && !mailbox.stopRequested {
                 // Nothing of ours is running, so nothing can post a reply: wait on the socket alone. A blocking
                 // receive makes one system call where `zmq_poll` of the socket and the wake-up pipe made four or
@@ -104,6 +118,7 @@ final class ServerLoop {
                 }
             }
             var timeout: Duration? = drainDeadline.map { min(.milliseconds(50), max(.zero, $0 - .now)) }
+            if gate != nil { timeout = min(timeout ?? Self.gateInterval, Self.gateInterval) }
             if jobsWaiting { timeout = .zero }
             try poller.poll(timeout: timeout)
             if poller.events(at: wakeItem).contains(.readable) {
@@ -129,6 +144,60 @@ final class ServerLoop {
                 // Give the last replies a moment to leave before the socket goes.
                 try? socket.setLinger(.seconds(1))
                 return
+            }
+        }
+    }
+
+    /// Keeps connections from the process's last files (TCP endpoints; an IPC or inproc one's clients are this
+    /// machine's own processes).
+    private var gate: ConnectionGate?
+    /// The connections the listening socket takes, as they come.
+    private var accepts: Socket?
+    private var nextGateCheck = ContinuousClock.now
+
+    /// Counts the open files when connections arrive (and every `gateInterval`) and works the gate: past its
+    /// threshold, connection requests are dropped below ZeroMQ and the connections taken meanwhile past it are shut,
+    /// newest first (the clients served already keep theirs); once enough files are free, requests are let through.
+    private func keepFilesFree() {
+        guard var gate else { return }
+        var arrived: [Int32] = []
+        while let event = try? accepts?.readEvent() {
+            if event.kind == .accepted { arrived.append(Int32(bitPattern: event.value)) }
+        }
+        guard !arrived.isEmpty || ContinuousClock.now >= nextGateCheck else { return }
+        nextGateCheck = .now + Self.gateInterval
+        guard var open = OpenFiles.openCount() else { return }
+        defer { self.gate = gate }
+        var excess = gate.excess(open: open)
+        var shut = 0
+        for descriptor in arrived.reversed() where excess > 0 {
+            // Only a connection to this port that is still one (the number may have been closed and given out again).
+            guard ConnectionGate.isConnection(descriptor, toPort: gate.port), shutdown(descriptor, Int32(SHUT_RDWR)) == 0 else { continue }
+            excess -= 1
+            shut += 1
+        }
+        if excess > 0, gate.paused || gate.change(open: open) == .pause {
+            // Connections the loop did not see arrive (another endpoint's, or before it looked) still hold too many.
+            shut += ConnectionGate.shedUnseen(excess, ports: gate.listeningPorts, below: Int(OpenFiles.limit ?? 0))
+        }
+        let limit = OpenFiles.limit.map(String.init) ?? "?"
+        switch gate.change(open: open) {
+        case .pause:
+            if gate.set(paused: true) {
+                logger.warning("new connections held back: connections hold nearly every file this service may open; those already made are served, and new ones are taken once some close",
+                               metadata: ["open files": "\(open)", "limit": "\(limit)", "shut": "\(shut)"])
+            } else {
+                logger.error("could not hold new connections back", metadata: ["open files": "\(open)", "limit": "\(limit)"])
+            }
+        case .resume:
+            open -= shut
+            if gate.set(paused: false) {
+                logger.info("taking new connections again", metadata: ["open files": "\(open)", "limit": "\(limit)"])
+            }
+        case nil:
+            if shut > 0 {
+                logger.warning("connections shut as they came: connections hold nearly every file this service may open",
+                               metadata: ["open files": "\(open)", "limit": "\(limit)", "shut": "\(shut)"])
             }
         }
     }

@@ -10,6 +10,8 @@ public struct SocketEvent: Sendable, Equatable {
         public init(rawValue: UInt16) { self.rawValue = rawValue }
 
         public static let connected = Kind(rawValue: UInt16(ZMQ_EVENT_CONNECTED))
+        /// A listening socket took a connection (`value` is its file descriptor, which ZeroMQ owns).
+        public static let accepted = Kind(rawValue: UInt16(ZMQ_EVENT_ACCEPTED))
         public static let disconnected = Kind(rawValue: UInt16(ZMQ_EVENT_DISCONNECTED))
         /// The security handshake failed for a reason other than the two below.
         public static let handshakeFailed = Kind(rawValue: UInt16(ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL))

@@ -1,0 +1,21 @@
+import Testing
+@testable import Messaging
+
+@Suite("When a service holds new connections back before they take its last files")
+struct ConnectionGateTests {
+    @Test("a reserve of an eighth of the limit, at least 32 and at most 1,024, never more than a third of the room above what the process held at start; taken again a reserve lower",
+          arguments: [(64, 32, 54, 44), (78, 47, 68, 58), (1_024, 35, 896, 768), (65_536, 40, 64_512, 63_488), (1_048_576, 40, 1_047_552, 1_046_528)])
+    func thresholds(limit: Int, baseline: Int, pauseAt: Int, resumeAt: Int) {
+        let gate = ConnectionGate(port: 1, limit: UInt64(limit), baseline: baseline)
+        #expect(gate.pauseAt == pauseAt && gate.resumeAt == resumeAt, "\(gate.pauseAt) \(gate.resumeAt)")
+        #expect(gate.resumeAt > baseline, "it can always be taken again")
+    }
+
+    @Test("held back from the threshold on, and only then; connections just taken past it are shut")
+    func changes() {
+        let gate = ConnectionGate(port: 1, limit: 1_024, baseline: 35)
+        #expect(gate.change(open: 895) == nil)
+        #expect(gate.change(open: 896) == .pause)
+        #expect(gate.excess(open: 895) == 0 && gate.excess(open: 900) == 5)
+    }
+}
