@@ -48,6 +48,8 @@ public struct StorageService: Sendable {
         routes.translateFailures(RecipeStore.reply(for:during:))
         routes.addSystemOperations(service: "recipe-storage")
         routes.addStorageOperations(store: store, publishEndpoint: publisher.endpoint, announce: { op in publisher.announce(op) })
-        server = try MessageServer(configuration: configuration.server, routes: routes, logger: logger)
+        var serverConfiguration = configuration.server
+        serverConfiguration.heldBackWith = [publisher.endpoint]
+        server = try MessageServer(configuration: serverConfiguration, routes: routes, logger: logger)
     }
 }

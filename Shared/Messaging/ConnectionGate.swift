@@ -16,19 +16,23 @@ struct ConnectionGate {
     let resumeAt: Int
     let port: UInt16
     private(set) var paused = false
-    /// The process's listening TCP sockets when the gate was made (this one's, and the change-notice endpoint's in the
-    /// storage): looked up then, as a process out of files cannot list its files.
+    /// The listening TCP sockets on `port` and the other ports the gate was given (the storage's change-notice
+    /// endpoint's), looked up when it was made: a process out of files cannot list its files.
     let listeners: [Int32]
+    /// Their ports.
+    let listeningPorts: Set<UInt16>
 
     /// A gate for the TCP listener on `port`, in a process that may open `limit` files and held `baseline` when it
     /// began to listen: a reserve of an eighth of the limit (at least 32, at most 1,024, never more than a third of
     /// the room above the baseline), and as much again below it before connections are taken again.
-    init(port: UInt16, limit: UInt64, baseline: Int) {
+    init(port: UInt16, alsoPorts: [UInt16] = [], limit: UInt64, baseline: Int) {
         let limit = Int(min(limit, UInt64(Int32.max)))
         let room = max(0, limit - baseline)
         let reserve = max(1, min(max(32, min(limit / 8, 1_024)), room / 3))
         self.port = port
-        listeners = Self.listeningSockets()
+        listeningPorts = Set([port] + alsoPorts)
+        let ports = listeningPorts
+        listeners = Self.listeningSockets().filter { Self.localPort($0).map(ports.contains) ?? false }
         pauseAt = limit - reserve
         resumeAt = max(baseline + 1, pauseAt - reserve)
     }
@@ -48,8 +52,7 @@ struct ConnectionGate {
     /// How many of the connections just taken to shut, with `open` files held.
     func excess(open: Int) -> Int { max(0, open - pauseAt + 1) }
 
-    /// Drops (or, `paused` false, lets through again) the connection requests that reach the process's listening TCP
-    /// sockets: this one's and any other (the storage's change-notice endpoint takes connections too).
+    /// Drops (or, `paused` false, lets through again) the connection requests that reach the gate's listening sockets.
     mutating func set(paused: Bool) -> Bool {
         // Each still a listening socket (a number closed and given out again is left alone).
         let current = listeners.filter { Self.isListening($0) }
@@ -113,9 +116,6 @@ struct ConnectionGate {
             return nil
         }
     }
-
-    /// The local ports of the listening sockets the gate holds back.
-    var listeningPorts: Set<UInt16> { Set(listeners.compactMap(Self.localPort)) }
 
     /// Shuts up to `count` connections to `ports` that arrived without the gate seeing them (the storage's
     /// change-notice endpoint's), highest file numbers first (the newest, as the system gives out the lowest free

@@ -45,6 +45,9 @@ public final class MessageServer: Service, Sendable {
         public var stuckGrace: Duration = .seconds(5)
         /// CURVE keys and the clients allowed in; `nil` serves anyone who can connect, in the clear.
         public var security: CurveServerSecurity?
+        /// Other endpoints of this process whose connections are held back and shut with this one's when connections
+        /// hold nearly every file the process may open (the storage's change-notice endpoint).
+        public var heldBackWith: [String] = []
 
         /// A configuration for `serviceName` listening on `endpoint`.
         public init(endpoint: String, serviceName: String) {

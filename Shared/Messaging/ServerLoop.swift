@@ -73,7 +73,8 @@ final class ServerLoop {
             let endpoint = try socket.bind(configuration.endpoint)
             if endpoint.hasPrefix("tcp://"), let port = endpoint.split(separator: ":").last.flatMap({ UInt16($0) }),
                let limit = OpenFiles.limit, let baseline = OpenFiles.openCount() {
-                gate = ConnectionGate(port: port, limit: limit, baseline: baseline)
+                let others = configuration.heldBackWith.compactMap { $0.hasPrefix("tcp://") ? $0.split(separator: ":").last.flatMap { UInt16($0) } : nil }
+                gate = ConnectionGate(port: port, alsoPorts: others, limit: limit, baseline: baseline)
                 accepts = try socket.monitor(.accepted)
             }
             mailbox.reportBound(.success(endpoint))

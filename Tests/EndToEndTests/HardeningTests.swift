@@ -222,6 +222,36 @@ struct HardeningTests {
         _ = try await storage.stop()
     }
 
+    @Test("connections flooding the storage's change-notice endpoint up to its open-file limit are held back and shut with the request endpoint's: the files it holds settle under the limit, and clients are served once they close")
+    func noticeFloodKeepsFilesFree() async throws {
+        let storage = try ServiceProcess(path: "/bin/sh", ["-c", #"ulimit -n 64 && exec "$@""#, "sh", try ServiceProcess.executable("recipe-storage"),
+                                                           "--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", temporaryDataFolder()])
+        let published = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) \[StorageService\] publishing change notices"#)
+        let endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        let context = try Context()
+        var subscribers: [Socket] = []
+        for _ in 0..<80 {
+            let socket = try Socket(context, .subscribe)
+            try socket.setLinger(.zero)
+            try socket.connect(published)
+            subscribers.append(socket)
+        }
+        _ = try await storage.waitForOutput("new connections held back|connections shut as they came", timeout: .seconds(20))
+        // The subscribers' connections were made by the system before the filter came on; the storage takes them as it
+        // shuts others, a budget's worth at each count, until they are all through.
+        let settled = try await eventually(within: 20) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(storage.pid)/fd"))?.count ?? 64) < 60
+        }
+        #expect(settled, "the files held settle under the limit")
+        for socket in subscribers { socket.close() }
+        context.shutdown()
+        let served = try await eventually(within: 20) {
+            try await StrangerSocket(endpoint).code("recipe.list", [:] as [String: Any]) == "ok"
+        }
+        #expect(served && kill(storage.pid, 0) == 0)
+        _ = try await storage.stop()
+    }
+
     @Test("connections flooding the worker up to its open-file limit never take its last files: once they have come, the files it holds stay under the limit, imports and a batch job go on, and it keeps running (held at its last file it ended inside Swift's dispatch library)")
     func workerFloodKeepsFilesFree() async throws {
         let server = try await TestHTTPServer()
