@@ -99,6 +99,11 @@ struct ConnectionGate {
         return found
     }
 
+    /// The port of a bound TCP endpoint (`tcp://127.0.0.1:5555`); nil for IPC, inproc or a port not yet chosen.
+    static func tcpPort(of endpoint: String) -> UInt16? {
+        endpoint.hasPrefix("tcp://") ? endpoint.split(separator: ":").last.flatMap { UInt16($0) } : nil
+    }
+
     /// The local TCP port of `descriptor`, if it is an IPv4 or IPv6 socket.
     static func localPort(_ descriptor: Int32) -> UInt16? {
         var address = sockaddr_storage()

@@ -71,9 +71,8 @@ final class ServerLoop {
                 try socket.apply(security, domain: ZAPAuthenticator.recipeVaultDomain)
             }
             let endpoint = try socket.bind(configuration.endpoint)
-            if endpoint.hasPrefix("tcp://"), let port = endpoint.split(separator: ":").last.flatMap({ UInt16($0) }),
-               let limit = OpenFiles.limit, let baseline = OpenFiles.openCount() {
-                let others = configuration.heldBackWith.compactMap { $0.hasPrefix("tcp://") ? $0.split(separator: ":").last.flatMap { UInt16($0) } : nil }
+            if let port = ConnectionGate.tcpPort(of: endpoint), let limit = OpenFiles.limit, let baseline = OpenFiles.openCount() {
+                let others = configuration.heldBackWith.compactMap(ConnectionGate.tcpPort(of:))
                 gate = ConnectionGate(port: port, alsoPorts: others, limit: limit, baseline: baseline)
                 accepts = try socket.monitor(.accepted)
             }
@@ -188,7 +187,8 @@ final class ServerLoop {
                 logger.warning("new connections held back: connections hold nearly every file this service may open; those already made are served, and new ones are taken once some close",
                                metadata: ["open files": "\(open)", "limit": "\(limit)", "shut": "\(shut)"])
             } else {
-                logger.error("could not hold new connections back", metadata: ["open files": "\(open)", "limit": "\(limit)"])
+                logger.error("could not hold new connections back (the system refused the socket filter); connections past the reserve are still shut as they come",
+                             metadata: ["open files": "\(open)", "limit": "\(limit)", "error": "\(String(cString: strerror(errno)))"])
             }
         case .resume:
             open -= shut

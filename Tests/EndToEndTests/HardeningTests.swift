@@ -182,6 +182,36 @@ struct HardeningTests {
         try store.close()
     }
 
+    /// What a service logs when its connection gate holds connections back or shuts them.
+    static let gateAtWork = "new connections held back|connections shut as they came"
+
+    /// `count` sockets of `type` connected to `endpoint`, in a context of their own (shut it to close them all).
+    func flood(_ endpoint: String, with count: Int, of type: SocketType) throws -> (Context, [Socket]) {
+        let context = try Context()
+        let sockets = try (0..<count).map { _ in
+            let socket = try Socket(context, type)
+            try socket.setLinger(.zero)
+            try socket.connect(endpoint)
+            return socket
+        }
+        return (context, sockets)
+    }
+
+    /// The files process `pid` holds, when /proc says.
+    func openFiles(_ pid: pid_t) -> Int? {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd"))?.count
+    }
+
+    /// The most files process `pid` held over a second, looked at every 50 ms.
+    func mostOpenFiles(_ pid: pid_t) async throws -> Int {
+        var most = 0
+        for _ in 0..<20 {
+            most = max(most, openFiles(pid) ?? 0)
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return most
+    }
+
     @Test("connections flooding the storage up to its open-file limit never take its last files: once they have come, the files it holds stay under the limit, every request on them is served, and new clients are taken once they close")
     func descriptorsUsedUp() async throws {
         let folder = temporaryDataFolder()
@@ -192,21 +222,10 @@ struct HardeningTests {
         let stranger = try StrangerSocket(endpoint)
         let created = try #require(try await stranger.request("recipe.create", ["recipe": ["name": "Kept"]]))
         let id = try #require(((created["body"] as? [String: Any])?["recipe"] as? [String: Any])?["id"] as? String)
-        let context = try Context()
-        var connections: [Socket] = []
-        for _ in 0..<80 {
-            let socket = try Socket(context, .dealer)
-            try socket.setLinger(.zero)
-            try socket.connect(endpoint)
-            connections.append(socket)
-        }
-        _ = try await storage.waitForOutput("new connections held back|connections shut as they came", timeout: .seconds(20))
+        let (context, connections) = try flood(endpoint, with: 80, of: .dealer)
+        _ = try await storage.waitForOutput(Self.gateAtWork, timeout: .seconds(20))
         try await Task.sleep(for: .seconds(1))
-        var most = 0
-        for _ in 0..<20 {
-            most = max(most, (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(storage.pid)/fd"))?.count ?? 0)
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        let most = try await mostOpenFiles(storage.pid)
         #expect(most < 63, "files held: at most \(most) of 64")
         // Reads that open files of their own (a list and a search take a reader's connection) and a get are served.
         for (op, body) in [("recipe.list", [:]), ("recipe.search", ["text": "kept"]), ("recipe.get", ["id": id])] as [(String, [String: Any])] {
@@ -228,19 +247,12 @@ struct HardeningTests {
                                                            "--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", temporaryDataFolder()])
         let published = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) \[StorageService\] publishing change notices"#)
         let endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
-        let context = try Context()
-        var subscribers: [Socket] = []
-        for _ in 0..<80 {
-            let socket = try Socket(context, .subscribe)
-            try socket.setLinger(.zero)
-            try socket.connect(published)
-            subscribers.append(socket)
-        }
-        _ = try await storage.waitForOutput("new connections held back|connections shut as they came", timeout: .seconds(20))
+        let (context, subscribers) = try flood(published, with: 80, of: .subscribe)
+        _ = try await storage.waitForOutput(Self.gateAtWork, timeout: .seconds(20))
         // The subscribers' connections were made by the system before the filter came on; the storage takes them as it
         // shuts others, a budget's worth at each count, until they are all through.
         let settled = try await eventually(within: 20) {
-            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(storage.pid)/fd"))?.count ?? 64) < 60
+            (openFiles(storage.pid) ?? 64) < 60
         }
         #expect(settled, "the files held settle under the limit")
         for socket in subscribers { socket.close() }
@@ -265,21 +277,10 @@ struct HardeningTests {
         let endpoint = try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#)
         let client = try StrangerSocket(endpoint)
         #expect(try await client.code("system.health", [:] as [String: Any]) == "ok")
-        let context = try Context()
-        var connections: [Socket] = []
-        for _ in 0..<Int(limit) {
-            let socket = try Socket(context, .dealer)
-            try socket.setLinger(.zero)
-            try socket.connect(endpoint)
-            connections.append(socket)
-        }
-        _ = try await worker.waitForOutput("new connections held back|connections shut as they came", timeout: .seconds(20))
+        let (context, connections) = try flood(endpoint, with: Int(limit), of: .dealer)
+        _ = try await worker.waitForOutput(Self.gateAtWork, timeout: .seconds(20))
         try await Task.sleep(for: .seconds(1))
-        var most = 0
-        for _ in 0..<20 {
-            most = max(most, (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(worker.pid)/fd"))?.count ?? 0)
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        let most = try await mostOpenFiles(worker.pid)
         #expect(most < Int(limit) - 1, "files held: at most \(most) of \(limit)")
         #expect(try await client.code("import.url", ["url": "\(server.baseURL)/soup"]) == "ok")
         let batch = try #require(try await client.request("import.batch", ["urls": ["\(server.baseURL)/stew"]]))
