@@ -10,12 +10,17 @@ public struct StorageService: Sendable {
     public let store: RecipeStore
     public let server: MessageServer
     public let publisher: ChangePublisher
+    /// Held while the service runs, so no second storage starts on its data folder.
+    public let folderLock: DataFolderLock
 
     /// Opens the store in the configured data folder, loads the samples when asked
     /// and the database is empty, and prepares the server (nothing is bound yet).
     public init(configuration: StorageConfiguration, logger: Logger) async throws {
         do {
+            folderLock = try DataFolderLock(folder: configuration.dataFolder)
             store = try RecipeStore(folder: configuration.dataFolder)
+        } catch let error as DataFolderInUse {
+            throw error
         } catch let error as ServiceError {
             throw error
         } catch {
@@ -26,6 +31,9 @@ public struct StorageService: Sendable {
             "path": "\(configuration.dataFolder.appendingPathComponent(RecipeVault.databaseFileName).path)",
             "journal": "\(settings.journalMode)", "synchronous": "\(settings.synchronous == 2 ? "full" : String(settings.synchronous))",
         ])
+        if let note = folderLock.unlockedNote {
+            logger.warning("data folder not locked", metadata: ["why": "\(note)"])
+        }
         if let note = store.setAsideLogNote {
             logger.warning("stale write-ahead log set aside", metadata: ["why": "\(note)"])
         }

@@ -17,6 +17,8 @@ public enum RecipeVault {
     /// The file `recipe-storage` puts first into a backup folder and removes last, once the copy is whole and on
     /// disk: a folder that still holds it is not a copy to restore from, and a storage refuses to start on it.
     public static let unfinishedBackupFileName = "UNFINISHED-BACKUP.txt"
+    /// The file a running `recipe-storage` holds locked in its data folder, so a second one refuses to start there.
+    public static let storageLockFileName = "recipe-storage.lock"
     /// The storage data folder unless told otherwise.
     public static let defaultDataFolder = "./data"
 

@@ -116,6 +116,32 @@ struct StorageProcessTests {
                 "\(blocked.printed)")
     }
 
+    @Test("a second recipe-storage on a data folder already in use refuses to start and names the first, which serves on; once the first is killed (-9), a storage starts there")
+    func oneStorageToAFolder() async throws {
+        let folder = temporaryDataFolder()
+        let arguments = ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder]
+        let first = try ServiceProcess("recipe-storage", arguments)
+        let endpoint = try await first.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        let added = try await recipes(["add", "--name", "Kept by the first", "--ingredient", "1 egg"], storage: endpoint)
+        #expect(added.status == 0, "\(added.output)")
+
+        let second = try ServiceProcess("recipe-storage", arguments)
+        let status = try await second.waitForExit(timeout: .seconds(60))
+        #expect(status == 1, "\(second.printed)")
+        #expect(second.printed.contains("another recipe-storage is using the data folder \(folder) (process \(first.pid) on "), "\(second.printed)")
+        #expect(second.printed.contains("Stop that one first, or give this one a folder of its own with --data or RECIPES_DATA"), "\(second.printed)")
+        #expect(!second.printed.contains("database open"), "it stopped before opening the database: \(second.printed)")
+        let list = try await recipes(["list"], storage: endpoint)
+        #expect(list.status == 0 && list.output.contains("Kept by the first"), "the first serves on: \(list.output)")
+
+        _ = try await first.stop(signal: SIGKILL)
+        let third = try ServiceProcess("recipe-storage", arguments)
+        let again = try await third.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        let after = try await recipes(["list"], storage: again)
+        #expect(after.output.contains("Kept by the first"), "\(after.output)")
+        #expect(try await third.stop() == 0)
+    }
+
     @Test("an open-file limit too low to start: each service says its limit, what it needs and where to raise it, and exits with status 1 — never ended by a signal inside ZeroMQ or SwiftNIO; at its minimum it starts and answers")
     func openFileLimitTooLow() async throws {
         // Without the check, recipe-storage stopped on SIGABRT at 16 (ZeroMQ could not make its poller) and
