@@ -190,6 +190,7 @@ struct History {
                 try await act(on: replica, index: index, ledger: &ledger)
             }
         }
+        try await syncAtOnce(replicas, snapshotAbove: snapshotAbove, ledger: &ledger)
         try await syncAll(replicas, snapshotAbove: snapshotAbove)
         if chance(60) {
             // People settle conflicts the syncs made, on any replicas (the same one on two at once, too), and sync again.
@@ -245,6 +246,35 @@ struct History {
         try await expectNoEditLost(ledger, in: replicas[0])
         try await expectNoUnexplainedResurrection(ledger, in: replicas[0])
         for replica in replicas { try replica.store.close() }
+    }
+
+    /// Two workers syncing the same pair at once (each side's worker names the other as its `--replica`), in both
+    /// orders, while people go on editing on either side. It draws from a stream of its own, so the histories before it
+    /// replay as they did.
+    mutating func syncAtOnce(_ replicas: [LocalReplica], snapshotAbove: Int, ledger: inout Ledger) async throws {
+        var own = SplitMix(seed: seed ^ 0x5EED_0F_7A0_5A_C5)
+        swap(&random, &own)
+        defer { swap(&random, &own) }
+        guard replicas.count > 1, chance(50) else { return }
+        for _ in 0..<(1 + random.next() % 3) {
+            let index = pick(Array(replicas.indices))
+            let otherIndex = pick(replicas.indices.filter { $0 != index })
+            let (one, other) = (replicas[index], replicas[otherIndex])
+            let pageSize = 1 + Int(random.next() % 3)
+            async let first = SyncEngine.sync(one, other, pageSize: pageSize, snapshotAbove: snapshotAbove)
+            async let second = SyncEngine.sync(other, one, pageSize: pageSize, snapshotAbove: snapshotAbove)
+            for _ in 0..<(random.next() % 3) {
+                let editor = chance(50) ? index : otherIndex
+                do {
+                    try await act(on: replicas[editor], index: editor, ledger: &ledger)
+                } catch let error as ServiceError where error.code == .conflict {
+                    // A sync changed the record between the person's read and their write: refused, as the person is told.
+                    trace("edit refused on \(replicas[editor].name): \(error.message)")
+                }
+            }
+            let (a, b) = try await (first, second)
+            trace("two syncs at once \(one.name) ⇄ \(other.name): \(a.aToB.changed + a.bToA.changed) and \(b.aToB.changed + b.bToA.changed) changed")
+        }
     }
 
     /// One random user action on `replica`; edits are remembered with their versions.
