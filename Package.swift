@@ -309,8 +309,8 @@ let package = Package(
         .target(
             name: "FuzzChecks",
             dependencies: [
-                "Messaging", "PhotoProcessing", "RecipeImport", "RecipeMigration", "RecipeModel", "RecipeProtocol", "RecipeStore", "StorageService",
-                "WebFetch", "WorkerService", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
+                "Messaging", "PhotoProcessing", "RecipeImport", "RecipeMigration", "RecipeModel", "RecipeProtocol", "RecipeStore", "ReplicaSync",
+                "StorageService", "WebFetch", "WorkerService", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

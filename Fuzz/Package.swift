@@ -13,6 +13,7 @@ let targets = [
     ("fuzz-snapshot-install", "SnapshotInstall"),
     ("fuzz-storage-socket", "StorageSocket"),
     ("fuzz-worker-socket", "WorkerSocket"),
+    ("fuzz-sync-peer", "SyncPeer"),
 ]
 
 let package = Package(

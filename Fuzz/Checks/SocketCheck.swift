@@ -58,8 +58,8 @@ extension FuzzChecks {
     /// `RECIPES_FUZZ_TRACE=1`: each message and what its reply said, on standard error (to look at an input).
     private static let trace = ProcessInfo.processInfo.environment["RECIPES_FUZZ_TRACE"] == "1"
 
-    /// The messages an input holds: at most 8, of at most 24 frames each (more than the server reads: 16).
-    static func conversation(_ data: Data) -> [[Data]] {
+    /// The messages an input holds: at most `limit` (8 unless told), of at most 24 frames each (more than the server reads: 16).
+    static func conversation(_ data: Data, limit: Int = 8) -> [[Data]] {
         let bytes = [UInt8](data)
         let messageMark = Array("\n==\n".utf8), frameMark = Array("\n--\n".utf8)
         func split(_ part: ArraySlice<UInt8>, on mark: [UInt8]) -> [ArraySlice<UInt8>] {
@@ -76,7 +76,7 @@ extension FuzzChecks {
             pieces.append(part[start..<part.endIndex])
             return pieces
         }
-        return split(bytes[...], on: messageMark).prefix(8).map { message in
+        return split(bytes[...], on: messageMark).prefix(limit).map { message in
             split(message, on: frameMark).prefix(24).map { Data($0) }
         }
     }

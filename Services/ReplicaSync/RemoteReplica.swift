@@ -51,8 +51,7 @@ public struct RemoteReplica: SyncEndpoint {
 
     public func photo(sha256: String) async throws -> Data {
         let reply = try await client.send(SyncOps.Photo.self, .init(sha256: sha256))
-        let index = reply.body.photo.frame - 1
-        guard reply.frames.indices.contains(index) else {
+        guard let index = reply.body.photo.index(among: reply.frames.count) else {
             throw ServiceError(.internalError, "\(name) sent photo \(sha256) without its bytes")
         }
         return reply.frames[index]
@@ -65,8 +64,7 @@ public struct RemoteReplica: SyncEndpoint {
                 let reply = try await client.send(SyncOps.Photos.self, .init(sha256: asked))
                 var batch = PhotoBatch(missing: reply.body.missing)
                 for entry in reply.body.photos {
-                    let index = entry.photo.frame - 1
-                    guard reply.frames.indices.contains(index) else {
+                    guard let index = entry.photo.index(among: reply.frames.count) else {
                         throw ServiceError(.internalError, "\(name) sent photo \(entry.sha256) without its bytes")
                     }
                     batch.found.append((entry.sha256, reply.frames[index]))
@@ -114,8 +112,7 @@ public struct RemoteReplica: SyncEndpoint {
 
     public func readSnapshot(_ id: UUID, offset: Int) async throws -> Data {
         let reply = try await client.send(SyncOps.SnapshotRead.self, .init(snapshot: id, offset: offset))
-        let index = reply.body.data.frame - 1
-        guard reply.frames.indices.contains(index) else {
+        guard let index = reply.body.data.index(among: reply.frames.count) else {
             throw ServiceError(.internalError, "\(name) sent part of snapshot \(id.uuidString) without its bytes")
         }
         return reply.frames[index]

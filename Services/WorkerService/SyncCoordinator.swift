@@ -93,7 +93,7 @@ public actor SyncCoordinator {
                 status.lastSyncAt = [cursorAtReplica.syncedAt, cursorAtStorage.syncedAt].compactMap { $0 }.min()
                 status.pendingToReplica = try await storage.pendingCount(since: cursorAtReplica.seq, exclude: b.replicaID)
                 status.pendingToStorage = try await replica.pendingCount(since: cursorAtStorage.seq, exclude: a.replicaID)
-                status.conflictsCreated = a.conflictsCreated + b.conflictsCreated
+                status.conflictsCreated = PullReport.adding(a.conflictsCreated, b.conflictsCreated) // their words: any Int
                 let held = (a.held ?? []) + (b.held ?? [])
                 status.held = held.isEmpty ? nil : held
                 status.lostAtStorage = a.lostPhotos
@@ -154,12 +154,13 @@ public actor SyncCoordinator {
             try await listen(to: replica)
             try await checkDistinct(storage, replica)
             let (sent, received) = try await SyncEngine.sync(storage, replica)
+            let both = sent + received
             result.toReplica = sent.changed
             result.toStorage = received.changed
-            result.photos = sent.photos + received.photos
-            result.photoBytes = sent.photoBytes + received.photoBytes
-            result.conflicts = sent.conflicts + received.conflicts
-            if sent.changed + received.changed > 0 {
+            result.photos = both.photos
+            result.photoBytes = both.photoBytes
+            result.conflicts = both.conflicts
+            if both.changed > 0 {
                 logger.info("replicas synced", metadata: [
                     "storage": "\(storage.name)", "replica": "\(replica.name)", "toReplica": "\(sent.changed)",
                     "toStorage": "\(received.changed)", "photos": "\(result.photos)", "conflicts": "\(result.conflicts)",

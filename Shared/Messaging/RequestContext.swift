@@ -31,12 +31,12 @@ public struct RequestContext: Sendable {
 
     /// The bytes of the frame `reference` points to, or `invalid_body` saying which frames exist.
     public func frame(_ reference: FrameReference) throws(ServiceError) -> Data {
-        guard reference.frame >= 1 && reference.frame <= frames.count else {
+        guard let index = reference.index(among: frames.count) else {
             let available = frames.isEmpty ? "the message has no binary frames"
                 : "the message has binary frames 1 to \(frames.count)"
             throw ServiceError(.invalidBody, "the body refers to frame \(reference.frame), but \(available)")
         }
-        return frames[reference.frame - 1]
+        return frames[index]
     }
 }
 

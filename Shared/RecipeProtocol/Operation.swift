@@ -55,4 +55,10 @@ public struct FrameReference: Codable, Sendable, Equatable, Hashable {
 
     /// A reference to frame `frame`.
     public init(frame: Int) { self.frame = frame }
+
+    /// Where the frame is among `count` binary frames (from 0), or `nil` when it names none of them. The number comes
+    /// from the other side, any `Int` at all (`frame - 1` of the lowest would trap), so it is only ever read through here.
+    public func index(among count: Int) -> Int? {
+        frame >= 1 && frame <= count ? frame - 1 : nil
+    }
 }

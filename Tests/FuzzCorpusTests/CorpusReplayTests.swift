@@ -46,6 +46,13 @@ struct CorpusReplayTests {
         await Self.replay(inputs, through: FuzzChecks.workerSocket)
     }
 
+    @Test("a replica that answers anything: the worker's sync against the saved replies, with a real storage on the other side")
+    func syncPeer() async throws {
+        let inputs = try Self.inputs("sync-peer")
+        #expect(inputs.count >= 6, "the seed corpus holds pulls both ways, a snapshot, frame references and counts out of range, errors")
+        await Self.replay(inputs, through: FuzzChecks.syncPeer)
+    }
+
     @Test("web pages")
     func pages() async throws {
         let inputs = try Self.inputs("page")
