@@ -85,7 +85,7 @@ struct RecipeStorageCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "recipe-storage")
-        try OpenFileLimit.raise(logger: logger, serviceName: "recipe-storage", minimum: OpenFileLimit.serviceMinimum)
+        try OpenFiles.raise(logger: logger, serviceName: "recipe-storage", minimum: OpenFiles.serviceMinimum)
         warnIfExposed(configuration.security, endpoints: [configuration.bindEndpoint, configuration.publishEndpoint], logger: logger)
 
         let service = try await StorageService(configuration: configuration, logger: logger)

@@ -197,7 +197,7 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "recipe-worker")
-        try OpenFileLimit.raise(logger: logger, serviceName: "recipe-worker", minimum: OpenFileLimit.workerMinimum)
+        try OpenFiles.raise(logger: logger, serviceName: "recipe-worker", minimum: OpenFiles.workerMinimum)
         warnIfExposed(configuration.security, endpoints: [configuration.bindEndpoint], logger: logger)
         let service = try WorkerService(configuration: configuration, logger: logger)
         logger.info("recipe-worker ready", metadata: [

@@ -270,7 +270,7 @@ struct HardeningTests {
         server.route("/soup", .html(recipePage(name: "Leek Soup", ingredients: ["2 leeks", "1 l stock"], image: nil)))
         server.route("/stew", .html(recipePage(name: "Bean Stew", ingredients: ["400 g beans"], image: nil)))
         let services = try await Services()
-        let limit = OpenFileLimit.workerMinimum + 8
+        let limit = OpenFiles.workerMinimum + 8
         let worker = try ServiceProcess(path: "/bin/sh", ["-c", #"ulimit -n \#(limit) && exec "$0" "$@""#, try ServiceProcess.executable("recipe-worker")]
                                         + services.workerArguments + ["--allow-host", "127.0.0.1"],
                                         environment: ["RECIPES_WORKER_FETCH_ONLY_ALLOWED": "1"])

@@ -146,9 +146,9 @@ struct StorageProcessTests {
     func openFileLimitTooLow() async throws {
         // Without the check, recipe-storage stopped on SIGABRT at 16 (ZeroMQ could not make its poller) and
         // recipe-worker on SIGILL or SIGABRT at 12, 20 and 24; other limits failed in a part's own words.
-        let worker = OpenFileLimit.workerMinimum
+        let worker = OpenFiles.workerMinimum
         let runs: [(String, UInt64, UInt64, [String])] = [12, 16, 20, 24, 32, 63].map {
-            ("recipe-storage", $0, OpenFileLimit.serviceMinimum, ["--publish", "tcp://127.0.0.1:*", "--data", temporaryDataFolder()])
+            ("recipe-storage", $0, OpenFiles.serviceMinimum, ["--publish", "tcp://127.0.0.1:*", "--data", temporaryDataFolder()])
         } + [12, 16, 20, 24, 32, worker - 1].map { ("recipe-worker", $0, worker, ["--storage", "tcp://127.0.0.1:9"]) }
         for (name, limit, minimum, arguments) in runs {
             let service = try ServiceProcess(path: "/bin/sh", ["-c", #"ulimit -n \#(limit) && exec "$0" "$@""#,
@@ -160,7 +160,7 @@ struct StorageProcessTests {
             #expect(service.printed.contains("needs at least \(minimum)") && service.printed.contains("LimitNOFILE="), "\(service.printed)")
         }
         // At the minimum: running, and answering.
-        let storage = try ServiceProcess(path: "/bin/sh", ["-c", #"ulimit -n \#(OpenFileLimit.serviceMinimum) && exec "$0" "$@""#,
+        let storage = try ServiceProcess(path: "/bin/sh", ["-c", #"ulimit -n \#(OpenFiles.serviceMinimum) && exec "$0" "$@""#,
                                                           try ServiceProcess.executable("recipe-storage"), "--bind", "tcp://127.0.0.1:*",
                                                           "--publish", "tcp://127.0.0.1:*", "--data", temporaryDataFolder()])
         let endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
@@ -185,7 +185,7 @@ struct StorageProcessTests {
         let line = try #require(limits.split(separator: "\n").first { $0.hasPrefix("Max open files") })
         let numbers = line.split(separator: " ").compactMap { UInt64($0) }
         try #require(numbers.count == 2, "\(line)")
-        #expect(numbers[0] == min(numbers[1], OpenFileLimit.ceiling) && numbers[0] > 64, "the soft limit is raised to the hard one: \(line)")
+        #expect(numbers[0] == min(numbers[1], OpenFiles.ceiling) && numbers[0] > 64, "the soft limit is raised to the hard one: \(line)")
         #expect(numbers[1] <= 64 || service.printed.contains("open file limit raised"), "\(service.printed)")
 
         // 300 idle connections of a stranger's, held open, then a client's request.
