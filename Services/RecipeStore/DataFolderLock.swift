@@ -25,8 +25,14 @@ public final class DataFolderLock: Sendable {
     public init(folder: URL) throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let path = folder.appendingPathComponent(RecipeVault.storageLockFileName).path
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw PhotoStorageError.system("cannot open \(path)") }
+        // Never through a link: the file is truncated and written once locked, and must be this folder's own.
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard descriptor >= 0 else {
+            if errno == ELOOP {
+                throw PhotoStorageError("\(path) is a symbolic link; recipe-storage keeps a lock file of its own there: remove the link and start it again")
+            }
+            throw PhotoStorageError.system("cannot open \(path)")
+        }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno
             let holder = Self.holder(readingFrom: descriptor)

@@ -134,6 +134,7 @@ public struct DataFolderError: Error, CustomStringConvertible {
 
     private static func plain(_ error: any Error) -> String {
         if let error = error as? DatabaseError { return "SQLite: \(error.message ?? "\(error.resultCode)")" }
+        if let error = error as? PhotoStorageError { return error.description } // the folder's own files say their path and why
         return FileErrorText.reason(error)
     }
 }

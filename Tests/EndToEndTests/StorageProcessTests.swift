@@ -116,7 +116,7 @@ struct StorageProcessTests {
                 "\(blocked.printed)")
     }
 
-    @Test("a second recipe-storage on a data folder already in use refuses to start and names the first, which serves on; once the first is killed (-9), a storage starts there")
+    @Test("a second recipe-storage on a data folder already in use refuses to start and names the first, which serves on; once the first is killed (-9), a storage starts there; a lock file that links elsewhere is not followed")
     func oneStorageToAFolder() async throws {
         let folder = temporaryDataFolder()
         let arguments = ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder]
@@ -140,6 +140,16 @@ struct StorageProcessTests {
         let after = try await recipes(["list"], storage: again)
         #expect(after.output.contains("Kept by the first"), "\(after.output)")
         #expect(try await third.stop() == 0)
+
+        // A lock file that is a link elsewhere is not followed (it is truncated and written once locked).
+        let linked = temporaryDataFolder(), elsewhere = Scratch.path("rv-elsewhere")
+        try FileManager.default.createDirectory(atPath: linked, withIntermediateDirectories: true)
+        try Data("kept as it is".utf8).write(to: URL(fileURLWithPath: elsewhere))
+        try FileManager.default.createSymbolicLink(atPath: linked + "/recipe-storage.lock", withDestinationPath: elsewhere)
+        let onLink = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", linked])
+        #expect(try await onLink.waitForExit(timeout: .seconds(60)) == 1, "\(onLink.printed)")
+        #expect(onLink.printed.contains("recipe-storage.lock is a symbolic link; recipe-storage keeps a lock file of its own there: remove the link"), "\(onLink.printed)")
+        #expect(try String(contentsOfFile: elsewhere, encoding: .utf8) == "kept as it is")
     }
 
     @Test("an open-file limit too low to start: each service says its limit, what it needs and where to raise it, and exits with status 1 — never ended by a signal inside ZeroMQ or SwiftNIO; at its minimum it starts and answers")
