@@ -232,7 +232,14 @@ extension RecipeStore {
             }
             try applier.state.save(db)
             if let cursor {
-                try db.execute(sql: """
+                // A page that continues the feed from behind the stored cursor (another sync of the same pair applied
+                // further meanwhile: two workers, each beside one replica) applies, and leaves the cursor where it is:
+                // moved back, it had the other sync's next page refused. Only an unconditional apply sets it back
+                // (the sync engine resets it so when the peer's feed is shorter than it: the peer was restored).
+                try db.execute(sql: conditional ? """
+                    INSERT INTO sync_cursors (peer, seq, syncedAt) VALUES (?, ?, ?)
+                    ON CONFLICT (peer) DO UPDATE SET seq = MAX(seq, excluded.seq), syncedAt = excluded.syncedAt
+                    """ : """
                     INSERT INTO sync_cursors (peer, seq, syncedAt) VALUES (?, ?, ?)
                     ON CONFLICT (peer) DO UPDATE SET seq = excluded.seq, syncedAt = excluded.syncedAt
                     """, arguments: [peer, cursor, Self.now()])

@@ -181,7 +181,11 @@ public enum SyncEngine {
         var cursor = try await target.cursor(peer: sourceID).seq
         // The source's feed is shorter than what the target applied of it: it was restored from an older
         // copy. Read it all again (merging what is already here changes nothing).
-        if cursor > sourceInfo.latestSeq { cursor = 0 }
+        if cursor > sourceInfo.latestSeq {
+            // Set back at the target first: a page continuing from behind the stored cursor leaves it where it is.
+            _ = try await target.apply(from: sourceID, records: [], cursor: 0)
+            cursor = 0
+        }
         var report = PullReport()
         var pages = 0
         if cursor == 0, targetInfo.empty == true, sourceInfo.latestSeq > 0, sourceInfo.latestSeq >= snapshotAbove,
@@ -293,7 +297,9 @@ public enum SyncEngine {
                 next = read(offset + chunk.count)
                 do {
                     try await target.writeSnapshot(id, offset: offset, bytes: chunk, total: snapshot.bytes)
-                } catch let error as ServiceError where error.code == .busy && offset == 0 {
+                } catch let error as ServiceError where (error.code == .busy && offset == 0) || error.code == .conflict {
+                    // Busy with as many snapshots as it takes, or no longer empty (a person wrote there, or another
+                    // worker's snapshot went in first): it takes the records instead.
                     throw TargetTakesNoSnapshot()
                 }
                 offset += chunk.count
@@ -329,14 +335,15 @@ public enum SyncEngine {
             file.cancel()
             _ = try? await file.value
             try? await source.snapshotDone(id)
-            // A target receiving as many snapshots as it takes at once gets the records instead, as from a source
-            // that makes none; the photos sent meanwhile are the ones those records name.
+            // A target receiving as many snapshots as it takes at once, or no longer empty, gets the records instead,
+            // as from a source that makes none; the photos sent meanwhile are the ones those records name.
             if error is TargetTakesNoSnapshot { return nil }
             throw error
         }
     }
 
-    /// The target answered `busy` to a snapshot's first bytes: it is receiving as many as it takes at once.
+    /// The target answered `busy` to a snapshot's first bytes (it is receiving as many as it takes at once), or
+    /// `conflict` to any of them (it holds something now).
     private struct TargetTakesNoSnapshot: Error {}
 
     /// Sends the blobs among `hashes` that the target lacks, read and written in batches (one request each way,

@@ -216,6 +216,49 @@ struct SnapshotTests {
         }
     }
 
+    @Test("a new replica that stops being empty while a snapshot goes to it (a person writes there, or another worker's copy went in first) gets the records in the same pull, not an error", arguments: [0, 1])
+    func targetWrittenDuringCopy(atWrite: Int) async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            for index in 0..<5 {
+                _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Recipe \(index)", ingredients: [.init(text: "\(index + 1) eggs")]))
+            }
+            // Before the copy's first bytes, or before its second (the source's file is read 4 KB a time here).
+            let target = WrittenDuringCopy(forwardee: b, atWrite: atWrite)
+            _ = try await SyncEngine.pull(from: ChunkedSource(forwardee: a), to: target, snapshotAbove: 0)
+            _ = try await SyncEngine.pull(from: b, to: a)
+            try await expectSameContent(a, b)
+            #expect(try await b.store.listRecipes(.init(limit: 20)).recipes.contains { $0.name == "Written meanwhile" })
+            #expect(try await incarnations(b).contains("started from a snapshot") == false)
+        }
+    }
+
+    /// Writes a recipe at the replica before its write number `atWrite` of a snapshot's bytes.
+    final class WrittenDuringCopy: ForwardingEndpoint, @unchecked Sendable {
+        let forwardee: any SyncEndpoint
+        let local: LocalReplica
+        let atWrite: Int
+        private var writes = 0 // the copy's writes come one after another
+        init(forwardee: LocalReplica, atWrite: Int) {
+            self.forwardee = forwardee
+            self.local = forwardee
+            self.atWrite = atWrite
+        }
+        func writeSnapshot(_ id: UUID, offset: Int, bytes: Data, total: Int) async throws {
+            if writes == atWrite { _ = try await local.store.createRecipe(id: UUID(), RecipeDraft(name: "Written meanwhile")) }
+            writes += 1
+            try await forwardee.writeSnapshot(id, offset: offset, bytes: bytes, total: total)
+        }
+    }
+
+    /// A source whose snapshot is read 4 KB a time, so a copy takes several writes.
+    struct ChunkedSource: ForwardingEndpoint {
+        let forwardee: any SyncEndpoint
+        func readSnapshot(_ id: UUID, offset: Int) async throws -> Data {
+            Data(try await forwardee.readSnapshot(id, offset: offset).prefix(4_096))
+        }
+    }
+
     /// The replica's incarnation history, as its database file says it.
     func incarnations(_ replica: LocalReplica) async throws -> String {
         var configuration = Configuration()
