@@ -66,6 +66,9 @@ struct MadeEdit {
     var clock: SyncClock
     var replaced: SyncField?
     var replica: Int = 0
+    /// Made while syncs ran on its replica (`syncAtOnce`): `replaced`, read just before the write, may miss what a
+    /// sync brought in between.
+    var duringSyncs = false
     var key: String { "\(recipe)|\(field)|\(clock.stamp)" }
 }
 
@@ -74,6 +77,8 @@ struct History {
     let seed: UInt64
     /// `RECIPES_SYNC_TRACE=1` prints every step (to follow a failing seed).
     let tracing = ProcessInfo.processInfo.environment["RECIPES_SYNC_TRACE"] != nil
+    /// Set while `syncAtOnce` edits beside running syncs.
+    var editingDuringSyncs = false
     func trace(_ line: @autoclosure () -> String) { if tracing { print("[sync \(seed)] \(line())") } }
 
     init(seed: UInt64) {
@@ -101,6 +106,9 @@ struct History {
         /// Losing values a person settled (took or dropped) through `recipes conflicts resolve|dismiss`: the record the
         /// conflict was about, and the values as the copy or the kept conflict held them.
         var settled: [(recordID: String, values: [String: JSONValue])] = []
+        /// Records a person deleted while syncs ran on the replica: what was read just before may miss what a sync
+        /// brought in between (see `MadeEdit.duringSyncs`).
+        var deletedDuringSyncs: Set<String> = []
     }
 
     mutating func run() async throws {
@@ -265,10 +273,13 @@ struct History {
             async let second = SyncEngine.sync(other, one, pageSize: pageSize, snapshotAbove: snapshotAbove)
             for _ in 0..<(random.next() % 3) {
                 let editor = chance(50) ? index : otherIndex
+                editingDuringSyncs = true
+                defer { editingDuringSyncs = false }
                 do {
                     try await act(on: replicas[editor], index: editor, ledger: &ledger)
-                } catch let error as ServiceError where error.code == .conflict {
-                    // A sync changed the record between the person's read and their write: refused, as the person is told.
+                } catch let error as ServiceError where [.conflict, .notFound].contains(error.code) {
+                    // A sync changed the record between the person's read and their write, or brought its deletion from
+                    // the other side: refused, as the person is told ("changed since version …", "no recipe has id …").
                     trace("edit refused on \(replicas[editor].name): \(error.message)")
                 }
             }
@@ -289,6 +300,7 @@ struct History {
         }
         func deleting(_ kind: SyncKind, _ id: String) async throws {
             if let record = try await store.syncRecord(kind, id: id) { ledger.deletions.append((kind, record, index)) }
+            if editingDuringSyncs { ledger.deletedDuringSyncs.insert(id) }
             trace("\(replica.name) deletes \(kind.rawValue) \(id.prefix(8))")
         }
         switch random.next() % 20 {
@@ -516,7 +528,7 @@ struct History {
         for (field, state) in record.states where state != before?.states[field] && field != SyncRecord.deletedField {
             trace("\(replica.name) \(kind.rawValue) \(id.prefix(8)) \(field) = \(state.value.canonicalText.prefix(60)) \(state.clock.vv)")
             ledger.edits.append(MadeEdit(kind: kind, recipe: id, field: field, value: state.value, clock: state.clock,
-                                         replaced: before?.states[field], replica: index))
+                                         replaced: before?.states[field], replica: index, duringSyncs: editingDuringSyncs))
         }
     }
 
@@ -565,6 +577,15 @@ struct History {
                 continue
             }
             if ledger.edits.contains(where: { $0.recipe == edit.recipe && $0.field == edit.field && $0.replaced.map { shows(edit, $0) } == true }) { continue }
+            // Deleted, while syncs ran, by a delete whose version had seen it (the record read just before did not show it yet).
+            if ledger.deletedDuringSyncs.contains(edit.recipe), let record, !record.isLive,
+               let deleted = record.states[SyncRecord.deletedField], SyncClock.covers(deleted.clock.vv, edit.clock.vv) { continue }
+            // Replaced by a later edit whose version had seen it, though what the person read just before writing did not
+            // show it yet: a sync running at the same time brought it in between (the two-syncs phase, seed 9427947738418396320).
+            if ledger.edits.contains(where: { later in
+                later.duringSyncs && later.recipe == edit.recipe && later.field == edit.field && later.clock.stamp != edit.clock.stamp
+                    && SyncClock.covers(later.clock.vv, edit.clock.vv)
+            }) { continue }
             if ledger.deletions.contains(where: { $0.record.id == edit.recipe && $0.record.states[edit.field].map { shows(edit, $0) } == true }) { continue }
             // A set element removed with its record by someone whose version of the element had seen this edit, even
             // when this position had lost to a concurrent one (seed 5606500399300272626: "party" added at 0 and at 1 at
