@@ -89,14 +89,7 @@ struct ConnectionGate {
 
     /// The process's listening TCP sockets (ZeroMQ's, found among the open files).
     static func listeningSockets() -> [Int32] {
-        guard let listing = opendir("/proc/self/fd") else { return [] }
-        defer { closedir(listing) }
-        var found: [Int32] = []
-        while let entry = readdir(listing) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if let descriptor = Int32(name), isListening(descriptor) { found.append(descriptor) }
-        }
-        return found
+        (OpenFiles.descriptors() ?? []).filter(isListening)
     }
 
     /// The port of a bound TCP endpoint (`tcp://127.0.0.1:5555`); nil for IPC, inproc or a port not yet chosen.

@@ -28,15 +28,29 @@ public enum OpenFiles {
     /// How many files the process holds open (Linux: the entries of /proc/self/fd, less the listing's own); the limit
     /// when not even the listing can be opened for want of a file; nil when there is no /proc to read.
     public static func openCount() -> Int? {
-        guard let listing = opendir("/proc/self/fd") else {
+        guard let open = descriptors() else {
             return isExhaustion(errno: errno) ? limit.map { Int(min($0, UInt64(Int32.max))) } : nil
         }
+        return open.count
+    }
+
+    /// The process's open descriptors (Linux: the entries of /proc/self/fd, less the listing's own), or nil when the
+    /// listing cannot be opened (`errno` says why).
+    ///
+    /// Each entry's name is read where it lies, never by loading the whole `dirent`: the system's entries are as
+    /// long as their names, and a `dirent` loaded whole (`entry.pointee`) reads up to 256 bytes past a short one —
+    /// past the end of the listing's buffer when the entry is its last, which ended a debug build's process.
+    public static func descriptors() -> [Int32]? {
+        guard let listing = opendir("/proc/self/fd") else { return nil }
+        let own = dirfd(listing)
         defer { closedir(listing) }
-        var open = 0
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+        var found: [Int32] = []
         while let entry = readdir(listing) {
-            if entry.pointee.d_name.0 != UInt8(ascii: ".") { open += 1 }
+            let name = UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self)
+            if let descriptor = Int32(String(cString: name)), descriptor != own { found.append(descriptor) }
         }
-        return max(0, open - 1)
+        return found
     }
 
     /// Whether `code` is the system's "no file descriptor left" (the process's or the whole system's).

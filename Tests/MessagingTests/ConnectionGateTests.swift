@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import RecipeProtocol
 import Testing
 @testable import Messaging
 
@@ -17,5 +21,20 @@ struct ConnectionGateTests {
         #expect(gate.change(open: 895) == nil)
         #expect(gate.change(open: 896) == .pause)
         #expect(gate.excess(open: 895) == 0 && gate.excess(open: 900) == 5)
+    }
+}
+
+@Suite("The process's open files, listed")
+struct OpenDescriptorsTests {
+    @Test("the listing holds every file opened, not its own, and counts as openCount does; a few hundred entries read safely")
+    func listsWhatIsOpen() throws {
+        let opened = (0..<300).map { _ in open("/dev/null", O_RDONLY | O_CLOEXEC) }
+        defer { for descriptor in opened { close(descriptor) } }
+        #expect(opened.allSatisfy { $0 >= 0 })
+        let listed = try #require(OpenFiles.descriptors())
+        #expect(Set(opened).isSubset(of: Set(listed)))
+        #expect(listed.allSatisfy { fcntl($0, F_GETFD) != -1 }, "the listing's own descriptor is closed by now and not listed")
+        let count = try #require(OpenFiles.openCount())
+        #expect(abs(count - listed.count) <= 2, "\(count) against \(listed.count) (other tests open files meanwhile)")
     }
 }
