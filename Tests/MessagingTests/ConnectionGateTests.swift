@@ -33,7 +33,13 @@ struct OpenDescriptorsTests {
         #expect(opened.allSatisfy { $0 >= 0 })
         let listed = try #require(OpenFiles.descriptors())
         #expect(Set(opened).isSubset(of: Set(listed)))
-        #expect(listed.allSatisfy { fcntl($0, F_GETFD) != -1 }, "the listing's own descriptor is closed by now and not listed")
+        // The listing's own descriptor is closed by the time it returns, so a listing holding it names a closed file.
+        // Other tests in this process open and close files meanwhile, so one listing may name a file closed since it
+        // was made; of twenty, one at least names only open ones unless the listing's own is always among them.
+        let someListingAllOpen = (0..<20).contains { _ in
+            OpenFiles.descriptors()?.allSatisfy { fcntl($0, F_GETFD) != -1 } == true
+        }
+        #expect(someListingAllOpen, "the listing's own descriptor is closed by now and not listed")
         let count = try #require(OpenFiles.openCount())
         #expect(abs(count - listed.count) <= 2, "\(count) against \(listed.count) (other tests open files meanwhile)")
     }
