@@ -349,6 +349,16 @@ struct History {
                 try await deleting(.book, id.uuidString)
                 _ = try await store.deleteBook(id: id)
                 for (recipe, before) in filed { try await remember(.recipe, recipe.uuidString, before: before) }
+                // A recipe a sync filed in the book after its recipes were read was taken out of it too: its fields under
+                // the delete's version (the book's tombstone's) are this replica's edits (seed 11247604502711102651).
+                if editingDuringSyncs, let stamp = try await store.syncRecord(.book, id: id.uuidString)?.states[SyncRecord.deletedField]?.clock.stamp {
+                    for recipe in try await store.listRecipes(.init(limit: 200)).recipes.map(\.id) where !filed.contains(where: { $0.0 == recipe }) {
+                        guard let after = try await store.syncRecord(.recipe, id: recipe.uuidString),
+                              after.states.values.contains(where: { $0.clock.stamp == stamp }) else { continue }
+                        let before = SyncRecord(kind: .recipe, id: after.id, seq: after.seq, states: after.states.filter { $0.value.clock.stamp != stamp })
+                        try await remember(.recipe, recipe.uuidString, before: before)
+                    }
+                }
             }
         case 6 where !recipes.isEmpty:
             let books = try await store.listBooks().map(\.book.id)
