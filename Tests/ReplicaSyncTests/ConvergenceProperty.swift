@@ -535,7 +535,12 @@ struct History {
     /// Every field of the record that changed, as an edit of replica `index`.
     func remember(_ kind: SyncKind, _ id: String, before: SyncRecord?, on replica: LocalReplica, index: Int, ledger: inout Ledger) async throws {
         guard let record = try await replica.store.syncRecord(kind, id: id) else { return }
+        // While syncs run, what changed since `before` may be theirs too (a merge's value, a conflict it kept): only a
+        // value under this replica's stamp is the person's (seed 7808226252971629979: a conflict a merge kept between the
+        // read and the write, counted as the person's and then dismissed elsewhere, read as an edit lost).
+        let own = editingDuringSyncs ? try await replica.store.syncInfo().replicaID : nil
         for (field, state) in record.states where state != before?.states[field] && field != SyncRecord.deletedField {
+            if let own, StampOrder.parts(state.clock.stamp)?.replica != Substring(own) { continue }
             trace("\(replica.name) \(kind.rawValue) \(id.prefix(8)) \(field) = \(state.value.canonicalText.prefix(60)) \(state.clock.vv)")
             ledger.edits.append(MadeEdit(kind: kind, recipe: id, field: field, value: state.value, clock: state.clock,
                                          replaced: before?.states[field], replica: index, duringSyncs: editingDuringSyncs))
