@@ -152,14 +152,14 @@ struct Jobs: AsyncParsableCommand {
                 if jobs.isEmpty { return print(unfinished ? "No import job is running." : "No import jobs yet; start one with `recipes import --file urls.txt`.") }
                 return Output.table(["ID", "STARTED", "STATE", "DONE", "IMPORTED", "FAILED"], jobs.map {
                     [Output.shortID($0.id), $0.createdAt.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false)),
-                     $0.state.rawValue, "\($0.imported + $0.failed)/\($0.total)", "\($0.imported)", "\($0.failed)"]
+                     $0.state.rawValue, "\($0.finished)/\($0.total)", "\($0.imported)", "\($0.failed)"]
                 })
             }
             let id = try await Self.resolve(job, using: storage)
             var found = try await JobProgress.wholeJob(id, using: storage)
             if wait && found.state != .done { found = try await JobProgress(connection: connection).follow(found) }
             if connection.json { return try Output.json(found) }
-            print(Output.bold("Job \(Output.shortID(found.id))") + "  \(found.state.rawValue), \(found.imported + found.failed) of \(found.total) done")
+            print(Output.bold("Job \(Output.shortID(found.id))") + "  \(found.state.rawValue), \(found.finished) of \(found.total) done")
             if let migration = found.migration { print("Migration from \(migration.format.appName): \(migration.source)") }
             Output.table(["#", "STATE", "RECIPE / PROBLEM", found.migration == nil ? "URL" : "ENTRY"], (found.items ?? []).map { item in
                 let detail = switch item.state {
@@ -261,10 +261,10 @@ struct JobProgress {
 
     private func drawBar(_ job: ImportJob) {
         guard terminal, !connection.json else { return }
-        let done = job.imported + job.failed, width = 30
-        let filled = job.total == 0 ? width : width * done / job.total
+        let width = 30
+        let filled = Int((Double(width) * job.progress).rounded(.down))
         let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-        FileHandle.standardError.write(Data("\r\(bar) \(done)/\(job.total)  ✓ \(job.imported)  ✗ \(job.failed) ".utf8))
+        FileHandle.standardError.write(Data("\r\(bar) \(job.finished)/\(job.total)  ✓ \(job.imported)  ✗ \(job.failed) ".utf8))
     }
 
     private func clearBar() {

@@ -98,7 +98,8 @@ enum Output {
         text.count >= 4 && text.allSatisfy { $0.isHexDigit || $0 == "-" }
     }
 
-    static func stars(_ rating: Int) -> String { rating == 0 ? "" : String(repeating: "★", count: rating) }
+    /// A rating's stars: at most five, none below one (a rating comes in a reply; a count out of range is no reason to stop).
+    static func stars(_ rating: Int) -> String { String(repeating: "★", count: min(max(rating, 0), 5)) }
 
     static func date(_ date: Date) -> String { date.formatted(.iso8601.year().month().day()) }
 

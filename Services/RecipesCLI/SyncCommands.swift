@@ -25,7 +25,7 @@ struct SyncNow: AsyncParsableCommand {
                     print("\(pair.storage) ⇄ \(pair.replica): not synced: \(error)")
                     continue
                 }
-                let moved = pair.toReplica + pair.toStorage == 0 ? "already in step"
+                let moved = pair.toReplica == 0 && pair.toStorage == 0 ? "already in step"
                     : "\(Output.count(pair.toReplica, "change")) to the replica, \(pair.toStorage) back"
                 var line = "\(pair.storage) ⇄ \(pair.replica): \(moved)"
                 if pair.photos > 0 { line += ", \(Output.count(pair.photos, "photo")) (\(Self.size(pair.photoBytes)))" }

@@ -114,11 +114,30 @@ public struct ImportJob: Codable, Sendable, Equatable {
         }
     }
 
-    public var pending: Int { total - imported - failed }
+    /// URLs not finished yet (none when the counts say more finished than the job holds; read without trapping).
+    public var pending: Int {
+        let (left, overflow) = total.subtractingReportingOverflow(finished)
+        return overflow ? 0 : max(0, left)
+    }
 
     /// Where a job of `total` items stands with `imported` and `failed` of them finished.
     public static func state(total: Int, imported: Int, failed: Int) -> State {
-        imported + failed == total ? .done : imported + failed == 0 ? .queued : .running
+        let finished = finished(imported: imported, failed: failed)
+        return finished == total ? .done : finished == 0 ? .queued : .running
+    }
+
+    /// URLs finished, imported or failed. Counts come in replies too, so they are added without trapping: a count
+    /// below zero reads as none, and a sum past `Int.max` stays there.
+    public var finished: Int { Self.finished(imported: imported, failed: failed) }
+
+    /// How much of the job is finished, from 0 to 1 (1 for a job of no URLs; never past 1, whatever the counts say).
+    public var progress: Double {
+        total <= 0 ? 1 : min(1, Double(finished) / Double(total))
+    }
+
+    private static func finished(imported: Int, failed: Int) -> Int {
+        let (sum, overflow) = max(0, imported).addingReportingOverflow(max(0, failed))
+        return overflow ? .max : sum
     }
 
     public init(id: UUID, createdAt: Date, updatedAt: Date, state: State, total: Int, imported: Int, failed: Int, items: [Item]?,

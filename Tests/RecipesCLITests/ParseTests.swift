@@ -144,6 +144,13 @@ struct CountTextTests {
         #expect(Output.count(1, "entry", plural: "entries") == "1 entry" && Output.count(3, "entry", plural: "entries") == "3 entries")
     }
 
+    @Test("a rating shows at most five stars and none below one, whatever a reply said")
+    func stars() {
+        #expect(Output.stars(0) == "" && Output.stars(3) == "★★★" && Output.stars(5) == "★★★★★")
+        #expect(Output.stars(-2) == "" && Output.stars(Int.min) == "")
+        #expect(Output.stars(9) == "★★★★★" && Output.stars(Int.max) == "★★★★★")
+    }
+
     @Test("servings read as a cook says them; a yield that is a bare number is servings")
     func servings() {
         #expect(Output.servings(1) == "1 serving" && Output.servings(2.5) == "2 1/2 servings" && Output.servings(0.5) == "1/2 servings")
