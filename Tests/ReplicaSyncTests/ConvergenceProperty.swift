@@ -33,6 +33,8 @@ struct ConvergenceProperty {
         UInt64(12406217097409647674), // resolving a conflict failed where one of the recipe's photos was lost (resolvedWhilePhotoLost)
         UInt64(9157974944435118027), // a conflict dismissed while the other replica deleted the book brought it back (dismissalDoesNotUndoADelete)
         UInt64(9915180765799585508), // a read-back kept by one replica's store stood in for another's in the same process (never committed)
+        UInt64(11247604502711102651), // the property's reading: a book deleted during syncs cleared the page of a recipe a sync filed there just before
+        UInt64(7808226252971629979), // the property's reading: a conflict a merge kept during syncs was counted as the person's edit
     ])
     func foundSeeds(seed: UInt64) async throws {
         var history = History(seed: seed)
