@@ -396,7 +396,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WorkerServiceTests",
-            dependencies: ["WorkerService", "Messaging", "RecipeProtocol", "TestThreads"],
+            dependencies: ["WorkerService", "Messaging", "RecipeProtocol", "RecipeStore", "TestScratch", "TestThreads"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -398,6 +398,11 @@ enum Migrations {
                 INSERT INTO search_index_state (highestRowid) SELECT COALESCE(max(id), 0) FROM recipes_fts_content;
                 """)
         }
+        migrator.registerMigration("v21 import begins by worker run") { db in
+            // Which run of the worker last began a URL: its own begins again (after the storage was away) are not
+            // counted as a worker that stopped.
+            try db.execute(sql: "ALTER TABLE import_job_items ADD COLUMN startedBy TEXT")
+        }
         return migrator
     }
 }

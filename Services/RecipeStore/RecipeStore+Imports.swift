@@ -209,15 +209,21 @@ extension RecipeStore {
     /// `true` when it should go ahead; `false` when the URL already has a result, or was
     /// begun `maxImportAttempts` times before without one (the worker stopped each time) —
     /// then it is recorded as failed, so one page can never stop the worker over and over.
-    public func startJobItem(jobID: UUID, position: Int) async throws -> Bool {
-        try await write { db in
+    /// `run` names the worker's run: one beginning again what it began itself (its storage was away or full
+    /// meanwhile, so nothing was recorded) is not counted again, since that run did not stop.
+    public func startJobItem(jobID: UUID, position: Int, run: String? = nil) async throws -> Bool {
+        if let run, !(1...JobOps.Start.Request.maxRunLength).contains(run.count) {
+            throw ServiceError(.invalidArgument, "run is \(run.count) characters; it must be 1 to \(JobOps.Start.Request.maxRunLength), or left out")
+        }
+        return try await write { db in
             guard let row = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT state, attempts, url FROM import_job_items WHERE jobId = ? AND position = ?"),
+                db.cachedStatement(sql: "SELECT state, attempts, url, startedBy FROM import_job_items WHERE jobId = ? AND position = ?"),
                 arguments: [jobID.databaseText, position]) else {
                 _ = try Self.fetchJob(jobID, items: false, in: db)
                 throw ServiceError(.notFound, "job \(jobID.uuidString) has no URL at position \(position)")
             }
             guard row["state"] as String == "pending" else { return false }
+            if let run, row["startedBy"] as String? == run { return true }
             let attempts: Int = row["attempts"]
             guard attempts < Self.maxImportAttempts else {
                 let now = Self.now()
@@ -233,8 +239,8 @@ extension RecipeStore {
                 try db.execute(sql: "DELETE FROM import_job_entries WHERE jobId = ? AND position = ?", arguments: [jobID.databaseText, position])
                 return false
             }
-            try db.execute(sql: "UPDATE import_job_items SET attempts = attempts + 1 WHERE jobId = ? AND position = ?",
-                           arguments: [jobID.databaseText, position])
+            try db.execute(sql: "UPDATE import_job_items SET attempts = attempts + 1, startedBy = ? WHERE jobId = ? AND position = ?",
+                           arguments: [run, jobID.databaseText, position])
             return true
         }
     }

@@ -100,7 +100,7 @@ extension Routes {
             .init(jobs: try await store.jobs(unfinished: request.unfinished ?? false, limit: request.limit ?? 50))
         }
         handle(JobOps.Start.self) { request, _ in
-            .init(proceed: try await store.startJobItem(jobID: request.jobID, position: request.position))
+            .init(proceed: try await store.startJobItem(jobID: request.jobID, position: request.position, run: request.run))
         }
         handle(JobOps.Record.self) { request, _ in
             try await store.recordJobItem(jobID: request.jobID, position: request.position, result: request.result)

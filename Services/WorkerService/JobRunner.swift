@@ -9,7 +9,7 @@ import RecipeProtocol
 /// seconds after) it asks storage for unfinished jobs and carries on with their
 /// pending URLs. One URL's failure is recorded and the batch goes on; a URL is
 /// marked begun in storage before it is fetched, so a page that stops the worker
-/// is given up after two tries instead of stopping every restarted worker.
+/// is given up after two runs began it instead of stopping every restarted worker.
 /// At most `concurrency` URLs are imported at once, across all jobs.
 public actor JobRunner {
     let importer: PageImporter
@@ -20,6 +20,9 @@ public actor JobRunner {
     let logger: Logger
     private var running: Set<UUID> = []
     private let slots: Slots
+    /// This run of the worker, named in every URL it begins: the storage counts a URL begun again only when another
+    /// run begins it (this one stopped), not when this one begins it again after the storage was away.
+    let run = UUID().uuidString
 
     public init(importer: PageImporter, migrator: EntryMigrator, storage: MessageClientPool, concurrency: Int,
                 rescanInterval: Duration = .seconds(5), logger: Logger) {
@@ -91,7 +94,7 @@ public actor JobRunner {
             return Self.isStorageAway(error) ? .paused(notBegun: 0) : .unreadable(reason: "\(error)")
         }
         guard let first, let job = pending.job else { return .finished }
-        let importer = importer, migrator = migrator, storage = storage, logger = logger, slots = slots
+        let importer = importer, migrator = migrator, storage = storage, logger = logger, slots = slots, run = run
         let migrating = job.migration != nil
         // When the storage goes away the pass stops taking URLs: each would wait out the client's tries for nothing
         // and say so in a line of its own (a 1,000-URL job, a storage restarting: hours of retries, a line per URL).
@@ -103,7 +106,7 @@ public actor JobRunner {
                 begun += 1
                 group.addTask {
                     await slots.withSlot {
-                        await Self.process(item, of: id, storage: storage, logger: logger) { item in
+                        await Self.process(item, of: id, run: run, storage: storage, logger: logger) { item in
                             if migrating {
                                 let done = try await migrator.migrate(jobID: id, position: item.position)
                                 return (done.outcome, done.recipe, done.photoNote)
@@ -243,11 +246,11 @@ public actor JobRunner {
 
     /// One item: begun in storage, `work` done, its result recorded. `work` gives the outcome, the
     /// stored recipe and a note on the photos.
-    private static func process(_ item: ImportJob.Item, of jobID: UUID, storage: MessageClientPool, logger: Logger,
+    private static func process(_ item: ImportJob.Item, of jobID: UUID, run: String, storage: MessageClientPool, logger: Logger,
                                 work: @Sendable (ImportJob.Item) async throws -> (ImportOutcome, Recipe?, String?)) async -> ItemTurn {
         var result = item
         do {
-            guard try await storage.call(JobOps.Start.self, .init(jobID: jobID, position: item.position)).proceed else {
+            guard try await storage.call(JobOps.Start.self, .init(jobID: jobID, position: item.position, run: run)).proceed else {
                 logger.warning("URL given up: the worker stopped while importing it before", metadata: ["job": "\(jobID)", "url": "\(item.url)"])
                 return .done
             }

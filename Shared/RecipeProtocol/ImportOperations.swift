@@ -258,16 +258,23 @@ public enum JobOps {
     }
 
     /// `job.start`: the worker begins a URL of a job (before fetching it). `proceed` is `false`
-    /// when the URL already has a result, or was begun twice before without one: it is then failed.
+    /// when the URL already has a result, or was begun by two runs of the worker before without one (each stopped
+    /// before it finished): it is then failed.
     public enum Start: WireOperation {
         public static let name = "job.start"
         public static let isWrite = true
         public struct Request: Codable, Sendable, Equatable {
             public var jobID: UUID
             public var position: Int
-            public init(jobID: UUID, position: Int) {
+            /// Which run of the worker begins it (an id the worker makes when it starts, at most `maxRunLength`
+            /// characters). A run beginning again a URL it began itself (the storage was away or full meanwhile) is
+            /// not counted again: only a run that stopped without a result counts. Left out, every begin counts.
+            public var run: String?
+            public static let maxRunLength = 64
+            public init(jobID: UUID, position: Int, run: String? = nil) {
                 self.jobID = jobID
                 self.position = position
+                self.run = run
             }
         }
         public struct Response: Codable, Sendable, Equatable {

@@ -34,6 +34,22 @@ struct HardeningStoreTests {
         #expect(try await store.startJobItem(jobID: job.id, position: 1), "the rest of the batch goes on")
     }
 
+    @Test("a run beginning again what it began itself is not counted; two other runs are; a run of more than 64 characters is refused")
+    func jobAttemptsByRun() async throws {
+        let store = try temporaryStore()
+        let job = try await store.createJob(id: UUID(), urls: ["https://example.com/slow"])
+        for _ in 0..<5 { #expect(try await store.startJobItem(jobID: job.id, position: 0, run: "run-a"), "its storage was away each time") }
+        #expect(try await store.startJobItem(jobID: job.id, position: 0, run: "run-b"), "run-a stopped: one stop")
+        #expect(try await store.startJobItem(jobID: job.id, position: 0, run: "run-b"))
+        #expect(try await store.startJobItem(jobID: job.id, position: 0, run: "run-c") == false, "run-b stopped too: given up")
+        let item = try #require(try await store.job(job.id).items?.first)
+        #expect(item.state == .failed && item.error?.message.contains("stopped 2 times") == true)
+        for run in ["", String(repeating: "r", count: 65)] {
+            let error = await #expect(throws: ServiceError.self) { try await store.startJobItem(jobID: job.id, position: 0, run: run) }
+            #expect(error?.code == .invalidArgument && error?.message.contains("1 to 64") == true)
+        }
+    }
+
     @Test("a stored clock far in the future cannot trap the next write")
     func clampedClock() async throws {
         let store = try temporaryStore()
