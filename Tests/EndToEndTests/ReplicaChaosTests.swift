@@ -28,10 +28,9 @@ struct ReplicaChaosTests {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
 
-        var names: [String] = []
+        var changes = RandomCLIChanges(scratch: scratch)
         var backup: (storage: Int, folder: String)?
         var restored = false, killedStorage = false, killedWorker = false
-        var deleted = Set<String>()
         // A photo file removed or damaged in one storage's data folder while it runs (another holds the same blob).
         var lostBlob: String?
         // What each step did, shown when the replicas differ.
@@ -44,46 +43,8 @@ struct ReplicaChaosTests {
                 trace.append("\(step) on \(index): \(arguments.prefix(3).joined(separator: " ")) -> \(run.status)")
                 return run
             }
-            switch random.below(25) {
-            case 0..<5:
-                let name = "Recipe \(step)"
-                var arguments = ["add", "--name", name, "--ingredient", "\(1 + random.below(4)) eggs", "--notes", "n\(random.below(3))"]
-                // "crème" in both Unicode forms: the replicas must export the same bytes all the same.
-                if random.below(2) == 0 { arguments += ["--keyword", ["easy", "party", "vegan", "cr\u{E8}me", "cre\u{300}me"][random.below(5)]] }
-                if try await recipes(arguments, storage: storage).status == 0 { names.append(name) }
-            case 5..<9 where !names.isEmpty:
-                let name = names[random.below(names.count)]
-                let change = [["--notes", "edited \(step)"], ["--keyword", "k\(random.below(3))"], ["--servings", "\(1 + random.below(6))"],
-                              ["--ingredient", "\(step) g flour"]][random.below(4)]
-                _ = try await recipes(["edit", name] + change, storage: storage)
-            case 9..<11 where !names.isEmpty:
-                // Photos from a large pool: almost every one distinct, so removed ones are really collected.
-                let file = scratch.appendingPathComponent("photo-\(step).jpg")
-                try chaosJPEG(seed: random.next()).write(to: file)
-                _ = try await recipes(["photo", "add", names[random.below(names.count)], file.path], storage: storage)
-            case 11 where !names.isEmpty:
-                _ = try await recipes(["photo", "remove", names[random.below(names.count)], "1"], storage: storage)
-            case 12 where !names.isEmpty:
-                let name = names[random.below(names.count)]
-                if try await recipes(["delete", name, "--yes"], storage: storage).status == 0 { deleted.insert(name) }
-            case 13 where !names.isEmpty:
-                _ = try await recipes(["cooked", names[random.below(names.count)], "--rating", "\(1 + random.below(5))"], storage: storage)
-            case 14:
-                _ = try await recipes(["books", "add", "Book \(random.below(3))"], storage: storage)
-            case 20 where !names.isEmpty:
-                let copy = "Copy \(step)"
-                if try await recipes(["duplicate", names[random.below(names.count)], "--name", copy], storage: storage).status == 0 { names.append(copy) }
-            case 21 where random.below(3) == 0:
-                _ = try await recipes(["samples"], storage: storage)
-            case 22 where !names.isEmpty:
-                _ = try await recipes(["photo", "move", names[random.below(names.count)], "2", "1"], storage: storage)
-            case 23:
-                // Someone settles the first conflict listed there, either way.
-                let listed = try await recipes(["conflicts", "--json"], storage: storage).output
-                if let conflicts = try? JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [[String: Any]],
-                   let id = conflicts.first?["id"] as? String {
-                    _ = try await recipes(["conflicts", random.below(2) == 0 ? "resolve" : "dismiss", id], storage: storage)
-                }
+            let kind = random.below(25)
+            switch kind {
             case 15 where backup == nil:
                 let folder = scratch.appendingPathComponent("backup-\(step)").path
                 let made = try await recipes(["backup", folder], storage: storage)
@@ -151,7 +112,9 @@ struct ReplicaChaosTests {
                 lostBlob = file.lastPathComponent
                 trace.append("\(step): storage \(index) lost blob \(file.lastPathComponent.prefix(12)) (\(damage ? "damaged" : "removed"))")
             default:
-                _ = try await recipes(["sync", "--worker", workerEndpoint], storage: storage)
+                if try await !changes.make(kind, step: step, storage: storage, random: &random, recipes: { try await recipes($0, storage: $1) }) {
+                    _ = try await recipes(["sync", "--worker", workerEndpoint], storage: storage)
+                }
             }
         }
         if lostBlob != nil {
@@ -213,9 +176,9 @@ struct ReplicaChaosTests {
             conflicts.append(try await recipes(["conflicts", "--json"], storage: storage.endpoint).output)
         }
         // A history may delete every recipe it made (seed 18067746128122958941 does): then empty exports are right.
-        if !Set(names).subtracting(deleted).isEmpty { #expect(!exports[0].isEmpty, "\(note): nothing was exported") }
+        if !Set(changes.names).subtracting(changes.deleted).isEmpty { #expect(!exports[0].isEmpty, "\(note): nothing was exported") }
         if ProcessInfo.processInfo.environment["RECIPES_CHAOS_TRACE"] != nil { print(trace.joined(separator: "\n")) }
-        print("replica chaos \(note): \(names.count) recipes made, backup \(backup != nil), restored \(restored), blob lost \(lostBlob != nil), storage killed \(killedStorage), "
+        print("replica chaos \(note): \(changes.names.count) recipes made, backup \(backup != nil), restored \(restored), blob lost \(lostBlob != nil), storage killed \(killedStorage), "
               + "worker killed \(killedWorker), \(exports[0].count) files exported")
         for index in 1..<3 {
             let differing = Set(exports[0].keys).symmetricDifference(exports[index].keys)
