@@ -251,7 +251,8 @@ public actor JobRunner {
         var result = item
         do {
             guard try await storage.call(JobOps.Start.self, .init(jobID: jobID, position: item.position, run: run)).proceed else {
-                logger.warning("URL given up: the worker stopped while importing it before", metadata: ["job": "\(jobID)", "url": "\(item.url)"])
+                logger.warning("URL not begun: it has a result already, or two runs of the worker stopped while importing it and it was given up",
+                               metadata: ["job": "\(jobID)", "url": "\(item.url)"])
                 return .done
             }
         } catch {
