@@ -14,6 +14,7 @@ let targets = [
     ("fuzz-storage-socket", "StorageSocket"),
     ("fuzz-worker-socket", "WorkerSocket"),
     ("fuzz-sync-peer", "SyncPeer"),
+    ("fuzz-worker-jobs", "WorkerJobs"),
 ]
 
 let package = Package(

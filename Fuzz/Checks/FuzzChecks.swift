@@ -347,11 +347,24 @@ public enum FuzzChecks {
         return Storage(store: store, routes: routes)
     }()
 
+    /// The services' logger while fuzzed: every line is made, as at the most verbose level (its message and metadata
+    /// are only computed when the level lets them through, and a trap there ends a service as any other), and dropped.
     static let quiet: Logger = {
-        var logger = Logger(label: "fuzz", factory: { _ in SwiftLogNoOpLogHandler() })
-        logger.logLevel = .critical
+        var logger = Logger(label: "fuzz", factory: { _ in DroppingLogHandler() })
+        logger.logLevel = .trace
         return logger
     }()
+
+    /// Takes every line at any level, and keeps none.
+    struct DroppingLogHandler: LogHandler {
+        var logLevel: Logger.Level = .trace
+        var metadata: Logger.Metadata = [:]
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {}
+    }
 
     /// A 1×1 PNG, the frame every fuzzed request carries (so photo operations reach their checks).
     private static let samplePhoto = Data([

@@ -17,8 +17,8 @@ extension FuzzChecks {
     /// restarted into the same replica: a crash loop); the real storage answers and reads back after.
     public static func syncPeer(_ data: Data) {
         guard let mode = data.first else { return }
-        let (them, us) = (Stranger.shared.replica, Stranger.storage) // made outside `blocking`, which they use
-        Stranger.shared.load(conversation(data.dropFirst(), limit: 32))
+        let (them, us) = (Stranger.replica, Stranger.storage) // made outside `blocking`, which they use
+        Stranger.asReplica.load(conversation(data.dropFirst(), limit: 32))
         blocking {
             let snapshotAbove = mode & 4 == 0 ? SyncEngine.snapshotThreshold : 0
             do {
@@ -44,9 +44,12 @@ extension FuzzChecks {
     /// `RECIPES_FUZZ_TRACE=1`: how each sync ended, on standard error.
     static let traceSync = ProcessInfo.processInfo.environment["RECIPES_FUZZ_TRACE"] == "1"
 
-    /// The ZeroMQ server that answers with the input, and the clients the worker's sync reaches both sides with.
+    /// A ZeroMQ server that answers with the input, and the clients the worker's sync reaches both sides with.
     final class Stranger: Sendable {
-        static let shared = Stranger()
+        /// The stranger the worker's sync takes for a replica.
+        static let asReplica = Stranger(name: "stranger")
+        /// The stranger the worker's batch jobs take for their storage (`workerJobs`).
+        static let asStorage = Stranger(name: "stranger-storage")
 
         /// The fuzzing process's real storage server, with the sample recipes (a feed, photos to ask about), as a replica.
         static let storage: RemoteReplica = {
@@ -54,14 +57,16 @@ extension FuzzChecks {
             return try! RemoteReplica(endpoint: SocketPeer.storage.endpoint, timeout: .seconds(5), attempts: 1, logger: FuzzChecks.quiet)
         }()
 
-        /// The worker's client for the stranger: one try each, and a short wait (a reply with another id is not ours).
-        let replica: RemoteReplica
+        /// The worker's client for the stranger replica: one try each, and a short wait (a reply with another id is not ours).
+        static let replica = try! RemoteReplica(endpoint: asReplica.endpoint, timeout: .milliseconds(300), attempts: 1, logger: FuzzChecks.quiet)
+
+        let endpoint: String
         private let replies = Mutex<[[Data]]>([])
 
-        private init() {
-            let endpoint = "ipc://\(SocketPeer.folder.path)/stranger"
+        private init(name: String) {
+            let endpoint = "ipc://\(SocketPeer.folder.path)/\(name)"
+            self.endpoint = endpoint
             try! FileManager.default.createDirectory(at: SocketPeer.folder, withIntermediateDirectories: true)
-            replica = try! RemoteReplica(endpoint: endpoint, timeout: .milliseconds(300), attempts: 1, logger: FuzzChecks.quiet)
             let bound = DispatchSemaphore(value: 0)
             // The socket lives on this thread alone.
             let thread = Thread {
@@ -81,7 +86,7 @@ extension FuzzChecks {
                     _ = try? socket.send(Message([request.frames[0]] + (delimited ? [Data()] : []) + reply), dontWait: true)
                 }
             }
-            thread.name = "fuzz stranger"
+            thread.name = "fuzz \(name)"
             thread.start()
             bound.wait()
         }

@@ -24,8 +24,12 @@ public actor JobRunner {
     /// run begins it (this one stopped), not when this one begins it again after the storage was away.
     let run = UUID().uuidString
 
+    /// Pauses between tries of a URL whose work is answered `busy` (`busyPauses`, unless a fuzzing run gives shorter).
+    let pausesWhenBusy: [Duration]
+
     public init(importer: PageImporter, migrator: EntryMigrator, storage: MessageClientPool, concurrency: Int,
-                rescanInterval: Duration = .seconds(5), logger: Logger) {
+                rescanInterval: Duration = .seconds(5), pausesWhenBusy: [Duration] = JobRunner.busyPauses, logger: Logger) {
+        self.pausesWhenBusy = pausesWhenBusy
         self.importer = importer
         self.migrator = migrator
         self.storage = storage
@@ -48,15 +52,20 @@ public actor JobRunner {
     public func watch() async {
         while !Task.isCancelled {
             do {
-                let unfinished = try await storage.call(JobOps.List.self, .init(unfinished: true, limit: 100)).jobs
-                for job in unfinished.reversed() where !running.contains(job.id) {
-                    logger.info("resuming import job", metadata: ["job": "\(job.id)", "pending": "\(job.pending)"])
-                    start(job.id)
-                }
+                for job in try await unfinishedJobs() { start(job.id) }
             } catch {
                 logger.warning("could not ask recipe-storage for unfinished jobs; will try again", metadata: ["error": "\(error)"])
             }
             try? await Task.sleep(for: rescanInterval)
+        }
+    }
+
+    /// The unfinished jobs the storage lists (oldest first) that no pass of this runner is working on, each said in the log.
+    public func unfinishedJobs() async throws -> [ImportJob] {
+        let unfinished = try await storage.call(JobOps.List.self, .init(unfinished: true, limit: 100)).jobs
+        return unfinished.reversed().filter { !running.contains($0.id) }.map { job in
+            logger.info("resuming import job", metadata: ["job": "\(job.id)", "pending": "\(job.pending)"])
+            return job
         }
     }
 
@@ -71,7 +80,7 @@ public actor JobRunner {
     private func finished(_ id: UUID) { running.remove(id) }
 
     /// How a pass over a job ended.
-    enum PassEnd: Equatable {
+    public enum PassEnd: Equatable, Sendable {
         /// Every pending item was taken (or there was none).
         case finished
         /// The storage is away, stopping, full or locked: `notBegun` items stay pending for the next scan.
@@ -84,7 +93,7 @@ public actor JobRunner {
     /// Imports a job's pending URLs, at most `concurrency` at a time. They are read from storage a page at a time
     /// as the pass goes (a migration may hold 50,000 entries, more than one reply carries).
     @discardableResult
-    func pass(_ id: UUID) async -> PassEnd {
+    public func pass(_ id: UUID) async -> PassEnd {
         var pending = PendingItems(jobID: id, storage: storage)
         let first: ImportJob.Item?
         do {
@@ -95,6 +104,7 @@ public actor JobRunner {
         }
         guard let first, let job = pending.job else { return .finished }
         let importer = importer, migrator = migrator, storage = storage, logger = logger, slots = slots, run = run
+        let pausesWhenBusy = pausesWhenBusy
         let migrating = job.migration != nil
         // When the storage goes away the pass stops taking URLs: each would wait out the client's tries for nothing
         // and say so in a line of its own (a 1,000-URL job, a storage restarting: hours of retries, a line per URL).
@@ -106,7 +116,7 @@ public actor JobRunner {
                 begun += 1
                 group.addTask {
                     await slots.withSlot {
-                        await Self.process(item, of: id, run: run, storage: storage, logger: logger) { item in
+                        await Self.process(item, of: id, run: run, pausesWhenBusy: pausesWhenBusy, storage: storage, logger: logger) { item in
                             if migrating {
                                 let done = try await migrator.migrate(jobID: id, position: item.position)
                                 return (done.outcome, done.recipe, done.photoNote)
@@ -228,7 +238,7 @@ public actor JobRunner {
     /// Pauses between tries of a URL whose work was answered `busy` (this worker, or the storage past its own
     /// retries, with every file it may open in use: nothing was done): about 15 s in all before the URL is recorded
     /// with that answer, instead of at once.
-    static let busyPauses: [Duration] = [.milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8)]
+    public static let busyPauses: [Duration] = [.milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8)]
 
     /// `work`, tried again after each of `pauses` while it is answered `busy`; its last answer otherwise. A pass
     /// being cancelled stops the waiting, with the busy answer.
@@ -246,7 +256,7 @@ public actor JobRunner {
 
     /// One item: begun in storage, `work` done, its result recorded. `work` gives the outcome, the
     /// stored recipe and a note on the photos.
-    private static func process(_ item: ImportJob.Item, of jobID: UUID, run: String, storage: MessageClientPool, logger: Logger,
+    private static func process(_ item: ImportJob.Item, of jobID: UUID, run: String, pausesWhenBusy: [Duration], storage: MessageClientPool, logger: Logger,
                                 work: @Sendable (ImportJob.Item) async throws -> (ImportOutcome, Recipe?, String?)) async -> ItemTurn {
         var result = item
         do {
@@ -261,7 +271,7 @@ public actor JobRunner {
             return .done
         }
         do {
-            let (outcome, recipe, photoNote) = try await retryingBusy { try await work(item) }
+            let (outcome, recipe, photoNote) = try await retryingBusy(pauses: pausesWhenBusy) { try await work(item) }
             result.state = .imported
             result.outcome = outcome
             result.recipeID = recipe?.id

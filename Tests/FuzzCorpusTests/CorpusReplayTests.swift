@@ -53,6 +53,13 @@ struct CorpusReplayTests {
         await Self.replay(inputs, through: FuzzChecks.syncPeer)
     }
 
+    @Test("a storage that answers anything: the worker's batch-job scan and passes against the saved replies")
+    func workerJobs() async throws {
+        let inputs = try Self.inputs("worker-jobs")
+        #expect(inputs.count >= 4, "the seed corpus holds a scan, a URL job, a migration job and counts out of range")
+        await Self.replay(inputs, through: FuzzChecks.workerJobs)
+    }
+
     @Test("web pages")
     func pages() async throws {
         let inputs = try Self.inputs("page")
