@@ -28,9 +28,7 @@ public final class DataFolderLock: Sendable {
         // Never through a link: the file is truncated and written once locked, and must be this folder's own.
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard descriptor >= 0 else {
-            if errno == ELOOP {
-                throw PhotoStorageError("\(path) is a symbolic link; recipe-storage keeps a lock file of its own there: remove the link and start it again")
-            }
+            if errno == ELOOP { throw DataFolderLockIsLink(path: path) }
             throw PhotoStorageError.system("cannot open \(path)")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
@@ -74,6 +72,15 @@ public final class DataFolderLock: Sendable {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "this machine" }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// The data folder's lock file is a symbolic link, which the lock never follows (see `DataFolderLock`).
+public struct DataFolderLockIsLink: Error, CustomStringConvertible {
+    public let path: String
+
+    public var description: String {
+        "\(path) is a symbolic link; recipe-storage keeps a lock file of its own there: remove the link and start it again"
     }
 }
 

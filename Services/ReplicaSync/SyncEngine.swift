@@ -114,28 +114,21 @@ public struct PullReport: Codable, Sendable, Equatable {
     public var conflicts = 0
     public init() {}
 
-    /// Both summed, each count saturating (see `adding`).
+    /// Both summed, each count saturating: counts the other side said (`changed`, `conflicts`) are any `Int` at all.
     public static func + (a: PullReport, b: PullReport) -> PullReport {
         var sum = a
-        sum.received = adding(a.received, b.received)
-        sum.changed = adding(a.changed, b.changed)
-        sum.photos = adding(a.photos, b.photos)
-        sum.photoBytes = adding(a.photoBytes, b.photoBytes)
-        sum.conflicts = adding(a.conflicts, b.conflicts)
+        sum.received = a.received.addingSaturated(b.received)
+        sum.changed = a.changed.addingSaturated(b.changed)
+        sum.photos = a.photos.addingSaturated(b.photos)
+        sum.photoBytes = a.photoBytes.addingSaturated(b.photoBytes)
+        sum.conflicts = a.conflicts.addingSaturated(b.conflicts)
         return sum
-    }
-
-    /// Counts the other side said (`changed`, `conflicts`) go into the sums: any `Int` at all, so they add without
-    /// trapping (at `Int.max`, or `Int.min`, they stay there).
-    public static func adding(_ a: Int, _ b: Int) -> Int {
-        let (sum, overflow) = a.addingReportingOverflow(b)
-        return overflow ? (b > 0 ? .max : .min) : sum
     }
 
     /// What a target said it did with a page (`sync.apply`).
     mutating func add(_ applied: SyncOps.Apply.Response) {
-        changed = Self.adding(changed, applied.changed)
-        conflicts = Self.adding(conflicts, applied.conflicts)
+        changed = changed.addingSaturated(applied.changed)
+        conflicts = conflicts.addingSaturated(applied.conflicts)
     }
 }
 
@@ -224,7 +217,7 @@ public enum SyncEngine {
             }
             // A record whose photo is still unavailable is held by the target (and named in its status), not fatal.
             let applied = try await target.apply(from: sourceID, records: page.records, cursor: page.next, to: targetID, after: cursor)
-            report.received = PullReport.adding(report.received, page.records.count)
+            report.received = report.received.addingSaturated(page.records.count)
             report.add(applied)
             cursor = page.next
             pages += 1
@@ -325,8 +318,8 @@ public enum SyncEngine {
                                                            sha256: snapshot.sha256))
             try? await source.snapshotDone(id)
             guard installed.installed else { return nil }
-            report.received = PullReport.adding(report.received, snapshot.records)
-            report.changed = PullReport.adding(report.changed, snapshot.records)
+            report.received = report.received.addingSaturated(snapshot.records)
+            report.changed = report.changed.addingSaturated(snapshot.records)
             // The target's feed now holds the source's own state up to the copy: the source need not read it back.
             _ = try await source.apply(from: installed.replicaID, records: [], cursor: installed.latestSeq)
             return (snapshot.seq, report)

@@ -21,6 +21,8 @@ public struct StorageService: Sendable {
             store = try RecipeStore(folder: configuration.dataFolder)
         } catch let error as DataFolderInUse {
             throw error
+        } catch let error as DataFolderLockIsLink {
+            throw error // what to do is its own: no other folder is needed
         } catch let error as ServiceError {
             throw error
         } catch {

@@ -62,11 +62,10 @@ public actor JobRunner {
 
     /// The unfinished jobs the storage lists (oldest first) that no pass of this runner is working on, each said in the log.
     public func unfinishedJobs() async throws -> [ImportJob] {
-        let unfinished = try await storage.call(JobOps.List.self, .init(unfinished: true, limit: 100)).jobs
-        return unfinished.reversed().filter { !running.contains($0.id) }.map { job in
-            logger.info("resuming import job", metadata: ["job": "\(job.id)", "pending": "\(job.pending)"])
-            return job
-        }
+        let listed = try await storage.call(JobOps.List.self, .init(unfinished: true, limit: 100)).jobs
+        let waiting = listed.reversed().filter { !running.contains($0.id) }
+        for job in waiting { logger.info("resuming import job", metadata: ["job": "\(job.id)", "pending": "\(job.pending)"]) }
+        return waiting
     }
 
     private func start(_ id: UUID) {

@@ -93,7 +93,7 @@ public actor SyncCoordinator {
                 status.lastSyncAt = [cursorAtReplica.syncedAt, cursorAtStorage.syncedAt].compactMap { $0 }.min()
                 status.pendingToReplica = try await storage.pendingCount(since: cursorAtReplica.seq, exclude: b.replicaID)
                 status.pendingToStorage = try await replica.pendingCount(since: cursorAtStorage.seq, exclude: a.replicaID)
-                status.conflictsCreated = PullReport.adding(a.conflictsCreated, b.conflictsCreated) // their words: any Int
+                status.conflictsCreated = a.conflictsCreated.addingSaturated(b.conflictsCreated) // their words: any Int
                 let held = (a.held ?? []) + (b.held ?? [])
                 status.held = held.isEmpty ? nil : held
                 status.lostAtStorage = a.lostPhotos

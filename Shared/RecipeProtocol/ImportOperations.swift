@@ -130,15 +130,13 @@ public struct ImportJob: Codable, Sendable, Equatable {
     /// below zero reads as none, and a sum past `Int.max` stays there.
     public var finished: Int { Self.finished(imported: imported, failed: failed) }
 
+    private static func finished(imported: Int, failed: Int) -> Int { max(0, imported).addingSaturated(max(0, failed)) }
+
     /// How much of the job is finished, from 0 to 1 (1 for a job of no URLs; never past 1, whatever the counts say).
     public var progress: Double {
         total <= 0 ? 1 : min(1, Double(finished) / Double(total))
     }
 
-    private static func finished(imported: Int, failed: Int) -> Int {
-        let (sum, overflow) = max(0, imported).addingReportingOverflow(max(0, failed))
-        return overflow ? .max : sum
-    }
 
     public init(id: UUID, createdAt: Date, updatedAt: Date, state: State, total: Int, imported: Int, failed: Int, items: [Item]?,
                 migration: Origin? = nil) {

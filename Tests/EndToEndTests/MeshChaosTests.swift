@@ -94,23 +94,12 @@ struct MeshChaosTests {
             #expect(settled, "\(note): worker \(index): \(status)")
         }
 
-        var exports: [[String: Data]] = []
-        var conflicts: [String] = []
-        for index in 0..<2 {
-            let folder = scratch.appendingPathComponent("export-\(index)")
-            let exported = try await recipes(["export", folder.path], on: index)
-            #expect(exported.status == 0, "\(exported.output)")
-            exports.append(try treeContents(folder))
-            conflicts.append(try await recipes(["conflicts", "--json"], on: index).output)
-        }
-        if !Set(changes.names).subtracting(changes.deleted).isEmpty { #expect(!exports[0].isEmpty, "\(note): nothing was exported") }
-        print("replica mesh \(note): \(changes.names.count) recipes made, \(kills) processes killed, \(exports[0].count) files exported")
-        let differing = Set(exports[0].keys).symmetricDifference(exports[1].keys)
-            .union(exports[0].keys.filter { exports[1][$0] != nil && exports[1][$0] != exports[0][$0] })
-        let first = differing.sorted().first(where: { $0.hasSuffix(".json") }) ?? differing.sorted().first
-        let shown = first.map { "\n\($0) on storage 0:\n\(String(decoding: exports[0][$0] ?? Data(), as: UTF8.self))\non storage 1:\n\(String(decoding: exports[1][$0] ?? Data(), as: UTF8.self))" } ?? ""
-        #expect(differing.isEmpty, "\(note): the exports differ in \(differing.sorted().prefix(6))\(shown)\nsteps:\n\(trace.joined(separator: "\n"))\ndata folders: \(storages.map(\.folder))")
-        #expect(conflicts[1] == conflicts[0], "\(note): the storages list different conflicts")
+        let exports = try await ReplicaExports(of: 2, into: scratch) { try await recipes($0, on: $1) }
+        if !Set(changes.names).subtracting(changes.deleted).isEmpty { #expect(!exports.files[0].isEmpty, "\(note): nothing was exported") }
+        print("replica mesh \(note): \(changes.names.count) recipes made, \(kills) processes killed, \(exports.files[0].count) files exported")
+        let (differing, shown) = exports.difference(at: 1)
+        #expect(differing.isEmpty, "\(note): the exports differ in \(differing.prefix(6))\(shown)\nsteps:\n\(trace.joined(separator: "\n"))\ndata folders: \(storages.map(\.folder))")
+        #expect(exports.conflicts[1] == exports.conflicts[0], "\(note): the storages list different conflicts")
         for worker in workers { _ = try await worker?.stop() }
         for storage in storages { try await storage.stop() }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// The changes a person makes through the CLI in the chaos runs, drawn at random: recipes added (the name in either
 /// Unicode form of "crème" at times), edited, duplicated and deleted, photos added, moved and removed, cook-log
@@ -58,5 +59,33 @@ struct RandomCLIChanges {
             return false
         }
         return true
+    }
+}
+
+/// What the chaos runs compare at the end: each storage's `recipes export` (files by path, with their bytes) and its
+/// `recipes conflicts --json`, read through `recipes` (the CLI's arguments, and which storage).
+struct ReplicaExports {
+    var files: [[String: Data]] = []
+    var conflicts: [String] = []
+
+    init(of count: Int, into scratch: URL, recipes: ([String], Int) async throws -> (status: Int32, output: String)) async throws {
+        for index in 0..<count {
+            let folder = scratch.appendingPathComponent("export-\(index)")
+            let exported = try await recipes(["export", folder.path], index)
+            #expect(exported.status == 0, "\(exported.output)")
+            files.append(try treeContents(folder))
+            conflicts.append(try await recipes(["conflicts", "--json"], index).output)
+        }
+    }
+
+    /// The paths where export `index` differs from export 0, and the first of them (a recipe's JSON when one differs)
+    /// as both show it.
+    func difference(at index: Int) -> (paths: [String], shown: String) {
+        let (first, other) = (files[0], files[index])
+        let paths = Set(first.keys).symmetricDifference(other.keys).union(first.keys.filter { other[$0] != nil && other[$0] != first[$0] }).sorted()
+        let shown = (paths.first(where: { $0.hasSuffix(".json") }) ?? paths.first).map {
+            "\n\($0) on replica 0:\n\(String(decoding: first[$0] ?? Data(), as: UTF8.self))\non replica \(index):\n\(String(decoding: other[$0] ?? Data(), as: UTF8.self))"
+        } ?? ""
+        return (paths, shown)
     }
 }

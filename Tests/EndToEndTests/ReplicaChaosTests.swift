@@ -166,27 +166,16 @@ struct ReplicaChaosTests {
         }
         #expect(settled, "\(note): \(status)")
 
-        var exports: [[String: Data]] = []
-        var conflicts: [String] = []
-        for (index, storage) in storages.enumerated() {
-            let folder = scratch.appendingPathComponent("export-\(index)")
-            let exported = try await recipes(["export", folder.path], storage: storage.endpoint)
-            #expect(exported.status == 0, "\(exported.output)")
-            exports.append(try treeContents(folder))
-            conflicts.append(try await recipes(["conflicts", "--json"], storage: storage.endpoint).output)
-        }
+        let exports = try await ReplicaExports(of: storages.count, into: scratch) { try await recipes($0, storage: storages[$1].endpoint) }
         // A history may delete every recipe it made (seed 18067746128122958941 does): then empty exports are right.
-        if !Set(changes.names).subtracting(changes.deleted).isEmpty { #expect(!exports[0].isEmpty, "\(note): nothing was exported") }
+        if !Set(changes.names).subtracting(changes.deleted).isEmpty { #expect(!exports.files[0].isEmpty, "\(note): nothing was exported") }
         if ProcessInfo.processInfo.environment["RECIPES_CHAOS_TRACE"] != nil { print(trace.joined(separator: "\n")) }
         print("replica chaos \(note): \(changes.names.count) recipes made, backup \(backup != nil), restored \(restored), blob lost \(lostBlob != nil), storage killed \(killedStorage), "
-              + "worker killed \(killedWorker), \(exports[0].count) files exported")
+              + "worker killed \(killedWorker), \(exports.files[0].count) files exported")
         for index in 1..<3 {
-            let differing = Set(exports[0].keys).symmetricDifference(exports[index].keys)
-                .union(exports[0].keys.filter { exports[index][$0] != nil && exports[index][$0] != exports[0][$0] })
-            let first = differing.sorted().first(where: { $0.hasSuffix(".json") }) ?? differing.sorted().first
-            let shown = first.map { "\n\($0) on replica 0:\n\(String(decoding: exports[0][$0] ?? Data(), as: UTF8.self))\non replica \(index):\n\(String(decoding: exports[index][$0] ?? Data(), as: UTF8.self))" } ?? ""
-            #expect(differing.isEmpty, "\(note): replica \(index)'s export differs from replica 0's in \(differing.sorted().prefix(6))\(shown)\nsteps:\n\(trace.joined(separator: "\n"))\ndata folders: \(storages.map(\.folder))")
-            #expect(conflicts[index] == conflicts[0], "\(note): the replicas list different conflicts")
+            let (differing, shown) = exports.difference(at: index)
+            #expect(differing.isEmpty, "\(note): replica \(index)'s export differs from replica 0's in \(differing.prefix(6))\(shown)\nsteps:\n\(trace.joined(separator: "\n"))\ndata folders: \(storages.map(\.folder))")
+            #expect(exports.conflicts[index] == exports.conflicts[0], "\(note): the replicas list different conflicts")
         }
         _ = try await worker.stop()
         for storage in storages { _ = try await storage.process?.stop() }

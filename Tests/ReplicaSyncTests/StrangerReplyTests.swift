@@ -29,7 +29,7 @@ struct StrangerReplyTests {
         var low = PullReport()
         low.changed = .min
         #expect((low + low).changed == .min)
-        #expect(PullReport.adding(2, 3) == 5)
-        #expect(PullReport.adding(.max, -1) == .max - 1)
+        #expect(2.addingSaturated(3) == 5)
+        #expect(Int.max.addingSaturated(-1) == .max - 1)
     }
 }

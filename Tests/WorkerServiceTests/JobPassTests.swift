@@ -52,21 +52,9 @@ struct JobPassTests {
             return .init(job: job, items: items, next: 2, more: true)
         }
         routes.handle(JobOps.Start.self) { _, _ in .init(proceed: false) }
-        let server = try MessageServer(configuration: .init(endpoint: "tcp://127.0.0.1:*", serviceName: "storage"),
-                                       routes: routes, logger: Logger(label: "test"))
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await server.run() }
-            defer { server.stop() }
-            var configuration = WorkerConfiguration()
-            configuration.bindEndpoint = "tcp://127.0.0.1:*"
-            configuration.storageEndpoint = try await server.boundEndpoint
-            configuration.concurrency = 1
-            configuration.syncAutomatically = false
-            let worker = try WorkerService(configuration: configuration, logger: Logger(label: "test"))
-            let end = await worker.runner.pass(id)
+        return try await withOwnStorage(routes) { worker in
+            let end = try await worker().runner.pass(id)
             #expect(reads.withLock { $0 } >= 2)
-            server.stop()
-            try await group.waitForAll()
             return end
         }
     }

@@ -31,17 +31,7 @@ struct JobRunTests {
             return .init(proceed: proceed)
         }
         routes.handle(JobOps.Entry.self) { _, _ in throw ServiceError(.shuttingDown, "recipe-storage is shutting down") }
-        let server = try MessageServer(configuration: .init(endpoint: "tcp://127.0.0.1:*", serviceName: "storage"),
-                                       routes: routes, logger: Logger(label: "test"))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await server.run() }
-            defer { server.stop() }
-            var configuration = WorkerConfiguration()
-            configuration.bindEndpoint = "tcp://127.0.0.1:*"
-            configuration.storageEndpoint = try await server.boundEndpoint
-            configuration.concurrency = 1
-            configuration.syncAutomatically = false
-            func worker() throws -> WorkerService { try WorkerService(configuration: configuration, logger: Logger(label: "test")) }
+        try await withOwnStorage(routes) { worker in
             let one = try worker()
             for _ in 0..<3 { #expect(await one.runner.pass(job.id) == .paused(notBegun: 0)) }
             #expect(begins.withLock { $0 } == [true, true, true])
@@ -52,8 +42,6 @@ struct JobRunTests {
             #expect(begins.withLock { $0 } == [true, true, true, true, false])
             let item = try #require(try await store.job(job.id).items?.first)
             #expect(item.state == .failed && item.error?.message.contains("stopped 2 times") == true, "\(item)")
-            server.stop()
-            try await group.waitForAll()
         }
     }
 }
