@@ -51,25 +51,10 @@ struct ReplicaChaosTests {
                 #expect(made.status == 0, "\(made.output)")
                 backup = (index, folder)
             case 16 where backup != nil && !restored:
-                // Restore: stop, put the backup in place of the data folder, start again on the same endpoint. Or
-                // kill -9 it and copy the backup's files over the folder (a volume restored in place): the write-ahead
-                // log the kill left must not be replayed onto the backup.
+                // Restore: the backup in place of the data folder, stopped or after kill -9 (see ChaosSteps.restore).
                 let (restoredIndex, folder) = backup!
-                let target = storages[restoredIndex]
                 let overKilled = random.below(2) == 0
-                if overKilled {
-                    _ = try await target.process?.stop(signal: SIGKILL)
-                    // As a person would: cp writes the backup's files into the existing ones.
-                    let copy = try Process.run(URL(fileURLWithPath: "/bin/cp"), arguments: ["-r", folder + "/.", target.folder + "/"])
-                    copy.waitUntilExit()
-                    #expect(copy.terminationStatus == 0)
-                } else {
-                    _ = try await target.process?.stop()
-                    try FileManager.default.removeItem(atPath: target.folder)
-                    try FileManager.default.copyItem(atPath: folder, toPath: target.folder)
-                }
-                try await target.start()
-                #expect(target.process?.printed.contains("new replica incarnation") == true, "\(target.process?.printed ?? "")")
+                try await ChaosSteps.restore(storages[restoredIndex], from: folder, overKilled: overKilled)
                 trace.append("\(step): storage \(restoredIndex) restored from the backup of step \(folder.split(separator: "-").last ?? "")"
                              + (overKilled ? ", copied over its folder after kill -9" : ""))
                 restored = true
@@ -92,25 +77,9 @@ struct ReplicaChaosTests {
                     killedWorker = true
                 }
             case 19 where lostBlob == nil:
-                let photos = URL(fileURLWithPath: storages[index].folder).appendingPathComponent(RecipeVault.photoFolderName)
-                let files = (FileManager.default.enumerator(at: photos, includingPropertiesForKeys: nil)?.allObjects as? [URL] ?? [])
-                    .filter { $0.lastPathComponent.count == 64 }.sorted { $0.path < $1.path }
-                guard !files.isEmpty else { break }
-                let file = files[random.below(files.count)]
-                let bytes = try Data(contentsOf: file)
-                let relative = file.path.dropFirst(storages[index].folder.count)
-                guard storages.indices.contains(where: { $0 != index && (try? Data(contentsOf: URL(fileURLWithPath: storages[$0].folder + relative))) == bytes })
-                else { break }
-                let damage = random.below(2) == 0
-                if damage {
-                    var damaged = bytes
-                    damaged[damaged.count / 2] ^= 0xFF
-                    try damaged.write(to: file)
-                } else {
-                    try FileManager.default.removeItem(at: file)
-                }
-                lostBlob = file.lastPathComponent
-                trace.append("\(step): storage \(index) lost blob \(file.lastPathComponent.prefix(12)) (\(damage ? "damaged" : "removed"))")
+                guard let lost = try ChaosSteps.loseBlob(at: index, of: storages, random: &random) else { break }
+                lostBlob = lost.name
+                trace.append("\(step): storage \(index) lost blob \(lost.name.prefix(12)) (\(lost.damaged ? "damaged" : "removed"))")
             default:
                 if try await !changes.make(kind, step: step, storage: storage, random: &random, recipes: { try await recipes($0, storage: $1) }) {
                     _ = try await recipes(["sync", "--worker", workerEndpoint], storage: storage)
@@ -137,24 +106,11 @@ struct ReplicaChaosTests {
             #expect(quiet, "\(note): still moving after 10 syncs: \(last)")
         }
         try await syncUntilQuiet()
-        if let lostBlob, !storages.contains(where: { storage in
-            FileManager.default.fileExists(atPath: "\(storage.folder)/\(RecipeVault.photoFolderName)/\(lostBlob.prefix(2))/\(lostBlob)")
-        }) {
+        if let lostBlob, ChaosSteps.everyCopyGone(of: lostBlob, from: storages) {
             // The replica that held the other copy dropped it before passing it back: every copy is gone, and records
             // naming it wait where it never arrived. As docs/SYNC.md tells a person to, remove the photo where it shows.
             trace.append("every copy of the lost blob is gone: its photo is removed where it shows")
-            for storage in storages {
-                let listed = try await recipes(["list", "--json", "--limit", "200"], storage: storage.endpoint)
-                let page = try WireCodec.makeDecoder().decode(RecipePage.self, from: Data(listed.output.utf8))
-                for summary in page.recipes where summary.photoCount > 0 {
-                    let photos = try await recipes(["photo", "list", summary.id.uuidString, "--json"], storage: storage.endpoint)
-                    let list = try WireCodec.makeDecoder().decode(PhotoOps.ListPhotos.Response.self, from: Data(photos.output.utf8))
-                    for photo in list.photos.reversed() where photo.sha256 == lostBlob {
-                        let removed = try await recipes(["photo", "remove", summary.id.uuidString, "\(photo.position + 1)"], storage: storage.endpoint)
-                        #expect(removed.status == 0, "\(removed.output)")
-                    }
-                }
-            }
+            try await ChaosSteps.removePhotos(of: lostBlob, storages: storages.count) { try await recipes($0, storage: storages[$1].endpoint) }
             try await syncUntilQuiet()
         }
         // The worker may still be finishing a sync a change notice started; give it a moment to settle.

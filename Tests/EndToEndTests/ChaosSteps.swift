@@ -1,0 +1,74 @@
+import Foundation
+import RecipeProtocol
+import Testing
+
+/// The steps of the chaos runs that act on a storage's data folder rather than through the CLI: a restore from
+/// `recipes backup`, and a photo file lost or damaged on disk.
+enum ChaosSteps {
+    /// Puts the backup at `backup` in place of `target`'s data folder and starts it again on the same endpoint: stopped
+    /// and the folder replaced; or, `overKilled`, killed with -9 and the backup's files copied over the folder (a volume
+    /// restored in place: the write-ahead log the kill left must not be replayed onto the backup). The storage must
+    /// say it began a new incarnation.
+    static func restore(_ target: StorageNode, from backup: String, overKilled: Bool) async throws {
+        if overKilled {
+            _ = try await target.process?.stop(signal: SIGKILL)
+            // As a person would: cp writes the backup's files into the existing ones.
+            let copy = try Process.run(URL(fileURLWithPath: "/bin/cp"), arguments: ["-r", backup + "/.", target.folder + "/"])
+            copy.waitUntilExit()
+            #expect(copy.terminationStatus == 0)
+        } else {
+            _ = try await target.process?.stop()
+            try FileManager.default.removeItem(atPath: target.folder)
+            try FileManager.default.copyItem(atPath: backup, toPath: target.folder)
+        }
+        try await target.start()
+        #expect(target.process?.printed.contains("new replica incarnation") == true, "\(target.process?.printed ?? "")")
+    }
+
+    /// Removes or damages (one byte flipped) a photo file of `storages[index]` that another storage holds with the same
+    /// bytes, while it runs; the file's name (its SHA-256) and what was done, or nil when it has no such file.
+    static func loseBlob(at index: Int, of storages: [StorageNode], random: inout ChaosRandom) throws -> (name: String, damaged: Bool)? {
+        let photos = URL(fileURLWithPath: storages[index].folder).appendingPathComponent(RecipeVault.photoFolderName)
+        let files = (FileManager.default.enumerator(at: photos, includingPropertiesForKeys: nil)?.allObjects as? [URL] ?? [])
+            .filter { $0.lastPathComponent.count == 64 }.sorted { $0.path < $1.path }
+        guard !files.isEmpty else { return nil }
+        let file = files[random.below(files.count)]
+        let bytes = try Data(contentsOf: file)
+        let relative = file.path.dropFirst(storages[index].folder.count)
+        guard storages.indices.contains(where: { $0 != index && (try? Data(contentsOf: URL(fileURLWithPath: storages[$0].folder + relative))) == bytes })
+        else { return nil }
+        let damaged = random.below(2) == 0
+        if damaged {
+            var changed = bytes
+            changed[changed.count / 2] ^= 0xFF
+            try changed.write(to: file)
+        } else {
+            try FileManager.default.removeItem(at: file)
+        }
+        return (file.lastPathComponent, damaged)
+    }
+
+    /// Whether no storage holds the blob named `name` any more (the one that held the other copy dropped it before
+    /// passing it back).
+    static func everyCopyGone(of name: String, from storages: [StorageNode]) -> Bool {
+        !storages.contains { FileManager.default.fileExists(atPath: "\($0.folder)/\(RecipeVault.photoFolderName)/\(name.prefix(2))/\(name)") }
+    }
+
+    /// What docs/SYNC.md tells a person to do when every copy of a photo is gone: remove the photo where it shows, on
+    /// each storage (`recipes` runs the CLI against storage `index`).
+    static func removePhotos(of name: String, storages count: Int,
+                             recipes: ([String], Int) async throws -> (status: Int32, output: String)) async throws {
+        for index in 0..<count {
+            let listed = try await recipes(["list", "--json", "--limit", "200"], index)
+            let page = try WireCodec.makeDecoder().decode(RecipePage.self, from: Data(listed.output.utf8))
+            for summary in page.recipes where summary.photoCount > 0 {
+                let photos = try await recipes(["photo", "list", summary.id.uuidString, "--json"], index)
+                let list = try WireCodec.makeDecoder().decode(PhotoOps.ListPhotos.Response.self, from: Data(photos.output.utf8))
+                for photo in list.photos.reversed() where photo.sha256 == name {
+                    let removed = try await recipes(["photo", "remove", summary.id.uuidString, "\(photo.position + 1)"], index)
+                    #expect(removed.status == 0, "\(removed.output)")
+                }
+            }
+        }
+    }
+}
