@@ -137,6 +137,11 @@ struct SearchRecipes: AsyncParsableCommand {
 
     func validate() throws {
         guard !text.joined().trimmingCharacters(in: .whitespaces).isEmpty else { throw ValidationError("give some words to search for") }
+        // A word after "--" is a mistyped option (--limt 5), not a word to leave out: said, not searched for.
+        if let option = text.first(where: { $0.hasPrefix("--") }) {
+            throw ValidationError("search has no option \(option); it takes --limit (1-200), --json and the connection options (recipes search --help), "
+                                  + "and words to look for: rice OR noodles, pie -pecan")
+        }
         guard (1...200).contains(limit) else { throw ValidationError("--limit must be 1 to 200; got \(limit)") }
     }
 

@@ -83,6 +83,9 @@ struct CLITests {
             #expect(pie.uuidString.dropFirst(14).first == "7", "the CLI makes time-ordered ids")
             #expect(try await recipes(["show", pie.shortText], storage: storage).output.contains("Leek pie"))
             let listed = try await recipes(["search", "leek"], storage: storage)
+            // A mistyped option is said, not searched for (it used to be taken as a word: "No recipe matches").
+            let mistyped = try await recipes(["search", "leek", "--limt", "5"], storage: storage)
+            #expect(mistyped.status == 64 && mistyped.output.contains("search has no option --limt; it takes --limit (1-200)"), "\(mistyped.output)")
             for id in ids {
                 let short = String(id.suffix(8)).lowercased()
                 #expect(listed.output.contains(short), "\(listed.output)")
