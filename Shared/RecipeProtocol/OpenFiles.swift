@@ -28,29 +28,36 @@ public enum OpenFiles {
     /// How many files the process holds open (Linux: the entries of /proc/self/fd, less the listing's own); the limit
     /// when not even the listing can be opened for want of a file; nil when there is no /proc to read.
     public static func openCount() -> Int? {
-        guard let open = descriptors() else {
+        var count = 0
+        guard eachDescriptor({ _ in count += 1 }) else {
             return isExhaustion(errno: errno) ? limit.map { Int(min($0, UInt64(Int32.max))) } : nil
         }
-        return open.count
+        return count
     }
 
     /// The process's open descriptors (Linux: the entries of /proc/self/fd, less the listing's own), or nil when the
+    /// listing cannot be opened (`errno` says why).
+    public static func descriptors() -> [Int32]? {
+        var found: [Int32] = []
+        return eachDescriptor { found.append($0) } ? found : nil
+    }
+
+    /// Calls `body` with each open descriptor (the entries of /proc/self/fd, less the listing's own); false when the
     /// listing cannot be opened (`errno` says why).
     ///
     /// Each entry's name is read where it lies, never by loading the whole `dirent`: the system's entries are as
     /// long as their names, and a `dirent` loaded whole (`entry.pointee`) reads up to 256 bytes past a short one —
     /// past the end of the listing's buffer when the entry is its last, which ended a debug build's process.
-    public static func descriptors() -> [Int32]? {
-        guard let listing = opendir("/proc/self/fd") else { return nil }
+    private static func eachDescriptor(_ body: (Int32) -> Void) -> Bool {
+        guard let listing = opendir("/proc/self/fd") else { return false }
         let own = dirfd(listing)
         defer { closedir(listing) }
         let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
-        var found: [Int32] = []
         while let entry = readdir(listing) {
             let name = UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self)
-            if let descriptor = Int32(String(cString: name)), descriptor != own { found.append(descriptor) }
+            if let descriptor = Int32(String(cString: name)), descriptor != own { body(descriptor) }
         }
-        return found
+        return true
     }
 
     /// Whether `code` is the system's "no file descriptor left" (the process's or the whole system's).
