@@ -102,8 +102,8 @@ public actor JobRunner {
             return Self.isStorageAway(error) ? .paused(notBegun: 0) : .unreadable(reason: "\(error)")
         }
         guard let first, let job = pending.job else { return .finished }
-        let importer = importer, migrator = migrator, storage = storage, logger = logger, slots = slots, run = run
-        let pausesWhenBusy = pausesWhenBusy
+        let importer = importer, migrator = migrator, slots = slots
+        let turn = ItemTurnContext(jobID: id, run: run, pausesWhenBusy: pausesWhenBusy, storage: storage, logger: logger)
         let migrating = job.migration != nil
         // When the storage goes away the pass stops taking URLs: each would wait out the client's tries for nothing
         // and say so in a line of its own (a 1,000-URL job, a storage restarting: hours of retries, a line per URL).
@@ -115,7 +115,7 @@ public actor JobRunner {
                 begun += 1
                 group.addTask {
                     await slots.withSlot {
-                        await Self.process(item, of: id, run: run, pausesWhenBusy: pausesWhenBusy, storage: storage, logger: logger) { item in
+                        await turn.process(item) { item in
                             if migrating {
                                 let done = try await migrator.migrate(jobID: id, position: item.position)
                                 return (done.outcome, done.recipe, done.photoNote)
@@ -253,46 +253,56 @@ public actor JobRunner {
         return try await work()
     }
 
-    /// One item: begun in storage, `work` done, its result recorded. `work` gives the outcome, the
-    /// stored recipe and a note on the photos.
-    private static func process(_ item: ImportJob.Item, of jobID: UUID, run: String, pausesWhenBusy: [Duration], storage: MessageClientPool, logger: Logger,
-                                work: @Sendable (ImportJob.Item) async throws -> (ImportOutcome, Recipe?, String?)) async -> ItemTurn {
-        var result = item
-        do {
-            guard try await storage.call(JobOps.Start.self, .init(jobID: jobID, position: item.position, run: run)).proceed else {
-                logger.warning("URL not begun: it has a result already, or two runs of the worker stopped while importing it and it was given up",
-                               metadata: ["job": "\(jobID)", "url": "\(item.url)"])
+
+    /// What one item's turn of a pass needs: the job, this worker's run, the pauses when the storage answers busy,
+    /// the storage and the log.
+    private struct ItemTurnContext: Sendable {
+        let jobID: UUID
+        let run: String
+        let pausesWhenBusy: [Duration]
+        let storage: MessageClientPool
+        let logger: Logger
+
+        /// One item: begun in storage, `work` done, its result recorded. `work` gives the outcome, the
+        /// stored recipe and a note on the photos.
+        func process(_ item: ImportJob.Item, work: @Sendable (ImportJob.Item) async throws -> (ImportOutcome, Recipe?, String?)) async -> ItemTurn {
+            var result = item
+            do {
+                guard try await storage.call(JobOps.Start.self, .init(jobID: jobID, position: item.position, run: run)).proceed else {
+                    logger.warning("URL not begun: it has a result already, or two runs of the worker stopped while importing it and it was given up",
+                                   metadata: ["job": "\(jobID)", "url": "\(item.url)"])
+                    return .done
+                }
+            } catch {
+                if isStorageAway(error) { return .storageAway } // said once, for the whole pass
+                logger.warning("could not mark a URL as begun; it stays pending", metadata: ["url": "\(item.url)", "error": "\(error)"])
                 return .done
             }
-        } catch {
-            if isStorageAway(error) { return .storageAway } // said once, for the whole pass
-            logger.warning("could not mark a URL as begun; it stays pending", metadata: ["url": "\(item.url)", "error": "\(error)"])
+            do {
+                let (outcome, recipe, photoNote) = try await retryingBusy(pauses: pausesWhenBusy) { try await work(item) }
+                result.state = .imported
+                result.outcome = outcome
+                result.recipeID = recipe?.id
+                result.recipeName = recipe?.name
+                result.photoNote = photoNote
+            } catch where isStorageAway(error) {
+                // Storage is away, stopping or full: the URL stays pending; the next scan retries it.
+                return .storageAway
+            } catch let error as ServiceError {
+                result.state = .failed
+                result.error = error
+            } catch {
+                result.state = .failed
+                result.error = ServiceError(.internalError, "importing \(item.url) failed: \(error)")
+            }
+            do {
+                _ = try await storage.call(JobOps.Record.self, .init(jobID: jobID, position: item.position, result: result))
+            } catch {
+                // Its work is done but not recorded: said for this URL, which the next pass does again.
+                logger.warning("could not record a URL's result; it stays pending", metadata: ["url": "\(item.url)", "error": "\(error)"])
+                return isStorageAway(error) ? .storageAway : .done
+            }
             return .done
         }
-        do {
-            let (outcome, recipe, photoNote) = try await retryingBusy(pauses: pausesWhenBusy) { try await work(item) }
-            result.state = .imported
-            result.outcome = outcome
-            result.recipeID = recipe?.id
-            result.recipeName = recipe?.name
-            result.photoNote = photoNote
-        } catch where isStorageAway(error) {
-            // Storage is away, stopping or full: the URL stays pending; the next scan retries it.
-            return .storageAway
-        } catch let error as ServiceError {
-            result.state = .failed
-            result.error = error
-        } catch {
-            result.state = .failed
-            result.error = ServiceError(.internalError, "importing \(item.url) failed: \(error)")
-        }
-        do {
-            _ = try await storage.call(JobOps.Record.self, .init(jobID: jobID, position: item.position, result: result))
-        } catch {
-            // Its work is done but not recorded: said for this URL, which the next pass does again.
-            logger.warning("could not record a URL's result; it stays pending", metadata: ["url": "\(item.url)", "error": "\(error)"])
-            return isStorageAway(error) ? .storageAway : .done
-        }
-        return .done
     }
 }
