@@ -5,29 +5,41 @@ import Testing
 /// The steps of the chaos runs that act on a storage's data folder rather than through the CLI: a restore from
 /// `recipes backup`, and a photo file lost or damaged on disk.
 enum ChaosSteps {
-    /// Puts the backup at `backup` in place of `target`'s data folder and starts it again on the same endpoint: stopped
-    /// and the folder replaced; or, `overKilled`, killed with -9 and the backup's files copied over the folder (a volume
+    /// A `recipes backup` made during a run: of which storage, into which folder, at which step.
+    struct Backup {
+        let storage: Int
+        let folder: String
+        let step: Int
+    }
+
+    /// Puts `backup` in place of its storage's data folder and starts it again on the same endpoint: stopped and the
+    /// folder replaced; or (drawn from `random`) killed with -9 and the backup's files copied over the folder (a volume
     /// restored in place: the write-ahead log the kill left must not be replayed onto the backup). The storage must
-    /// say it began a new incarnation.
-    static func restore(_ target: StorageNode, from backup: String, overKilled: Bool) async throws {
+    /// say it began a new incarnation. Returns what was done, for the run's trace.
+    static func restore(_ backup: Backup, of storages: [StorageNode], at step: Int, random: inout ChaosRandom) async throws -> String {
+        let target = storages[backup.storage]
+        let overKilled = random.below(2) == 0
         if overKilled {
             _ = try await target.process?.stop(signal: SIGKILL)
             // As a person would: cp writes the backup's files into the existing ones.
-            let copy = try Process.run(URL(fileURLWithPath: "/bin/cp"), arguments: ["-r", backup + "/.", target.folder + "/"])
+            let copy = try Process.run(URL(fileURLWithPath: "/bin/cp"), arguments: ["-r", backup.folder + "/.", target.folder + "/"])
             copy.waitUntilExit()
             #expect(copy.terminationStatus == 0)
         } else {
             _ = try await target.process?.stop()
             try FileManager.default.removeItem(atPath: target.folder)
-            try FileManager.default.copyItem(atPath: backup, toPath: target.folder)
+            try FileManager.default.copyItem(atPath: backup.folder, toPath: target.folder)
         }
         try await target.start()
         #expect(target.process?.printed.contains("new replica incarnation") == true, "\(target.process?.printed ?? "")")
+        return "\(step): storage \(backup.storage) restored from the backup of step \(backup.step)"
+            + (overKilled ? ", copied over its folder after kill -9" : "")
     }
 
     /// Removes or damages (one byte flipped) a photo file of `storages[index]` that another storage holds with the same
-    /// bytes, while it runs; the file's name (its SHA-256) and what was done, or nil when it has no such file.
-    static func loseBlob(at index: Int, of storages: [StorageNode], random: inout ChaosRandom) throws -> (name: String, damaged: Bool)? {
+    /// bytes, while it runs; the file's name (its SHA-256) and what was done (for the run's trace), or nil when it has
+    /// no such file.
+    static func loseBlob(at index: Int, of storages: [StorageNode], at step: Int, random: inout ChaosRandom) throws -> (name: String, said: String)? {
         let photos = URL(fileURLWithPath: storages[index].folder).appendingPathComponent(RecipeVault.photoFolderName)
         let files = (FileManager.default.enumerator(at: photos, includingPropertiesForKeys: nil)?.allObjects as? [URL] ?? [])
             .filter { $0.lastPathComponent.count == 64 }.sorted { $0.path < $1.path }
@@ -45,7 +57,7 @@ enum ChaosSteps {
         } else {
             try FileManager.default.removeItem(at: file)
         }
-        return (file.lastPathComponent, damaged)
+        return (file.lastPathComponent, "\(step): storage \(index) lost blob \(file.lastPathComponent.prefix(12)) (\(damaged ? "damaged" : "removed"))")
     }
 
     /// Whether no storage holds the blob named `name` any more (the one that held the other copy dropped it before

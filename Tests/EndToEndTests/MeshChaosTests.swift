@@ -33,7 +33,7 @@ struct MeshChaosTests {
 
         var changes = RandomCLIChanges(scratch: scratch)
         var kills = 0
-        var backup: (storage: Int, folder: String)?
+        var backup: ChaosSteps.Backup?
         var restored = false
         // A photo file removed or damaged in one storage's data folder while it runs (the other holds the same blob).
         var lostBlob: String?
@@ -70,21 +70,17 @@ struct MeshChaosTests {
                 let folder = scratch.appendingPathComponent("backup-\(step)").path
                 let made = try await recipes(["backup", folder], on: index)
                 #expect(made.status == 0, "\(made.output)")
-                if made.status == 0 { backup = (index, folder) }
+                if made.status == 0 { backup = .init(storage: index, folder: folder, step: step) }
                 continue
             case 26 where backup != nil && !restored:
                 // Restored while the worker beside it, and the other's, may be syncing with it.
-                let (restoredIndex, folder) = backup!
-                let overKilled = random.below(2) == 0
-                try await ChaosSteps.restore(storages[restoredIndex], from: folder, overKilled: overKilled)
-                trace.append("\(step): storage \(restoredIndex) restored from the backup of step \(folder.split(separator: "-").last ?? "")"
-                             + (overKilled ? ", copied over its folder after kill -9" : ""))
+                trace.append(try await ChaosSteps.restore(backup!, of: storages, at: step, random: &random))
                 restored = true
                 continue
             case 27 where lostBlob == nil:
-                if let lost = try ChaosSteps.loseBlob(at: index, of: storages, random: &random) {
+                if let lost = try ChaosSteps.loseBlob(at: index, of: storages, at: step, random: &random) {
                     lostBlob = lost.name
-                    trace.append("\(step): storage \(index) lost blob \(lost.name.prefix(12)) (\(lost.damaged ? "damaged" : "removed"))")
+                    trace.append(lost.said)
                     continue
                 }
             default:

@@ -29,7 +29,7 @@ struct ReplicaChaosTests {
         defer { try? FileManager.default.removeItem(at: scratch) }
 
         var changes = RandomCLIChanges(scratch: scratch)
-        var backup: (storage: Int, folder: String)?
+        var backup: ChaosSteps.Backup?
         var restored = false, killedStorage = false, killedWorker = false
         // A photo file removed or damaged in one storage's data folder while it runs (another holds the same blob).
         var lostBlob: String?
@@ -49,14 +49,10 @@ struct ReplicaChaosTests {
                 let folder = scratch.appendingPathComponent("backup-\(step)").path
                 let made = try await recipes(["backup", folder], storage: storage)
                 #expect(made.status == 0, "\(made.output)")
-                backup = (index, folder)
+                backup = .init(storage: index, folder: folder, step: step)
             case 16 where backup != nil && !restored:
                 // Restore: the backup in place of the data folder, stopped or after kill -9 (see ChaosSteps.restore).
-                let (restoredIndex, folder) = backup!
-                let overKilled = random.below(2) == 0
-                try await ChaosSteps.restore(storages[restoredIndex], from: folder, overKilled: overKilled)
-                trace.append("\(step): storage \(restoredIndex) restored from the backup of step \(folder.split(separator: "-").last ?? "")"
-                             + (overKilled ? ", copied over its folder after kill -9" : ""))
+                trace.append(try await ChaosSteps.restore(backup!, of: storages, at: step, random: &random))
                 restored = true
             case 17 where !killedStorage, 18 where !killedWorker:
                 // kill -9 in the middle of a sync, then start it again.
@@ -77,9 +73,9 @@ struct ReplicaChaosTests {
                     killedWorker = true
                 }
             case 19 where lostBlob == nil:
-                guard let lost = try ChaosSteps.loseBlob(at: index, of: storages, random: &random) else { break }
+                guard let lost = try ChaosSteps.loseBlob(at: index, of: storages, at: step, random: &random) else { break }
                 lostBlob = lost.name
-                trace.append("\(step): storage \(index) lost blob \(lost.name.prefix(12)) (\(lost.damaged ? "damaged" : "removed"))")
+                trace.append(lost.said)
             default:
                 if try await !changes.make(kind, step: step, storage: storage, random: &random, recipes: { try await recipes($0, storage: $1) }) {
                     _ = try await recipes(["sync", "--worker", workerEndpoint], storage: storage)
