@@ -426,6 +426,7 @@ let package = Package(
                 "TestThreads",
                 "ZeroMQ",
                 "RecipeProtocol",
+                "RecipeModel",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

@@ -32,7 +32,7 @@ struct ConnectionOptions: ParsableArguments {
     var json = false
 
     func validate() throws {
-        guard timeout > 0 && timeout <= 600 else { throw ValidationError("--timeout must be more than 0 and at most 600 seconds; got \(timeout)") }
+        try NumberOptions.seconds(timeout, option: "--timeout", most: 600)
         for endpoint in [storage, worker].compactMap({ $0 }) where !(endpoint.hasPrefix("tcp://") || endpoint.hasPrefix("ipc://")) {
             throw ValidationError("\(endpoint) is not an endpoint; write it like tcp://127.0.0.1:5555 or ipc:///path")
         }
@@ -157,7 +157,7 @@ func reportingFailures(_ body: () async throws -> Void) async throws {
         switch error {
         case .unreachable: fail(error.description, status: ExitStatus.unavailable)
         case .refused: fail(error.description, status: ExitStatus.refusedKeys)
-        case .frameTooLarge: fail(error.description, status: ExitStatus.refused)
+        case .frameTooLarge, .unencodable: fail(error.description, status: ExitStatus.refused)
         case .invalidReply, .closed: fail(error.description, status: ExitStatus.internalFailure)
         }
     } catch let error as CLIError {

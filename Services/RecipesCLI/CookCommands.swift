@@ -48,10 +48,11 @@ struct Cooked: AsyncParsableCommand {
     @Argument(help: "Recipe id, short id or name.") var recipe: String
     @Option(help: "How it turned out, 1 to 5.") var rating: Int?
     @Option(help: "A note for next time.") var note: String?
-    @Option(help: "Servings made.") var servings: Double?
+    @Option(help: "Servings made, 0.01 to 10000.") var servings: Double?
 
     func validate() throws {
-        if let rating, !(1...5).contains(rating) { throw ValidationError("--rating must be 1 to 5; got \(rating)") }
+        if let rating, !ValueRanges.cookRating.contains(rating) { throw ValidationError("--rating must be 1 to 5; got \(rating)") }
+        try NumberOptions.servings(servings)
     }
 
     func run() async throws {

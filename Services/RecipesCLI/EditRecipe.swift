@@ -36,7 +36,7 @@ struct EditRecipe: AsyncParsableCommand {
     @Option(name: .customLong("ingredient"), help: "Replace the ingredients; repeat for each line.") var ingredients: [String] = []
     @Option(name: .customLong("add-ingredient"), help: "Add an ingredient line at the end; repeatable.") var addIngredients: [String] = []
     @Option(name: .customLong("step"), help: "Replace the steps; repeat for each.") var steps: [String] = []
-    @Option(help: "Servings it makes.") var servings: Double?
+    @Option(help: "Servings it makes, 0.01 to 10000.") var servings: Double?
     @Option(help: ArgumentHelp("Preparation time: 15m, 1h30m, 2d, 90 or PT15M; \"\" clears it.", valueName: "duration")) var prep: String?
     @Option(help: ArgumentHelp("Cooking time; \"\" clears it.", valueName: "duration")) var cook: String?
     @Option(help: ArgumentHelp("Total time, when it is more than preparation and cooking; \"\" clears it (the total is then their sum).",
@@ -60,6 +60,7 @@ struct EditRecipe: AsyncParsableCommand {
 
     func validate() throws {
         if file != nil && hasFieldFlags { throw ValidationError("give either --file or field flags such as --name, not both") }
+        try NumberOptions.servings(servings)
         if let page, !page.isEmpty {
             guard let number = Int(page), ValueRanges.pageNumber.contains(number) else {
                 throw ValidationError("--page must be a page number, 1 to \(ValueRanges.pageNumber.upperBound), or \"\" to clear it; got \(page)")

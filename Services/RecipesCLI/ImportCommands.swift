@@ -48,9 +48,7 @@ struct ImportRecipes: AsyncParsableCommand {
         if pageURL != nil && html == nil { throw ValidationError("--url goes with --html; to fetch a page, give its URL as an argument") }
         if dryRun && (file != nil || urls.count > 1) { throw ValidationError("--dry-run reads one page; give one URL or --html") }
         if noWait && !(file != nil || urls.count > 1) { throw ValidationError("--no-wait is for batch imports (several URLs or --file)") }
-        guard importTimeout > 0 && importTimeout <= 3_600 else {
-            throw ValidationError("--import-timeout must be more than 0 and at most 3600 seconds; got \(importTimeout)")
-        }
+        try NumberOptions.seconds(importTimeout, option: "--import-timeout", most: 3_600)
     }
 
     func run() async throws {

@@ -73,11 +73,9 @@ struct ShowRecipe: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "show", abstract: "Show a recipe: ingredients, steps, photos, cook history.")
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "Recipe id, short id or name.") var recipe: String
-    @Option(help: "Show quantities for this many servings.") var servings: Double?
+    @Option(help: "Show quantities for this many servings, 0.01 to 10000.") var servings: Double?
 
-    func validate() throws {
-        if let servings, let problem = ValueRanges.servingsProblem(servings, field: "--servings") { throw ValidationError(problem) }
-    }
+    func validate() throws { try NumberOptions.servings(servings) }
 
     func run() async throws {
         try await reportingFailures {
@@ -167,7 +165,7 @@ struct AddRecipe: AsyncParsableCommand {
     @Option(help: "A short description.") var description: String?
     @Option(name: .customLong("ingredient"), help: "An ingredient line as written; repeat for each.") var ingredients: [String] = []
     @Option(name: .customLong("step"), help: "A step; repeat for each, in order.") var steps: [String] = []
-    @Option(help: "Servings it makes.") var servings: Double?
+    @Option(help: "Servings it makes, 0.01 to 10000.") var servings: Double?
     @Option(help: ArgumentHelp("Preparation time: 15m, 1h30m, 2d, 90 or PT15M.", valueName: "duration")) var prep: String?
     @Option(help: ArgumentHelp("Cooking time.", valueName: "duration")) var cook: String?
     @Option(help: ArgumentHelp("Total time, when it is more than preparation and cooking (rising, chilling); left out, it is their sum.",
@@ -186,6 +184,7 @@ struct AddRecipe: AsyncParsableCommand {
 
     func validate() throws {
         guard (file == nil) != (name == nil) else { throw ValidationError("give either --file or --name (with --ingredient and --step flags)") }
+        try NumberOptions.servings(servings)
         if page != nil && book == nil { throw ValidationError("--page goes with --book: the page of that book the recipe is on") }
         if let page, !ValueRanges.pageNumber.contains(page) {
             throw ValidationError("--page must be 1 to \(ValueRanges.pageNumber.upperBound); got \(page)")

@@ -13,7 +13,9 @@ struct SyncCommand: AsyncParsableCommand {
 struct SyncNow: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "now", abstract: "Sync every replica now and say what moved.")
     @OptionGroup var connection: ConnectionOptions
-    @Option(help: ArgumentHelp("Seconds to wait for the sync to finish.", valueName: "seconds")) var syncTimeout: Double = 600
+    @Option(help: ArgumentHelp("Seconds to wait for the sync to finish, at most 86400.", valueName: "seconds")) var syncTimeout: Double = 600
+
+    func validate() throws { try NumberOptions.seconds(syncTimeout, option: "--sync-timeout", most: 86_400) }
 
     func run() async throws {
         try await connection.show {

@@ -229,7 +229,13 @@ public actor JobRunner {
     /// job pauses with its URLs pending (a full disk would otherwise fail every URL left, and could not even
     /// record that); the next scan goes on once the storage can write again.
     static func isStorageAway(_ error: any Error) -> Bool {
-        if error is MessageClientError { return true }
+        if let error = error as? MessageClientError {
+            // A request too large, or one holding what JSON cannot carry, is this URL's own: waiting will not help.
+            switch error {
+            case .frameTooLarge, .unencodable: return false
+            case .unreachable, .refused, .invalidReply, .closed: return true
+            }
+        }
         guard let code = (error as? ServiceError)?.code else { return false }
         return code == .shuttingDown || code == .storageFull || code == .storageLocked
     }

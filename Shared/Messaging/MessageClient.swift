@@ -104,7 +104,12 @@ public actor MessageClient {
         for (index, frame) in frames.enumerated() where frame.count > configuration.maxFrameBytes {
             throw MessageClientError.frameTooLarge(frame: index + 1, bytes: frame.count, limit: configuration.maxFrameBytes)
         }
-        let json = try WireCodec.encodeRequest(id: requestID, op: Op.name, body: body, using: encoder)
+        let json: Data
+        do {
+            json = try WireCodec.encodeRequest(id: requestID, op: Op.name, body: body, using: encoder)
+        } catch let error as EncodingError {
+            throw MessageClientError.unencodable(op: Op.name, reason: Self.reason(error))
+        }
         guard json.count <= configuration.maxFrameBytes else {
             throw MessageClientError.frameTooLarge(frame: 0, bytes: json.count, limit: configuration.maxFrameBytes)
         }
@@ -167,6 +172,19 @@ public actor MessageClient {
         throw MessageClientError.unreachable(
             service: configuration.serviceName, endpoint: configuration.endpoint,
             attempts: configuration.attempts, timeout: timeout, hint: hint)
+    }
+
+    /// What of a request JSON cannot carry (a `Double` that is nan or infinite is the one case our requests reach):
+    /// the field by its path in the body and the value.
+    static func reason(_ error: EncodingError) -> String {
+        guard case let .invalidValue(value, context) = error else { return "\(error)" }
+        // The envelope's own keys (`body`) are not the caller's; array places are said as numbers from 1.
+        let keys = context.codingPath.first?.stringValue == "body" ? context.codingPath.dropFirst() : context.codingPath[...]
+        let path = keys
+            .map { $0.intValue.map { "\($0 + 1)" } ?? $0.stringValue }
+            .joined(separator: ".")
+        let field = path.isEmpty ? "a value" : path
+        return value is Double || value is Float ? "\(field) is \(value), not a number JSON can carry" : "\(field) cannot be written as JSON"
     }
 
     /// The refusal the service's security handshake reported, if any: it will not change by retrying.
@@ -262,6 +280,8 @@ public enum MessageClientError: Error, Sendable, Equatable, CustomStringConverti
     case invalidReply(String)
     /// The client was closed.
     case closed
+    /// The request holds a value JSON cannot carry (nan, an infinity); nothing was sent.
+    case unencodable(op: String, reason: String)
 
     public var description: String {
         switch self {
@@ -278,6 +298,8 @@ public enum MessageClientError: Error, Sendable, Equatable, CustomStringConverti
             return reason
         case .closed:
             return "the connection was closed"
+        case let .unencodable(op, reason):
+            return "\(op) was not sent: \(reason)"
         }
     }
 }

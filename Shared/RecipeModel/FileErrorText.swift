@@ -25,10 +25,14 @@ public enum FileErrorText {
         }
     }
 
+    /// Foundation's file error codes (`NSFileErrorMinimum` to `NSFileErrorMaximum`); its other codes in the same
+    /// domain are not the file system's (4864–4866 are a value JSON could not read or write).
+    static let cocoaFileCodes = 0...1_023
+
     /// Whether `error` is a file system error at all (a Foundation file error or a POSIX one).
     public static func isFileError(_ error: any Error) -> Bool {
-        let domain = (error as NSError).domain
-        return domain == NSPOSIXErrorDomain || domain == NSCocoaErrorDomain
+        let error = error as NSError
+        return error.domain == NSPOSIXErrorDomain || (error.domain == NSCocoaErrorDomain && cocoaFileCodes.contains(error.code))
     }
 
     /// The system's reason for `error`, or a plain description when it has none.

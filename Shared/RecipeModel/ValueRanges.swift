@@ -14,10 +14,11 @@ public enum ValueRanges {
     /// Why `value` is not an acceptable servings count for `field`, or `nil` when it is.
     public static func servingsProblem(_ value: Double, field: String = "servings") -> String? {
         guard !servings.contains(value) else { return nil }
-        return "\(field) is \(value); it must be from \(format(servings.lowerBound)) to \(format(servings.upperBound))"
+        return "\(field) is \(format(value)); it must be from \(format(servings.lowerBound)) to \(format(servings.upperBound))"
     }
 
-    private static func format(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(value)
+    /// 6 rather than 6.0; nan, inf and numbers past `Int` as Swift writes them.
+    public static func format(_ value: Double) -> String {
+        value.isFinite && value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 }

@@ -536,6 +536,36 @@ struct CLITests {
         }
     }
 
+    /// Swift reads `nan`, `inf` and `1e300` as numbers: `sync --sync-timeout nan` trapped turning it into a wait, and
+    /// `cooked --servings nan` was said as "cannot write a file" (JSON cannot carry nan, and Foundation's words for
+    /// that shared a domain with its file errors).
+    @Test("every number option refuses nan, infinities, huge and out-of-range values before anything is sent, naming what is allowed",
+          arguments: ["nan", "inf", "-inf", "1e300", "0", "-2"])
+    func numberOptionsRefuseWhatTheyCannotTake(value: String) async throws {
+        try await withStorageProcess { storage async throws in
+            let worker = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", storage])
+            let workerEndpoint = try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#)
+            #expect(try await recipes(["add", "--name", "Toast"], storage: storage).status == 0)
+            let allowed = ["--servings": "it must be from 0.01 to 10000", "--timeout": "must be more than 0 and at most 600 seconds",
+                           "--sync-timeout": "must be more than 0 and at most 86400 seconds",
+                           "--import-timeout": "must be more than 0 and at most 3600 seconds"]
+            let commands: [(option: String, arguments: [String])] = [
+                ("--servings", ["add", "--name", "Jam", "--servings", value]), ("--servings", ["edit", "toast", "--servings", value]),
+                ("--servings", ["cooked", "toast", "--servings", value]), ("--servings", ["show", "toast", "--servings", value]),
+                ("--timeout", ["list", "--timeout", value]), ("--sync-timeout", ["sync", "--sync-timeout", value]),
+                ("--import-timeout", ["import", "https://example.com/x", "--import-timeout", value]),
+            ]
+            for (option, arguments) in commands {
+                let run = try await recipes(arguments + ["--worker", workerEndpoint], storage: storage)
+                #expect(run.status == 64, "recipes \(arguments.joined(separator: " ")): \(run.output)")
+                #expect(run.output.contains("\(option)") && run.output.contains(allowed[option]!), "\(run.output)")
+            }
+            let log = try await recipes(["log", "toast", "--json"], storage: storage)
+            #expect(log.status == 0 && !log.output.contains("servings"), "nothing was recorded: \(log.output)")
+            #expect(try await worker.stop() == 0)
+        }
+    }
+
     @Test("a starter cannot be deleted: a plain sentence and exit code 77")
     func starterRefused() async throws {
         try await withStorageProcess { storage async throws in

@@ -1,5 +1,6 @@
 import Foundation
 import Messaging
+import RecipeModel
 import RecipeProtocol
 import Testing
 
@@ -34,6 +35,25 @@ struct LimitsAndFailureTests {
         }
         #expect(error == .frameTooLarge(frame: 1, bytes: 1_001, limit: 1_000))
         #expect(error?.description == "frame 1 is 1001 bytes; the most one frame may carry is 1000 bytes")
+    }
+
+    @Test("a request holding nan or an infinity is refused before sending, naming the field; not taken for a file error")
+    func clientRefusesWhatJSONCannotCarry() async throws {
+        let port = try ClosedPort()
+        let client = try MessageClient(configuration: MessageClient.Configuration(endpoint: port.endpoint, serviceName: "storage"))
+        let cooked = await #expect(throws: MessageClientError.self) {
+            _ = try await client.call(CookLogOps.Add.self, .init(recipeID: UUID(), servings: .nan))
+        }
+        #expect(cooked == .unencodable(op: "cooklog.add", reason: "servings is nan, not a number JSON can carry"))
+        #expect(cooked?.description == "cooklog.add was not sent: servings is nan, not a number JSON can carry")
+        let created = await #expect(throws: MessageClientError.self) {
+            _ = try await client.call(RecipeOps.Create.self, .init(recipe: RecipeDraft(name: "Jam", servings: -.infinity)))
+        }
+        #expect(created == .unencodable(op: "recipe.create", reason: "recipe.servings is -inf, not a number JSON can carry"))
+        // Foundation's words for what JSON cannot carry share a domain with its file errors; the CLI tells them apart.
+        let encoding: any Error = EncodingError.invalidValue(Double.nan, .init(codingPath: [], debugDescription: "nan"))
+        #expect(!FileErrorText.isFileError(encoding))
+        #expect(FileErrorText.isFileError(CocoaError(.fileWriteOutOfSpace)) && FileErrorText.isFileError(POSIXError(.ENOSPC)))
     }
 
     @Test("with nothing listening, a request fails as not reachable after about timeout × tries")

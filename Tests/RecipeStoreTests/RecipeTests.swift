@@ -72,7 +72,7 @@ struct RecipeTests {
                 (RecipeDraft(name: "  "), "name is empty"),
                 (RecipeDraft(name: "x", prepTime: "15 minutes"), "not an ISO 8601 duration"),
                 (RecipeDraft(name: "x", rating: 7), "rating is 7; it must be 0 (unrated) to 5"),
-                (RecipeDraft(name: "x", servings: 0), "servings is 0.0"),
+                (RecipeDraft(name: "x", servings: 0), "servings is 0; it must be from 0.01 to 10000"),
                 (RecipeDraft(name: "x", website: "ftp://x"), "not an http or https address"),
                 (RecipeDraft(name: "x", origin: .starter), "origin starter cannot be set"),
                 (RecipeDraft(name: "x", bookID: UUID()), "no book has id"),

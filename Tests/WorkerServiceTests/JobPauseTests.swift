@@ -18,6 +18,9 @@ struct JobPauseTests {
         let refused: [any Error] = [
             ServiceError(.noRecipeFound, "no recipe"), ServiceError(.invalidArgument, "bad"), ServiceError(.internalError, "failed"),
             ServiceError(.busy, "busy"),
+            // The URL's own request: waiting for the storage would not change it.
+            MessageClientError.unencodable(op: "recipe.saveImported", reason: "recipe.servings is nan, not a number JSON can carry"),
+            MessageClientError.frameTooLarge(frame: 1, bytes: 20_000_000, limit: 16_777_216),
         ]
         for error in refused { #expect(!JobRunner.isStorageAway(error), "\(error)") }
     }
