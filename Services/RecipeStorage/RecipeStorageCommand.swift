@@ -56,6 +56,12 @@ struct RecipeStorageCommand: AsyncParsableCommand {
         guard maxFrameBytes >= 4 * 1_024 * 1_024 else {
             throw ValidationError("--max-frame-bytes must be at least 4194304 (4 MiB) so 2 MB photos fit; got \(maxFrameBytes)")
         }
+        for (option, variable, value) in [("--bind", "RECIPES_STORAGE_BIND", bind), ("--publish", "RECIPES_STORAGE_PUBLISH", publish)] {
+            guard let endpoint = value ?? ProcessEnvironment.value(variable) else { continue }
+            if let refusal = EndpointSyntax.refusal(endpoint, named: value == nil ? variable : option, for: .bind) {
+                throw ValidationError(refusal)
+            }
+        }
     }
 
     func run() async throws {

@@ -121,8 +121,17 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
             throw ValidationError("--max-photo-megapixels must be 1 to 1000; got \(maxPhotoMegapixels)")
         }
         guard (5...86_400).contains(syncInterval) else { throw ValidationError("--sync-interval must be 5 to 86400 seconds; got \(syncInterval)") }
-        for replica in replicaEndpoints where !replica.contains("://") {
-            throw ValidationError("--replica \"\(replica)\" is not an endpoint; give one like tcp://laptop:5555")
+        var endpoints: [(name: String, endpoint: String, use: EndpointSyntax.Use)] = replicaEndpoints.map {
+            (replicas.isEmpty ? "RECIPES_WORKER_REPLICAS" : "--replica", $0, .connect)
+        }
+        if let endpoint = storage ?? ProcessEnvironment.value("RECIPES_STORAGE") {
+            endpoints.append((storage == nil ? "RECIPES_STORAGE" : "--storage", endpoint, .connect))
+        }
+        if let endpoint = bind ?? ProcessEnvironment.value("RECIPES_WORKER_BIND") {
+            endpoints.append((bind == nil ? "RECIPES_WORKER_BIND" : "--bind", endpoint, .bind))
+        }
+        for (name, endpoint, use) in endpoints {
+            if let refusal = EndpointSyntax.refusal(endpoint, named: name, for: use) { throw ValidationError(refusal) }
         }
     }
 

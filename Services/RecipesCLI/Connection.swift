@@ -33,8 +33,8 @@ struct ConnectionOptions: ParsableArguments {
 
     func validate() throws {
         try NumberOptions.seconds(timeout, option: "--timeout", most: 600)
-        for endpoint in [storage, worker].compactMap({ $0 }) where !(endpoint.hasPrefix("tcp://") || endpoint.hasPrefix("ipc://")) {
-            throw ValidationError("\(endpoint) is not an endpoint; write it like tcp://127.0.0.1:5555 or ipc:///path")
+        for (option, endpoint) in [("--storage", storage), ("--worker", worker)] {
+            if let endpoint, let refusal = EndpointSyntax.refusal(endpoint, named: option, for: .connect) { throw ValidationError(refusal) }
         }
     }
 
@@ -91,6 +91,8 @@ struct ConnectionOptions: ParsableArguments {
 
     private func client(endpoint: String, service: String, variable: String, option: String,
                         security: CurveClientSecurity?, attempts: Int = 3, seconds: Double? = nil) throws -> MessageClient {
+        // An option was checked with the arguments, so what is refused here came from the environment, when it is used.
+        if let refusal = EndpointSyntax.refusal(endpoint, named: variable, for: .connect) { throw CLIError(refusal, status: ExitStatus.usage) }
         var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: service)
         configuration.attempts = attempts
         configuration.timeout = .milliseconds(Int((seconds ?? timeout) * 1_000 / Double(attempts)))

@@ -566,6 +566,35 @@ struct CLITests {
         }
     }
 
+    /// A worker given `--storage tcp://nas:99999` ran and retried for ever; the CLI said "stopped by an unexpected
+    /// error: connect(garbage): Invalid argument" for RECIPES_STORAGE=garbage.
+    @Test("an endpoint that cannot work stops the CLI, the storage and the worker at once, naming where it came from")
+    func endpointsRefusedAtStart() async throws {
+        let example = EndpointSyntax.example
+        let fromVariable = try await recipes(["list"], storage: "garbage")
+        #expect(fromVariable.status == 64, "\(fromVariable.output)")
+        #expect(fromVariable.output.contains("RECIPES_STORAGE \"garbage\" is not an endpoint: it has no transport (tcp:// or ipc://); \(example)"),
+                "\(fromVariable.output)")
+        let fromOption = try await recipes(["list", "--worker", "tcp://[::1"], storage: "tcp://127.0.0.1:5555")
+        #expect(fromOption.status == 64 && fromOption.output.contains("--worker \"tcp://[::1\" is not an endpoint: its [ has no closing ]"),
+                "\(fromOption.output)")
+        let runs: [(program: String, arguments: [String], environment: [String: String], said: String)] = [
+            ("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", "tcp://127.0.0.1:99999"], [:],
+             "--storage \"tcp://127.0.0.1:99999\" is not an endpoint: its port \"99999\" must be a number from 1 to 65535"),
+            ("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", "tcp://127.0.0.1:5555"], ["RECIPES_WORKER_REPLICAS": "tcp://laptop"],
+             "RECIPES_WORKER_REPLICAS \"tcp://laptop\" is not an endpoint: it has no port"),
+            ("recipe-storage", ["--bind", "tcp://127.0.0.1:abc", "--data", temporaryDataFolder()], [:],
+             "--bind \"tcp://127.0.0.1:abc\" is not an endpoint: its port \"abc\" must be a number from 0 to 65535 (or * for any free one)"),
+            ("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--data", temporaryDataFolder()], ["RECIPES_STORAGE_PUBLISH": "tcp://0.0.0.0:5557 "],
+             "RECIPES_STORAGE_PUBLISH \"tcp://0.0.0.0:5557 \" is not an endpoint: it holds a space or a control character"),
+        ]
+        for run in runs {
+            let process = try ServiceProcess(run.program, run.arguments, environment: run.environment)
+            #expect(try await process.waitForExit(timeout: .seconds(30)) == 64, "\(run.program) \(run.arguments): \(process.printed)")
+            #expect(process.printed.contains(run.said), "\(process.printed)")
+        }
+    }
+
     @Test("a starter cannot be deleted: a plain sentence and exit code 77")
     func starterRefused() async throws {
         try await withStorageProcess { storage async throws in
