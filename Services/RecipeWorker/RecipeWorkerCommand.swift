@@ -133,6 +133,17 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
         for (name, endpoint, use) in endpoints {
             if let refusal = EndpointSyntax.refusal(endpoint, named: name, for: use) { throw ValidationError(refusal) }
         }
+        // A replica is another storage (another data folder): the storage itself, or one replica twice, is a pair
+        // that can never sync ("both call themselves replica …").
+        var seen = [storageEndpoint]
+        for replica in replicaEndpoints {
+            guard !seen.contains(replica) else {
+                throw ValidationError(replica == storageEndpoint
+                    ? "replica \(replica) is the --storage itself; a replica is another recipe-storage, with a data folder of its own"
+                    : "replica \(replica) is given twice; give each replica once")
+            }
+            seen.append(replica)
+        }
     }
 
     var syncOnlyOnRequest: Bool {

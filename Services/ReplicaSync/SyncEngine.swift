@@ -168,7 +168,8 @@ public enum SyncEngine {
         let sourceID = sourceInfo.replicaID
         let targetID = targetInfo.replicaID
         guard sourceID != targetID else {
-            throw ServiceError(.conflict, "\(source.name) and \(target.name) both call themselves replica \(sourceID): one data folder is a copy of the other's "
+            throw ServiceError(.conflict, "\(source.name) and \(target.name) both call themselves replica \(sourceID): they are one storage "
+                               + "reached at two addresses (give it to the worker once), or one data folder is a copy of the other's "
                                + "that has not started as a new incarnation; restart the copied one (it takes a new replica id when its database file was copied)")
         }
         var cursor = try await target.cursor(peer: sourceID).seq

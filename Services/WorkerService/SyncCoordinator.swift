@@ -182,7 +182,8 @@ public actor SyncCoordinator {
             let id = try await endpoint.info().replicaID
             replicaIDs[endpoint.name] = id
             if let other = replicaIDs.first(where: { $0.key != endpoint.name && $0.value == id })?.key {
-                throw ServiceError(.conflict, "\(endpoint.name) and \(other) both call themselves replica \(id): one data folder is a copy of "
+                throw ServiceError(.conflict, "\(endpoint.name) and \(other) both call themselves replica \(id): they are one storage "
+                                   + "reached at two addresses (give it to the worker once), or one data folder is a copy of "
                                    + "the other's that has not started as a new incarnation. Stop one, and start it from `recipes backup` or a copy "
                                    + "made while it was stopped (it then takes a new replica id); this pair was not synced")
             }

@@ -595,6 +595,30 @@ struct CLITests {
         }
     }
 
+    /// The worker used to start with its storage as a replica and then said, at every sync, that one data folder was
+    /// a copy of the other's.
+    @Test("a replica that is the storage itself is refused at start; reached by another name, sync says it may be one storage")
+    func replicaThatIsTheStorage() async throws {
+        for (replicas, said) in [(["tcp://127.0.0.1:5555"], "replica tcp://127.0.0.1:5555 is the --storage itself; a replica is another recipe-storage"),
+                                 (["tcp://laptop:5555", "tcp://laptop:5555"], "replica tcp://laptop:5555 is given twice; give each replica once")] {
+            let worker = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", "tcp://127.0.0.1:5555"]
+                                            + replicas.flatMap { ["--replica", $0] })
+            #expect(try await worker.waitForExit(timeout: .seconds(30)) == 64, "\(worker.printed)")
+            #expect(worker.printed.contains(said), "\(worker.printed)")
+        }
+        try await withStorageProcess { storage async throws in
+            let port = try #require(storage.split(separator: ":").last)
+            let worker = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", storage,
+                                                              "--replica", "tcp://localhost:\(port)", "--sync-on-request"])
+            let workerEndpoint = try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#)
+            let sync = try await recipes(["sync", "--worker", workerEndpoint], storage: storage)
+            #expect(sync.status == 69, "\(sync.output)")
+            #expect(sync.output.contains("both call themselves replica") && sync.output.contains("they are one storage reached at two addresses"),
+                    "\(sync.output)")
+            #expect(try await worker.stop() == 0)
+        }
+    }
+
     @Test("a starter cannot be deleted: a plain sentence and exit code 77")
     func starterRefused() async throws {
         try await withStorageProcess { storage async throws in
