@@ -39,7 +39,7 @@ public enum EndpointSyntax {
         // A connect may name the local address to leave from first: tcp://192.168.1.2;nas.local:5555.
         var rest = address
         if use == .connect, let semicolon = address.lastIndex(of: ";") {
-            if let problem = hostProblem(address[..<semicolon], for: .bind) { return "its source address: \(problem)" }
+            if let problem = hostProblem(address[..<semicolon], for: .connect) { return "its source address: \(problem)" }
             rest = address[address.index(after: semicolon)...]
         }
         let host: Substring
@@ -50,7 +50,8 @@ public enum EndpointSyntax {
             let after = rest[rest.index(after: close)...]
             guard after.hasPrefix(":") else { return "a port must follow the ]" }
             port = after.dropFirst()
-            guard !host.isEmpty, host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." || $0 == "%" || $0 == "*" || $0.isLetter || $0.isNumber })
+            // An address, `*` to listen on every one, and a zone after `%` (fe80::1%eth0): what libzmq reads there.
+            guard !host.isEmpty, host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ":.%*_-".contains($0)) })
             else { return "[\(host)] is not an IPv6 address" }
         } else {
             guard let colon = rest.lastIndex(of: ":") else { return "it has no port" }
@@ -66,8 +67,12 @@ public enum EndpointSyntax {
         if host.isEmpty { return "it has no host before the port" }
         if host == "*" { return use == .bind ? nil : "* (every interface) is for listening; to connect, name the host" }
         if host.utf8.count > 253 { return "its host is \(host.utf8.count) characters; a host name has at most 253" }
-        if let odd = host.first(where: { !($0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_") }) {
+        // As libzmq reads a host: ASCII letters, digits, dots, hyphens and underscores, starting with a letter or digit.
+        if let odd = host.first(where: { !($0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_")) }) {
             return "its host holds \"\(odd)\"; a host is a name, an IPv4 address or an IPv6 one in brackets"
+        }
+        if let first = host.first, !(first.isLetter || first.isNumber) {
+            return "its host starts with \"\(first)\"; a host starts with a letter or a digit"
         }
         return nil
     }

@@ -1,4 +1,5 @@
 import Messaging
+import TestRandom
 import Testing
 
 @Suite("Endpoints checked as written, before any socket sees them")
@@ -32,12 +33,32 @@ struct EndpointSyntaxTests {
         ("tcp://127.0.0.1:5555 ", .connect, "it holds a space or a control character"),
         ("tcp://nas\n.local:5555", .connect, "it holds a space or a control character"),
         ("tcp://nas/x:5555", .connect, "its host holds \"/\"; a host is a name, an IPv4 address or an IPv6 one in brackets"),
+        ("tcp://-nas:5555", .connect, "its host starts with \"-\"; a host starts with a letter or a digit"),
+        ("tcp://café.local:5555", .connect, "its host holds \"é\"; a host is a name, an IPv4 address or an IPv6 one in brackets"),
+        ("tcp://*;nas:5555", .connect, "its source address: * (every interface) is for listening; to connect, name the host"),
         ("udp://nas:5555", .connect, "RecipeVault's processes talk over tcp:// or ipc://, not udp://"),
         ("ipc://", .bind, "an ipc:// endpoint needs the path of its socket file"),
         ("ipc:///tmp/" + String(repeating: "a", count: 103), .bind, "its path is 108 bytes; a socket file's path may have 107"),
     ])
     func refused(endpoint: String, use: EndpointSyntax.Use, problem: String) {
         #expect(EndpointSyntax.problem(endpoint, for: use) == problem)
+    }
+
+    /// The checks cut the text at `://`, `;`, `[`, `]` and `:`: strings made of those pieces, in any order, never trap.
+    @Test("random strings of endpoint pieces are answered, never a trap")
+    func randomPieces() {
+        var random = SplitMix(seed: .random(in: .min ... .max))
+        let seed = random.state
+        let pieces = ["tcp://", "ipc://", "://", "[", "]", ":", ";", "*", "!", "%", ".", "-", "_", "/", " ", "é", "1", "65535", "99999",
+                      "127.0.0.1", "::1", "nas", "", "@", "\u{0}", "tcp:/", "ipc:"]
+        for _ in 0..<20_000 {
+            let endpoint = (0..<random.below(9)).map { _ in pieces[random.below(pieces.count)] }.joined()
+            for use in [EndpointSyntax.Use.bind, .connect] {
+                if let problem = EndpointSyntax.problem(endpoint, for: use) {
+                    #expect(!problem.isEmpty, "seed \(seed): \(endpoint)")
+                }
+            }
+        }
     }
 
     @Test("a refusal names where the endpoint came from, what is wrong and how one is written")
