@@ -133,6 +133,7 @@ let package = Package(
             name: "WebFetch",
             dependencies: [
                 "RecipeProtocol",
+                "RecipeModel",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -245,7 +245,7 @@ public enum RecipeFiles {
         if lower.hasSuffix(".html") || lower.hasSuffix(".htm") {
             // A saved page: its own address is unknown (the recipe's canonical url is kept when the page names one).
             let placeholder = "https://saved.page.invalid/"
-            if let read = RecipeExtractor.extract(html: String(decoding: file.data, as: UTF8.self), url: placeholder) {
+            if let read = RecipeExtractor.extract(html: PageText.decode([UInt8](file.data)), url: placeholder) {
                 var draft = read.draft
                 if draft.website == placeholder { draft.website = nil; draft.sourceType = .manual }
                 found = (draft, read.images, read.leftOut)

@@ -54,7 +54,8 @@ struct ImportRecipes: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             if let html, let pageURL {
-                let text = try readText(html, what: "saved page")
+                // As a browser saved it: in the page's own encoding, which it names or its bytes show (PageText).
+                let text = PageText.decode([UInt8](try readFile(html, what: "the saved page", standardInput: true)))
                 let worker = try await connection.patientWorkerClient(seconds: importTimeout)
                 let result = try await worker.call(ImportOps.FromHTML.self, .init(html: text, url: pageURL, dryRun: dryRun, id: UUID.timeOrdered()))
                 return try show(result)

@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPCompression
 import NIOPosix
+import RecipeModel
 import RecipeProtocol
 
 /// A web address the fetcher checked: where it points and the one address the
@@ -33,21 +34,9 @@ public struct FetchedResource: Sendable {
     /// The addresses visited, the first one first (one more per redirect).
     public let hops: [URL]
 
-    /// The body as text, in the charset the server named (UTF-8 otherwise).
-    public var text: String {
-        let charset = contentType?.lowercased().split(separator: ";").lazy
-            .map { $0.trimmingCharacters(in: .whitespaces) }
-            .first { $0.hasPrefix("charset=") }?
-            .dropFirst("charset=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\"' "))
-        switch charset {
-        case "iso-8859-1", "latin1", "latin-1":
-            return String(data: Data(body), encoding: .isoLatin1) ?? String(decoding: body, as: UTF8.self)
-        case "windows-1252", "cp1252":
-            return String(data: Data(body), encoding: .windowsCP1252) ?? String(decoding: body, as: UTF8.self)
-        default:
-            return String(decoding: body, as: UTF8.self)
-        }
-    }
+    /// The body as text, in the encoding a browser would read it in: the one the server or the page names, else
+    /// UTF-8 or Windows-1252 by what the bytes are (`PageText`).
+    public var text: String { PageText.decode(body, contentType: contentType) }
 }
 
 /// The worker's only way out to the web. Every page, image and redirect goes

@@ -313,6 +313,21 @@ struct WorkerTests {
                                       storage: services.storageEndpoint, environment: env)
         #expect(saved.status == 0 && saved.output.contains("Updated \"Shakshuka\""), "\(saved.output)")
         #expect(try await storage.call(StorageOps.Stats.self, Empty()).recipes == 1)
+        // An older site in Windows-1252 that names it in a <meta> only (no charset in the header), from the web and saved.
+        let latin = "<html><head><meta http-equiv=\"Content-Type\" content=\"text/html; charset=iso-8859-1\"></head><body>"
+            + #"<script type="application/ld+json">{"@type":"Recipe","name":"Crème brûlée","recipeIngredient":["200 g crème fraîche"]}</script></body></html>"#
+        let latinBytes = [UInt8](latin.data(using: .windowsCP1252)!)
+        server.route("/latin", .bytes(latinBytes, contentType: "text/html"))
+        let fromWeb = try await recipes(["import", "\(server.baseURL)/latin", "--dry-run", "--json"], storage: services.storageEndpoint, environment: env)
+        let webSchema = try JSONSerialization.jsonObject(with: Data(fromWeb.output.utf8)) as? [String: Any]
+        #expect(webSchema?["name"] as? String == "Crème brûlée" && webSchema?["recipeIngredient"] as? [String] == ["200 g crème fraîche"],
+                "\(fromWeb.output)")
+        try Data(latinBytes).write(to: file)
+        let fromFile = try await recipes(["import", "--html", file.path, "--url", "\(server.baseURL)/latin", "--dry-run", "--json"],
+                                         storage: services.storageEndpoint, environment: env)
+        let fileSchema = try JSONSerialization.jsonObject(with: Data(fromFile.output.utf8)) as? [String: Any]
+        #expect(fileSchema?["name"] as? String == "Crème brûlée", "\(fromFile.output)")
+
         let noURL = try await recipes(["import", "--html", file.path], storage: services.storageEndpoint, environment: env)
         #expect(noURL.status == 64 && noURL.output.contains("--html needs --url"))
 

@@ -168,8 +168,11 @@ struct MigrationFormatTests {
         try Data(#"{"name": "Draft Toast", "ingredients": ["2 slices bread"], "instructions": ["Toast."], "rating": 4}"#.utf8)
             .write(to: folder.appendingPathComponent("toast.json"))
         try Data("<html><body><p>Just a blog post.</p></body></html>".utf8).write(to: folder.appendingPathComponent("blog.html"))
+        // A page saved from an older site, in its own encoding, which its <meta> names.
+        try #"<html><head><meta charset="windows-1252"><script type="application/ld+json">{"@type": "Recipe", "name": "Gratin dauphinois", "recipeIngredient": ["1 kg pommes de terre", "50 cl crème fraîche"]}</script></head></html>"#
+            .data(using: .windowsCP1252)!.write(to: folder.appendingPathComponent("gratin.html"))
         let source = try MigrationSource.open(path: folder.path, format: nil)
-        #expect(source.format == .schema && source.items.count == 4)
+        #expect(source.format == .schema && source.items.count == 5)
         var read: [String: Result<MigratedRecipe, MigrationError>] = [:]
         for item in source.items { read[item.label] = Result { () throws(MigrationError) in try MigrationReader.read(try item.entry()) } }
         let porridge = try read["porridge.json"]!.get()
@@ -179,6 +182,7 @@ struct MigrationFormatTests {
         let soup = try read["saved soup.html"]!.get()
         #expect(soup.draft.name == "Saved Soup" && soup.draft.website == nil, "a saved page's own address is not known")
         #expect(try read["toast.json"]!.get().draft.rating == 4)
+        #expect(try read["gratin.html"]!.get().draft.ingredients.map(\.text) == ["1 kg pommes de terre", "50 cl crème fraîche"])
         #expect(failure(read["blog.html"]) != nil)
     }
 
