@@ -95,7 +95,8 @@ public enum FuzzChecks {
     /// read as every text field of a JSON-LD recipe (yield, durations, ingredient lines, steps, image addresses), so the
     /// field readers see arbitrary text too.
     public static func page(_ data: Data) {
-        let html = String(decoding: data, as: UTF8.self)
+        // Read as the worker reads a fetched page with no charset in its header: the <meta>, else what the bytes are.
+        let html = PageText.decode([UInt8](data))
         accepted(RecipeExtractor.extract(html: html, url: "https://example.com/recipe"))
         let text = String(html.prefix(4_000))
         let recipe: [String: Any] = [
