@@ -65,7 +65,7 @@ struct ImportRecipes: AsyncParsableCommand {
                 let result = try await worker.call(ImportOps.FromURL.self, .init(url: urls[0], dryRun: dryRun, id: UUID.timeOrdered()))
                 return try show(result)
             }
-            let list = try file.map { try Self.urls(in: readText($0, what: "URL list")) } ?? urls
+            let list = try file.map { try Self.urls(in: readText($0, what: "URL list"), source: $0 == "-" ? "standard input" : $0) } ?? urls
             guard !list.isEmpty else { throw CLIError("\(file ?? "the list") holds no URLs (one per line; # starts a comment)") }
             let job = try await connection.workerClient().call(ImportOps.Batch.self, .init(id: UUID.timeOrdered(), urls: list))
             if noWait {
@@ -79,11 +79,21 @@ struct ImportRecipes: AsyncParsableCommand {
     }
 
     /// The URLs in a list: one per line, blank lines and `#` comments skipped.
-    static func urls(in text: String) -> [String] {
-        text.split(whereSeparator: \.isNewline).map { line in
-            String(line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+    /// The addresses of a URL list: one per line, `#` starts a comment. A line holding a control character, or bytes
+    /// that are not UTF-8 (a binary file given by mistake), is refused by its number before anything is sent.
+    static func urls(in text: String, source: String) throws -> [String] {
+        var found: [String] = []
+        for (index, line) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
+            let address = String(line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
                 .trimmingCharacters(in: .whitespaces)
-        }.filter { !$0.isEmpty }
+            guard !address.isEmpty else { continue }
+            if address.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0 == "\u{FFFD}" }) {
+                throw CLIError("\(source) line \(index + 1) is not a web address: it holds a control character or bytes that are not "
+                               + "UTF-8 text; a URL list is text, one address per line (# starts a comment)")
+            }
+            found.append(address)
+        }
+        return found
     }
 
     private func readText(_ path: String, what: String) throws -> String {

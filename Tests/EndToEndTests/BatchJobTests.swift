@@ -163,6 +163,14 @@ struct BatchJobTests {
         #expect(shown.output.contains("Apple Crumble") && shown.output.contains("no_recipe_found"), "\(shown.output)")
         let missing = try await recipes(["jobs", "ffffffff"], storage: services.storageEndpoint)
         #expect(missing.status == 66)
+
+        // A list with a binary line (a file given by mistake) is refused by that line's number; no job starts.
+        try (Data("\(server.baseURL)/a\r\n# next\r\n".utf8) + Data([0xFF, 0xFE, 0x00, 0x41, 0x0A])).write(to: list)
+        let binary = try await recipes(["import", "--file", list.path], storage: services.storageEndpoint, environment: env)
+        #expect(binary.status == 65 && binary.output.contains("\(list.path) line 3 is not a web address: it holds a control character"),
+                "\(binary.output)")
+        let after = try await recipes(["jobs", "--json"], storage: services.storageEndpoint)
+        #expect(after.output.components(separatedBy: "\"id\"").count == 2, "still one job: \(after.output)")
         _ = try await worker.stop()
         await services.stop()
         await server.shutdown()
