@@ -57,10 +57,7 @@ struct RecipeStorageCommand: AsyncParsableCommand {
             throw ValidationError("--max-frame-bytes must be at least 4194304 (4 MiB) so 2 MB photos fit; got \(maxFrameBytes)")
         }
         for (option, variable, value) in [("--bind", "RECIPES_STORAGE_BIND", bind), ("--publish", "RECIPES_STORAGE_PUBLISH", publish)] {
-            guard let endpoint = value ?? ProcessEnvironment.value(variable) else { continue }
-            if let refusal = EndpointSyntax.refusal(endpoint, named: value == nil ? variable : option, for: .bind) {
-                throw ValidationError(refusal)
-            }
+            if let refusal = EndpointSyntax.refusal(option: option, value: value, variable: variable, for: .bind) { throw ValidationError(refusal) }
         }
     }
 

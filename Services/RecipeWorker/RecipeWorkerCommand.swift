@@ -121,18 +121,12 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
             throw ValidationError("--max-photo-megapixels must be 1 to 1000; got \(maxPhotoMegapixels)")
         }
         guard (5...86_400).contains(syncInterval) else { throw ValidationError("--sync-interval must be 5 to 86400 seconds; got \(syncInterval)") }
-        var endpoints: [(name: String, endpoint: String, use: EndpointSyntax.Use)] = replicaEndpoints.map {
-            (replicas.isEmpty ? "RECIPES_WORKER_REPLICAS" : "--replica", $0, .connect)
-        }
-        if let endpoint = storage ?? ProcessEnvironment.value("RECIPES_STORAGE") {
-            endpoints.append((storage == nil ? "RECIPES_STORAGE" : "--storage", endpoint, .connect))
-        }
-        if let endpoint = bind ?? ProcessEnvironment.value("RECIPES_WORKER_BIND") {
-            endpoints.append((bind == nil ? "RECIPES_WORKER_BIND" : "--bind", endpoint, .bind))
-        }
-        for (name, endpoint, use) in endpoints {
-            if let refusal = EndpointSyntax.refusal(endpoint, named: name, for: use) { throw ValidationError(refusal) }
-        }
+        let replicaSource = replicas.isEmpty ? "RECIPES_WORKER_REPLICAS" : "--replica"
+        let refusals = replicaEndpoints.map { EndpointSyntax.refusal($0, named: replicaSource, for: .connect) } + [
+            EndpointSyntax.refusal(option: "--storage", value: storage, variable: "RECIPES_STORAGE", for: .connect),
+            EndpointSyntax.refusal(option: "--bind", value: bind, variable: "RECIPES_WORKER_BIND", for: .bind),
+        ]
+        if let refusal = refusals.lazy.compactMap({ $0 }).first { throw ValidationError(refusal) }
         // A replica is another storage (another data folder): the storage itself, or one replica twice, is a pair
         // that can never sync ("both call themselves replica …").
         var seen = [storageEndpoint]

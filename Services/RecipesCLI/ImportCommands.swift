@@ -78,7 +78,6 @@ struct ImportRecipes: AsyncParsableCommand {
         }
     }
 
-    /// The URLs in a list: one per line, blank lines and `#` comments skipped.
     /// The addresses of a URL list: one per line, `#` starts a comment. A line holding a control character, or bytes
     /// that are not UTF-8 (a binary file given by mistake), is refused by its number before anything is sent.
     static func urls(in text: String, source: String) throws -> [String] {

@@ -17,6 +17,13 @@ public enum EndpointSyntax {
         problem(endpoint, for: use).map { "\(name) \"\(endpoint)\" is not an endpoint: \($0); \(example)" }
     }
 
+    /// The refusal of the endpoint a process is given by an option (`value`) or, without it, by its environment
+    /// `variable`, named by whichever gave it; nil when neither gives one or it can be used.
+    public static func refusal(option: String, value: String?, variable: String, for use: Use) -> String? {
+        guard let endpoint = value ?? ProcessEnvironment.value(variable) else { return nil }
+        return refusal(endpoint, named: value == nil ? variable : option, for: use)
+    }
+
     /// What is wrong with `endpoint`, or nil when it can be used.
     public static func problem(_ endpoint: String, for use: Use) -> String? {
         if endpoint.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control }) {

@@ -59,29 +59,28 @@ public enum PageText {
     /// The label a `<meta>` tag near the top declares: `charset=` inside the tag, quoted or not (the `charset`
     /// attribute, or the parameter in an `http-equiv` content). ASCII only, as the standard's pre-scan reads it.
     static func metaCharset(_ bytes: [UInt8]) -> String? {
-        let head = Array(bytes.prefix(metaScanBytes)).map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }
-        let meta = Array("<meta".utf8)
-        let charset = Array("charset".utf8)
-        var index = 0
-        while index + meta.count < head.count {
-            guard head[index..<index + meta.count].elementsEqual(meta) else { index += 1; continue }
-            let end = head[index...].firstIndex(of: UInt8(ascii: ">")) ?? head.count
-            var cursor = index + meta.count
-            while cursor + charset.count < end {
-                guard head[cursor..<cursor + charset.count].elementsEqual(charset) else { cursor += 1; continue }
-                var value = cursor + charset.count
-                while value < end, head[value] == 0x20 || head[value] == 0x09 || head[value] == 0x0A || head[value] == 0x0D { value += 1 }
-                guard value < end, head[value] == UInt8(ascii: "=") else { cursor += 1; continue }
-                value += 1
-                while value < end, [0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: "\""), UInt8(ascii: "'")].contains(head[value]) { value += 1 }
-                var stop = value
-                while stop < end, !([0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: ";"), UInt8(ascii: "/")].contains(head[stop])) {
-                    stop += 1
-                }
-                if stop > value, stop - value <= 40 { return String(decoding: head[value..<stop], as: UTF8.self) }
-                cursor += 1
-            }
-            index = end
+        // Bytes past ASCII read as U+FFFD: none can be part of a label the scan looks for.
+        let head = String(decoding: bytes.prefix(metaScanBytes), as: Unicode.ASCII.self).lowercased()
+        var rest = head[...]
+        while let tag = rest.firstRange(of: "<meta") {
+            let end = rest[tag.upperBound...].firstIndex(of: ">") ?? rest.endIndex
+            if let label = charsetValue(in: rest[tag.upperBound..<end]) { return label }
+            rest = rest[end...]
+        }
+        return nil
+    }
+
+    /// The value of the first `charset=` in a tag's attributes that has one (of at most 40 characters).
+    private static func charsetValue(in attributes: Substring) -> String? {
+        let space: (Character) -> Bool = { [" ", "\t", "\n", "\r", "\r\n"].contains($0) }
+        var rest = attributes
+        while let name = rest.firstRange(of: "charset") {
+            rest = rest[name.upperBound...]
+            let equals = rest.drop(while: space)
+            guard equals.first == "=" else { continue }
+            let value = equals.dropFirst().drop { space($0) || $0 == "\"" || $0 == "'" }
+                .prefix { !(space($0) || "\"';/".contains($0)) }
+            if !value.isEmpty, value.count <= 40 { return String(value) }
         }
         return nil
     }
