@@ -61,11 +61,7 @@ extension ListRecipes {
             if argument.hasPrefix("--cursor=") || argument == "--all" { continue }
             kept.append(argument)
         }
-        func quoted(_ word: String) -> String {
-            word.allSatisfy({ $0.isLetter || $0.isNumber || "-_=./:@+,".contains($0) }) && !word.isEmpty
-                ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
-        }
-        return (["recipes"] + kept.map(quoted) + ["--cursor", cursor]).joined(separator: " ")
+        return ShellWords.command(kept + ["--cursor", cursor])
     }
 }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import RecipeProtocol
 
 /// `recipes`: the RecipeVault command line.
@@ -17,7 +18,29 @@ struct Recipes: AsyncParsableCommand {
     )
 
     static func main() async {
-        await main(arguments(Array(CommandLine.arguments.dropFirst())))
+        let given = arguments(Array(CommandLine.arguments.dropFirst()))
+        do {
+            var command = try parseAsRoot(given)
+            if var asyncCommand = command as? any AsyncParsableCommand { try await asyncCommand.run() } else { try command.run() }
+        } catch {
+            guard let hint = negativeNumberHint(given), exitCode(for: error) == .validationFailure else { exit(withError: error) }
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n" + hint + "\n").utf8))
+            Foundation.exit(ExitCode.validationFailure.rawValue)
+        }
+    }
+
+    /// A negative number given on its own (`recipes rate toast -1`) is read as an option, and the parser then says only
+    /// "Missing expected argument '<rating>'". When the arguments were refused and hold one, this says what happened and
+    /// how to give it, so that it meets the argument's own check ("the rating must be 0 (none) to 5").
+    static func negativeNumberHint(_ arguments: [String]) -> String? {
+        let options = arguments.prefix { $0 != "--" }
+        guard let index = options.firstIndex(where: { $0.count > 1 && $0.hasPrefix("-") && Double($0) != nil }) else { return nil }
+        let number = arguments[index]
+        guard !arguments[(index + 1)...].contains(where: { $0.hasPrefix("-") }) else {
+            return TerminalText.safe("recipes: \(number) was read as an option; to give it as a value, put -- before it, after every option")
+        }
+        let example = ShellWords.command(Array(arguments[..<index]) + ["--"] + arguments[index...])
+        return TerminalText.safe("recipes: \(number) was read as an option; to give it as a value, put -- before it: \(example)")
     }
 
     /// The arguments as the parser should read them: a negative number after an option is that option's value

@@ -566,6 +566,16 @@ struct CLITests {
         }
     }
 
+    @Test("the real CLI says how to give a negative number it read as an option, and nothing is sent")
+    func negativeArgument() async throws {
+        let refused = try await recipes(["rate", "toast", "-1"], storage: "tcp://127.0.0.1:1")
+        #expect(refused.status == 64, "\(refused.output)")
+        #expect(refused.output.contains("recipes: -1 was read as an option; to give it as a value, put -- before it: recipes rate toast -- -1"),
+                "\(refused.output)")
+        let given = try await recipes(["rate", "toast", "--", "-1"], storage: "tcp://127.0.0.1:1")
+        #expect(given.status == 64 && given.output.contains("the rating must be 0 (none) to 5; got -1"), "\(given.output)")
+    }
+
     /// A worker given `--storage tcp://nas:99999` ran and retried for ever; the CLI said "stopped by an unexpected
     /// error: connect(garbage): Invalid argument" for RECIPES_STORAGE=garbage.
     @Test("an endpoint that cannot work stops the CLI, the storage and the worker at once, naming where it came from")

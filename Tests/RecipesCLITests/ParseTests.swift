@@ -99,6 +99,27 @@ struct ParseTests {
         #expect(leading.text == ["-pecan", "pie"] && leading.connection.json)
     }
 
+    /// `recipes rate toast -1` said only "Missing expected argument '<rating>'": the parser reads -1 as an option.
+    @Test("a negative number given on its own is refused with how to give it, which then meets the argument's own check")
+    func negativeArgument() throws {
+        let arguments = Recipes.arguments(["rate", "toast", "-1"])
+        #expect(throws: (any Error).self) { try Recipes.parseAsRoot(arguments) }
+        #expect(Recipes.negativeNumberHint(arguments)
+                == "recipes: -1 was read as an option; to give it as a value, put -- before it: recipes rate toast -- -1")
+        #expect(Recipes.negativeNumberHint(["photo", "move", "it's", "-2.5", "1"])
+                == "recipes: -2.5 was read as an option; to give it as a value, put -- before it: recipes photo move 'it'\\''s' -- -2.5 1")
+        #expect(Recipes.negativeNumberHint(["rate", "toast", "-1", "--json"])
+                == "recipes: -1 was read as an option; to give it as a value, put -- before it, after every option")
+        #expect(Recipes.negativeNumberHint(["rate", "toast", "--", "-1"]) == nil)
+        #expect(Recipes.negativeNumberHint(Recipes.arguments(["show", "x", "--servings", "-3"])) == nil)
+        do {
+            _ = try Recipes.parseAsRoot(["rate", "toast", "--", "-1"])
+            Issue.record("a rating of -1 parsed")
+        } catch {
+            #expect(Recipes.message(for: error).contains("the rating must be 0 (none) to 5; got -1"), "\(Recipes.message(for: error))")
+        }
+    }
+
     @Test("a negative number after an option is the option's value; after -- it stays an argument")
     func negativeValues() {
         #expect(Recipes.arguments(["show", "x", "--servings", "-3"]) == ["show", "x", "--servings=-3"])
