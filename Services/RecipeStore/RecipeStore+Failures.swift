@@ -7,10 +7,11 @@ import Glibc
 #endif
 
 extension RecipeStore {
-    /// The reply for a request whose handler failed with `error`, when the client should hear it as more than an
-    /// internal error (nil otherwise): a disk the storage writes to is full, which SQLite, a photo's file
+    /// The reply for a request whose handler failed with `error`, in words the client can act on (nil when there are
+    /// none better than the error's own): a disk the storage writes to is full, which SQLite, a photo's file
     /// and Foundation's file writes each say in their own way; the database locked by another program; every file
-    /// the storage may open in use. A write that fails so keeps nothing: SQLite rolls
+    /// the storage may open in use; the database file damaged; any other failure of SQLite's, without the statement
+    /// it was running. A write that fails so keeps nothing: SQLite rolls
     /// its transaction back, and a photo's file is written aside and moved into place only once whole.
     public static func reply(for error: any Error, during op: String) -> ServiceError? {
         if isOutOfDescriptors(error) {
@@ -25,7 +26,29 @@ extension RecipeStore {
         if isLockedByAnotherProgram(error) {
             return ServiceError(.storageLocked, "\(op) was not done: \(lockedDatabase); nothing of it was kept. \(lockedAdvice), and try again")
         }
-        return nil
+        guard let error = error as? DatabaseError else { return nil }
+        if isDamage(error) {
+            return ServiceError(.storageDamaged, "\(op) was not done: \(damagedDatabase) (SQLite: \(error.message ?? "database disk image is malformed")); "
+                + "nothing was changed. \(damagedAdvice)")
+        }
+        // Any other failure of SQLite's, in its own words and code: never the statement, which is the storage's
+        // business and no help to the person who sent the request.
+        let said = error.message.map { "\"\($0)\"" } ?? "nothing more"
+        if error.resultCode.primaryResultCode == .SQLITE_IOERR {
+            return ServiceError(.internalError, "\(op) was not done: the disk under recipe-storage's data folder failed a read or a write (SQLite said \(said), "
+                + "code \(error.extendedResultCode.rawValue)); nothing of it was kept. The system's log (dmesg) says more about the disk")
+        }
+        return ServiceError(.internalError, "\(op) failed inside recipe-storage's database (SQLite said \(said), code \(error.extendedResultCode.rawValue))")
+    }
+
+    static let damagedDatabase = "\(RecipeVault.databaseFileName) in recipe-storage's data folder is damaged where this request needed it"
+    static let damagedAdvice = "Stop recipe-storage and restore a backup into its data folder (README, \"Backups\"); with a replica that "
+        + "holds the same recipes, start this one on an empty data folder instead and its next sync brings everything back"
+
+    /// Whether SQLite found the database file damaged: a malformed page or index, or a file that is no longer a
+    /// database at all (a header overwritten while it ran).
+    static func isDamage(_ error: DatabaseError) -> Bool {
+        [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode.primaryResultCode)
     }
 
     static let lockedDatabase = "another program holds \(RecipeVault.databaseFileName) locked for writing and did not let go within 5 seconds"
@@ -126,7 +149,7 @@ public struct DataFolderError: Error, CustomStringConvertible {
         if access(existing.path, W_OK) != 0 {
             return "recipe-storage (user id \(getuid())) may not write in \(existing.path); give it that folder (chown) or \(choose)"
         }
-        if let error = underlying as? DatabaseError, [.SQLITE_NOTADB, .SQLITE_CORRUPT].contains(error.resultCode.primaryResultCode) {
+        if let error = underlying as? DatabaseError, RecipeStore.isDamage(error) {
             return "\(RecipeVault.databaseFileName) there is not a database recipe-storage can read (damaged, or another program's file); move it aside and restore a backup into the folder (README, \"Backups\"), or start with an empty folder"
         }
         return "recipe-storage could not open it; \(choose)"

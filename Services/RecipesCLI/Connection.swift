@@ -114,7 +114,7 @@ enum ExitStatus {
     static let unavailable: Int32 = 69 // a service is not reachable or shutting down
     static let internalFailure: Int32 = 70
     static let cannotWrite: Int32 = 73 // a file could not be created
-    static let ioError: Int32 = 74 // the storage's disk is full
+    static let ioError: Int32 = 74 // the storage's disk is full, or its database damaged
     static let conflict: Int32 = 75 // changed meanwhile; try again
     static let readOnly: Int32 = 77 // starter recipe
     static let refusedKeys: Int32 = 78 // a service refused this client's CURVE keys (or their absence)
@@ -125,7 +125,7 @@ enum ExitStatus {
         case .conflict, .syncRestart: conflict
         case .starterReadOnly: readOnly
         case .shuttingDown, .busy, .storageLocked: unavailable
-        case .storageFull: ioError
+        case .storageFull, .storageDamaged: ioError
         case .forbidden: refusedKeys
         case .messageTooLarge, .requestIDReused: refused
         case .missingPhoto, .photoDamaged: internalFailure

@@ -224,8 +224,8 @@ public actor JobRunner {
         case storageAway
     }
 
-    /// The storage cannot take a job's work for now: it does not answer, is stopping, its disk is full or another
-    /// program holds its database locked. The
+    /// The storage cannot take a job's work for now: it does not answer, is stopping, its disk is full, another
+    /// program holds its database locked or the database is damaged (until a backup is restored). The
     /// job pauses with its URLs pending (a full disk would otherwise fail every URL left, and could not even
     /// record that); the next scan goes on once the storage can write again.
     static func isStorageAway(_ error: any Error) -> Bool {
@@ -237,7 +237,7 @@ public actor JobRunner {
             }
         }
         guard let code = (error as? ServiceError)?.code else { return false }
-        return code == .shuttingDown || code == .storageFull || code == .storageLocked
+        return code == .shuttingDown || code == .storageFull || code == .storageLocked || code == .storageDamaged
     }
 
     /// Pauses between tries of a URL whose work was answered `busy` (this worker, or the storage past its own

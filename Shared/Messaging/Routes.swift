@@ -81,8 +81,11 @@ public struct Routes: Sendable {
                 return Answer(frames: [WireCodec.encodeError(id: context.requestID, error: error, using: encoder)], saysBusy: error.code == .busy)
             } catch {
                 if let reply = translator?(error, Op.name) {
-                    // Not a fault of the service's own (a full disk): a warning, with the code the client was told.
-                    context.logger.warning("request refused", metadata: ["code": "\(reply.code.rawValue)", "error": "\(error)"])
+                    // Not a fault of the service's own (a full disk) is a warning; a damaged database or a failing disk
+                    // an error. Either with the code the client was told, and the whole error for whoever reads the log.
+                    let fault = reply.code == .internalError || reply.code == .storageDamaged
+                    context.logger.log(level: fault ? .error : .warning, fault ? "request failed" : "request refused",
+                                       metadata: ["code": "\(reply.code.rawValue)", "error": "\(error)"])
                     return Answer(frames: [WireCodec.encodeError(id: context.requestID, error: reply, using: encoder)], saysBusy: reply.code == .busy)
                 }
                 context.logger.error("request failed", metadata: ["error": "\(error)"])

@@ -70,6 +70,9 @@ public enum ErrorCode: String, Codable, Sendable, CaseIterable {
     /// Another program holds the storage's database locked for writing (an SQLite shell or browser with unsaved
     /// changes, say) and did not let go within 5 seconds: the write was not done. Retry once it lets go.
     case storageLocked = "storage_locked"
+    /// The storage's database file is damaged where the request needed it (SQLite found a malformed page): nothing
+    /// was changed. Restore a backup into the data folder, or refill it from a replica.
+    case storageDamaged = "storage_damaged"
     /// The service failed in a way the request could not cause; the message says what failed.
     case internalError = "internal_error"
 }

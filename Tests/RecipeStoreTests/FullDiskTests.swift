@@ -32,11 +32,14 @@ struct FullDiskTests {
             #expect(reply?.message.contains("Free some space") == true)
         }
         photo.errno = EACCES
-        let other: [any Error] = [
-            DatabaseError(resultCode: .SQLITE_IOERR, message: "disk I/O error"), photo, PhotoStorageError("photo x is missing", lost: true),
-            CocoaError(.fileWriteNoPermission), POSIXError(.EIO),
-        ]
+        let other: [any Error] = [photo, PhotoStorageError("photo x is missing", lost: true), CocoaError(.fileWriteNoPermission), POSIXError(.EIO)]
         for error in other { #expect(RecipeStore.reply(for: error, during: "recipe.create") == nil, "\(error)") }
+        // A disk that fails a read or write is said as such, in SQLite's words and without the statement.
+        let failing = DatabaseError(resultCode: .SQLITE_IOERR_WRITE, message: "disk I/O error", sql: "INSERT INTO recipes (id) VALUES (?)")
+        let reply = RecipeStore.reply(for: failing, during: "recipe.create")
+        #expect(reply?.code == .internalError)
+        #expect(reply?.message == "recipe.create was not done: the disk under recipe-storage's data folder failed a read or a write "
+                + "(SQLite said \"disk I/O error\", code 778); nothing of it was kept. The system's log (dmesg) says more about the disk")
     }
 
     @Test("no file descriptor left, said by a photo's file, POSIX or Foundation, is busy with what to do; SQLite's \"cannot open\" is only while the process holds nearly every descriptor")
@@ -59,7 +62,8 @@ struct FullDiskTests {
         // parallel tests hold some), a database that cannot be opened is not that.
         let cannotOpen = DatabaseError(resultCode: .SQLITE_CANTOPEN, message: "unable to open database file")
         if !RecipeStore.descriptorsNearlyUsedUp() {
-            #expect(RecipeStore.reply(for: cannotOpen, during: "recipe.list") == nil)
+            #expect(RecipeStore.reply(for: cannotOpen, during: "recipe.list")
+                    == ServiceError(.internalError, "recipe.list failed inside recipe-storage's database (SQLite said \"unable to open database file\", code 14)"))
         }
         // A full disk said through Foundation's wrapped POSIX error is still a full disk.
         let wrapped = NSError(domain: NSCocoaErrorDomain, code: CocoaError.fileWriteUnknown.rawValue,

@@ -6,13 +6,14 @@ import Testing
 
 @Suite("When a batch job pauses instead of failing its URLs", .onOwnThread)
 struct JobPauseTests {
-    @Test("a storage that does not answer, is stopping or has a full disk pauses the job; a refusal of one URL does not")
+    @Test("a storage that does not answer, is stopping, has a full disk or a damaged database pauses the job; a refusal of one URL does not")
     func pauses() {
         let away: [any Error] = [
             MessageClientError.unreachable(service: "storage", endpoint: "tcp://127.0.0.1:5555", attempts: 3, timeout: .seconds(2), hint: nil),
             ServiceError(.shuttingDown, "recipe-storage is shutting down"),
             ServiceError(.storageFull, "recipe.saveImported was not done: the disk recipe-storage writes to is full"),
             ServiceError(.storageLocked, "job.record was not done: another program holds Recipes.sqlite locked for writing"),
+            ServiceError(.storageDamaged, "job.record was not done: Recipes.sqlite in recipe-storage's data folder is damaged"),
         ]
         for error in away { #expect(JobRunner.isStorageAway(error), "\(error)") }
         let refused: [any Error] = [

@@ -1,0 +1,70 @@
+import Foundation
+import GRDB
+import Logging
+import Messaging
+import RecipeModel
+import RecipeProtocol
+import RecipeStore
+import StorageService
+import Testing
+
+/// A `Recipes.sqlite` damaged on disk (a failing disk, a copy cut short, another program's write) made every request
+/// that met the damage answer `internal_error` with SQLite's words and the storage's own SQL statement ("SQLite error
+/// 11: database disk image is malformed - while executing `SELECT r.id, r.title, …`"), exit 70 in the CLI.
+@Suite("A database damaged on disk: said as such, with what to do, and the rest still served")
+struct DamagedDatabaseTests {
+    @Test("requests that meet a damaged page are answered storage_damaged without SQL; what is intact is still read")
+    func damagedPage() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-damaged-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try RecipeStore(folder: folder)
+        for index in 0..<60 { _ = try await store.createRecipe(id: UUID.timeOrdered(), RecipeDraft(name: "Soup \(index)")) }
+        let book = try await store.createBook(id: UUID(), title: "Soups", author: nil)
+        try store.close()
+
+        // Overwrite the recipes table's first page (its root) in the file, as a failing disk would.
+        let file = folder.appendingPathComponent(RecipeVault.databaseFileName)
+        let (page, pageSize) = try await DatabaseQueue(path: file.path).read { db in
+            (try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'recipes'") ?? 0,
+             try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0)
+        }
+        #expect(page > 1 && pageSize >= 512)
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.seek(toOffset: UInt64((page - 1) * pageSize))
+        var generator = SystemRandomNumberGenerator()
+        try handle.write(contentsOf: Data((0..<pageSize).map { _ in UInt8.random(in: 0...255, using: &generator) }))
+        try handle.close()
+
+        var configuration = StorageConfiguration()
+        configuration.bindEndpoint = "tcp://127.0.0.1:*"
+        configuration.publishEndpoint = "tcp://127.0.0.1:*"
+        configuration.dataFolder = folder
+        configuration.seedSamples = false
+        let service = try await StorageService(configuration: configuration, logger: Logger(label: "test"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await service.server.run() }
+            defer { service.server.stop() }
+            var clientConfiguration = MessageClient.Configuration(endpoint: try await service.server.boundEndpoint, serviceName: "storage")
+            clientConfiguration.timeout = .seconds(10)
+            let client = try MessageClient(configuration: clientConfiguration)
+
+            for (op, call) in [("recipe.list", { _ = try await client.call(RecipeOps.List.self, RecipeListQuery()) }),
+                               ("recipe.create", { _ = try await client.call(RecipeOps.Create.self, .init(recipe: RecipeDraft(name: "After"))) })]
+                as [(String, () async throws -> Void)] {
+                let error = await #expect(throws: ServiceError.self) { try await call() }
+                #expect(error?.code == .storageDamaged, "\(op): \(String(describing: error))")
+                let message = error?.message ?? ""
+                #expect(message.hasPrefix("\(op) was not done: Recipes.sqlite in recipe-storage's data folder is damaged where this request needed it (SQLite: "),
+                        "\(message)")
+                #expect(message.contains("nothing was changed. Stop recipe-storage and restore a backup into its data folder (README, \"Backups\")"), "\(message)")
+                for statement in ["SELECT", "INSERT", "while executing", "`"] { #expect(!message.contains(statement), "\(message)") }
+            }
+            // The books are on pages of their own: still read.
+            #expect(try await client.call(BookOps.List.self, Empty()).books.map(\.book.id) == [book.id])
+            service.server.stop()
+            try await group.waitForAll()
+        }
+        await service.publisher.close()
+        try service.store.close()
+    }
+}
