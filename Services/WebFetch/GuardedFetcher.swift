@@ -213,6 +213,11 @@ public struct GuardedFetcher: Sendable {
         let pinned = target.pinned.description
         configuration.dnsOverride = [target.host: pinned, "[\(target.host)]": pinned]
         configuration.connectionPool = .init(idleTimeout: .seconds(1))
+        // A connection that could not be made is said at once, as a browser does: the client's own retries (with a
+        // backoff, until the connect timeout) made every refused connection, every certificate that could not be
+        // verified and every site not speaking TLS take the whole 10 s, and then said only the last attempt's
+        // error. A lost packet is the system's to send again within the connect timeout, as before.
+        configuration.connectionPool.retryConnectionEstablishment = false
         let client = HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
         do {
             let result = try await perform(client, target: target, purpose: purpose, cap: cap, deadline: deadline)
@@ -316,7 +321,7 @@ public struct GuardedFetcher: Sendable {
             // A compressed body that unpacks beyond the cap.
             return tooLarge(target, cap: cap, seen: nil)
         }
-        return ServiceError(.fetchFailed, "could not fetch \(target.url.absoluteString) from \(target.pinned): \(describe(error))")
+        return ServiceError(.fetchFailed, "could not fetch \(target.url.absoluteString) from \(target.pinned): \(FetchErrorText.describe(error))")
     }
 
     /// Whether `error` is the system refusing this process a socket for want of a file descriptor (as SwiftNIO says
@@ -327,19 +332,6 @@ public struct GuardedFetcher: Sendable {
             return !connection.connectionErrors.isEmpty && connection.connectionErrors.allSatisfy { isOutOfDescriptors($0.error) }
         }
         return false
-    }
-
-    private func describe(_ error: any Error) -> String {
-        if let io = error as? IOError { return io.description }
-        if let parsing = error as? HTTPParserError {
-            // The parser's own words ("too many header bytes seen; overflow detected") say little to a person.
-            if parsing == .headerOverflow { return "its reply's headers ran past 80 KB, far more than a web page's" }
-            return "its reply is not HTTP a web page is sent in (\(parsing))"
-        }
-        let text = String(describing: error)
-        if text.contains("connectionRefused") || text.contains("Connection refused") { return "the connection was refused" }
-        if text.contains("remoteConnectionClosed") { return "the server closed the connection" }
-        return text
     }
 
     private func megabytes(_ bytes: Int) -> String {

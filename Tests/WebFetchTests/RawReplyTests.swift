@@ -1,4 +1,8 @@
 import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOHTTPCompression
+import NIOSSL
 import RecipeProtocol
 import Testing
 import TestThreads
@@ -8,12 +12,13 @@ import TestThreads
 import Glibc
 #endif
 
-/// A TCP server on 127.0.0.1 that answers its first connection with `reply`, whatever was asked, and closes: the
-/// replies no HTTP library would send. It waits at most 10 s for that connection.
+/// A TCP server on 127.0.0.1 that answers its first connection with `reply`, whatever was asked, and closes (with
+/// `reset`, by resetting the connection, as a crashed server's system does): the replies no HTTP library would send.
+/// It waits at most 10 s for that connection.
 private final class RawReplyServer: Sendable {
     let port: Int
 
-    init(reply: [UInt8]) throws {
+    init(reply: [UInt8], reset: Bool = false) throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw RawServerError("socket") }
         var address = sockaddr_in()
@@ -34,7 +39,13 @@ private final class RawReplyServer: Sendable {
             defer { close(listener) }
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else { return }
-            defer { close(connection) }
+            defer {
+                if reset {
+                    var abort = linger(l_onoff: 1, l_linger: 0)
+                    setsockopt(connection, SOL_SOCKET, SO_LINGER, &abort, socklen_t(MemoryLayout<linger>.size))
+                }
+                close(connection)
+            }
             var limit = timeval(tv_sec: 10, tv_usec: 0)
             setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
             var request = [UInt8](repeating: 0, count: 65_536)
@@ -59,11 +70,11 @@ private struct RawServerError: Error {
 struct RawReplyTests {
     static let loopbackOnly = try! AllowList(["127.0.0.1"])
 
-    func refusal(_ reply: [UInt8]) async throws -> ServiceError? {
-        let server = try RawReplyServer(reply: reply)
+    func refusal(_ reply: [UInt8], reset: Bool = false, scheme: String = "http") async throws -> ServiceError? {
+        let server = try RawReplyServer(reply: reply, reset: reset)
         let fetcher = GuardedFetcher(policy: FetchPolicy(allowList: Self.loopbackOnly, readTimeout: 5, overallTimeout: 10))
         do {
-            _ = try await fetcher.fetch("http://127.0.0.1:\(server.port)/page")
+            _ = try await fetcher.fetch("\(scheme)://127.0.0.1:\(server.port)/page")
             return nil
         } catch let error as ServiceError {
             return error
@@ -83,7 +94,47 @@ struct RawReplyTests {
     func anotherProtocol() async throws {
         let error = try #require(try await refusal(Array("SSH-2.0-OpenSSH_9.6\r\n\r\n".utf8)))
         #expect(error.code == .fetchFailed)
-        #expect(error.message.contains("is not HTTP a web page is sent in"), "\(error.message)")
+        #expect(error.message.contains("is not the HTTP a web page is sent in"), "\(error.message)")
+    }
+
+    /// The libraries' own words reached the person importing: "read(descriptor:pointer:size:): Connection reset by
+    /// peer) (errno: 104)", "handshakeFailed(NIOSSL.BoringSSLError.sslError([Error: 268435703 error:100000f7:SSL
+    /// routines:OPENSSL_internal:WRONG_VERSION_NUMBER at /…/tls_record.cc:127]))", "inflationError(-3)". And a
+    /// connection that could not be made was tried again until the 10 s connect timeout, then said as the last try's
+    /// error: this server answers one connection only, so a second try would be "refused", not the TLS failure.
+    @Test("a connection that fails is said at once in the product's words: reset, cut short, not TLS, a damaged compressed body")
+    func failuresInPlainWords() async throws {
+        let page = Array("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n<html><head><title>Half".utf8)
+        let cases: [(reply: [UInt8], reset: Bool, scheme: String, said: String)] = [
+            (page, true, "http", "the site reset the connection before its reply was whole"),
+            (page, false, "http", "the site closed the connection before its reply was whole"),
+            (Array("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello".utf8), false, "https",
+             "a secure connection (TLS) could not be made: the site does not speak TLS on that port (is the address http:// rather than https://?)"),
+            (Array("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 20\r\n\r\n".utf8) + [0x1F, 0x8B, 0x08, 0x00] + Array("garbagegarbage12".utf8),
+             false, "http", "its body is compressed (Content-Encoding) but damaged, so it could not be unpacked"),
+        ]
+        for item in cases {
+            let error = try #require(try await refusal(item.reply, reset: item.reset, scheme: item.scheme))
+            #expect(error.code == .fetchFailed)
+            #expect(error.message.hasPrefix("could not fetch \(item.scheme)://127.0.0.1:") && error.message.hasSuffix("/page from 127.0.0.1: \(item.said)"),
+                    "\(error.message)")
+        }
+    }
+
+    @Test("every kind of failure the fetch can meet is said without a library's internals; one not met before by its kind alone")
+    func describedKinds() {
+        struct Unforeseen: Error, CustomStringConvertible { var description: String { "Unforeseen(internal: /build/path.swift:12)" } }
+        let said: [(any Error, String)] = [
+            (IOError(errnoCode: ECONNRESET, reason: "read(descriptor:pointer:size:)"), "the site reset the connection before its reply was whole"),
+            (IOError(errnoCode: EACCES, reason: "connect"), "the connection failed: permission denied"),
+            (NIOSSLError.uncleanShutdown, "the site ended the secure connection before its reply was whole"),
+            (NIOSSLExtraError.failedToValidateHostname, "its certificate is for another name than the site's, so the secure connection (TLS) was not trusted"),
+            (NIOHTTPDecompression.DecompressionError.inflationError(-3), "its body is compressed (Content-Encoding) but damaged, so it could not be unpacked"),
+            (HTTPParserError.invalidEOFState, "the site closed the connection before its reply was whole"),
+            (ChannelError.eof, "the site closed the connection before its reply was whole"),
+            (Unforeseen(), "the exchange with the site failed (Unforeseen)"),
+        ]
+        for (error, expected) in said { #expect(FetchErrorText.describe(error) == expected, "\(error)") }
     }
 }
 
