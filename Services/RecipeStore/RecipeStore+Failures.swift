@@ -51,6 +51,14 @@ extension RecipeStore {
         [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode.primaryResultCode)
     }
 
+    /// As `reply(for:during:)`, and a read or write that failed because the database file was removed or replaced
+    /// under the running storage (SQLite's "unable to open database file" for a reader opening it) says so.
+    public func reply(for error: any Error, during op: String) -> ServiceError? {
+        if let moved = error as? DatabaseFileIdentity.Moved { return DatabaseFileIdentity.refusal(moved.problem, op: op) }
+        if error is DatabaseError, let problem = batcher.files.problem() { return DatabaseFileIdentity.refusal(problem, op: op) }
+        return Self.reply(for: error, during: op)
+    }
+
     static let lockedDatabase = "another program holds \(RecipeVault.databaseFileName) locked for writing and did not let go within 5 seconds"
     static let lockedAdvice = "Close what holds it open with changes not yet written (an sqlite3 shell in a transaction, a database browser with unsaved edits, a tool copying or rewriting the file)"
 

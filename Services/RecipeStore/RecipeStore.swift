@@ -107,10 +107,11 @@ public final class RecipeStore: Sendable {
         let path = folder.appendingPathComponent(RecipeVault.databaseFileName).path
         setAsideLogNote = try StaleWriteAheadLog.setAsideIfStale(databasePath: path)
         pool = try DatabasePool(path: path, configuration: configuration)
-        batcher = WriteBatcher(pool: pool)
         // GRDB turns WAL on and then sets synchronous=NORMAL on the writer; an
         // acknowledged write must survive power loss, so FULL it is.
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        // The database and its log are open from here on: the writer checks they stay the files at these paths.
+        batcher = WriteBatcher(pool: pool, files: DatabaseFileIdentity(path: path))
         // A write inside a savepoint (each of a group commit's writes has one) journals the pages it changes;
         // in memory that is a copy, on disk (SQLite's default past 64 KB) a temporary file written and
         // read back for every create. The writer's page cache holds the index pages a create touches

@@ -38,8 +38,12 @@ final class WriteBatcher: Sendable {
     private let pool: DatabasePool
     private let state = Mutex(State())
 
-    init(pool: DatabasePool) {
+    /// The files the writer writes, checked before each commit.
+    let files: DatabaseFileIdentity
+
+    init(pool: DatabasePool, files: DatabaseFileIdentity) {
         self.pool = pool
+        self.files = files
     }
 
     /// Runs `body` in a transaction shared with the writes queued beside it and returns once it is committed.
@@ -95,10 +99,13 @@ final class WriteBatcher: Sendable {
             }
             if batch.isEmpty { return }
             do {
+                let files = self.files
                 try db.inTransaction {
                     if batch.count == 1 {
                         switch batch[0].run(db, true) {
-                        case .written: return .commit
+                        case .written:
+                            if let problem = files.problem() { throw DatabaseFileIdentity.Moved(problem: problem) }
+                            return .commit
                         case .refused: return .rollback
                         case .aborted: throw BatchAborted()
                         }
@@ -107,6 +114,7 @@ final class WriteBatcher: Sendable {
                         // SQLite rolled the whole transaction back (a full disk, an I/O error): nothing of the batch stands.
                         throw BatchAborted()
                     }
+                    if let problem = files.problem() { throw DatabaseFileIdentity.Moved(problem: problem) }
                     return .commit
                 }
                 for pending in batch { pending.finish(nil) }

@@ -55,7 +55,7 @@ public struct StorageService: Sendable {
         logger.info("publishing change notices", metadata: ["endpoint": "\(publisher.endpoint)"])
         var routes = Routes()
         routes.observeWrites { op in publisher.announce(op) }
-        routes.translateFailures(RecipeStore.reply(for:during:))
+        routes.translateFailures { [store] error, op in store.reply(for: error, during: op) }
         routes.addSystemOperations(service: "recipe-storage")
         routes.addStorageOperations(store: store, publishEndpoint: publisher.endpoint, announce: { op in publisher.announce(op) })
         var serverConfiguration = configuration.server

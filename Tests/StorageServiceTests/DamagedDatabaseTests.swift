@@ -35,19 +35,7 @@ struct DamagedDatabaseTests {
         try handle.write(contentsOf: Data((0..<pageSize).map { _ in UInt8.random(in: 0...255, using: &generator) }))
         try handle.close()
 
-        var configuration = StorageConfiguration()
-        configuration.bindEndpoint = "tcp://127.0.0.1:*"
-        configuration.publishEndpoint = "tcp://127.0.0.1:*"
-        configuration.dataFolder = folder
-        configuration.seedSamples = false
-        let service = try await StorageService(configuration: configuration, logger: Logger(label: "test"))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await service.server.run() }
-            defer { service.server.stop() }
-            var clientConfiguration = MessageClient.Configuration(endpoint: try await service.server.boundEndpoint, serviceName: "storage")
-            clientConfiguration.timeout = .seconds(10)
-            let client = try MessageClient(configuration: clientConfiguration)
-
+        try await Self.withService(on: folder) { client async throws in
             for (op, call) in [("recipe.list", { _ = try await client.call(RecipeOps.List.self, RecipeListQuery()) }),
                                ("recipe.create", { _ = try await client.call(RecipeOps.Create.self, .init(recipe: RecipeDraft(name: "After"))) })]
                 as [(String, () async throws -> Void)] {
@@ -61,10 +49,50 @@ struct DamagedDatabaseTests {
             }
             // The books are on pages of their own: still read.
             #expect(try await client.call(BookOps.List.self, Empty()).books.map(\.book.id) == [book.id])
+        }
+    }
+
+    /// A data folder removed while the storage ran (`rm -rf` of the wrong folder): every write was acknowledged into
+    /// files no path named any more, and all of them were gone at the next start.
+    @Test("a data folder, or the database's log alone, removed under a running storage: writes are refused, not acknowledged and lost", arguments: [false, true])
+    func removedUnderIt(logOnly: Bool) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-removed-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await Self.withService(on: folder) { client async throws in
+            _ = try await client.call(RecipeOps.Create.self, .init(recipe: RecipeDraft(name: "Before")))
+            let removed = logOnly ? folder.appendingPathComponent(RecipeVault.databaseFileName + "-wal") : folder
+            try FileManager.default.removeItem(at: removed)
+            let error = await #expect(throws: ServiceError.self) {
+                _ = try await client.call(RecipeOps.Create.self, .init(recipe: RecipeDraft(name: "After")))
+            }
+            #expect(error?.code == .storageDamaged)
+            let file = logOnly ? "Recipes.sqlite's log (Recipes.sqlite-wal)" : "Recipes.sqlite"
+            #expect(error?.message == "recipe.create was not done: \(file) was removed from recipe-storage's data folder (\(folder.path)) while it ran, "
+                    + "and a write now would be gone at its next start; nothing of this request was kept. Stop recipe-storage, put its data "
+                    + "folder back (or restore a backup into it) and start it again", "\(String(describing: error))")
+            let again = await #expect(throws: ServiceError.self) { _ = try await client.call(BookOps.Create.self, .init(title: "Later")) }
+            #expect(again?.code == .storageDamaged && again?.message.hasPrefix("book.create was not done: \(file) was") == true, "\(String(describing: again))")
+        }
+    }
+
+    /// A storage service on `folder`, without samples, and a client of it.
+    static func withService(on folder: URL, _ body: (MessageClient) async throws -> Void) async throws {
+        var configuration = StorageConfiguration()
+        configuration.bindEndpoint = "tcp://127.0.0.1:*"
+        configuration.publishEndpoint = "tcp://127.0.0.1:*"
+        configuration.dataFolder = folder
+        configuration.seedSamples = false
+        let service = try await StorageService(configuration: configuration, logger: Logger(label: "test"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await service.server.run() }
+            defer { service.server.stop() }
+            var clientConfiguration = MessageClient.Configuration(endpoint: try await service.server.boundEndpoint, serviceName: "storage")
+            clientConfiguration.timeout = .seconds(10)
+            try await body(try MessageClient(configuration: clientConfiguration))
             service.server.stop()
             try await group.waitForAll()
         }
         await service.publisher.close()
-        try service.store.close()
+        try? service.store.close()
     }
 }

@@ -1,0 +1,57 @@
+import Foundation
+import RecipeProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The database file and its write-ahead log as the store opened them. A data folder removed or replaced while the
+/// storage runs (`rm -rf` of the wrong folder, a volume mounted over it) leaves SQLite writing into files no path
+/// names any more: each write was acknowledged, and all of them were gone at the next start. The writer checks
+/// before every commit that the files at the paths are still the ones it writes (two `stat` calls), and refuses
+/// the write otherwise.
+struct DatabaseFileIdentity: Sendable {
+    struct FileID: Equatable, Sendable {
+        let device: UInt64
+        let inode: UInt64
+    }
+
+    let path: String
+    let database: FileID?
+    let log: FileID?
+
+    /// The files at `path` and beside it now.
+    init(path: String) {
+        self.path = path
+        database = Self.id(path)
+        log = Self.id(path + "-wal")
+    }
+
+    static func id(_ path: String) -> FileID? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return FileID(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    }
+
+    /// What is wrong, when the files at the paths are no longer the ones the store opened; nil while they are.
+    func problem() -> String? {
+        guard let database else { return nil }
+        let now = Self.id(path)
+        let logNow = log == nil ? nil : Self.id(path + "-wal")
+        guard now != database || logNow != log else { return nil }
+        let file = now != database ? RecipeVault.databaseFileName : "\(RecipeVault.databaseFileName)'s log (\(RecipeVault.databaseFileName)-wal)"
+        let what = (now != database ? now : logNow) == nil ? "was removed from" : "was replaced in"
+        return "\(file) \(what) recipe-storage's data folder (\((path as NSString).deletingLastPathComponent)) while it ran"
+    }
+
+    /// A write the writer did not commit because `problem()` said something.
+    struct Moved: Error, CustomStringConvertible {
+        let problem: String
+        var description: String { problem }
+    }
+
+    /// The reply to a request that failed so.
+    static func refusal(_ problem: String, op: String) -> ServiceError {
+        ServiceError(.storageDamaged, "\(op) was not done: \(problem), and a write now would be gone at its next start; "
+            + "nothing of this request was kept. Stop recipe-storage, put its data folder back (or restore a backup into it) and start it again")
+    }
+}
