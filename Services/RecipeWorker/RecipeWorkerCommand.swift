@@ -129,6 +129,11 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
         if let refusal = refusals.lazy.compactMap({ $0 }).first { throw ValidationError(refusal) }
         // A replica is another storage (another data folder): the storage itself, or one replica twice, is a pair
         // that can never sync ("both call themselves replica …").
+        let ownEndpoint = bind ?? ProcessEnvironment.value("RECIPES_WORKER_BIND") ?? RecipeVault.defaultWorkerEndpoint
+        for endpoint in [storageEndpoint] + replicaEndpoints where endpoint == ownEndpoint {
+            throw ValidationError("\(endpoint) is where this recipe-worker answers (its --bind), not a recipe-storage; "
+                + "give --storage and --replica the endpoints recipe-storage answers on")
+        }
         var seen = [storageEndpoint]
         for replica in replicaEndpoints {
             guard !seen.contains(replica) else {

@@ -97,6 +97,7 @@ struct ConnectionOptions: ParsableArguments {
         configuration.attempts = attempts
         configuration.timeout = .milliseconds(Int((seconds ?? timeout) * 1_000 / Double(attempts)))
         configuration.hint = "is \(service) running? set \(variable) or \(option) to point elsewhere"
+        configuration.setting = "\(variable) or \(option)"
         configuration.security = security
         configuration.securityHint = "set RECIPES_KEY_FILE to this client's secret key and \(variable)_KEY_FILE to \(service)'s public key, "
             + "and put this client's public key in \(service)'s client keys"

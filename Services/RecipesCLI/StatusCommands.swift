@@ -7,7 +7,7 @@ import RecipeProtocol
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status", abstract: "Are the services reachable? Versions and counts.",
-        discussion: "Exits 69 when recipe-storage (or the --only service) is not reachable and 78 when it refuses this client's keys: a container health check.")
+        discussion: "Exits 69 when recipe-storage (or the --only service) is not reachable, or another service answers at its endpoint, and 78 when it refuses this client's keys: a container health check.")
     @OptionGroup var connection: ConnectionOptions
     @Option(help: "Check only this service: storage or worker.")
     var only: Only?
@@ -30,8 +30,10 @@ struct Status: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            async let storage = only == .worker ? nil : probe(try connection.storageClient(), connection.storageEndpoint)
-            async let worker = only == .storage ? nil : probe(try connection.workerClient(), connection.workerEndpoint)
+            async let storage = only == .worker ? nil
+                : probe(try connection.storageClient(), connection.storageEndpoint, expecting: "recipe-storage", setting: "RECIPES_STORAGE or --storage")
+            async let worker = only == .storage ? nil
+                : probe(try connection.workerClient(), connection.workerEndpoint, expecting: "recipe-worker", setting: "RECIPES_WORKER or --worker")
             var report = Report(storage: try await storage, worker: try await worker)
             if report.storage?.reachable == true { report.stats = try? await connection.storageClient().call(StorageOps.Stats.self, Empty()) }
             if connection.json {
@@ -39,9 +41,9 @@ struct Status: AsyncParsableCommand {
             } else {
                 for (name, service) in [("recipe-storage", report.storage), ("recipe-worker", report.worker)] {
                     guard let service else { continue }
-                    if let health = service.health {
+                    if let health = service.health, service.reachable {
                         print("\(name): up at \(service.endpoint), version \(health.version), protocol \(health.protocolVersion), up \(Output.minutes(Int(health.uptimeSeconds / 60)))")
-                    } else if service.refused == true, let error = service.error {
+                    } else if service.refused == true || service.health != nil, let error = service.error {
                         print("\(name): \(error)")
                     } else {
                         print("\(name): not reachable at \(service.endpoint)")
@@ -55,15 +57,22 @@ struct Status: AsyncParsableCommand {
             let (name, required) = only == .worker ? ("recipe-worker", report.worker) : ("recipe-storage", report.storage)
             if let required, !required.reachable {
                 if required.refused == true { throw CLIError("\(name) refused this client's keys", status: ExitStatus.refusedKeys) }
+                if required.health != nil, let error = required.error { throw CLIError(error, status: ExitStatus.unavailable) }
                 let variable = only == .worker ? "RECIPES_WORKER or --worker" : "RECIPES_STORAGE or --storage"
                 throw CLIError("\(name) is not reachable at \(required.endpoint); set \(variable)", status: ExitStatus.unavailable)
             }
         }
     }
 
-    private func probe(_ client: MessageClient, _ endpoint: String) async -> Report.Service {
+    private func probe(_ client: MessageClient, _ endpoint: String, expecting service: String, setting: String) async -> Report.Service {
         do {
-            return Report.Service(endpoint: endpoint, reachable: true, health: try await client.call(System.Health.self, Empty()))
+            let health = try await client.call(System.Health.self, Empty())
+            // Another service at the endpoint (RECIPES_STORAGE set to the worker's) is not this one up.
+            guard health.service == service else {
+                return Report.Service(endpoint: endpoint, reachable: false, health: health,
+                                      error: "\(endpoint) is \(TerminalText.safe(health.service)), not \(service); set \(setting) to \(service)'s endpoint")
+            }
+            return Report.Service(endpoint: endpoint, reachable: true, health: health)
         } catch let error as MessageClientError {
             if case .refused = error { return Report.Service(endpoint: endpoint, reachable: false, error: "\(error)", refused: true) }
             return Report.Service(endpoint: endpoint, reachable: false, error: "\(error)")

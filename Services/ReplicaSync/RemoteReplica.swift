@@ -18,6 +18,7 @@ public struct RemoteReplica: SyncEndpoint {
     public init(endpoint: String, security: CurveClientSecurity? = nil, timeout: Duration = .seconds(10), attempts: Int = 2,
                 logger: Logger) throws {
         var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: "recipe-storage")
+        configuration.setting = "recipe-worker's --storage or --replica"
         configuration.timeout = timeout
         configuration.attempts = attempts
         configuration.security = security
@@ -31,7 +32,8 @@ public struct RemoteReplica: SyncEndpoint {
     public func info() async throws -> SyncOps.Info.Response {
         do {
             return try await client.call(SyncOps.Info.self, .init())
-        } catch let error as ServiceError where error.code == .unknownOp {
+        } catch let error as ServiceError where error.code == .unknownOp && error.message.hasPrefix("unknown operation") {
+            // (The other service answering, recipe-worker, is said so by the client itself.)
             throw ServiceError(.unknownOp,
                 "\(name) is not a recipe-storage: it does not answer sync.info (\(error.message)); check the worker's --storage and --replica endpoints")
         }

@@ -71,6 +71,7 @@ public struct WorkerService: Sendable {
 
     public init(configuration: WorkerConfiguration, logger: Logger) throws {
         var client = MessageClient.Configuration(endpoint: configuration.storageEndpoint, serviceName: "recipe-storage")
+        client.setting = "recipe-worker's --storage (RECIPES_STORAGE)"
         client.timeout = configuration.storageTimeout
         client.attempts = 3
         client.hint = "is recipe-storage running? start recipe-worker with --storage to point elsewhere"

@@ -26,6 +26,8 @@ public actor MessageClient {
         public var maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes
         /// Added to the "not reachable" error: how the user points the client elsewhere.
         public var hint: String?
+        /// Where the endpoint is set ("RECIPES_STORAGE or --storage"), named when another service answers at it.
+        public var setting: String?
         /// This client's CURVE keys and the service's public key; `nil` talks in the clear.
         public var security: CurveClientSecurity?
         /// Added to the "refused" error: where the user sets this client's keys.
@@ -240,11 +242,29 @@ public actor MessageClient {
         }
         // A reply with no id answers a request the service could not read: ours, as only one is out.
         guard header.id == requestID || header.id == nil else { return nil }
-        if let error = header.error { throw error }
+        if let error = header.error { throw wrongService(error, op: op) ?? error }
         guard let body else {
             throw MessageClientError.invalidReply("the \(configuration.serviceName) reply to \(op) could not be read")
         }
         return Reply(body, frames: Array(frames.dropFirst()))
+    }
+
+    /// An endpoint given for one service and answered by the other (RECIPES_STORAGE set to the worker's) was said
+    /// only as "unknown operation "recipe.list"; recipe-worker answers: …". Said as the mistake it is.
+    private func wrongService(_ error: ServiceError, op: String) -> ServiceError? {
+        guard error.code == .unknownOp,
+              let answering = Self.answeringService(error.message),
+              RecipeVault.serviceNames.contains(answering), RecipeVault.serviceNames.contains(configuration.serviceName),
+              answering != configuration.serviceName else { return nil }
+        let fix = configuration.setting.map { "set \($0) to \(configuration.serviceName)'s endpoint" } ?? "give \(configuration.serviceName)'s endpoint"
+        return ServiceError(.unknownOp, "\(configuration.endpoint) is \(answering), not \(configuration.serviceName) (it does not answer \(op)); \(fix)")
+    }
+
+    /// The service an `unknown_op` reply names ("unknown operation "x"; recipe-worker answers: …").
+    static func answeringService(_ message: String) -> String? {
+        guard let end = message.range(of: " answers: ", options: .backwards),
+              let start = message[..<end.lowerBound].range(of: "; ", options: .backwards) else { return nil }
+        return String(message[start.upperBound..<end.lowerBound])
     }
 
     private func connect() throws -> Connection {

@@ -10,6 +10,9 @@ public enum RecipeVault {
     /// Where `recipe-worker` answers requests unless told otherwise.
     public static let defaultWorkerEndpoint = "tcp://127.0.0.1:5556"
 
+    /// The services, as each names itself (`system.health`'s `service`, the `unknown_op` reply).
+    public static let serviceNames: Set<String> = ["recipe-storage", "recipe-worker"]
+
     /// The database file inside the storage data folder.
     public static let databaseFileName = "Recipes.sqlite"
     /// The photo blob folder inside the storage data folder.

@@ -566,6 +566,25 @@ struct CLITests {
         }
     }
 
+    /// RECIPES_STORAGE set to the worker's endpoint: `recipes status` said "recipe-storage: up at …" (exit 0) and every
+    /// other command "unknown operation "recipe.list"; recipe-worker answers: …".
+    @Test("the CLI pointed at the worker as its storage says so: status fails, and a command names the setting to change")
+    func workerGivenAsStorage() async throws {
+        try await withStorageProcess { storage async throws in
+            let worker = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", storage])
+            let workerEndpoint = try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#)
+            let status = try await recipes(["status", "--worker", workerEndpoint], storage: workerEndpoint)
+            #expect(status.status == 69, "\(status.output)")
+            #expect(status.output.contains("recipe-storage: \(workerEndpoint) is recipe-worker, not recipe-storage; set RECIPES_STORAGE or --storage to recipe-storage's endpoint"),
+                    "\(status.output)")
+            let list = try await recipes(["list"], storage: workerEndpoint)
+            #expect(list.status == 70 && list.output.contains("\(workerEndpoint) is recipe-worker, not recipe-storage (it does not answer recipe.list); "
+                                                               + "set RECIPES_STORAGE or --storage to recipe-storage's endpoint"), "\(list.output)")
+            #expect(try await recipes(["status", "--worker", workerEndpoint], storage: storage).status == 0)
+            #expect(try await worker.stop() == 0)
+        }
+    }
+
     @Test("the real CLI says how to give a negative number it read as an option, and nothing is sent")
     func negativeArgument() async throws {
         let refused = try await recipes(["rate", "toast", "-1"], storage: "tcp://127.0.0.1:1")
@@ -598,6 +617,8 @@ struct CLITests {
              "RECIPES_WORKER_REPLICAS \"ipc://\" is not an endpoint: an ipc:// endpoint needs the path of its socket file"),
             ("recipe-worker", ["--storage", "tcp://127.0.0.1:5555", "--replica", "tcp://127.0.0.1:5600"], ["RECIPES_WORKER_BIND": "udp://127.0.0.1:1"],
              "RECIPES_WORKER_BIND \"udp://127.0.0.1:1\" is not an endpoint: RecipeVault's processes talk over tcp:// or ipc://, not udp://"),
+            ("recipe-worker", ["--bind", "tcp://127.0.0.1:5611", "--storage", "tcp://127.0.0.1:5611"], [:],
+             "tcp://127.0.0.1:5611 is where this recipe-worker answers (its --bind), not a recipe-storage"),
             ("recipe-storage", ["--bind", "tcp://127.0.0.1:abc", "--data", temporaryDataFolder()], [:],
              "--bind \"tcp://127.0.0.1:abc\" is not an endpoint: its port \"abc\" must be a number from 0 to 65535 (or * for any free one)"),
             ("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--data", temporaryDataFolder()], ["RECIPES_STORAGE_PUBLISH": "tcp://0.0.0.0:5557 "],

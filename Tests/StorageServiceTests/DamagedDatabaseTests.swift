@@ -35,7 +35,7 @@ struct DamagedDatabaseTests {
         try handle.write(contentsOf: Data((0..<pageSize).map { _ in UInt8.random(in: 0...255, using: &generator) }))
         try handle.close()
 
-        try await Self.withService(on: folder) { client async throws in
+        try await withStorageService(seedSamples: false, folder: folder) { client, _ async throws in
             for (op, call) in [("recipe.list", { _ = try await client.call(RecipeOps.List.self, RecipeListQuery()) }),
                                ("recipe.create", { _ = try await client.call(RecipeOps.Create.self, .init(recipe: RecipeDraft(name: "After"))) })]
                 as [(String, () async throws -> Void)] {
@@ -58,7 +58,7 @@ struct DamagedDatabaseTests {
     func removedUnderIt(logOnly: Bool) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-removed-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
-        try await Self.withService(on: folder) { client async throws in
+        try await withStorageService(seedSamples: false, folder: folder) { client, _ async throws in
             _ = try await client.call(RecipeOps.Create.self, .init(recipe: RecipeDraft(name: "Before")))
             let removed = logOnly ? folder.appendingPathComponent(RecipeVault.databaseFileName + "-wal") : folder
             try FileManager.default.removeItem(at: removed)
@@ -73,26 +73,5 @@ struct DamagedDatabaseTests {
             let again = await #expect(throws: ServiceError.self) { _ = try await client.call(BookOps.Create.self, .init(title: "Later")) }
             #expect(again?.code == .storageDamaged && again?.message.hasPrefix("book.create was not done: \(file) was") == true, "\(String(describing: again))")
         }
-    }
-
-    /// A storage service on `folder`, without samples, and a client of it.
-    static func withService(on folder: URL, _ body: (MessageClient) async throws -> Void) async throws {
-        var configuration = StorageConfiguration()
-        configuration.bindEndpoint = "tcp://127.0.0.1:*"
-        configuration.publishEndpoint = "tcp://127.0.0.1:*"
-        configuration.dataFolder = folder
-        configuration.seedSamples = false
-        let service = try await StorageService(configuration: configuration, logger: Logger(label: "test"))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await service.server.run() }
-            defer { service.server.stop() }
-            var clientConfiguration = MessageClient.Configuration(endpoint: try await service.server.boundEndpoint, serviceName: "storage")
-            clientConfiguration.timeout = .seconds(10)
-            try await body(try MessageClient(configuration: clientConfiguration))
-            service.server.stop()
-            try await group.waitForAll()
-        }
-        await service.publisher.close()
-        try? service.store.close()
     }
 }
