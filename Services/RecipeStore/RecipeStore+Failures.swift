@@ -56,7 +56,20 @@ extension RecipeStore {
     public func reply(for error: any Error, during op: String) -> ServiceError? {
         if let moved = error as? DatabaseFileIdentity.Moved { return DatabaseFileIdentity.refusal(moved.problem, op: op) }
         if error is DatabaseError, let problem = batcher.files.problem() { return DatabaseFileIdentity.refusal(problem, op: op) }
-        return Self.reply(for: error, during: op)
+        let reply = Self.reply(for: error, during: op)
+        if reply?.code == .storageDamaged, let error = error as? DatabaseError {
+            let seen = "\(Self.damagedDatabase.replacingOccurrences(of: "this request", with: op)) (SQLite: "
+                + "\(error.message ?? "database disk image is malformed"), at \(Date.now.formatted(.iso8601)))"
+            damageSeen.withLock { if $0 == nil { $0 = seen } }
+        }
+        return reply
+    }
+
+    /// What is wrong with the database as the store has seen it: its files removed or replaced under it, or damage a
+    /// request met since it opened; nil when neither.
+    public func databaseProblem() -> String? {
+        if let problem = batcher.files.problem() { return problem }
+        return damageSeen.withLock { $0 }.map { "\($0). \(Self.damagedAdvice)" }
     }
 
     static let lockedDatabase = "another program holds \(RecipeVault.databaseFileName) locked for writing and did not let go within 5 seconds"

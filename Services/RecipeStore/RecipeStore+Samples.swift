@@ -74,7 +74,8 @@ extension RecipeStore {
                 photos: try count("SELECT COUNT(DISTINCT sha256) FROM recipe_photos"),
                 photoBytes: try count("SELECT COALESCE(SUM(byteCount), 0) FROM (SELECT DISTINCT sha256, byteCount FROM recipe_photos)"),
                 databaseBytes: bytes,
-                schemaVersion: try Migrations.migrator.appliedMigrations(db).last ?? "none")
+                schemaVersion: try Migrations.migrator.appliedMigrations(db).last ?? "none",
+                problem: databaseProblem())
         }
     }
 }

@@ -27,6 +27,9 @@ public final class RecipeStore: Sendable {
     let lostPhotos = Mutex<Set<String>>([])
     /// Snapshots being received: the running digest of each, and the check its last write started.
     let incoming = IncomingSnapshots()
+    /// The first damage a request met since the store opened (what and when), for `stats` and so `recipes status`:
+    /// a damaged page stays damaged until a backup is restored.
+    let damageSeen = Mutex<String?>(nil)
     /// Backups being written: photo collection waits, so a copied database never names a collected blob.
     let backupsRunning = Mutex(0)
     /// How much processor time a read whose cost the client's text decides (a search, can-make) may use; see `QueryTimeLimit`.

@@ -26,6 +26,8 @@ struct Status: AsyncParsableCommand {
         var storage: Service?
         var worker: Service?
         var stats: StorageStats?
+        /// What is wrong with the storage although it answers (its database damaged, its counts unreadable).
+        var problem: String?
     }
 
     func run() async throws {
@@ -35,7 +37,20 @@ struct Status: AsyncParsableCommand {
             async let worker = only == .storage ? nil
                 : probe(try connection.workerClient(), connection.workerEndpoint, expecting: "recipe-worker", setting: "RECIPES_WORKER or --worker")
             var report = Report(storage: try await storage, worker: try await worker)
-            if report.storage?.reachable == true { report.stats = try? await connection.storageClient().call(StorageOps.Stats.self, Empty()) }
+            // Counts the storage cannot read (its database damaged where they are) are a problem to report, as is one
+            // it reports itself: either fails the check below.
+            var problem: (text: String, status: Int32)?
+            if report.storage?.reachable == true {
+                do {
+                    report.stats = try await connection.storageClient().call(StorageOps.Stats.self, Empty())
+                    if let text = report.stats?.problem { problem = (text, ExitStatus.ioError) }
+                } catch let error as ServiceError {
+                    problem = ("its counts could not be read: \(error.message)", ExitStatus.of(error.code))
+                } catch {
+                    problem = ("its counts could not be read: \(error)", ExitStatus.internalFailure)
+                }
+            }
+            report.problem = problem?.text
             if connection.json {
                 try Output.json(report)
             } else {
@@ -49,6 +64,7 @@ struct Status: AsyncParsableCommand {
                         print("\(name): not reachable at \(service.endpoint)")
                     }
                 }
+                if let problem { print("recipe-storage: \(TerminalText.safe(problem.text))") }
                 if let stats = report.stats {
                     print("\(Output.count(stats.recipes, "recipe")) (\(Output.count(stats.starters, "starter")), \(Output.count(stats.favorites, "favourite"))), \(Output.count(stats.books, "book")), \(Output.count(stats.ingredients, "ingredient")), \(stats.cookLogEntries) cooked, \(Output.count(stats.photos, "photo")) (\(ImageKind.formatBytes(stats.photoBytes)))")
                 }
@@ -61,6 +77,7 @@ struct Status: AsyncParsableCommand {
                 let variable = only == .worker ? "RECIPES_WORKER or --worker" : "RECIPES_STORAGE or --storage"
                 throw CLIError("\(name) is not reachable at \(required.endpoint); set \(variable)", status: ExitStatus.unavailable)
             }
+            if only != .worker, let problem { throw CLIError("recipe-storage is up, with a problem (above)", status: problem.status) }
         }
     }
 

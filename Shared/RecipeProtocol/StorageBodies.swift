@@ -87,8 +87,12 @@ public struct StorageStats: Codable, Sendable, Equatable {
     public var photoBytes: Int
     public var databaseBytes: Int
     public var schemaVersion: String
+    /// What is wrong with the database (damage a request met since the storage started, or its files removed under
+    /// it); absent while nothing is.
+    public var problem: String?
     public init(recipes: Int, starters: Int, favorites: Int, books: Int, ingredients: Int, cookLogEntries: Int,
-                photos: Int, photoBytes: Int, databaseBytes: Int, schemaVersion: String) {
+                photos: Int, photoBytes: Int, databaseBytes: Int, schemaVersion: String, problem: String? = nil) {
+        self.problem = problem
         self.recipes = recipes
         self.starters = starters
         self.favorites = favorites

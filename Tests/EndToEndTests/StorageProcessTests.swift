@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Messaging
 import RecipeProtocol
 import TestScratch
@@ -22,6 +23,38 @@ struct StorageProcessTests {
         #expect(health.version == RecipeVault.version)
         #expect(try await service.stop(signal: signal) == 0, "exit status 0 after a graceful stop; output:\n\(service.printed)")
         #expect(service.printed.contains("stopping"))
+    }
+
+    /// `recipes status` said "up" with the counts (exit 0) while every write was refused for a damaged database.
+    @Test("recipes status fails with exit 74, naming the damage a request met in the storage's database")
+    func statusNamesDamage() async throws {
+        let folder = temporaryDataFolder()
+        func start() async throws -> (ServiceProcess, String) {
+            let service = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder])
+            return (service, try await service.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#))
+        }
+        var (service, endpoint) = try await start()
+        for name in ["Leek soup", "Pea soup"] { #expect(try await recipes(["add", "--name", name], storage: endpoint).status == 0) }
+        #expect(try await service.stop() == 0)
+        // The change feed's first page overwritten, as a failing disk would: writes record into it, counts do not read it.
+        let file = folder + "/" + RecipeVault.databaseFileName
+        let (page, size) = try await DatabaseQueue(path: file).read { db in
+            (try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'sync_records'") ?? 0, try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0)
+        }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: file))
+        try handle.seek(toOffset: UInt64((page - 1) * size))
+        try handle.write(contentsOf: Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }))
+        try handle.close()
+
+        (service, endpoint) = try await start()
+        #expect(try await recipes(["status", "--only", "storage"], storage: endpoint).status == 0, "no request has met the damage yet")
+        let add = try await recipes(["add", "--name", "Bean soup"], storage: endpoint)
+        #expect(add.status == 74 && add.output.contains("is damaged where this request needed it"), "\(add.output)")
+        let status = try await recipes(["status", "--only", "storage"], storage: endpoint)
+        #expect(status.status == 74, "\(status.output)")
+        #expect(status.output.contains("recipe-storage: Recipes.sqlite in recipe-storage's data folder is damaged where recipe.create needed it"), "\(status.output)")
+        #expect(status.output.contains("2 recipes") && status.output.contains("recipe-storage is up, with a problem (above)"), "\(status.output)")
+        #expect(try await service.stop() == 0)
     }
 
     @Test("RECIPES_STORAGE_BIND and RECIPES_DATA set the endpoint and the data folder")

@@ -23,17 +23,7 @@ struct DamagedDatabaseTests {
         try store.close()
 
         // Overwrite the recipes table's first page (its root) in the file, as a failing disk would.
-        let file = folder.appendingPathComponent(RecipeVault.databaseFileName)
-        let (page, pageSize) = try await DatabaseQueue(path: file.path).read { db in
-            (try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = 'recipes'") ?? 0,
-             try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0)
-        }
-        #expect(page > 1 && pageSize >= 512)
-        let handle = try FileHandle(forWritingTo: file)
-        try handle.seek(toOffset: UInt64((page - 1) * pageSize))
-        var generator = SystemRandomNumberGenerator()
-        try handle.write(contentsOf: Data((0..<pageSize).map { _ in UInt8.random(in: 0...255, using: &generator) }))
-        try handle.close()
+        try await Self.overwriteRoot(of: "recipes", in: folder)
 
         try await withStorageService(seedSamples: false, folder: folder) { client, _ async throws in
             for (op, call) in [("recipe.list", { _ = try await client.call(RecipeOps.List.self, RecipeListQuery()) }),
@@ -50,6 +40,44 @@ struct DamagedDatabaseTests {
             // The books are on pages of their own: still read.
             #expect(try await client.call(BookOps.List.self, Empty()).books.map(\.book.id) == [book.id])
         }
+    }
+
+    @Test("damage a request met is remembered and reported by storage.stats (so by recipes status) while the counts still read")
+    func damageInStats() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-damaged-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try RecipeStore(folder: folder)
+        for index in 0..<5 { _ = try await store.createRecipe(id: UUID.timeOrdered(), RecipeDraft(name: "Soup \(index)")) }
+        try store.close()
+        // The change feed's table, which a write records into and the counts do not read.
+        try await Self.overwriteRoot(of: "sync_records", in: folder)
+        try await withStorageService(seedSamples: false, folder: folder) { client, _ async throws in
+            #expect(try await client.call(StorageOps.Stats.self, Empty()).problem == nil, "no request has met the damage yet")
+            let error = await #expect(throws: ServiceError.self) {
+                _ = try await client.call(RecipeOps.Create.self, .init(recipe: RecipeDraft(name: "After")))
+            }
+            #expect(error?.code == .storageDamaged)
+            let stats = try await client.call(StorageOps.Stats.self, Empty())
+            #expect(stats.recipes == 5)
+            #expect(stats.problem?.hasPrefix("Recipes.sqlite in recipe-storage's data folder is damaged where recipe.create needed it (SQLite: ") == true,
+                    "\(stats.problem ?? "")")
+            #expect(stats.problem?.contains("restore a backup") == true)
+        }
+    }
+
+    /// Overwrites the first page of `table` in the database file of `folder` with random bytes, as a failing disk would.
+    static func overwriteRoot(of table: String, in folder: URL) async throws {
+        let file = folder.appendingPathComponent(RecipeVault.databaseFileName)
+        let (page, pageSize) = try await DatabaseQueue(path: file.path).read { db in
+            (try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = ?", arguments: [table]) ?? 0,
+             try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0)
+        }
+        #expect(page > 1 && pageSize >= 512)
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.seek(toOffset: UInt64((page - 1) * pageSize))
+        var generator = SystemRandomNumberGenerator()
+        try handle.write(contentsOf: Data((0..<pageSize).map { _ in UInt8.random(in: 0...255, using: &generator) }))
+        try handle.close()
     }
 
     /// A data folder removed while the storage ran (`rm -rf` of the wrong folder): every write was acknowledged into
