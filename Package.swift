@@ -430,6 +430,7 @@ let package = Package(
             name: "MessagingTests",
             dependencies: [
                 "Messaging",
+                "TestHTTPServer",
                 "TestRandom",
                 "TestScratch",
                 "TestThreads",

@@ -22,6 +22,9 @@ struct Status: AsyncParsableCommand {
             var error: String?
             /// Set when the service refused this client's CURVE keys.
             var refused: Bool?
+            /// Set when something answered at the endpoint that is not the service (the other service, another
+            /// program): `error` says what.
+            var misdirected: Bool?
         }
         var storage: Service?
         var worker: Service?
@@ -58,7 +61,7 @@ struct Status: AsyncParsableCommand {
                     guard let service else { continue }
                     if let health = service.health, service.reachable {
                         print("\(name): up at \(service.endpoint), version \(health.version), protocol \(health.protocolVersion), up \(Output.minutes(Int(health.uptimeSeconds / 60)))")
-                    } else if service.refused == true || service.health != nil, let error = service.error {
+                    } else if service.refused == true || service.misdirected == true, let error = service.error {
                         print("\(name): \(error)")
                     } else {
                         print("\(name): not reachable at \(service.endpoint)")
@@ -73,7 +76,7 @@ struct Status: AsyncParsableCommand {
             let (name, required) = only == .worker ? ("recipe-worker", report.worker) : ("recipe-storage", report.storage)
             if let required, !required.reachable {
                 if required.refused == true { throw CLIError("\(name) refused this client's keys", status: ExitStatus.refusedKeys) }
-                if required.health != nil, let error = required.error { throw CLIError(error, status: ExitStatus.unavailable) }
+                if required.misdirected == true, let error = required.error { throw CLIError(error, status: ExitStatus.unavailable) }
                 let variable = only == .worker ? "RECIPES_WORKER or --worker" : "RECIPES_STORAGE or --storage"
                 throw CLIError("\(name) is not reachable at \(required.endpoint); set \(variable)", status: ExitStatus.unavailable)
             }
@@ -87,7 +90,8 @@ struct Status: AsyncParsableCommand {
             // Another service at the endpoint (RECIPES_STORAGE set to the worker's) is not this one up.
             guard health.service == service else {
                 return Report.Service(endpoint: endpoint, reachable: false, health: health,
-                                      error: "\(endpoint) is \(TerminalText.safe(health.service)), not \(service); set \(setting) to \(service)'s endpoint")
+                                      error: "\(endpoint) is \(TerminalText.safe(health.service)), not \(service); set \(setting) to \(service)'s endpoint",
+                                      misdirected: true)
             }
             return Report.Service(endpoint: endpoint, reachable: true, health: health)
         } catch let error as MessageClientError {

@@ -55,6 +55,10 @@ public actor MessageClient {
     private var connection: Connection?
     /// Security handshakes that failed in a row (see `refusal(on:)`).
     private var handshakeFailures = 0
+    /// Whether a connection was made, and whether any handshake succeeded, during the current exchange: connected and
+    /// never handshaken, the peer is no RecipeVault service answering (another program, or one stopped or hung).
+    private var connectedSeen = false
+    private var handshakeSeen = false
     private var closed = false
     /// Bytes of every request frame sent and every reply frame received (for figures: what a sync moved).
     public private(set) var bytesSent = 0
@@ -129,6 +133,8 @@ public actor MessageClient {
     private func exchange<Body: Decodable & Sendable>(_ request: Message, requestID: String, op: String, as _: Body.Type,
                                                       timeout: Duration) throws -> Reply<Body> {
         handshakeFailures = 0
+        connectedSeen = false
+        handshakeSeen = false
         var busyAnswers = 0
         for attempt in 1...configuration.attempts {
             let connection = try connect()
@@ -166,7 +172,12 @@ public actor MessageClient {
             disconnect()
         }
         var hint = configuration.hint
-        if configuration.security != nil {
+        if connectedSeen && !handshakeSeen {
+            // "Is it running?" would send the person to start what answers the port already.
+            let fix = configuration.setting.map { "; check \($0)" } ?? ""
+            hint = "something accepts connections there but never answered the ZeroMQ handshake: another program listens on that port, "
+                + "or \(configuration.serviceName) is stopped or hung\(fix)"
+        } else if configuration.security != nil {
             // A service with another key pair than the one this client was told about stays silent too.
             hint = [hint, "if it is running, check that the public key this client has for it is the service's"]
                 .compactMap { $0 }.joined(separator: "; ")
@@ -196,8 +207,12 @@ public actor MessageClient {
     private func refusal(on connection: Connection) throws -> MessageClientError? {
         while let event = try connection.events.readEvent() {
             let reason: String
-            if event.kind == .handshakeSucceeded {
+            if event.kind == .connected {
+                connectedSeen = true
+                continue
+            } else if event.kind == .handshakeSucceeded {
                 handshakeFailures = 0
+                handshakeSeen = true
                 continue
             } else if event.kind == .handshakeFailedAuth {
                 reason = configuration.security.map {
@@ -208,8 +223,10 @@ public actor MessageClient {
             } else {
                 handshakeFailures += 1
                 guard handshakeFailures >= 3 else { continue }
+                // Without keys, a service that wants them mostly says so (a mechanism mismatch, above), but may hang up
+                // before the client reads it; another program on the port (a web server) hangs up the same way.
                 reason = configuration.security == nil
-                    ? Self.mismatch(hasKeys: false)
+                    ? Self.mismatch(hasKeys: false) + ", or what answers there is not a RecipeVault service at all (another program on that port, such as a web server)"
                     : "the secure handshake failed: the public key this client has for the service is not its key, or the service does not use CURVE"
             }
             return .refused(service: configuration.serviceName, endpoint: configuration.endpoint,
@@ -274,7 +291,7 @@ public actor MessageClient {
         try socket.setSendTimeout(configuration.timeout)
         if configuration.endpoint.contains("[") { try socket.setIPv6(true) }
         if let security = configuration.security { try socket.apply(security) }
-        let events = try socket.monitor([.handshakeFailedAuth, .handshakeFailedProtocol, .handshakeFailed, .handshakeSucceeded])
+        let events = try socket.monitor([.connected, .handshakeFailedAuth, .handshakeFailedProtocol, .handshakeFailed, .handshakeSucceeded])
         try socket.connect(configuration.endpoint)
         let connection = Connection(socket: socket, events: events)
         self.connection = connection

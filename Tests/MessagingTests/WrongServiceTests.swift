@@ -1,5 +1,6 @@
 @testable import Messaging
 import RecipeProtocol
+import TestHTTPServer
 import Testing
 
 /// `RECIPES_STORAGE` set to the worker's endpoint made every command say "unknown operation "recipe.list";
@@ -29,5 +30,38 @@ struct WrongServiceTests {
         #expect(older?.code == .unknownOp && older?.message.hasPrefix("unknown operation \"recipe.list\"; recipe-storage answers: ") == true)
         #expect(MessageClient.answeringService("unknown operation \"a; b answers: c\"; recipe-worker answers: x, y") == "recipe-worker")
         #expect(MessageClient.answeringService("no such thing") == nil)
+    }
+
+    /// RECIPES_STORAGE set to a web server's port: a client without keys said only "refused this client: it requires
+    /// CURVE security and this client has no keys", and one whose peer never answered "is recipe-storage running?".
+    @Test("another program on the port is named as a possibility: one that hangs up, and one that never answers the handshake")
+    func anotherProgram() async throws {
+        func client(_ port: Int) throws -> MessageClient {
+            var configuration = MessageClient.Configuration(endpoint: "tcp://127.0.0.1:\(port)", serviceName: "recipe-storage")
+            configuration.timeout = .seconds(1)
+            configuration.attempts = 2
+            configuration.hint = "is recipe-storage running?"
+            configuration.setting = "RECIPES_STORAGE or --storage"
+            return try MessageClient(configuration: configuration)
+        }
+        // A web server that answers what it cannot read with 400 and hangs up.
+        let hangsUp = try RawReplyServer(reply: Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n".utf8), connections: 10)
+        let refused = await #expect(throws: MessageClientError.self) { _ = try await client(hangsUp.port).call(System.Health.self, Empty()) }
+        guard case let .refused(_, _, reason, _)? = refused else {
+            Issue.record("not refused: \(String(describing: refused))")
+            return
+        }
+        #expect(reason == "it requires CURVE security and this client has no keys, or what answers there is not a RecipeVault service at all "
+                + "(another program on that port, such as a web server)")
+        // One that waits for a request line the handshake never sends.
+        let web = try await TestHTTPServer()
+        let silent = await #expect(throws: MessageClientError.self) { _ = try await client(web.port).call(System.Health.self, Empty()) }
+        guard case let .unreachable(_, _, _, _, hint)? = silent else {
+            Issue.record("not unreachable: \(String(describing: silent))")
+            return
+        }
+        #expect(hint == "something accepts connections there but never answered the ZeroMQ handshake: another program listens on that port, "
+                + "or recipe-storage is stopped or hung; check RECIPES_STORAGE or --storage")
+        await web.shutdown()
     }
 }
