@@ -27,9 +27,19 @@ struct DatabaseFileIdentity: Sendable {
     }
 
     static func id(_ path: String) -> FileID? {
+        (try? look(path).get()) ?? nil
+    }
+
+    /// The file at `path`: nil when there is none, or the system's error when it cannot be looked at (a folder
+    /// whose permissions were changed).
+    static func look(_ path: String) -> Result<FileID?, POSIXError> {
         var status = stat()
-        guard stat(path, &status) == 0 else { return nil }
-        return FileID(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+        guard stat(path, &status) == 0 else {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR { return .success(nil) }
+            return .failure(POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO))
+        }
+        return .success(FileID(device: UInt64(status.st_dev), inode: UInt64(status.st_ino)))
     }
 
     /// What is wrong, when the files at the paths are no longer the ones the store opened; nil while they are.
@@ -39,8 +49,15 @@ struct DatabaseFileIdentity: Sendable {
         let logNow = log == nil ? nil : Self.id(path + "-wal")
         guard now != database || logNow != log else { return nil }
         let file = now != database ? RecipeVault.databaseFileName : "\(RecipeVault.databaseFileName)'s log (\(RecipeVault.databaseFileName)-wal)"
+        let folder = (path as NSString).deletingLastPathComponent
+        if case .failure(let error) = Self.look(now != database ? path : path + "-wal") {
+            // Not gone, perhaps: out of sight (the folder's permissions changed under it). Refused all the same, as
+            // the storage could not open it again either.
+            return "\(file) can no longer be looked at in recipe-storage's data folder (\(folder)): "
+                + "\(String(cString: strerror(error.code.rawValue)).lowercased()), so it could not be opened at its next start"
+        }
         let what = (now != database ? now : logNow) == nil ? "was removed from" : "was replaced in"
-        return "\(file) \(what) recipe-storage's data folder (\((path as NSString).deletingLastPathComponent)) while it ran"
+        return "\(file) \(what) recipe-storage's data folder (\(folder)) while it ran, and a write now would be gone at its next start"
     }
 
     /// A write the writer did not commit because `problem()` said something.
@@ -51,7 +68,7 @@ struct DatabaseFileIdentity: Sendable {
 
     /// The reply to a request that failed so.
     static func refusal(_ problem: String, op: String) -> ServiceError {
-        ServiceError(.storageDamaged, "\(op) was not done: \(problem), and a write now would be gone at its next start; "
-            + "nothing of this request was kept. Stop recipe-storage, put its data folder back (or restore a backup into it) and start it again")
+        ServiceError(.storageDamaged, "\(op) was not done: \(problem); nothing of this request was kept. "
+            + "Stop recipe-storage, put its data folder back as it was (or restore a backup into it) and start it again")
     }
 }

@@ -98,3 +98,25 @@ struct FullDiskTests {
         }
     }
 }
+
+@Suite("The database's files as the writer checks them before each commit")
+struct DatabaseFileIdentityTests {
+    @Test("a file gone is nil; one that cannot be looked at is the system's error (refused all the same, said as such)")
+    func lookedAt() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-identity-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("Recipes.sqlite").path
+        try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+        let identity = DatabaseFileIdentity(path: file)
+        #expect(identity.database != nil && identity.problem() == nil)
+        #expect(try DatabaseFileIdentity.look(file + "/below").get() == nil, "a path through a file: gone")
+        #expect(try DatabaseFileIdentity.look(folder.appendingPathComponent("missing").path).get() == nil)
+        #expect(throws: POSIXError.self) { try DatabaseFileIdentity.look(String(repeating: "a/", count: 3_000)).get() }
+        // Replaced by another file at the same path (made beside it first, so it cannot take the old one's inode): said so.
+        try Data("y".utf8).write(to: URL(fileURLWithPath: file + ".new"))
+        #expect(rename(file + ".new", file) == 0)
+        #expect(identity.problem()?.hasPrefix("Recipes.sqlite was replaced in recipe-storage's data folder (\(folder.path)) while it ran") == true,
+                "\(identity.problem() ?? "")")
+    }
+}

@@ -97,7 +97,7 @@ struct DamagedDatabaseTests {
             let file = logOnly ? "Recipes.sqlite's log (Recipes.sqlite-wal)" : "Recipes.sqlite"
             #expect(error?.message == "recipe.create was not done: \(file) was removed from recipe-storage's data folder (\(folder.path)) while it ran, "
                     + "and a write now would be gone at its next start; nothing of this request was kept. Stop recipe-storage, put its data "
-                    + "folder back (or restore a backup into it) and start it again", "\(String(describing: error))")
+                    + "folder back as it was (or restore a backup into it) and start it again", "\(String(describing: error))")
             let again = await #expect(throws: ServiceError.self) { _ = try await client.call(BookOps.Create.self, .init(title: "Later")) }
             #expect(again?.code == .storageDamaged && again?.message.hasPrefix("book.create was not done: \(file) was") == true, "\(String(describing: again))")
         }
