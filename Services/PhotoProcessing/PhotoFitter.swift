@@ -73,6 +73,12 @@ public struct PhotoFitter: Sendable {
             throw ServiceError(.photoTooLarge,
                 "the photo is \(width)×\(height) pixels (\(Self.megapixels(width * height))); the worker reads photos of up to \(Self.megapixels(limits.maxPixels))")
         }
+        // The AV1 decoder allocates for the frame the stream declares, not the header's size.
+        if format == .avif, let frame = AV1FrameSize.largest(in: input), frame.pixels > limits.maxPixels {
+            throw ServiceError(.photoTooLarge,
+                "the photo's AV1 stream declares frames of \(frame.width)×\(frame.height) pixels (\(Self.megapixels(frame.pixels))) though its header says "
+                + "\(width)×\(height); the worker reads photos of up to \(Self.megapixels(limits.maxPixels))")
+        }
         let original = PhotoFitting.Shape(byteCount: input.count, width: width, height: height, format: format.rawValue)
         let orientation = Int(vips_image_get_orientation(header))
         let metadataFields: [String] = ["exif-data", "xmp-data", "iptc-data"]

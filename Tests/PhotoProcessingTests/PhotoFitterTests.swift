@@ -1,5 +1,5 @@
 import Foundation
-import PhotoProcessing
+@testable import PhotoProcessing
 import RecipeModel
 import RecipeProtocol
 import TestImages
@@ -120,6 +120,27 @@ struct PhotoFitterTests {
         #expect(ImageKind.detect(fitted.bytes) == .jpeg)
         #expect(fitted.fitting.stored.width == 640)
         #expect(fitted.fitting.changes.starts(with: [.reencoded, .converted]) && !fitted.fitting.changes.contains(.scaledDown))
+    }
+
+    /// 624 bytes found by the photo-intake fuzz target: an `ispe` of 64×48 and an AV1 sequence header declaring
+    /// 16384×65285 frames; the decoder took 2.2 GB for it.
+    @Test("an AVIF whose AV1 stream declares frames past the pixel limit is refused before decoding; real AVIFs read their own size")
+    func avifFramePastItsHeader() throws {
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/Corpus/photo-intake/avif-av1-frame-past-header-oom")
+        let hostile = try Data(contentsOf: corpus)
+        #expect(IntakeFormat.detect(hostile) == .avif)
+        let error = #expect(throws: ServiceError.self) { _ = try fitter.fit(hostile) }
+        #expect(error?.code == .photoTooLarge)
+        #expect(error?.message == "the photo's AV1 stream declares frames of 16384×65285 pixels (1069 megapixels) though its header says 64×48; "
+                + "the worker reads photos of up to 100 megapixels", "\(error?.message ?? "")")
+        for (width, height) in [(640, 480), (37, 1_200)] {
+            let photo = TestImages.picture(width: width, height: height, grain: 0, as: .avif(quality: 50))
+            let frame = try #require(AV1FrameSize.largest(in: photo), "\(width)×\(height): no sequence header found")
+            // An encoder may round a frame up to its block size; never past it.
+            #expect(frame.width >= width && frame.height >= height && frame.width <= width + 8 && frame.height <= height + 8, "\(frame)")
+            #expect(try fitter.fit(photo).fitting.stored.width == width)
+        }
     }
 
     @Test("a small photo is never scaled up")
