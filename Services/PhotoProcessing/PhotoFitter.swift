@@ -73,8 +73,9 @@ public struct PhotoFitter: Sendable {
             throw ServiceError(.photoTooLarge,
                 "the photo is \(width)×\(height) pixels (\(Self.megapixels(width * height))); the worker reads photos of up to \(Self.megapixels(limits.maxPixels))")
         }
-        // The AV1 decoder allocates for the frame the stream declares, not the header's size.
-        if format == .avif, let frame = AV1FrameSize.largest(in: input), frame.pixels > limits.maxPixels {
+        // The AV1 decoder allocates for the frame the stream declares, not the header's size. The codec follows the
+        // image item's type, not the file's brand: any HEIF file may hold AV1 items.
+        if format == .avif || format == .heic, let frame = AV1FrameSize.largest(in: input), frame.pixels > limits.maxPixels {
             throw ServiceError(.photoTooLarge,
                 "the photo's AV1 stream declares frames of \(frame.width)×\(frame.height) pixels (\(Self.megapixels(frame.pixels))) though its header says "
                 + "\(width)×\(height); the worker reads photos of up to \(Self.megapixels(limits.maxPixels))")

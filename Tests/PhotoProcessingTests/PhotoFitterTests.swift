@@ -128,12 +128,15 @@ struct PhotoFitterTests {
     func avifFramePastItsHeader() throws {
         let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Fuzz/Corpus/photo-intake/avif-av1-frame-past-header-oom")
-        let hostile = try Data(contentsOf: corpus)
-        #expect(IntakeFormat.detect(hostile) == .avif)
-        let error = #expect(throws: ServiceError.self) { _ = try fitter.fit(hostile) }
-        #expect(error?.code == .photoTooLarge)
-        #expect(error?.message == "the photo's AV1 stream declares frames of 16384×65285 pixels (1069 megapixels) though its header says 64×48; "
-                + "the worker reads photos of up to 100 megapixels", "\(error?.message ?? "")")
+        // The second: the same under a HEIC brand (the codec follows the item's type, not the brand).
+        for (name, format) in [("avif-av1-frame-past-header-oom", IntakeFormat.avif), ("heif-brand-av1-frame-past-header-oom", .heic)] {
+            let hostile = try Data(contentsOf: corpus.deletingLastPathComponent().appendingPathComponent(name))
+            #expect(IntakeFormat.detect(hostile) == format)
+            let error = #expect(throws: ServiceError.self) { _ = try fitter.fit(hostile) }
+            #expect(error?.code == .photoTooLarge)
+            #expect(error?.message.hasPrefix("the photo's AV1 stream declares frames of 16384×") == true, "\(error?.message ?? "")")
+            #expect(error?.message.hasSuffix("the worker reads photos of up to 100 megapixels") == true, "\(error?.message ?? "")")
+        }
         for (width, height) in [(640, 480), (37, 1_200)] {
             let photo = TestImages.picture(width: width, height: height, grain: 0, as: .avif(quality: 50))
             let frame = try #require(AV1FrameSize.largest(in: photo), "\(width)×\(height): no sequence header found")
