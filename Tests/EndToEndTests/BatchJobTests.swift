@@ -42,12 +42,13 @@ struct BatchJobTests {
         let services = try await Services()
         let storage = try services.client(services.storageEndpoint)
         var urls: [String] = []
+        // The first three answered at once, the rest held until the worker is killed: the job cannot finish before
+        // the kill however fast or loaded the machine is (delays left margins that a busy or quick run ate).
+        let held = Gate()
         for index in 1...12 {
             let path = "/slow/recipe-\(index)"
-            // The first few quick, the rest slow: the job is still far from done when the worker is killed, however
-            // loaded the machine is (a single delay left a margin of about a second, which a busy CI run ate).
-            let delay = index <= 3 ? 200 : 1_500
-            server.route(path, .delayed(.milliseconds(Int64(delay)), .html(recipePage(name: "Batch Recipe \(index)", ingredients: ["\(index) eggs"], image: nil))))
+            let page = TestHTTPServer.Response.html(recipePage(name: "Batch Recipe \(index)", ingredients: ["\(index) eggs"], image: nil))
+            server.route(path, index <= 3 ? page : .held(held, page))
             urls.append(server.baseURL + path)
         }
         urls.insert("\(server.baseURL)/missing-page", at: 5)
@@ -65,6 +66,7 @@ struct BatchJobTests {
         _ = try await first.waitForExit()
         let midway = try await storage.call(JobOps.Get.self, ByID(id: job.id))
         #expect(midway.state == .running && midway.pending > 0, "the job finished before the worker was killed; it must be cut short")
+        held.open()
 
         let (second, _) = try await services.startWorker(extra: ["--concurrency", "2"])
         let done = try await Self.waitForJob(job.id, storage: storage) { $0.state == .done }
@@ -87,9 +89,13 @@ struct BatchJobTests {
     func storageAwayPausesTheJob() async throws {
         let server = try await TestHTTPServer()
         var urls: [String] = []
+        // The first two answered at once, the rest held until the storage is killed: the job is mid-way at the kill
+        // however fast or loaded the machine is.
+        let held = Gate()
         for index in 1...30 {
             let path = "/paced/recipe-\(index)"
-            server.route(path, .delayed(.milliseconds(300), .html(recipePage(name: "Paced Recipe \(index)", ingredients: ["\(index) eggs"], image: nil))))
+            let page = TestHTTPServer.Response.html(recipePage(name: "Paced Recipe \(index)", ingredients: ["\(index) eggs"], image: nil))
+            server.route(path, index <= 2 ? page : .held(held, page))
             urls.append(server.baseURL + path)
         }
         let folder = temporaryDataFolder()
@@ -112,6 +118,7 @@ struct BatchJobTests {
         // A crash, not a stop: the worker's calls get no answer at all.
         kill(first.pid, SIGKILL)
         _ = try await first.waitForExit()
+        held.open()
         _ = try await worker.waitForOutput("the import job pauses", timeout: .seconds(90))
         let second = try ServiceProcess("recipe-storage", ["--bind", storageEndpoint, "--publish", "tcp://127.0.0.1:*", "--data", folder])
         _ = try await second.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)

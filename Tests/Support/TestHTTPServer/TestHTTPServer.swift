@@ -21,6 +21,9 @@ public final class TestHTTPServer: Sendable {
         case stream(total: Int, declareLength: Bool)
         /// `response` after `delay`.
         indirect case delayed(TimeAmount, Response)
+        /// `response` once `gate` is opened (at once if it already is): a fetch a test holds for as long as it needs,
+        /// however slow or fast the machine.
+        indirect case held(Gate, Response)
 
         public static func html(_ text: String, status: Int = 200) -> Response {
             .fixed(status: status, body: Array(text.utf8), headers: [("Content-Type", "text/html; charset=utf-8")])
@@ -108,6 +111,33 @@ public final class TestHTTPServer: Sendable {
     }
 }
 
+/// Holds `.held` responses until a test opens it; opened, it stays open.
+public final class Gate: Sendable {
+    private let state = Mutex<(open: Bool, waiting: [@Sendable () -> Void])>((false, []))
+
+    public init() {}
+
+    /// Runs `send` now if the gate is open, else when it opens.
+    func whenOpen(_ send: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.open { return true }
+            state.waiting.append(send)
+            return false
+        }
+        if now { send() }
+    }
+
+    /// Lets every held response go, and every later one at once.
+    public func open() {
+        let waiting = state.withLock { state -> [@Sendable () -> Void] in
+            state.open = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for send in waiting { send() }
+    }
+}
+
 /// The server as the handlers see it (set once the channel is bound).
 final class ServerBox: Sendable {
     let server = Mutex<WeakServer?>(nil)
@@ -170,6 +200,9 @@ private final class Handler: ChannelInboundHandler {
             stream(remaining: total, on: bound)
         case .delayed(let delay, let inner):
             context.eventLoop.scheduleTask(in: delay) { send(inner, on: bound) }
+        case .held(let gate, let inner):
+            let loop = context.eventLoop
+            gate.whenOpen { loop.execute { send(inner, on: bound) } }
         }
     }
 
