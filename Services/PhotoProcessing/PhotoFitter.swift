@@ -73,12 +73,21 @@ public struct PhotoFitter: Sendable {
             throw ServiceError(.photoTooLarge,
                 "the photo is \(width)×\(height) pixels (\(Self.megapixels(width * height))); the worker reads photos of up to \(Self.megapixels(limits.maxPixels))")
         }
-        // The AV1 decoder allocates for the frame the stream declares, not the header's size. The codec follows the
-        // image item's type, not the file's brand: any HEIF file may hold AV1 items.
-        if format == .avif || format == .heic, let frame = AV1FrameSize.largest(in: input), frame.pixels > limits.maxPixels {
-            throw ServiceError(.photoTooLarge,
-                "the photo's AV1 stream declares frames of \(frame.width)×\(frame.height) pixels (\(Self.megapixels(frame.pixels))) though its header says "
-                + "\(width)×\(height); the worker reads photos of up to \(Self.megapixels(limits.maxPixels))")
+        // The decoders allocate for the frame the stream declares, not the header's size. The codec follows the
+        // image item's type, not the file's brand: any HEIF file may hold AV1 or HEVC items.
+        if format == .avif || format == .heic {
+            let declared: CodedFrameSize.Declared?
+            do { declared = try CodedFrameSize.largest(in: input) } catch {
+                throw ServiceError(.unsupportedImage,
+                    "the photo's image items claim \(ImageKind.formatBytes(error.claimed)) of coded data from a file of \(ImageKind.formatBytes(error.fileSize)) "
+                    + "(parts listed again and again); the worker reads HEIC and AVIF files whose items are each stored once")
+            }
+            if let declared, declared.frame.pixels > limits.maxPixels {
+                let frame = declared.frame
+                throw ServiceError(.photoTooLarge,
+                    "the photo's \(declared.codec.rawValue) stream declares frames of \(frame.width)×\(frame.height) pixels (\(Self.megapixels(frame.pixels))) though its header says "
+                    + "\(width)×\(height); the worker reads photos of up to \(Self.megapixels(limits.maxPixels))")
+            }
         }
         let original = PhotoFitting.Shape(byteCount: input.count, width: width, height: height, format: format.rawValue)
         let orientation = Int(vips_image_get_orientation(header))

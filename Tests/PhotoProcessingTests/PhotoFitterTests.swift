@@ -139,9 +139,39 @@ struct PhotoFitterTests {
         }
         for (width, height) in [(640, 480), (37, 1_200)] {
             let photo = TestImages.picture(width: width, height: height, grain: 0, as: .avif(quality: 50))
-            let frame = try #require(AV1FrameSize.largest(in: photo), "\(width)×\(height): no sequence header found")
+            let frame = try #require(try CodedFrameSize.largest(in: photo)?.frame, "\(width)×\(height): no sequence header found")
             // An encoder may round a frame up to its block size; never past it.
             #expect(frame.width >= width && frame.height >= height && frame.width <= width + 8 && frame.height <= height + 8, "\(frame)")
+            #expect(try fitter.fit(photo).fitting.stored.width == width)
+        }
+    }
+
+    /// HEIC files made from a real one: the HEVC sequence parameter set in its `hvcC` declaring 60000×60000 (the
+    /// decoder took 9 GB and crashed), one put in front of the image item's data declaring 16000×16000 (1.2 GB), and
+    /// an item whose one extent is listed 5,000 times.
+    @Test("a HEIC whose HEVC parameter sets declare frames past the pixel limit is refused before decoding, wherever the set is; real HEICs read their own size")
+    func heicFramePastItsHeader() throws {
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/Corpus/photo-intake")
+        for (name, size) in [("heic-hevc-sps-frame-past-header-crash", "60000×60000 pixels (3600 megapixels)"),
+                             ("heic-hevc-item-sps-frame-past-header-oom", "16000×16000 pixels (256 megapixels)")] {
+            let hostile = try Data(contentsOf: corpus.appendingPathComponent(name))
+            #expect(IntakeFormat.detect(hostile) == .heic)
+            let error = #expect(throws: ServiceError.self) { _ = try fitter.fit(hostile) }
+            #expect(error?.code == .photoTooLarge)
+            #expect(error?.message == "the photo's HEVC stream declares frames of \(size) though its header says 64×48; "
+                    + "the worker reads photos of up to 100 megapixels", "\(name): \(error?.message ?? "")")
+        }
+        let repeated = try Data(contentsOf: corpus.appendingPathComponent("heic-item-extents-repeated"))
+        let overlong = #expect(throws: CodedFrameSize.Overlong.self) { _ = try CodedFrameSize.largest(in: repeated) }
+        #expect(overlong?.fileSize == repeated.count && (overlong?.claimed ?? 0) > 4 * repeated.count)
+        #expect(throws: ServiceError.self) { _ = try fitter.fit(repeated) }
+        for (width, height) in [(640, 480), (37, 1_200)] {
+            let photo = TestImages.picture(width: width, height: height, grain: 0, as: .heic(quality: 50))
+            let declared = try #require(try CodedFrameSize.largest(in: photo), "\(width)×\(height): no parameter set found")
+            // The coded frame: the whole picture or one tile of its grid, rounded up to the coding block size.
+            #expect(declared.codec == .hevc && declared.frame.pixels > 0 && declared.frame.width <= width + 64
+                    && declared.frame.height <= height + 64, "\(declared)")
             #expect(try fitter.fit(photo).fitting.stored.width == width)
         }
     }
