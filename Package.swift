@@ -156,7 +156,7 @@ let package = Package(
         .target(
             // Photos made to fit the photo rules: turned upright, metadata out, scaled and re-encoded.
             name: "PhotoProcessing",
-            dependencies: ["CVips", "RecipeModel", "RecipeProtocol"],
+            dependencies: ["CVips", "RecipeModel", "RecipeProtocol", .product(name: "Logging", package: "swift-log")],
             path: "Services/PhotoProcessing",
             swiftSettings: strict
         ),
@@ -212,6 +212,7 @@ let package = Package(
                 "WorkerService",
                 "WebFetch",
                 "Messaging",
+                "PhotoProcessing",
                 "RecipeProtocol",
                 "ServiceOptions",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -6,6 +6,8 @@
 // wrapped here with fixed arguments.
 #include <vips/vips.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 
 /// The formats the intake decodes; each is read by its own loader, never by content sniffing.
 typedef enum {
@@ -16,6 +18,11 @@ typedef enum {
 /// the worker's to print: what matters reaches the caller as an error.
 static void rv_quiet(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
     (void)domain; (void)level; (void)message; (void)data;
+}
+
+/// The photo intake's helper process ends when the worker that started it does (prctl is varargs too).
+static inline int rv_end_with_parent(void) {
+    return prctl(PR_SET_PDEATHSIG, SIGKILL);
 }
 
 /// Starts libvips once per process: no operation cache (each photo is seen once), the

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import Messaging
+import PhotoProcessing
 import RecipeProtocol
 import ServiceLifecycle
 import ServiceOptions
@@ -99,10 +100,23 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
         "Largest photo read at all, in megapixels, checked from the file's header before decoding (1 to 1000).", valueName: "megapixels"))
     var maxPhotoMegapixels: Int = 100
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Most memory one photo may take while it is read, in MiB (256 to 65536). Photos are decoded in a process of their own: one that needs more, or crashes its decoder, is refused and the worker goes on.",
+        valueName: "MiB"))
+    var photoMemory: Int = PhotoIntakeProcess.defaultMemoryLimit / 1_048_576
+
+    @Option(name: .long, help: ArgumentHelp("Seconds one photo may take to be read and made to fit (1 to 600).", valueName: "seconds"))
+    var photoTimeout: Double = 60
+
+    /// The photo intake's helper: started by the worker itself, with the memory limit in bytes.
+    @Option(name: .customLong("photo-intake-helper"), help: .hidden)
+    var photoIntakeHelper: Int?
+
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
     func validate() throws {
+        if photoIntakeHelper != nil { return }
         guard (1...32).contains(concurrency) else { throw ValidationError("--concurrency must be 1 to 32; got \(concurrency)") }
         if let storageClients, !(1...64).contains(storageClients) {
             throw ValidationError("--storage-clients must be 1 to 64; got \(storageClients)")
@@ -120,6 +134,8 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
         guard (1...1_000).contains(maxPhotoMegapixels) else {
             throw ValidationError("--max-photo-megapixels must be 1 to 1000; got \(maxPhotoMegapixels)")
         }
+        guard (256...65_536).contains(photoMemory) else { throw ValidationError("--photo-memory must be 256 to 65536 MiB; got \(photoMemory)") }
+        guard photoTimeout >= 1 && photoTimeout <= 600 else { throw ValidationError("--photo-timeout must be 1 to 600 seconds; got \(photoTimeout)") }
         guard (5...86_400).contains(syncInterval) else { throw ValidationError("--sync-interval must be 5 to 86400 seconds; got \(syncInterval)") }
         let replicaSource = replicas.isEmpty ? "RECIPES_WORKER_REPLICAS" : "--replica"
         let refusals = replicaEndpoints.map { EndpointSyntax.refusal($0, named: replicaSource, for: .connect) } + [
@@ -185,6 +201,7 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let photoIntakeHelper { PhotoIntakeProcess.serve(memoryLimit: photoIntakeHelper) }
         var configuration = WorkerConfiguration()
         configuration.bindEndpoint = bind ?? ProcessEnvironment.value("RECIPES_WORKER_BIND") ?? RecipeVault.defaultWorkerEndpoint
         configuration.storageEndpoint = storageEndpoint
@@ -198,6 +215,8 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
         configuration.storageTimeout = .milliseconds(Int(storageTimeout * 1_000))
         configuration.photoLimits.maxLongSide = photoLongSide
         configuration.photoLimits.maxPixels = maxPhotoMegapixels * 1_000_000
+        configuration.photoIntake = PhotoIntakeProcess.Settings(memoryLimit: photoMemory * 1_048_576,
+                                                                timeout: .milliseconds(Int(photoTimeout * 1_000)))
         configuration.maxMessageBytes = limits.maxMessageBytes
         configuration.maxRequestsInFlight = limits.maxRequests
         configuration.maxBytesInFlight = limits.maxBytesInFlight

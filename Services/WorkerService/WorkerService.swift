@@ -39,6 +39,9 @@ public struct WorkerConfiguration: Sendable {
     public var maxFrameBytes = WireProtocol.defaultMaxFrameBytes
     /// What the photo intake makes photos fit (long side, pixels read at most, bytes taken in).
     public var photoLimits = PhotoFitter.Limits()
+    /// Where photos are decoded: in a helper process under a memory limit (as `recipe-worker` runs), or, when nil,
+    /// in this process (tests, benchmarks).
+    public var photoIntake: PhotoIntakeProcess.Settings?
     /// Other recipe-storage replicas kept in step with `storageEndpoint`.
     public var replicaEndpoints: [String] = []
     /// How often the pairs are synced when no change notice arrives.
@@ -81,7 +84,8 @@ public struct WorkerService: Sendable {
         // or a photo from the CLI, a migration's staged entries, the job scan): none waits behind another's reply.
         let storage = MessageClientPool(configuration: client, size: configuration.storageClients, logger: logger)
         self.storage = storage
-        let photos = PhotoDesk(limits: configuration.photoLimits, storage: storage)
+        let photos = PhotoDesk(limits: configuration.photoLimits, storage: storage,
+                               process: configuration.photoIntake.map { PhotoIntakeProcess(settings: $0, logger: logger) })
         self.photos = photos
         var fetchPolicy = configuration.fetchPolicy
         // A page's image is read up to what the intake takes in: it is made to fit afterwards.

@@ -401,6 +401,79 @@ struct HardeningTests {
         await server.shutdown()
     }
 
+    /// The photo intake decodes in a helper process under a memory limit. The photo: a HEIC whose HEVC parameter set
+    /// declares 30000×30000 frames (900 megapixels, let in by --max-photo-megapixels 1000) — with 256 MiB the HEVC
+    /// reader's allocation fails and it aborts, which in the worker's own process ended the worker.
+    @Test("a web page whose photo crashes the image decoder: the recipe is imported without it, the worker goes on, and the next photo is read by a new helper; a helper killed from outside is replaced")
+    func photoThatCrashesTheDecoder() async throws {
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/Corpus/photo-intake")
+        let crasher = try Data(contentsOf: corpus.appendingPathComponent("heic-hevc-sps-900-megapixels"))
+        let fine = try Data(contentsOf: corpus.appendingPathComponent("small.heic"))
+        let server = try await TestHTTPServer()
+        server.route("/crasher.heic", .bytes(Array(crasher), contentType: "image/heic"))
+        server.route("/soup", .html(recipePage(name: "Crash Soup", ingredients: ["1 leek"], image: server.baseURL + "/crasher.heic")))
+        let services = try await Services()
+        let (worker, endpoint) = try await services.startWorker(extra: ["--max-photo-megapixels", "1000", "--photo-memory", "256"])
+        let client = try services.client(endpoint)
+
+        let imported = try await client.call(ImportOps.FromURL.self, .init(url: server.baseURL + "/soup"))
+        #expect(imported.recipe?.name == "Crash Soup" && imported.recipe?.photos.isEmpty == true)
+        let note = imported.photo.note ?? ""
+        #expect(!imported.photo.added && note.contains("the photo stopped the image decoder (killed by signal")
+                && note.contains("needs more than the 256 MiB of memory one photo may take"), "\(note)")
+        #expect(kill(worker.pid, 0) == 0, "the worker is still running")
+        #expect(try await client.call(System.Health.self, Empty()).service == "recipe-worker")
+        _ = try await worker.waitForOutput("a photo stopped the image decoder; the next photo gets a new one")
+        #expect(!worker.printed.contains("Backtrace") && !worker.printed.contains("bad_alloc"), "the helper's own words stay out of the log")
+
+        // The same through the CLI, then a photo that fits: a new helper reads it.
+        let recipeID = try #require(imported.recipe?.id)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("rv-\(UUID().uuidString).heic")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try crasher.write(to: file)
+        let refused = try await recipes(["photo", "add", recipeID.uuidString, file.path], storage: services.storageEndpoint,
+                                        environment: ["RECIPES_WORKER": endpoint])
+        #expect(refused.status == 65 && refused.output.contains("the photo stopped the image decoder"), "\(refused.output)")
+        try fine.write(to: file)
+        let added = try await recipes(["photo", "add", recipeID.uuidString, file.path], storage: services.storageEndpoint,
+                                      environment: ["RECIPES_WORKER": endpoint])
+        #expect(added.status == 0 && added.output.contains("The recipe has 1 photo now"), "\(added.output)")
+
+        // A helper killed between photos (an OOM killer, an operator) is started again for the next one.
+        let helpers = try childProcesses(of: worker.pid)
+        #expect(helpers.count == 1, "one helper: \(helpers)")
+        for helper in helpers { kill(helper, SIGKILL) }
+        let again = try await recipes(["photo", "add", recipeID.uuidString, file.path], storage: services.storageEndpoint,
+                                      environment: ["RECIPES_WORKER": endpoint])
+        #expect(again.status == 0, "\(again.output)")
+        let after = try childProcesses(of: worker.pid)
+        #expect(after.count == 1 && after != helpers, "a new helper: \(after)")
+        _ = try await worker.stop()
+        // The helper ends with the worker.
+        for _ in 0..<100 where after.contains(where: isRunning) { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!after.contains(where: isRunning), "the helper ended with the worker")
+        await services.stop()
+        await server.shutdown()
+    }
+
+    /// Whether `pid` runs (not gone, not a zombie waiting for its parent).
+    func isRunning(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(after: close)...].split(separator: " ").first != "Z"
+    }
+
+    /// The processes whose parent is `pid` (from /proc).
+    func childProcesses(of pid: pid_t) throws -> [pid_t] {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc").compactMap { entry -> pid_t? in
+            guard let child = pid_t(entry),
+                  let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return nil }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && pid_t(fields[1]) == pid ? child : nil
+        }.sorted()
+    }
+
     @Test("thousands of malformed envelopes leave recipe-worker answering, and nothing reaches storage")
     func workerGarbage() async throws {
         let services = try await Services()
