@@ -253,7 +253,8 @@ public final class PhotoIntakeProcess: Sendable {
     private static func readReply(from descriptor: Int32, timeout: Duration) -> Outcome {
         let deadline = ContinuousClock.now + timeout
         var reader = FrameReader(descriptor: descriptor, deadline: deadline)
-        switch (reader.frame(limit: 1 << 20), reader.frame(limit: Int(UInt32.max))) {
+        // A fitted photo is at most a few MB: a helper saying more has gone wrong, and is not believed.
+        switch (reader.frame(limit: 1 << 20), reader.frame(limit: 64 << 20)) {
         case (.frame(let header), .frame(let bytes)):
             guard let reply = try? JSONDecoder().decode(Reply.self, from: header) else { return .ended }
             return .reply(reply, bytes)

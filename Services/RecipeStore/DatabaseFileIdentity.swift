@@ -45,19 +45,22 @@ struct DatabaseFileIdentity: Sendable {
     /// What is wrong, when the files at the paths are no longer the ones the store opened; nil while they are.
     func problem() -> String? {
         guard let database else { return nil }
-        let now = Self.id(path)
-        let logNow = log == nil ? nil : Self.id(path + "-wal")
-        guard now != database || logNow != log else { return nil }
-        let file = now != database ? RecipeVault.databaseFileName : "\(RecipeVault.databaseFileName)'s log (\(RecipeVault.databaseFileName)-wal)"
+        let databaseNow = Self.look(path)
+        let logNow: Result<FileID?, POSIXError> = log == nil ? .success(nil) : Self.look(path + "-wal")
+        let databaseChanged = databaseNow != .success(database)
+        guard databaseChanged || logNow != .success(log) else { return nil }
+        let file = databaseChanged ? RecipeVault.databaseFileName : "\(RecipeVault.databaseFileName)'s log (\(RecipeVault.databaseFileName)-wal)"
         let folder = (path as NSString).deletingLastPathComponent
-        if case .failure(let error) = Self.look(now != database ? path : path + "-wal") {
+        switch databaseChanged ? databaseNow : logNow {
+        case .failure(let error):
             // Not gone, perhaps: out of sight (the folder's permissions changed under it). Refused all the same, as
             // the storage could not open it again either.
             return "\(file) can no longer be looked at in recipe-storage's data folder (\(folder)): "
                 + "\(String(cString: strerror(error.code.rawValue)).lowercased()), so it could not be opened at its next start"
+        case .success(let now):
+            let what = now == nil ? "was removed from" : "was replaced in"
+            return "\(file) \(what) recipe-storage's data folder (\(folder)) while it ran, and a write now would be gone at its next start"
         }
-        let what = (now != database ? now : logNow) == nil ? "was removed from" : "was replaced in"
-        return "\(file) \(what) recipe-storage's data folder (\(folder)) while it ran, and a write now would be gone at its next start"
     }
 
     /// A write the writer did not commit because `problem()` said something.

@@ -28,7 +28,7 @@ extension RecipeStore {
         }
         guard let error = error as? DatabaseError else { return nil }
         if isDamage(error) {
-            return ServiceError(.storageDamaged, "\(op) was not done: \(damagedDatabase) (SQLite: \(error.message ?? "database disk image is malformed")); "
+            return ServiceError(.storageDamaged, "\(op) was not done: \(damagedDatabase(where: "this request")) (SQLite: \(error.message ?? "database disk image is malformed")); "
                 + "nothing was changed. \(damagedAdvice)")
         }
         // Any other failure of SQLite's, in its own words and code: never the statement, which is the storage's
@@ -41,7 +41,10 @@ extension RecipeStore {
         return ServiceError(.internalError, "\(op) failed inside recipe-storage's database (SQLite said \(said), code \(error.extendedResultCode.rawValue))")
     }
 
-    static let damagedDatabase = "\(RecipeVault.databaseFileName) in recipe-storage's data folder is damaged where this request needed it"
+    /// The damage said for `whoMet` ("this request", or the operation that met it).
+    static func damagedDatabase(where whoMet: String) -> String {
+        "\(RecipeVault.databaseFileName) in recipe-storage's data folder is damaged where \(whoMet) needed it"
+    }
     static let damagedAdvice = "Stop recipe-storage and restore a backup into its data folder (README, \"Backups\"); with a replica that "
         + "holds the same recipes, start this one on an empty data folder instead and its next sync brings everything back"
 
@@ -58,7 +61,7 @@ extension RecipeStore {
         if error is DatabaseError, let problem = batcher.files.problem() { return DatabaseFileIdentity.refusal(problem, op: op) }
         let reply = Self.reply(for: error, during: op)
         if reply?.code == .storageDamaged, let error = error as? DatabaseError {
-            let seen = "\(Self.damagedDatabase.replacingOccurrences(of: "this request", with: op)) (SQLite: "
+            let seen = "\(Self.damagedDatabase(where: op)) (SQLite: "
                 + "\(error.message ?? "database disk image is malformed"), at \(Date.now.formatted(.iso8601)))"
             damageSeen.withLock { if $0 == nil { $0 = seen } }
         }

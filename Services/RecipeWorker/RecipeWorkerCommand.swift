@@ -145,8 +145,7 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
         if let refusal = refusals.lazy.compactMap({ $0 }).first { throw ValidationError(refusal) }
         // A replica is another storage (another data folder): the storage itself, or one replica twice, is a pair
         // that can never sync ("both call themselves replica …").
-        let ownEndpoint = bind ?? ProcessEnvironment.value("RECIPES_WORKER_BIND") ?? RecipeVault.defaultWorkerEndpoint
-        for endpoint in [storageEndpoint] + replicaEndpoints where endpoint == ownEndpoint {
+        for endpoint in [storageEndpoint] + replicaEndpoints where endpoint == bindEndpoint {
             throw ValidationError("\(endpoint) is where this recipe-worker answers (its --bind), not a recipe-storage; "
                 + "give --storage and --replica the endpoints recipe-storage answers on")
         }
@@ -196,6 +195,8 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
 
     var storageEndpoint: String { storage ?? ProcessEnvironment.value("RECIPES_STORAGE") ?? RecipeVault.defaultStorageEndpoint }
 
+    var bindEndpoint: String { bind ?? ProcessEnvironment.value("RECIPES_WORKER_BIND") ?? RecipeVault.defaultWorkerEndpoint }
+
     var allowHostEntries: [String] {
         allowHosts + (ProcessEnvironment.value("RECIPES_WORKER_ALLOW_HOSTS").map { [$0] } ?? [])
     }
@@ -203,7 +204,7 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
     func run() async throws {
         if let photoIntakeHelper { PhotoIntakeProcess.serve(memoryLimit: photoIntakeHelper) }
         var configuration = WorkerConfiguration()
-        configuration.bindEndpoint = bind ?? ProcessEnvironment.value("RECIPES_WORKER_BIND") ?? RecipeVault.defaultWorkerEndpoint
+        configuration.bindEndpoint = bindEndpoint
         configuration.storageEndpoint = storageEndpoint
         do {
             (configuration.security, configuration.storageKeys) = try securitySettings()

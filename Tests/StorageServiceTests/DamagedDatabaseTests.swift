@@ -15,10 +15,9 @@ import Testing
 struct DamagedDatabaseTests {
     @Test("requests that meet a damaged page are answered storage_damaged without SQL; what is intact is still read")
     func damagedPage() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-damaged-\(UUID().uuidString)")
+        let folder = Self.scratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let store = try RecipeStore(folder: folder)
-        for index in 0..<60 { _ = try await store.createRecipe(id: UUID.timeOrdered(), RecipeDraft(name: "Soup \(index)")) }
+        let store = try await Self.store(in: folder, recipes: 60)
         let book = try await store.createBook(id: UUID(), title: "Soups", author: nil)
         try store.close()
 
@@ -44,11 +43,9 @@ struct DamagedDatabaseTests {
 
     @Test("damage a request met is remembered and reported by storage.stats (so by recipes status) while the counts still read")
     func damageInStats() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-damaged-\(UUID().uuidString)")
+        let folder = Self.scratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let store = try RecipeStore(folder: folder)
-        for index in 0..<5 { _ = try await store.createRecipe(id: UUID.timeOrdered(), RecipeDraft(name: "Soup \(index)")) }
-        try store.close()
+        try await Self.store(in: folder, recipes: 5).close()
         // The change feed's table, which a write records into and the counts do not read.
         try await Self.overwriteRoot(of: "sync_records", in: folder)
         try await withStorageService(seedSamples: false, folder: folder) { client, _ async throws in
@@ -63,6 +60,18 @@ struct DamagedDatabaseTests {
                     "\(stats.problem ?? "")")
             #expect(stats.problem?.contains("restore a backup") == true)
         }
+    }
+
+    /// A data folder of this test's own (the caller removes it).
+    static func scratchFolder() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("rv-damaged-\(UUID().uuidString)")
+    }
+
+    /// A store in `folder` holding `recipes` recipes ("Soup 0", "Soup 1", …).
+    static func store(in folder: URL, recipes: Int) async throws -> RecipeStore {
+        let store = try RecipeStore(folder: folder)
+        for index in 0..<recipes { _ = try await store.createRecipe(id: UUID.timeOrdered(), RecipeDraft(name: "Soup \(index)")) }
+        return store
     }
 
     /// Overwrites the first page of `table` in the database file of `folder` with random bytes, as a failing disk would.
@@ -84,7 +93,7 @@ struct DamagedDatabaseTests {
     /// files no path named any more, and all of them were gone at the next start.
     @Test("a data folder, or the database's log alone, removed under a running storage: writes are refused, not acknowledged and lost", arguments: [false, true])
     func removedUnderIt(logOnly: Bool) async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-removed-\(UUID().uuidString)")
+        let folder = Self.scratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         try await withStorageService(seedSamples: false, folder: folder) { client, _ async throws in
             _ = try await client.call(RecipeOps.Create.self, .init(recipe: RecipeDraft(name: "Before")))
