@@ -313,7 +313,8 @@ public final class PhotoIntakeProcess: Sendable {
 
     /// The helper's loop: photos from standard input, fitted photos to standard output, until its input ends.
     /// `memoryLimit` bytes is the most it may map for data; past it an allocation fails, and the decoder
-    /// either says so or crashes — either way only this process.
+    /// either says so or crashes — either way only this process. Short of memory on the machine, the kernel's
+    /// out-of-memory killer picks it first.
     public static func serve(memoryLimit: Int) -> Never {
         var limit = rlimit(rlim_cur: rlim_t(memoryLimit), rlim_max: rlim_t(memoryLimit))
         _ = setrlimit(__rlimit_resource_t(RLIMIT_DATA.rawValue), &limit)
@@ -321,6 +322,8 @@ public final class PhotoIntakeProcess: Sendable {
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
         _ = rv_end_with_parent()
+        // When the machine (or the container) runs out of memory, the kernel ends this process rather than the worker.
+        try? "1000".write(toFile: "/proc/self/oom_score_adj", atomically: false, encoding: .utf8)
         var reader = FrameReader(descriptor: 0, deadline: nil)
         while true {
             guard case .frame(let header) = reader.frame(limit: 1 << 20), case .frame(let photo) = reader.frame(limit: Int(UInt32.max)),

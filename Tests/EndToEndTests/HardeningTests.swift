@@ -443,6 +443,10 @@ struct HardeningTests {
         // A helper killed between photos (an OOM killer, an operator) is started again for the next one.
         let helpers = try childProcesses(of: worker.pid)
         #expect(helpers.count == 1, "one helper: \(helpers)")
+        for helper in helpers {
+            let adjustment = try? String(contentsOfFile: "/proc/\(helper)/oom_score_adj", encoding: .utf8)
+            #expect(adjustment?.trimmingCharacters(in: .whitespacesAndNewlines) == "1000", "the kernel's first pick when memory runs out")
+        }
         for helper in helpers { kill(helper, SIGKILL) }
         let again = try await recipes(["photo", "add", recipeID.uuidString, file.path], storage: services.storageEndpoint,
                                       environment: ["RECIPES_WORKER": endpoint])
