@@ -321,6 +321,9 @@ public final class PhotoIntakeProcess: Sendable {
         // The worker decides when it ends: not a Ctrl-C meant for the worker, and never after the worker.
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
+        // (The signal comes when the thread that started the helper ends: the worker's photo intake thread, which
+        // lives as long as the worker. Were it to end earlier, the next photo would find the helper gone and start
+        // another.)
         _ = rv_end_with_parent()
         // When the machine (or the container) runs out of memory, the kernel ends this process rather than the worker.
         try? "1000".write(toFile: "/proc/self/oom_score_adj", atomically: false, encoding: .utf8)
