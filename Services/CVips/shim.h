@@ -117,6 +117,15 @@ static inline char *rv_take_error(void) {
 
 /// A photo-like picture: a colour gradient with grain of `grain` (0–100), a red block in
 /// the top-left quarter (so turning can be seen) and, when `alpha`, a transparent right half.
+/// A black lossless WebP of `width` × `height`: a few KB that take width × height × 3 bytes to decode.
+static inline int rv_make_blank_webp(int width, int height, void **out, size_t *length) {
+    VipsImage *black = NULL;
+    if (vips_black(&black, width, height, "bands", 3, NULL) != 0) return -1;
+    int status = vips_webpsave_buffer(black, out, length, "lossless", TRUE, NULL);
+    g_object_unref(black);
+    return status;
+}
+
 static inline VipsImage *rv_make_picture(int width, int height, double grain, int alpha) {
     VipsImage *xy = NULL, *noise = NULL, *mixed = NULL, *rgb = NULL, *cast = NULL, *out = NULL;
     VipsImage *base[3] = {NULL, NULL, NULL};

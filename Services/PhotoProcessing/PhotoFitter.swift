@@ -189,17 +189,31 @@ public struct PhotoFitter: Sendable {
     }
 
     private func unreadable(_ format: IntakeFormat, _ count: Int) -> ServiceError {
-        ServiceError(.unreadableImage,
-            "the photo (\(ImageKind.formatBytes(count))) starts like a \(format.rawValue) file but could not be read: \(Self.takeError()); it may be truncated or damaged")
+        let lines = Self.takeErrorLines()
+        // A decoder whose memory ran out says something else too ("bad seek"): the photo is whole, only too big to
+        // read within the memory one photo may take.
+        if let memory = lines.first(where: { $0.contains("out of memory") }) {
+            return ServiceError(.photoTooLarge,
+                "the photo (\(ImageKind.formatBytes(count)) of \(format.rawValue)) needs more memory to read than one photo may take (\(memory)); "
+                + "recipe-worker's --photo-memory sets that limit")
+        }
+        return ServiceError(.unreadableImage,
+            "the photo (\(ImageKind.formatBytes(count))) starts like a \(format.rawValue) file but could not be read: \(lines.first ?? "unknown error"); it may be truncated or damaged")
     }
 
     /// libvips' error text, its first line, without the loader's name in front.
     static func takeError() -> String {
-        guard let text = rv_take_error() else { return "unknown error" }
+        takeErrorLines().first ?? "unknown error"
+    }
+
+    /// libvips' error text, line by line, each without the name of what said it in front.
+    static func takeErrorLines() -> [String] {
+        guard let text = rv_take_error() else { return [] }
         defer { g_free(text) }
-        let first = String(cString: text).split(separator: "\n").first.map(String.init) ?? ""
-        let message = first.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? first
-        return message.isEmpty ? "unknown error" : message
+        return String(cString: text).split(separator: "\n").compactMap { line in
+            let message = line.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? String(line)
+            return message.isEmpty ? nil : message
+        }
     }
 
     static func megapixels(_ pixels: Int) -> String {

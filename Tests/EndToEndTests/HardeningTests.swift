@@ -3,6 +3,7 @@ import Messaging
 import RecipeProtocol
 import RecipeStore
 import TestHTTPServer
+import TestImages
 import Testing
 import TestThreads
 import ZeroMQ
@@ -435,6 +436,13 @@ struct HardeningTests {
         let refused = try await recipes(["photo", "add", recipeID.uuidString, file.path], storage: services.storageEndpoint,
                                         environment: ["RECIPES_WORKER": endpoint])
         #expect(refused.status == 65 && refused.output.contains("the photo stopped the image decoder"), "\(refused.output)")
+        // A whole photo that needs more memory than one may take (8000×8000: 3 KB of WebP, 192 MB decoded, and the
+        // decoder's own copy): said as that, not as the damage the decoder reports beside it ("bad seek").
+        try TestImages.blankWebP(width: 8_000, height: 8_000).write(to: file)
+        let tooBig = try await recipes(["photo", "add", recipeID.uuidString, file.path], storage: services.storageEndpoint,
+                                       environment: ["RECIPES_WORKER": endpoint])
+        #expect(tooBig.status == 65 && tooBig.output.contains("of WebP) needs more memory to read than one photo may take (out of memory")
+                && tooBig.output.contains("recipe-worker's --photo-memory sets that limit"), "\(tooBig.output)")
         try fine.write(to: file)
         let added = try await recipes(["photo", "add", recipeID.uuidString, file.path], storage: services.storageEndpoint,
                                       environment: ["RECIPES_WORKER": endpoint])

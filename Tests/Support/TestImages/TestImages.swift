@@ -7,6 +7,16 @@ public enum TestImages {
     public enum Encoding { case jpeg(quality: Int32), png, webp(quality: Int32), heic(quality: Int32), avif(quality: Int32) }
 
     /// A photo-like picture (gradient, grain, a red block in the top-left quarter), encoded.
+    /// A black lossless WebP: a few KB that take `width` × `height` × 3 bytes to decode.
+    public static func blankWebP(width: Int, height: Int) -> Data {
+        _ = started
+        var buffer: UnsafeMutableRawPointer?
+        var length = 0
+        guard rv_make_blank_webp(Int32(width), Int32(height), &buffer, &length) == 0, let buffer else { fatalError("libvips could not encode") }
+        defer { g_free(buffer) }
+        return Data(bytes: buffer, count: length)
+    }
+
     public static func picture(width: Int, height: Int, grain: Double = 8, alpha: Bool = false, as encoding: Encoding) -> Data {
         _ = started
         guard let image = rv_make_picture(Int32(width), Int32(height), grain, alpha ? 1 : 0) else { fatalError("libvips could not draw") }
