@@ -120,6 +120,12 @@ public final class PhotoIntakeProcess: Sendable {
                 case .ended:
                     let ended = Self.stop(running)
                     helper = nil
+                    // A helper that exits (rather than being killed by a signal) before it answers could not run at
+                    // all: a missing library, a program that is not the worker's. That is not the photo's fault.
+                    guard ended.hasPrefix("killed by signal") else {
+                        logger.error("the photo intake's helper ended before it answered", metadata: ["ended": "\(ended)", "program": "\(settings.executable)"])
+                        throw ServiceError(.internalError, "the photo intake's helper ended before it answered (\(ended)); recipe-worker's log says more")
+                    }
                     logger.warning("a photo stopped the image decoder; the next photo gets a new one", metadata: [
                         "bytes": "\(input.count)", "ended": "\(ended)", "memory-limit": "\(Self.mebibytes(settings.memoryLimit))"])
                     throw ServiceError(.unreadableImage,

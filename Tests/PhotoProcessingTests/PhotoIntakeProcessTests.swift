@@ -44,11 +44,18 @@ struct PhotoIntakeProcessTests {
         #expect(ContinuousClock.now - started < .seconds(20), "not the helper's 30 s")
     }
 
-    @Test("a helper that answers nonsense, or cannot be started, is an error of the intake, not a photo stored")
+    @Test("a helper that answers nonsense, exits before answering, or cannot be started, is an error of the intake, not a photo stored")
     func nonsenseAndMissing() throws {
         let nonsense = intake("head -c 1 > /dev/null; printf '\\000\\000\\000\\002{}\\000\\000\\000\\000'; sleep 5")
         let error = #expect(throws: ServiceError.self) { _ = try nonsense.fit(photo, limits: .init(), keepMetadata: false) }
         #expect(error?.code == .internalError && error?.message == "the photo intake's reply held no photo", "\(error?.message ?? "")")
+
+        // A helper that exits before it answers (it could not run) is not the photo's fault.
+        let exits = intake("head -c 1 > /dev/null; exit 127")
+        let exited = #expect(throws: ServiceError.self) { _ = try exits.fit(photo, limits: .init(), keepMetadata: false) }
+        #expect(exited?.code == .internalError
+                && exited?.message == "the photo intake's helper ended before it answered (exit status 127); recipe-worker's log says more",
+                "\(exited?.message ?? "")")
 
         let missing = PhotoIntakeProcess(settings: .init(executable: "/nonexistent/recipe-worker", arguments: ["recipe-worker"]))
         let notStarted = #expect(throws: ServiceError.self) { _ = try missing.fit(photo, limits: .init(), keepMetadata: false) }
