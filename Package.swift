@@ -358,6 +358,13 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            // Damage done to a stopped storage's files, as a failing disk would do it.
+            name: "TestDamage",
+            dependencies: ["RecipeProtocol", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/Support/TestDamage",
+            swiftSettings: strict
+        ),
+        .target(
             // Paths in the temporary folder that the test process removes when it exits.
             name: "TestScratch",
             path: "Tests/Support/TestScratch",
@@ -446,6 +453,7 @@ let package = Package(
             name: "StorageServiceTests",
             dependencies: [
                 "StorageService",
+                "TestDamage",
                 "RecipeStore",
                 "ReplicaSync",
                 "Messaging",
@@ -483,7 +491,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["Messaging", "ZeroMQ", "RecipeProtocol", "RecipeModel", "RecipeStore", "ReplicaSync", "RecipeMigration", "TestHTTPServer", "TestImages",
-                           "TestRandom", "TestRecipes", "TestScratch", "TestThreads", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
+                           "TestDamage", "TestRandom", "TestRecipes", "TestScratch", "TestThreads", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
     ]

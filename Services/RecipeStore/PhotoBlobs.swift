@@ -125,8 +125,10 @@ struct PhotoBlobs: Sendable {
         guard Self.hash(bytes) == sha256 else {
             let aside = file.deletingLastPathComponent().appendingPathComponent(".\(sha256).damaged")
             _ = rename(file.path, aside.path)
-            throw PhotoStorageError("photo \(sha256) is damaged on disk (its bytes no longer match their SHA-256; moved aside to \(aside.lastPathComponent))",
-                                    lost: true)
+            var error = PhotoStorageError("photo \(sha256) is damaged on disk (its bytes no longer match their SHA-256; moved aside to \(aside.lastPathComponent))",
+                                          lost: true)
+            error.damaged = true
+            throw error
         }
         return bytes
     }
@@ -192,6 +194,8 @@ struct PhotoStorageError: Error, CustomStringConvertible {
     let description: String
     /// The blob asked for is gone from the folder, or was damaged and moved aside.
     var lost = false
+    /// It was there, damaged, and is moved aside.
+    var damaged = false
     /// The system's error number, when a system call failed (`ENOSPC`: the disk is full).
     var errno: Int32?
 

@@ -13,7 +13,7 @@ struct Recipes: AsyncParsableCommand {
         subcommands: [
             ListRecipes.self, ShowRecipe.self, SearchRecipes.self, AddRecipe.self, EditRecipe.self, DeleteRecipe.self, DuplicateRecipe.self,
             FavoriteRecipe.self, RateRecipe.self, PhotoCommand.self, BooksCommand.self, IngredientsCommand.self,
-            CanMake.self, Cooked.self, CookLog.self, ImportRecipes.self, Jobs.self, ExportRecipes.self, ImportFolder.self, Migrate.self, SyncCommand.self, ConflictsCommand.self, BackupCommand.self, Status.self, Samples.self, KeysCommand.self,
+            CanMake.self, Cooked.self, CookLog.self, ImportRecipes.self, Jobs.self, ExportRecipes.self, ImportFolder.self, Migrate.self, SyncCommand.self, ConflictsCommand.self, BackupCommand.self, Status.self, Check.self, Samples.self, KeysCommand.self,
         ]
     )
 

@@ -116,3 +116,54 @@ struct Samples: AsyncParsableCommand {
         }
     }
 }
+
+/// `recipes check`: reads the storage's whole database and every photo file, and says what is damaged or missing.
+struct Check: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check", abstract: "Read the whole database and every photo file: is anything damaged or missing?",
+        discussion: """
+            Damage is otherwise found only when a request meets it. The storage runs SQLite's quick check (--full: \
+            its integrity check, indexes too) and reads each photo a recipe names against its SHA-256; a damaged \
+            photo file is moved aside, and missing or damaged photos come back with the next sync with a replica \
+            that holds them. Exits 0 when all is whole and 74 when anything is not (for cron or a health check).
+            """)
+    @OptionGroup var connection: ConnectionOptions
+    @Flag(name: .customLong("no-photos"), help: "Check the database only, not the photo files.") var noPhotos = false
+    @Flag(help: "SQLite's full integrity check (slower: every index against its table).") var full = false
+    @Option(help: ArgumentHelp("Seconds the check may take (a large collection's photos take a while to read).", valueName: "seconds"))
+    var wait: Double = 600
+
+    func validate() throws {
+        try NumberOptions.seconds(wait, option: "--wait", most: 86_400)
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            // A storage that is not there is said within --timeout, not after the long wait.
+            _ = try await connection.storageClient().call(System.Health.self, Empty())
+            let check = try await connection.patientStorageClient(seconds: wait)
+                .call(StorageOps.Check.self, .init(photos: !noPhotos, full: full))
+            if connection.json {
+                try Output.json(check)
+            } else {
+                let database = check.database == ["ok"] ? "whole" : "damaged"
+                print("\(RecipeVault.databaseFileName): \(database) (SQLite's \(check.databaseCheck.replacingOccurrences(of: "_", with: " ")))")
+                for finding in check.database where check.database != ["ok"] { print("  \(TerminalText.safe(finding))") }
+                if let problem = check.problem { print("\(RecipeVault.databaseFileName): \(TerminalText.safe(problem))") }
+                if let checked = check.photosChecked {
+                    var state = "all whole"
+                    if !check.missingPhotos.isEmpty || !check.damagedPhotos.isEmpty {
+                        state = [check.missingPhotos.isEmpty ? nil : "\(check.missingPhotos.count) missing",
+                                 check.damagedPhotos.isEmpty ? nil : "\(check.damagedPhotos.count) damaged (moved aside)"]
+                            .compactMap { $0 }.joined(separator: ", ")
+                    }
+                    print("Photos: \(Output.count(checked, "photo")) checked, \(state)")
+                    for hash in check.missingPhotos.prefix(5) { print("  missing: \(hash)") }
+                    for hash in check.damagedPhotos.prefix(5) { print("  damaged: \(hash)") }
+                }
+                if let advice = check.advice { print(TerminalText.safe(advice) + ".") }
+            }
+            guard check.whole else { throw CLIError("recipe-storage's data is not whole (above)", status: ExitStatus.ioError) }
+        }
+    }
+}

@@ -108,6 +108,7 @@ extension Routes {
 
         handle(StorageOps.LoadSamples.self) { _, _ in try await store.loadSamples() }
         handle(StorageOps.Stats.self) { _, _ in try await store.stats() }
+        handle(StorageOps.Check.self) { request, _ in try await store.check(photos: request.photos ?? true, full: request.full ?? false) }
     }
 }
 

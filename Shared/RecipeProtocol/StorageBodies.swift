@@ -75,6 +75,38 @@ public struct SampleLoadResult: Codable, Sendable, Equatable {
     }
 }
 
+/// What `storage.check` found.
+public struct StorageCheck: Codable, Sendable, Equatable {
+    /// `["ok"]`, or SQLite's findings (at most 100 lines).
+    public var database: [String]
+    /// "quick_check" or "integrity_check".
+    public var databaseCheck: String
+    /// How many photo files were read; absent when they were not asked for.
+    public var photosChecked: Int?
+    /// Photos a recipe names whose file is gone from the photo folder (SHA-256 hashes, at most 1,000).
+    public var missingPhotos: [String]
+    /// Photos whose bytes no longer matched their hash: moved aside (`.<hash>.damaged`) and from then on missing.
+    public var damagedPhotos: [String]
+    /// The database's files removed or replaced under the running storage; absent while they are not.
+    public var problem: String?
+    /// What to do when anything is wrong; absent when all is whole.
+    public var advice: String?
+
+    /// Nothing wrong.
+    public var whole: Bool { database == ["ok"] && missingPhotos.isEmpty && damagedPhotos.isEmpty && problem == nil }
+
+    public init(database: [String], databaseCheck: String, photosChecked: Int?, missingPhotos: [String], damagedPhotos: [String],
+                problem: String?, advice: String?) {
+        self.database = database
+        self.databaseCheck = databaseCheck
+        self.photosChecked = photosChecked
+        self.missingPhotos = missingPhotos
+        self.damagedPhotos = damagedPhotos
+        self.problem = problem
+        self.advice = advice
+    }
+}
+
 /// Counts for monitoring.
 public struct StorageStats: Codable, Sendable, Equatable {
     public var recipes: Int

@@ -23,6 +23,26 @@ public enum StorageOps {
         public typealias Response = SampleLoadResult
     }
 
+    /// `storage.check`: reads the whole database (SQLite's quick check, or its full integrity check) and every
+    /// photo file a recipe names against its SHA-256, and says what is damaged or missing.
+    public enum Check: WireOperation {
+        public static let name = "storage.check"
+        public static let isWrite = false
+        // Reads every photo file; never on the socket's thread (and one at a time, with the other file work).
+        public static let touchesFiles = true
+        public struct Request: Codable, Sendable, Equatable {
+            /// Read the photo files too (default true).
+            public var photos: Bool?
+            /// SQLite's full `integrity_check` (indexes against their tables too) instead of `quick_check`.
+            public var full: Bool?
+            public init(photos: Bool? = nil, full: Bool? = nil) {
+                self.photos = photos
+                self.full = full
+            }
+        }
+        public typealias Response = StorageCheck
+    }
+
     /// `storage.stats`: counts for monitoring.
     public enum Stats: WireOperation {
         public static let name = "storage.stats"

@@ -2,6 +2,7 @@ import Foundation
 import Messaging
 import RecipeProtocol
 import RecipeStore
+import TestDamage
 import TestHTTPServer
 import TestImages
 import Testing
@@ -565,5 +566,60 @@ struct HardeningTests {
         let backup = try await recipes(["backup", scratch.appendingPathComponent("backup").path], storage: endpoint)
         #expect(backup.status == 0 && backup.output.contains("Left out 1 photo"), "\(backup.output)")
         #expect(try await storage.stop() == 0)
+    }
+
+    /// Damage is otherwise found only when a request meets it: a photo nobody asks for, a page of the database no
+    /// request reads, stay damaged until a backup carries the damage on.
+    @Test("recipes check reads the whole database and every photo file: whole is exit 0; a photo damaged or removed behind the storage's back, then a damaged page, are said with what to do, exit 74, and status reports the damage")
+    func checkOnDemand() async throws {
+        let folder = temporaryDataFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rv-check-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let (storage, endpoint) = try await startStorage(samples: true, folder: folder)
+        for (index, name) in ["Toast", "Soup", "Stew"].enumerated() {
+            var jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0])
+            jpeg.append(contentsOf: (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* (7 + index)) })
+            let photo = scratch.appendingPathComponent("\(name).jpg")
+            try jpeg.write(to: photo)
+            #expect(try await recipes(["add", "--name", name], storage: endpoint).status == 0)
+            #expect(try await recipes(["photo", "add", name, photo.path], storage: endpoint).status == 0)
+        }
+        let whole = try await recipes(["check"], storage: endpoint)
+        #expect(whole.status == 0 && whole.output == "Recipes.sqlite: whole (SQLite's quick check)\nPhotos: 3 photos checked, all whole\n",
+                "\(whole.output)")
+
+        let photos = URL(fileURLWithPath: folder).appendingPathComponent(RecipeVault.photoFolderName)
+        let blobs = ((FileManager.default.enumerator(at: photos, includingPropertiesForKeys: nil)?.allObjects as? [URL]) ?? [])
+            .filter { $0.lastPathComponent.count == 64 }.sorted { $0.lastPathComponent < $1.lastPathComponent }
+        try #require(blobs.count == 3)
+        var damaged = try Data(contentsOf: blobs[0])
+        damaged[damaged.count / 2] ^= 0xFF
+        try damaged.write(to: blobs[0])
+        try FileManager.default.removeItem(at: blobs[1])
+        let found = try await recipes(["check"], storage: endpoint)
+        #expect(found.status == 74, "\(found.output)")
+        #expect(found.output.contains("Photos: 3 photos checked, 1 missing, 1 damaged (moved aside)")
+                && found.output.contains("missing: \(blobs[1].lastPathComponent)") && found.output.contains("damaged: \(blobs[0].lastPathComponent)")
+                && found.output.contains("the next sync with a replica that holds them brings them back"), "\(found.output)")
+        #expect(FileManager.default.fileExists(atPath: blobs[0].deletingLastPathComponent().appendingPathComponent(".\(blobs[0].lastPathComponent).damaged").path))
+        let json = try await recipes(["check", "--json"], storage: endpoint)
+        // The output holds the report, then (from standard error) the line saying it is not whole.
+        let report = try JSONSerialization.jsonObject(with: Data((json.output.components(separatedBy: "\nrecipes: ").first ?? "").utf8)) as? [String: Any]
+        #expect(json.status == 74 && (report?["missingPhotos"] as? [String])?.count == 2 && report?["database"] as? [String] == ["ok"],
+                "the damaged one, moved aside, is missing now: \(json.output)")
+        #expect(try await recipes(["check", "--no-photos"], storage: endpoint).status == 0, "the database alone is whole")
+        #expect(try await storage.stop() == 0)
+
+        // A page of the recipes table overwritten while stopped (a failing disk).
+        try await DamagedFile.overwriteRoot(of: "recipes", in: URL(fileURLWithPath: folder))
+        let (again, againEndpoint) = try await startStorage(samples: false, folder: folder)
+        let broken = try await recipes(["check", "--no-photos"], storage: againEndpoint)
+        #expect(broken.status == 74 && broken.output.contains("Recipes.sqlite: damaged (SQLite's quick check)\n  SQLite: ")
+                && broken.output.contains("restore a backup into its data folder"), "\(broken.output)")
+        let status = try await recipes(["status", "--only", "storage"], storage: againEndpoint)
+        #expect(status.status == 74 && status.output.contains("is damaged where storage.check needed it"), "\(status.output)")
+        #expect(try await again.stop() == 0)
     }
 }

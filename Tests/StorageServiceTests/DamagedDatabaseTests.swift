@@ -6,6 +6,7 @@ import RecipeModel
 import RecipeProtocol
 import RecipeStore
 import StorageService
+import TestDamage
 import Testing
 
 /// A `Recipes.sqlite` damaged on disk (a failing disk, a copy cut short, another program's write) made every request
@@ -22,7 +23,7 @@ struct DamagedDatabaseTests {
         try store.close()
 
         // Overwrite the recipes table's first page (its root) in the file, as a failing disk would.
-        try await Self.overwriteRoot(of: "recipes", in: folder)
+        try await DamagedFile.overwriteRoot(of: "recipes", in: folder)
 
         try await withStorageService(seedSamples: false, folder: folder) { client, _ async throws in
             for (op, call) in [("recipe.list", { _ = try await client.call(RecipeOps.List.self, RecipeListQuery()) }),
@@ -47,7 +48,7 @@ struct DamagedDatabaseTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         try await Self.store(in: folder, recipes: 5).close()
         // The change feed's table, which a write records into and the counts do not read.
-        try await Self.overwriteRoot(of: "sync_records", in: folder)
+        try await DamagedFile.overwriteRoot(of: "sync_records", in: folder)
         try await withStorageService(seedSamples: false, folder: folder) { client, _ async throws in
             #expect(try await client.call(StorageOps.Stats.self, Empty()).problem == nil, "no request has met the damage yet")
             let error = await #expect(throws: ServiceError.self) {
@@ -72,21 +73,6 @@ struct DamagedDatabaseTests {
         let store = try RecipeStore(folder: folder)
         for index in 0..<recipes { _ = try await store.createRecipe(id: UUID.timeOrdered(), RecipeDraft(name: "Soup \(index)")) }
         return store
-    }
-
-    /// Overwrites the first page of `table` in the database file of `folder` with random bytes, as a failing disk would.
-    static func overwriteRoot(of table: String, in folder: URL) async throws {
-        let file = folder.appendingPathComponent(RecipeVault.databaseFileName)
-        let (page, pageSize) = try await DatabaseQueue(path: file.path).read { db in
-            (try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE name = ?", arguments: [table]) ?? 0,
-             try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0)
-        }
-        #expect(page > 1 && pageSize >= 512)
-        let handle = try FileHandle(forWritingTo: file)
-        try handle.seek(toOffset: UInt64((page - 1) * pageSize))
-        var generator = SystemRandomNumberGenerator()
-        try handle.write(contentsOf: Data((0..<pageSize).map { _ in UInt8.random(in: 0...255, using: &generator) }))
-        try handle.close()
     }
 
     /// A data folder removed while the storage ran (`rm -rf` of the wrong folder): every write was acknowledged into

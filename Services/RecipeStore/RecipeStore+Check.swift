@@ -1,0 +1,69 @@
+import Foundation
+import GRDB
+import RecipeProtocol
+
+/// `storage.check` (`recipes check`): damage is otherwise found only when a request meets it — a page of the
+/// database a request reads, a photo file someone asks for. A check reads it all on demand: before a backup, after
+/// a disk scare, from a cron job.
+extension RecipeStore {
+    /// At most this many of SQLite's findings, and of missing or damaged photos, are reported.
+    static let checkFindingsLimit = 100
+    static let checkPhotosLimit = 1_000
+
+    /// Reads the database (SQLite's `quick_check`, or `integrity_check` when `full`) and, with `photos`, every
+    /// photo file a recipe names against its SHA-256. A damaged photo file is moved aside as a read would move it,
+    /// and every missing or damaged one is noted for the next sync to bring back; damage in the database is
+    /// remembered for `storage.stats` (so `recipes status`).
+    public func check(photos checkPhotos: Bool, full: Bool) async throws -> StorageCheck {
+        let pragma = full ? "integrity_check" : "quick_check"
+        var findings: [String]
+        do {
+            findings = try await pool.read { db in
+                try String.fetchAll(db, sql: "PRAGMA \(pragma)(\(Self.checkFindingsLimit))")
+            }
+        } catch let error as DatabaseError where Self.isDamage(error) {
+            findings = ["SQLite: \(error.message ?? "database disk image is malformed")"]
+        }
+        var hashes: [String]?
+        if checkPhotos {
+            do {
+                hashes = try await pool.read { db in try String.fetchAll(db, sql: "SELECT DISTINCT sha256 FROM recipe_photos ORDER BY sha256") }
+            } catch let error as DatabaseError where Self.isDamage(error) {
+                if findings == ["ok"] { findings = [] }
+                findings.append("the list of photos could not be read (SQLite: \(error.message ?? "database disk image is malformed")), so no photo file was checked")
+            }
+        }
+        var missing: [String] = [], damaged: [String] = []
+        for hash in hashes ?? [] {
+            guard self.photos.contains(hash) else {
+                missing.append(hash)
+                continue
+            }
+            do {
+                _ = try self.photos.read(hash)
+            } catch let error as PhotoStorageError where error.lost {
+                // Moved aside as damaged, or gone between the look and the read.
+                if error.damaged { damaged.append(hash) } else { missing.append(hash) }
+            }
+        }
+        lostPhotos.withLock { $0.formUnion(missing + damaged) }
+        if findings != ["ok"] {
+            let seen = "\(Self.damagedDatabase(where: StorageOps.Check.name)) (SQLite: \(findings[0]), at \(Date.now.formatted(.iso8601)))"
+            damageSeen.withLock { if $0 == nil { $0 = seen } }
+        }
+        let problem = batcher.files.problem()
+        var advice: [String] = []
+        if problem != nil {
+            advice.append("Stop recipe-storage, put its data folder back as it was (or restore a backup into it) and start it again")
+        } else if findings != ["ok"] {
+            advice.append(Self.damagedAdvice)
+        }
+        if !missing.isEmpty || !damaged.isEmpty {
+            advice.append("The photos are noted as lost: the next sync with a replica that holds them brings them back (recipes sync); "
+                + "without a replica, restore a backup")
+        }
+        return StorageCheck(database: findings, databaseCheck: pragma, photosChecked: hashes?.count,
+                            missingPhotos: Array(missing.prefix(Self.checkPhotosLimit)), damagedPhotos: Array(damaged.prefix(Self.checkPhotosLimit)),
+                            problem: problem, advice: advice.isEmpty ? nil : advice.joined(separator: ". "))
+    }
+}
