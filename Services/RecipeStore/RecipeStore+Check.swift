@@ -35,6 +35,9 @@ extension RecipeStore {
         }
         var missing: [String] = [], damaged: [String] = []
         for hash in hashes ?? [] {
+            // Each photo is read on the thread the storage's other file work runs on: between two, that work has
+            // its turn, so a check of thousands of photos does not hold up a photo add or get for its length.
+            await Task.yield()
             guard self.photos.contains(hash) else {
                 missing.append(hash)
                 continue
