@@ -4,6 +4,7 @@ import RecipeProtocol
 import RecipeStore
 import TestDamage
 import TestHTTPServer
+import TestScratch
 import TestImages
 import Testing
 import TestThreads
@@ -536,10 +537,7 @@ struct HardeningTests {
     @Test("a photo file damaged in the data folder behind the storage's back: never served, moved aside, left out of an export and a backup with a note")
     func photoDamagedOnDisk() async throws {
         let folder = temporaryDataFolder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rv-damaged-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
+        let scratch = try scratchFolder("rv-damaged")
         let (storage, endpoint) = try await startStorage(samples: false, folder: folder)
         var jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0])
         jpeg.append(contentsOf: (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
@@ -573,10 +571,7 @@ struct HardeningTests {
     @Test("recipes check reads the whole database and every photo file: whole is exit 0; a photo damaged or removed behind the storage's back, then a damaged page, are said with what to do, exit 74, and status reports the damage")
     func checkOnDemand() async throws {
         let folder = temporaryDataFolder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rv-check-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
+        let scratch = try scratchFolder("rv-check")
         let (storage, endpoint) = try await startStorage(samples: true, folder: folder)
         for (index, name) in ["Toast", "Soup", "Stew"].enumerated() {
             var jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0])
@@ -621,5 +616,12 @@ struct HardeningTests {
         let status = try await recipes(["status", "--only", "storage"], storage: againEndpoint)
         #expect(status.status == 74 && status.output.contains("is damaged where storage.check needed it"), "\(status.output)")
         #expect(try await again.stop() == 0)
+    }
+
+    /// A new, empty folder of the test's own (removed when the tests exit).
+    func scratchFolder(_ prefix: String) throws -> URL {
+        let folder = Scratch.url(prefix)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
     }
 }
