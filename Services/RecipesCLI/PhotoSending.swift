@@ -23,8 +23,9 @@ struct PhotoSender {
             return PhotoSender(worker: nil, keepMetadata: false,
                 note: "recipe-worker is not reachable at \(endpoint), so photos go to recipe-storage as they are, where the \(ImageKind.formatBytes(RecipeVault.maxPhotoBytes)) limit applies (start recipe-worker to have them fitted, or pass --as-is)")
         }
-        // One try, up to a minute: a large HEIC takes the worker a second or two to fit.
-        return PhotoSender(worker: try connection.workerClient(attempts: 1, seconds: max(60, connection.timeout)),
+        // One try: a large HEIC takes the worker a second or two to fit, and a photo that takes it longer than its
+        // --photo-timeout (60 s by default) is answered so at that point; the wait outlasts it, to hear why.
+        return PhotoSender(worker: try connection.workerClient(attempts: 1, seconds: max(90, connection.timeout)),
                            keepMetadata: keepMetadata, note: nil)
     }
 
