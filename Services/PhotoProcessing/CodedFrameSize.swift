@@ -37,7 +37,7 @@ enum CodedFrameSize {
             for (codec, extents) in try itemExtents(bytes, iloc: iloc, idat: idat, items: items) {
                 switch codec {
                 case .av1:
-                    if let frame = sequenceHeaderFrame(prefix(bytes, extents, 65_536)[...]) { found.append(Declared(frame: frame, codec: .av1)) }
+                    found += sequenceHeaderFrames(bytes, extents).map { Declared(frame: $0, codec: .av1) }
                 case .hevc:
                     found += lengthPrefixedSPSFrames(bytes, extents).map { Declared(frame: $0, codec: .hevc) }
                 }
@@ -46,7 +46,7 @@ enum CodedFrameSize {
         if let iprp = firstBox("iprp", in: bytes, body), let ipco = firstBox("ipco", in: bytes, iprp) {
             // Each av1C: four bytes of its own, then its configOBUs (which may hold the sequence header).
             for config in boxes("av1C", in: bytes, ipco) where config.count > 4 {
-                if let frame = sequenceHeaderFrame(bytes[(config.lowerBound + 4)..<config.upperBound]) { found.append(Declared(frame: frame, codec: .av1)) }
+                found += sequenceHeaderFrames(bytes, [(config.lowerBound + 4)..<config.upperBound]).map { Declared(frame: $0, codec: .av1) }
             }
             for config in boxes("hvcC", in: bytes, ipco) {
                 found += configurationSPSFrames(bytes, config).map { Declared(frame: $0, codec: .hevc) }
@@ -160,38 +160,28 @@ enum CodedFrameSize {
         return found
     }
 
-    /// The first `count` bytes of the data `extents` make, one after another.
-    static func prefix(_ bytes: [UInt8], _ extents: [Range<Int>], _ count: Int) -> [UInt8] {
-        var data: [UInt8] = []
-        for extent in extents where data.count < count {
-            data += bytes[extent.lowerBound..<min(extent.upperBound, extent.lowerBound + count - data.count)]
-        }
-        return data
-    }
-
     // MARK: AV1
 
-    /// The frame a stream's first sequence header OBU declares (`max_frame_width_minus_1 + 1` by
-    /// `max_frame_height_minus_1 + 1`, AV1 specification 5.5); nil when it holds none that can be read.
-    static func sequenceHeaderFrame(_ stream: ArraySlice<UInt8>) -> Frame? {
-        let bytes = Array(stream)
-        var offset = 0
-        while offset < bytes.count {
-            let header = bytes[offset]
+    /// The frames the sequence header OBUs of a stream declare (`max_frame_width_minus_1 + 1` by
+    /// `max_frame_height_minus_1 + 1`, AV1 specification 5.5) — every one, as a later header may declare a larger
+    /// frame than the first and the decoder allocates for it; read over the stream's extents without copying it.
+    static func sequenceHeaderFrames(_ bytes: [UInt8], _ extents: [Range<Int>]) -> [Frame] {
+        var stream = ExtentStream(bytes: bytes, extents: extents)
+        var frames: [Frame] = []
+        while let header = stream.take(1)?.first {
             let type = (header >> 3) & 15, hasExtension = header & 4 != 0, hasSize = header & 2 != 0
-            offset += hasExtension ? 2 : 1
-            var size = bytes.count - offset
+            if hasExtension { guard stream.take(1) != nil else { break } }
+            var size = stream.remaining
             if hasSize {
-                guard let (value, length) = leb128(bytes, offset) else { return nil }
-                offset += length
-                guard value <= UInt64(bytes.count - offset) else { return nil }
+                guard let (value, length) = leb128(stream.peek(min(8, stream.remaining)) ?? [], 0) else { break }
+                stream.skip(length)
+                guard value <= UInt64(stream.remaining) else { break }
                 size = Int(value)
             }
-            guard offset <= bytes.count, size <= bytes.count - offset else { return nil }
-            if type == 1 { return sequenceHeader(Array(bytes[offset..<(offset + size)])) }
-            offset += size
+            if type == 1, let payload = stream.peek(min(size, 4_096)), let frame = sequenceHeader(payload) { frames.append(frame) }
+            stream.skip(size)
         }
-        return nil
+        return frames
     }
 
     static func leb128(_ bytes: [UInt8], _ offset: Int) -> (UInt64, Int)? {

@@ -146,6 +146,29 @@ struct PhotoFitterTests {
         }
     }
 
+    /// dav1d allocates for each sequence header it meets: one later in the stream may declare a larger frame than the
+    /// first, so every one counts.
+    @Test("every AV1 sequence header of a stream counts, not only the first; a cut stream reads what it holds")
+    func everySequenceHeader() {
+        // A reduced still-picture sequence header OBU (AV1 5.5) of width × height, with its size field.
+        func header(width: Int, height: Int) -> [UInt8] {
+            var bits: [Bool] = []
+            func put(_ value: Int, _ count: Int) { for shift in stride(from: count - 1, through: 0, by: -1) { bits.append((value >> shift) & 1 == 1) } }
+            put(0, 3); put(1, 1); put(1, 1); put(0, 5) // profile, still picture, reduced header, level
+            put(15, 4); put(15, 4); put(width - 1, 16); put(height - 1, 16)
+            while bits.count % 8 != 0 { bits.append(false) }
+            let payload = stride(from: 0, to: bits.count, by: 8).map { start in bits[start..<(start + 8)].reduce(UInt8(0)) { $0 << 1 | ($1 ? 1 : 0) } }
+            return [1 << 3 | 2, UInt8(payload.count)] + payload
+        }
+        let temporalDelimiter: [UInt8] = [2 << 3 | 2, 0]
+        let stream = temporalDelimiter + header(width: 64, height: 48) + temporalDelimiter + header(width: 16_384, height: 16_384)
+        #expect(CodedFrameSize.sequenceHeaderFrames(stream, [0..<stream.count])
+                == [.init(width: 64, height: 48), .init(width: 16_384, height: 16_384)])
+        // The same stream in three extents, split inside the OBUs.
+        #expect(CodedFrameSize.sequenceHeaderFrames(stream, [0..<5, 5..<9, 9..<stream.count]).count == 2)
+        #expect(CodedFrameSize.sequenceHeaderFrames(stream, [0..<(stream.count - 3)]) == [.init(width: 64, height: 48)])
+    }
+
     /// HEIC files made from a real one: the HEVC sequence parameter set in its `hvcC` declaring 60000×60000 (the
     /// decoder took 9 GB and crashed), one put in front of the image item's data declaring 16000×16000 (1.2 GB), and
     /// an item whose one extent is listed 5,000 times.
