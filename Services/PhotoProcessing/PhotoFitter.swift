@@ -14,7 +14,7 @@ import RecipeProtocol
 /// the header, and every format is read by its own loader (libvips' untrusted loaders are
 /// off). `fit` is synchronous CPU work; run it off any socket or request thread.
 public struct PhotoFitter: Sendable {
-    public struct Limits: Sendable, Equatable {
+    public struct Limits: Sendable, Equatable, Codable {
         /// The stored photo's largest size in bytes (the storage's limit).
         public var maxBytes = RecipeVault.maxPhotoBytes
         /// The stored photo's longest side in pixels; larger photos are scaled down to it.

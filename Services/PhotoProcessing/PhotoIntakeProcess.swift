@@ -46,10 +46,7 @@ public final class PhotoIntakeProcess: Sendable {
 
     struct Request: Codable {
         var keepMetadata: Bool
-        var maxBytes: Int
-        var maxLongSide: Int
-        var maxPixels: Int
-        var maxInputBytes: Int
+        var limits: PhotoFitter.Limits
     }
 
     struct Reply: Codable {
@@ -84,8 +81,7 @@ public final class PhotoIntakeProcess: Sendable {
 
     /// The photo made to fit `limits` by the helper, or the error saying why it cannot be.
     public func fit(_ input: Data, limits: PhotoFitter.Limits, keepMetadata: Bool) throws(ServiceError) -> PhotoFitter.Fitted {
-        let request = Request(keepMetadata: keepMetadata, maxBytes: limits.maxBytes, maxLongSide: limits.maxLongSide,
-                              maxPixels: limits.maxPixels, maxInputBytes: limits.maxInputBytes)
+        let request = Request(keepMetadata: keepMetadata, limits: limits)
         let header: Data
         do { header = try JSONEncoder().encode(request) } catch {
             throw ServiceError(.internalError, "the photo intake could not write its request: \(error)")
@@ -122,7 +118,7 @@ public final class PhotoIntakeProcess: Sendable {
                     helper = nil
                     // A helper that exits (rather than being killed by a signal) before it answers could not run at
                     // all: a missing library, a program that is not the worker's. That is not the photo's fault.
-                    guard ended.hasPrefix("killed by signal") else {
+                    guard case .killed = ended else {
                         logger.error("the photo intake's helper ended before it answered", metadata: ["ended": "\(ended)", "program": "\(settings.executable)"])
                         throw ServiceError(.internalError, "the photo intake's helper ended before it answered (\(ended)); recipe-worker's log says more")
                     }
@@ -196,27 +192,41 @@ public final class PhotoIntakeProcess: Sendable {
         ServiceError(.internalError, "the photo intake could not be started: \(String(cString: strerror(error)))")
     }
 
+    /// How a helper ended, from its wait status.
+    enum Ended: Equatable, CustomStringConvertible {
+        /// It exited by itself, with this status.
+        case exited(Int32)
+        /// A signal ended it: a crash, the memory limit, or our kill.
+        case killed(signal: Int32)
+
+        init(waitStatus status: Int32) {
+            let signalNumber = status & 0x7F
+            self = signalNumber == 0 ? .exited((status >> 8) & 0xFF) : .killed(signal: signalNumber)
+        }
+
+        /// "killed by signal 11 (Segmentation fault)", "exit status 1".
+        var description: String {
+            switch self {
+            case .exited(let code): "exit status \(code)"
+            case .killed(let signal): "killed by signal \(signal) (\(String(cString: strsignal(signal))))"
+            }
+        }
+    }
+
     /// Ends `helper` (closing its input ends it; a kill makes sure) and says how it ended.
     @discardableResult
-    private static func stop(_ helper: Helper) -> String {
+    private static func stop(_ helper: Helper) -> Ended {
         close(helper.input)
         close(helper.output)
         var status: Int32 = 0
         // It has usually ended already (a crash, a closed input); a hung one is killed.
         for _ in 0..<20 {
-            if waitpid(helper.pid, &status, WNOHANG) == helper.pid { return describe(status) }
+            if waitpid(helper.pid, &status, WNOHANG) == helper.pid { return Ended(waitStatus: status) }
             usleep(5_000)
         }
         kill(helper.pid, SIGKILL)
         while waitpid(helper.pid, &status, 0) == -1 && errno == EINTR {}
-        return describe(status)
-    }
-
-    /// A wait status as words: "killed by signal 11 (Segmentation fault)", "exit status 1".
-    static func describe(_ status: Int32) -> String {
-        let signalNumber = status & 0x7F
-        if signalNumber == 0 { return "exit status \((status >> 8) & 0xFF)" }
-        return "killed by signal \(signalNumber) (\(String(cString: strsignal(signalNumber))))"
+        return Ended(waitStatus: status)
     }
 
     static func mebibytes(_ bytes: Int) -> String {
@@ -337,15 +347,10 @@ public final class PhotoIntakeProcess: Sendable {
         while true {
             guard case .frame(let header) = reader.frame(limit: 1 << 20), case .frame(let photo) = reader.frame(limit: Int(UInt32.max)),
                   let request = try? JSONDecoder().decode(Request.self, from: header) else { exit(0) }
-            var limits = PhotoFitter.Limits()
-            limits.maxBytes = request.maxBytes
-            limits.maxLongSide = request.maxLongSide
-            limits.maxPixels = request.maxPixels
-            limits.maxInputBytes = request.maxInputBytes
             let reply: Reply
             var fitted = Data()
             do {
-                let result = try PhotoFitter(limits: limits).fit(photo, keepMetadata: request.keepMetadata)
+                let result = try PhotoFitter(limits: request.limits).fit(photo, keepMetadata: request.keepMetadata)
                 reply = Reply(fitting: result.fitting, error: nil)
                 fitted = result.bytes
             } catch {
