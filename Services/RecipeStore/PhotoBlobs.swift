@@ -1,6 +1,7 @@
 import CFileSync
 import Crypto
 import Foundation
+import RecipeModel
 
 #if canImport(Glibc)
 import Glibc
@@ -44,7 +45,42 @@ struct PhotoBlobs: Sendable {
 
     func contains(_ sha256: String) -> Bool {
         // Anything but a hash is never a blob: "../../etc/passwd" must not become a path.
-        RecipeStore.isHash(sha256) && FileManager.default.fileExists(atPath: url(for: sha256).path)
+        RecipeStore.isHash(sha256) && Self.isFile(url(for: sha256))
+    }
+
+    /// Anything but a file in a blob's place (a folder, a pipe a read would wait on for ever) is not the blob: it is
+    /// moved aside like damaged bytes (to `.<hash>.damaged`), so the blob counts as lost and a replica's copy, or
+    /// the same photo added again, can take its place. Returns the name it was moved to, when it was.
+    private func setAsideIfNotFile(_ url: URL) -> String? {
+        var info = stat()
+        guard lstat(url.path, &info) == 0, info.st_mode & S_IFMT != S_IFREG, !Self.isFile(url) else { return nil }
+        return setAside(url)
+    }
+
+    /// Moves the blob file at `url` aside, to `.<hash>.damaged` beside it: from then on the blob is missing, so
+    /// `contains` says so and a replica's intact copy can take its place. Returns the name it was moved to.
+    private func setAside(_ url: URL) -> String {
+        let aside = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).damaged")
+        if rename(url.path, aside.path) != 0 && errno != ENOENT {
+            // A folder of that name already aside (a file would have been replaced): this one goes beside it.
+            let another = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).damaged")
+            _ = rename(url.path, another.path)
+            return another.lastPathComponent
+        }
+        return aside.lastPathComponent
+    }
+
+    /// The error of a blob found damaged (and moved aside): lost, so it is noted for a sync to bring back.
+    private static func damaged(_ sha256: String, _ what: String) -> PhotoStorageError {
+        var error = PhotoStorageError("photo \(sha256) \(what)", lost: true)
+        error.damaged = true
+        return error
+    }
+
+    /// Whether a file (not a folder or anything else) is at `url`, following a link.
+    static func isFile(_ url: URL) -> Bool {
+        var info = stat()
+        return stat(url.path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
     }
 
     /// Stores `bytes` durably under their hash (a no-op when already there) and returns the hash. `checked`
@@ -53,7 +89,8 @@ struct PhotoBlobs: Sendable {
     func store(_ bytes: Data, checked: String? = nil) throws -> String {
         let sha256 = checked ?? Self.hash(bytes)
         let destination = url(for: sha256)
-        if FileManager.default.fileExists(atPath: destination.path) { return sha256 }
+        _ = setAsideIfNotFile(destination)
+        if Self.isFile(destination) { return sha256 }
         let shard = destination.deletingLastPathComponent()
         if !FileManager.default.fileExists(atPath: shard.path) {
             try FileManager.default.createDirectory(at: shard, withIntermediateDirectories: true)
@@ -86,7 +123,8 @@ struct PhotoBlobs: Sendable {
         var seen = Set<String>()
         for blob in blobs where seen.insert(blob.sha256).inserted {
             let destination = url(for: blob.sha256)
-            if FileManager.default.fileExists(atPath: destination.path) { continue }
+            _ = setAsideIfNotFile(destination)
+            if Self.isFile(destination) { continue }
             let shard = destination.deletingLastPathComponent()
             if !FileManager.default.fileExists(atPath: shard.path) {
                 try FileManager.default.createDirectory(at: shard, withIntermediateDirectories: true)
@@ -110,25 +148,29 @@ struct PhotoBlobs: Sendable {
 
     /// The bytes stored under `sha256`, checked against the hash.
     ///
-    /// A blob whose bytes no longer match their hash (a disk fault, a file edited by hand) is moved aside to
+    /// A blob whose bytes no longer match their hash (a disk fault, a file edited by hand), whose bytes the disk
+    /// cannot give back (an input/output error), or something that is not a file in its place, is moved aside to
     /// `.<hash>.damaged` beside it: from then on it is missing, so `contains` says so and a replica's intact copy
-    /// can take its place. A missing or damaged blob throws `PhotoStorageError` with `lost` set.
+    /// can take its place. A missing or damaged blob throws `PhotoStorageError` with `lost` set; any other failure
+    /// to read (no permission, no files left) is thrown as it is, and the file stays.
     func read(_ sha256: String) throws -> Data {
         guard RecipeStore.isHash(sha256) else { throw PhotoStorageError("\(sha256.prefix(80)) is not a photo hash") }
         let file = url(for: sha256)
+        if let aside = setAsideIfNotFile(file) {
+            throw Self.damaged(sha256, "is not a file in the photo folder (something else has its name; moved aside to \(aside))")
+        }
         let bytes: Data
         do {
             bytes = try Data(contentsOf: file)
         } catch where !FileManager.default.fileExists(atPath: file.path) {
             throw PhotoStorageError("photo \(sha256) is missing from the photo folder", lost: true)
+        } catch where FileErrorText.posixCode(error) == EIO {
+            // The disk could not give the bytes back: they are as lost as bytes that changed, and a replica's
+            // copy can take their place only once this file is out of the way.
+            throw Self.damaged(sha256, "could not be read from the disk (\(FileErrorText.reason(error)); moved aside to \(setAside(file)))")
         }
         guard Self.hash(bytes) == sha256 else {
-            let aside = file.deletingLastPathComponent().appendingPathComponent(".\(sha256).damaged")
-            _ = rename(file.path, aside.path)
-            var error = PhotoStorageError("photo \(sha256) is damaged on disk (its bytes no longer match their SHA-256; moved aside to \(aside.lastPathComponent))",
-                                          lost: true)
-            error.damaged = true
-            throw error
+            throw Self.damaged(sha256, "is damaged on disk (its bytes no longer match their SHA-256; moved aside to \(setAside(file)))")
         }
         return bytes
     }

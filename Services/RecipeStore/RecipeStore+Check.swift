@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RecipeModel
 import RecipeProtocol
 
 /// `storage.check` (`recipes check`): damage is otherwise found only when a request meets it — a page of the
@@ -33,20 +34,22 @@ extension RecipeStore {
                 findings.append("the list of photos could not be read (SQLite: \(error.message ?? "database disk image is malformed")), so no photo file was checked")
             }
         }
-        var missing: [String] = [], damaged: [String] = []
+        var missing: [String] = [], damaged: [String] = [], unreadable: [StorageCheck.UnreadablePhoto] = []
         for hash in hashes ?? [] {
             // Each photo is read on the thread the storage's other file work runs on: between two, that work has
             // its turn, so a check of thousands of photos does not hold up a photo add or get for its length.
             await Task.yield()
-            guard self.photos.contains(hash) else {
-                missing.append(hash)
-                continue
-            }
             do {
                 _ = try self.photos.read(hash)
             } catch let error as PhotoStorageError where error.lost {
-                // Moved aside as damaged, or gone between the look and the read.
+                // Not there, or moved aside as damaged just now.
                 if error.damaged { damaged.append(hash) } else { missing.append(hash) }
+            } catch let error as PhotoStorageError {
+                unreadable.append(.init(sha256: String(hash.prefix(80)), reason: error.description))
+            } catch {
+                // There, but the system would not give its bytes for a reason that is not the photo's (a permission, no
+                // files left): the check says it and goes on to the next photo.
+                unreadable.append(.init(sha256: hash, reason: FileErrorText.reason(error)))
             }
         }
         lostPhotos.withLock { $0.formUnion(missing + damaged) }
@@ -61,12 +64,17 @@ extension RecipeStore {
         } else if findings != ["ok"] {
             advice.append(Self.damagedAdvice)
         }
+        if !unreadable.isEmpty {
+            advice.append("Photo files that are there but cannot be read were left as they are: mend what the system says of them "
+                + "(most often a file's owner or permissions in the photo folder, which recipe-storage must be able to read), then check again")
+        }
         if !missing.isEmpty || !damaged.isEmpty {
             advice.append("The photos are noted as lost: the next sync with a replica that holds them brings them back (recipes sync); "
                 + "without a replica, restore a backup")
         }
         return StorageCheck(database: findings, databaseCheck: pragma, photosChecked: hashes?.count,
                             missingPhotos: Array(missing.prefix(Self.checkPhotosLimit)), damagedPhotos: Array(damaged.prefix(Self.checkPhotosLimit)),
+                            unreadablePhotos: unreadable.isEmpty ? nil : Array(unreadable.prefix(Self.checkPhotosLimit)),
                             problem: problem, advice: advice.isEmpty ? nil : advice.joined(separator: ". "))
     }
 }

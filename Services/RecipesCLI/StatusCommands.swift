@@ -152,14 +152,17 @@ struct Check: AsyncParsableCommand {
                 if let problem = check.problem { print("\(RecipeVault.databaseFileName): \(TerminalText.safe(problem))") }
                 if let checked = check.photosChecked {
                     var state = "all whole"
-                    if !check.missingPhotos.isEmpty || !check.damagedPhotos.isEmpty {
+                    let unreadable = check.unreadablePhotos ?? []
+                    if !check.missingPhotos.isEmpty || !check.damagedPhotos.isEmpty || !unreadable.isEmpty {
                         state = [check.missingPhotos.isEmpty ? nil : "\(check.missingPhotos.count) missing",
-                                 check.damagedPhotos.isEmpty ? nil : "\(check.damagedPhotos.count) damaged (moved aside)"]
+                                 check.damagedPhotos.isEmpty ? nil : "\(check.damagedPhotos.count) damaged (moved aside)",
+                                 unreadable.isEmpty ? nil : "\(unreadable.count) unreadable"]
                             .compactMap { $0 }.joined(separator: ", ")
                     }
                     print("Photos: \(Output.count(checked, "photo")) checked, \(state)")
-                    for hash in check.missingPhotos.prefix(5) { print("  missing: \(hash)") }
-                    for hash in check.damagedPhotos.prefix(5) { print("  damaged: \(hash)") }
+                    for hash in check.missingPhotos.prefix(5) { print("  missing: \(TerminalText.safe(hash))") }
+                    for hash in check.damagedPhotos.prefix(5) { print("  damaged: \(TerminalText.safe(hash))") }
+                    for photo in unreadable.prefix(5) { print("  unreadable: \(TerminalText.safe(photo.sha256)) (\(TerminalText.safe(photo.reason)))") }
                 }
                 if let advice = check.advice { print(TerminalText.safe(advice) + ".") }
             }

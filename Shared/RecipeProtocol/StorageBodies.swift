@@ -87,21 +87,37 @@ public struct StorageCheck: Codable, Sendable, Equatable {
     public var missingPhotos: [String]
     /// Photos whose bytes no longer matched their hash: moved aside (`.<hash>.damaged`) and from then on missing.
     public var damagedPhotos: [String]
+    /// Photo files that are there but could not be read (an input/output error of a failing disk, a folder or a
+    /// file without read permission in a photo's place), each with the system's reason; absent when none.
+    public var unreadablePhotos: [UnreadablePhoto]?
     /// The database's files removed or replaced under the running storage; absent while they are not.
     public var problem: String?
     /// What to do when anything is wrong; absent when all is whole.
     public var advice: String?
 
     /// Nothing wrong.
-    public var whole: Bool { database == ["ok"] && missingPhotos.isEmpty && damagedPhotos.isEmpty && problem == nil }
+    public var whole: Bool {
+        database == ["ok"] && missingPhotos.isEmpty && damagedPhotos.isEmpty && (unreadablePhotos ?? []).isEmpty && problem == nil
+    }
+
+    /// A photo file that is there but could not be read.
+    public struct UnreadablePhoto: Codable, Sendable, Equatable {
+        public var sha256: String
+        public var reason: String
+        public init(sha256: String, reason: String) {
+            self.sha256 = sha256
+            self.reason = reason
+        }
+    }
 
     public init(database: [String], databaseCheck: String, photosChecked: Int?, missingPhotos: [String], damagedPhotos: [String],
-                problem: String?, advice: String?) {
+                unreadablePhotos: [UnreadablePhoto]? = nil, problem: String?, advice: String?) {
         self.database = database
         self.databaseCheck = databaseCheck
         self.photosChecked = photosChecked
         self.missingPhotos = missingPhotos
         self.damagedPhotos = damagedPhotos
+        self.unreadablePhotos = unreadablePhotos
         self.problem = problem
         self.advice = advice
     }

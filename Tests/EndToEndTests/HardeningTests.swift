@@ -573,7 +573,7 @@ struct HardeningTests {
         let folder = temporaryDataFolder()
         let scratch = try scratchFolder("rv-check")
         let (storage, endpoint) = try await startStorage(samples: true, folder: folder)
-        for (index, name) in ["Toast", "Soup", "Stew"].enumerated() {
+        for (index, name) in ["Toast", "Soup", "Stew", "Pie", "Cake"].enumerated() {
             var jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0])
             jpeg.append(contentsOf: (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* (7 + index)) })
             let photo = scratch.appendingPathComponent("\(name).jpg")
@@ -582,28 +582,44 @@ struct HardeningTests {
             #expect(try await recipes(["photo", "add", name, photo.path], storage: endpoint).status == 0)
         }
         let whole = try await recipes(["check"], storage: endpoint)
-        #expect(whole.status == 0 && whole.output == "Recipes.sqlite: whole (SQLite's quick check)\nPhotos: 3 photos checked, all whole\n",
+        #expect(whole.status == 0 && whole.output == "Recipes.sqlite: whole (SQLite's quick check)\nPhotos: 5 photos checked, all whole\n",
                 "\(whole.output)")
 
         let photos = URL(fileURLWithPath: folder).appendingPathComponent(RecipeVault.photoFolderName)
         let blobs = ((FileManager.default.enumerator(at: photos, includingPropertiesForKeys: nil)?.allObjects as? [URL]) ?? [])
             .filter { $0.lastPathComponent.count == 64 }.sorted { $0.lastPathComponent < $1.lastPathComponent }
-        try #require(blobs.count == 3)
+        try #require(blobs.count == 5)
         var damaged = try Data(contentsOf: blobs[0])
         damaged[damaged.count / 2] ^= 0xFF
         try damaged.write(to: blobs[0])
         try FileManager.default.removeItem(at: blobs[1])
+        // One whose reads fail with an input/output error, as a failing disk's sectors would have it (a link to a
+        // file that does so): damaged, moved aside; and a folder in a photo's place: not the photo, moved aside too.
+        try FileManager.default.removeItem(at: blobs[2])
+        try FileManager.default.createSymbolicLink(atPath: blobs[2].path, withDestinationPath: "/proc/self/mem")
+        try FileManager.default.removeItem(at: blobs[3])
+        try FileManager.default.createDirectory(at: blobs[3], withIntermediateDirectories: false)
+        // And one the system will not read for another reason (a link to a file that cannot be read): said with the
+        // system's reason, left where it is, and the check goes on (it used to end at the first such read).
+        try FileManager.default.removeItem(at: blobs[4])
+        try FileManager.default.createSymbolicLink(atPath: blobs[4].path, withDestinationPath: "/proc/self/clear_refs")
         let found = try await recipes(["check"], storage: endpoint)
         #expect(found.status == 74, "\(found.output)")
-        #expect(found.output.contains("Photos: 3 photos checked, 1 missing, 1 damaged (moved aside)")
+        #expect(found.output.contains("Photos: 5 photos checked, 1 missing, 3 damaged (moved aside), 1 unreadable")
                 && found.output.contains("missing: \(blobs[1].lastPathComponent)") && found.output.contains("damaged: \(blobs[0].lastPathComponent)")
+                && found.output.contains("damaged: \(blobs[2].lastPathComponent)") && found.output.contains("damaged: \(blobs[3].lastPathComponent)")
+                && found.output.contains("unreadable: \(blobs[4].lastPathComponent) (Invalid argument)")
+                && found.output.contains("mend what the system says of them")
                 && found.output.contains("the next sync with a replica that holds them brings them back"), "\(found.output)")
-        #expect(FileManager.default.fileExists(atPath: blobs[0].deletingLastPathComponent().appendingPathComponent(".\(blobs[0].lastPathComponent).damaged").path))
+        for blob in [blobs[0], blobs[2], blobs[3]] {
+            #expect(FileManager.default.fileExists(atPath: blob.deletingLastPathComponent().appendingPathComponent(".\(blob.lastPathComponent).damaged").path))
+        }
         let json = try await recipes(["check", "--json"], storage: endpoint)
         // The output holds the report, then (from standard error) the line saying it is not whole.
         let report = try JSONSerialization.jsonObject(with: Data((json.output.components(separatedBy: "\nrecipes: ").first ?? "").utf8)) as? [String: Any]
-        #expect(json.status == 74 && (report?["missingPhotos"] as? [String])?.count == 2 && report?["database"] as? [String] == ["ok"],
-                "the damaged one, moved aside, is missing now: \(json.output)")
+        #expect(json.status == 74 && (report?["missingPhotos"] as? [String])?.count == 4 && report?["database"] as? [String] == ["ok"]
+                && ((report?["unreadablePhotos"] as? [[String: Any]])?.first?["sha256"] as? String) == blobs[4].lastPathComponent,
+                "the damaged ones, moved aside, are missing now: \(json.output)")
         #expect(try await recipes(["check", "--no-photos"], storage: endpoint).status == 0, "the database alone is whole")
         #expect(try await storage.stop() == 0)
 

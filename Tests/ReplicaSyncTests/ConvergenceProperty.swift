@@ -192,10 +192,10 @@ struct History {
                 var heldElsewhere = false
                 for other in live where other != index { heldElsewhere = try await replicas[other].missingPhotos([hash]).isEmpty || heldElsewhere }
                 guard heldElsewhere else { break }
-                let damage = chance(50)
-                try LostBlobTests.lose(replica, hash, damage: damage)
+                let loss = pick(LostBlobTests.Loss.allCases)
+                try LostBlobTests.lose(replica, hash, loss)
                 lostBlob = hash
-                trace("\(replica.name) loses blob \(hash.prefix(12)) (\(damage ? "damaged" : "removed"))")
+                trace("\(replica.name) loses blob \(hash.prefix(12)) (\(loss.rawValue))")
             default:
                 try await act(on: replica, index: index, ledger: &ledger)
             }

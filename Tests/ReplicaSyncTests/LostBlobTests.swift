@@ -15,28 +15,52 @@ struct LostBlobTests {
             .appendingPathComponent(String(sha256.prefix(2))).appendingPathComponent(sha256)
     }
 
-    /// Damages a stored blob in place (one byte flipped) or removes it.
-    static func lose(_ replica: LocalReplica, _ sha256: String, damage: Bool) throws {
+    /// How a stored blob is lost from the disk.
+    enum Loss: String, CaseIterable, CustomTestStringConvertible {
+        /// The file is gone.
+        case removed
+        /// One byte flipped.
+        case damaged
+        /// Its reads fail with an input/output error, as a failing disk's would (a link to a file whose reads do).
+        case unreadable
+        /// A folder has its name.
+        case folder
+
+        var testDescription: String { rawValue }
+        /// Whether the loss is found only by reading the file (a file removed, or a folder in its place, is seen
+        /// missing at once).
+        var foundByReading: Bool { self == .damaged || self == .unreadable }
+    }
+
+    /// Loses a stored blob from the disk, as `loss` says.
+    static func lose(_ replica: LocalReplica, _ sha256: String, _ loss: Loss) throws {
         let file = blobFile(replica, sha256)
-        if damage {
+        switch loss {
+        case .damaged:
             var bytes = try Data(contentsOf: file)
             bytes[bytes.count / 2] ^= 0xFF
             try bytes.write(to: file)
-        } else {
+        case .removed:
             try FileManager.default.removeItem(at: file)
+        case .unreadable:
+            try FileManager.default.removeItem(at: file)
+            try FileManager.default.createSymbolicLink(atPath: file.path, withDestinationPath: "/proc/self/mem")
+        case .folder:
+            try FileManager.default.removeItem(at: file)
+            try FileManager.default.createDirectory(at: file, withIntermediateDirectories: false)
         }
     }
 
-    @Test("a blob damaged or removed on the replica a sync reads from: the sync goes on, and the blob comes back from a third replica",
-          arguments: [true, false])
-    func lostAtTheSource(damage: Bool) async throws {
+    @Test("a blob damaged, removed, unreadable or replaced by a folder on the replica a sync reads from: the sync goes on, and the blob comes back from a third replica",
+          arguments: Loss.allCases)
+    func lostAtTheSource(loss: Loss) async throws {
         try await withReplicas(3) { replicas in
             let (a, b, c) = (replicas[0], replicas[1], replicas[2])
             let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Bread"))
             let bytes = jpegBytes(seed: 21, count: 40_000)
             let hash = try await a.store.addPhoto(recipeID: recipe.id, bytes: bytes, position: nil).last!.sha256
             _ = try await SyncEngine.pull(from: a, to: c)
-            try Self.lose(a, hash, damage: damage)
+            try Self.lose(a, hash, loss)
             let (later, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Later"))
 
             // a → b: the blob cannot be sent; the record naming it waits at b, the rest arrives, nothing fails.
@@ -61,7 +85,7 @@ struct LostBlobTests {
             let (a, b) = (replicas[0], replicas[1])
             let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Stew"))
             let photos = try await a.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 26, count: 10_000), position: nil)
-            try Self.lose(a, photos[0].sha256, damage: true)
+            try Self.lose(a, photos[0].sha256, .damaged)
             _ = try await SyncEngine.pull(from: a, to: b)
             #expect(try await b.store.heldRecords().map(\.id) == [recipe.id.uuidString])
             // Someone sees the photo is gone and removes it: the recipe's next version names no lost blob and applies.
@@ -73,15 +97,16 @@ struct LostBlobTests {
         }
     }
 
-    @Test("a blob damaged on the replica that receives it is replaced by the intact one at the next sync")
-    func damagedAtTheTarget() async throws {
+    @Test("a blob damaged, unreadable or replaced by a folder on the replica that receives it is replaced by the intact one at the next sync",
+          arguments: [Loss.damaged, .unreadable, .folder])
+    func damagedAtTheTarget(loss: Loss) async throws {
         try await withReplicas(2) { replicas in
             let (a, b) = (replicas[0], replicas[1])
             let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup"))
             let bytes = jpegBytes(seed: 22, count: 30_000)
             let hash = try await a.store.addPhoto(recipeID: recipe.id, bytes: bytes, position: nil).last!.sha256
             _ = try await SyncEngine.pull(from: a, to: b)
-            try Self.lose(b, hash, damage: true)
+            try Self.lose(b, hash, loss)
             await #expect(throws: ServiceError.self) { _ = try await b.store.photo(recipeID: recipe.id, position: 0) }
             // Nothing changed in the feeds: only the blob needs to go, and the next sync sends it.
             try await syncAll(replicas)
@@ -98,7 +123,7 @@ struct LostBlobTests {
             let hash = try await a.store.addPhoto(recipeID: recipe.id, bytes: bytes, position: nil).last!.sha256
             _ = try await a.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 25), position: nil)
             try await syncAll(replicas)
-            try Self.lose(a, hash, damage: true)
+            try Self.lose(a, hash, .damaged)
             let folder = a.store.folder.deletingLastPathComponent().appendingPathComponent("backup")
             let backup = try await a.store.backup(to: folder.path)
             #expect(backup.lostPhotos == [hash] && backup.photos == 1)
@@ -110,8 +135,9 @@ struct LostBlobTests {
         }
     }
 
-    @Test("a blob removed while the storage was stopped is missed from its start, and comes back at the next sync")
-    func removedWhileStopped() async throws {
+    @Test("a blob removed, or replaced by a folder, while the storage was stopped is missed from its start, and comes back at the next sync",
+          arguments: [Loss.removed, .folder])
+    func removedWhileStopped(loss: Loss) async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("rv-lost-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         var a = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("a")))
@@ -121,7 +147,7 @@ struct LostBlobTests {
         let hash = try await a.store.addPhoto(recipeID: recipe.id, bytes: bytes, position: nil).last!.sha256
         try await syncAll([a, b])
         try a.store.close()
-        try Self.lose(a, hash, damage: false)
+        try Self.lose(a, hash, loss)
         a = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("a")))
         #expect(try await a.info().lostPhotos == [hash])
         try await syncAll([a, b])
@@ -132,20 +158,20 @@ struct LostBlobTests {
     }
 
     @Test("a conflict on a recipe whose photo is lost here is resolved all the same; the photo comes back at the next sync (seed 12406217097409647674)",
-          arguments: [true, false])
-    func resolvedWhilePhotoLost(damage: Bool) async throws {
+          arguments: Loss.allCases)
+    func resolvedWhilePhotoLost(loss: Loss) async throws {
         try await withReplicas(2) { replicas in
             let (a, b) = (replicas[0], replicas[1])
             let bytes = jpegBytes(seed: 91, count: 8_000)
             let recipe = try await FindingScenarios.notesConflict(a, b)
             let photos = try await a.store.addPhoto(recipeID: recipe.id, bytes: bytes, position: nil)
             try await syncAll([a, b])
-            try Self.lose(b, photos[0].sha256, damage: damage)
+            try Self.lose(b, photos[0].sha256, loss)
             let conflict = try #require(try await b.store.conflicts().first)
             _ = try await b.store.resolveConflict(id: conflict.id)
             try await expectConverged([a, b])
             // Damaged bytes are found when read (never served), and the next sync brings the blob back.
-            if damage { await #expect(throws: ServiceError.self) { _ = try await b.store.photo(recipeID: recipe.id, position: 0) } }
+            if loss.foundByReading { await #expect(throws: ServiceError.self) { _ = try await b.store.photo(recipeID: recipe.id, position: 0) } }
             try await expectConverged([a, b])
             for replica in [a, b] {
                 #expect(try await replica.store.conflicts().isEmpty, "\(replica.name)")
