@@ -188,7 +188,8 @@ struct PhotoBlobs: Sendable {
     func remove(_ sha256: String) throws {
         guard RecipeStore.isHash(sha256) else { return }
         let path = url(for: sha256).path
-        if unlink(path) != 0 && errno != ENOENT {
+        // Something that is not a file under a blob's name (a folder) is moved aside rather than removed.
+        if unlink(path) != 0 && errno != ENOENT && setAsideIfNotFile(url(for: sha256)) == nil {
             throw PhotoStorageError.system("cannot remove photo \(sha256)")
         }
     }
@@ -257,16 +258,21 @@ struct PhotoStorageError: Error, CustomStringConvertible {
 extension RecipeStore {
     /// Removes blobs no recipe refers to any more. It runs in the writer, as photo
     /// writes do, so a blob stored for a row about to commit is never taken.
-    func collectUnusedPhotos() async throws {
+    ///
+    /// It is housekeeping after a change already committed, so it never fails the request that made the change: a
+    /// blob it cannot remove, or a collection that cannot run, is left for the next one. (A failure here used to be
+    /// the request's reply — a photo removed, a recipe deleted or a sync's page applied, said to have failed, and the
+    /// sync retried the page for ever.)
+    func collectUnusedPhotos() async {
         let photos = self.photos
         guard backupsRunning.withLock({ $0 }) == 0 else { return } // the next collection takes what is unused
         let held = heldPhotos.withLock { held in
             held = held.filter { $0.value > Date(timeIntervalSinceNow: -3_600) }
             return Set(held.keys)
         }
-        try await pool.writeWithoutTransaction { db in
+        try? await pool.writeWithoutTransaction { db in
             let used = Set(try String.fetchAll(db, sql: "SELECT DISTINCT sha256 FROM recipe_photos"))
-            for hash in try photos.allHashes().subtracting(used).subtracting(held) { try photos.remove(hash) }
+            for hash in try photos.allHashes().subtracting(used).subtracting(held) { try? photos.remove(hash) }
         }
     }
 }

@@ -46,7 +46,7 @@ extension RecipeStore {
             }
             return conflict
         }
-        try await collectUnusedPhotos()
+        await collectUnusedPhotos()
         return conflict
     }
 
@@ -61,7 +61,7 @@ extension RecipeStore {
             }
             return conflict
         }
-        try await collectUnusedPhotos()
+        await collectUnusedPhotos()
         return conflict
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import RecipeModel
 import RecipeProtocol
 
 /// Photo blobs lost from this replica's disk: a file removed, or bytes that no longer match their hash (moved
@@ -18,13 +19,17 @@ extension RecipeStore {
     }
 
     /// The bytes of a blob a recipe here names. A blob lost from the disk is noted (a sync brings it back) and
-    /// reported as `not_found`, never served damaged.
-    func readBlob(_ sha256: String) throws -> Data {
+    /// reported as `not_found`, never served damaged. A file that is there but that the system will not read for a
+    /// reason that is not the photo's (a permission) is left where it is and reported with `unreadable` as the code.
+    func readBlob(_ sha256: String, unreadable: ErrorCode = .internalError) throws -> Data {
         do {
             return try photos.read(sha256)
         } catch let error as PhotoStorageError where error.lost {
             lostPhotos.withLock { _ = $0.insert(sha256) }
             throw ServiceError(.notFound, "\(error.description); this storage no longer holds it, and the next sync with a replica that does brings it back")
+        } catch where !(error is PhotoStorageError) && !Self.isOutOfDescriptors(error) {
+            throw ServiceError(unreadable, "photo \(sha256) is in recipe-storage's photo folder but cannot be read (\(FileErrorText.reason(error))); "
+                + "recipe-storage must be able to read every file of its data folder (recipes check lists the photo files it cannot read)")
         }
     }
 

@@ -78,7 +78,7 @@ extension RecipeStore {
             try Self.renumber(recipe.photos.map(\.id).filter { $0 != photoID }, recipeID: recipeID, in: db)
             return try Self.fetchRecipe(recipeID, in: db).photos
         }
-        try await collectUnusedPhotos()
+        await collectUnusedPhotos()
         return remaining
     }
 

@@ -134,7 +134,7 @@ extension RecipeStore {
             try db.execute(sql: "DELETE FROM recipes WHERE id = ?", arguments: [id.databaseText])
             return true
         }
-        if deleted { try await collectUnusedPhotos() }
+        if deleted { await collectUnusedPhotos() }
         return deleted
     }
 

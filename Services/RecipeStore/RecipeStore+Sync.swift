@@ -96,7 +96,9 @@ extension RecipeStore {
     public func photoBlob(sha256: String) throws -> Data {
         guard Self.isHash(sha256) else { throw ServiceError(.invalidArgument, "\"\(sha256)\" is not a SHA-256 (64 lowercase hex digits)") }
         guard photos.contains(sha256) else { throw ServiceError(.notFound, "no photo with SHA-256 \(sha256) is stored here") }
-        return try readBlob(sha256)
+        // A file this storage cannot read is, to a sync, a blob it does not hold: the record naming it waits at the
+        // target for a replica whose copy can be read, and the sync goes on (it ended at this photo before).
+        return try readBlob(sha256, unreadable: .notFound)
     }
 
     /// The blobs among `hashes`, in order, each checked as `photoBlob` checks one, until the next would take the
@@ -251,7 +253,7 @@ extension RecipeStore {
             return .success(.init(changed: applier.changed, conflicts: applier.conflicts, held: held))
         }
         let result = try outcome.get()
-        if result.changed > 0 { try await collectUnusedPhotos() }
+        if result.changed > 0 { await collectUnusedPhotos() }
         return result
     }
 

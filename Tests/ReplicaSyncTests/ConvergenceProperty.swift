@@ -35,6 +35,7 @@ struct ConvergenceProperty {
         UInt64(9915180765799585508), // a read-back kept by one replica's store stood in for another's in the same process (never committed)
         UInt64(11247604502711102651), // the property's reading: a book deleted during syncs cleared the page of a recipe a sync filed there just before
         UInt64(7808226252971629979), // the property's reading: a conflict a merge kept during syncs was counted as the person's edit
+        UInt64(10280200031638667543), // a folder in a blob's place failed the removal of a photo already removed (removalPastAFolder)
     ])
     func foundSeeds(seed: UInt64) async throws {
         var history = History(seed: seed)

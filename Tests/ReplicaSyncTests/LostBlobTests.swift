@@ -79,6 +79,64 @@ struct LostBlobTests {
         }
     }
 
+    @Test("a blob file the source cannot read for a reason that is not the photo's (as a permission would): the sync goes on, a third replica's copy reaches the target, and the source says what to mend, leaving the file as it is")
+    func unreadableAtTheSource() async throws {
+        try await withReplicas(3) { replicas in
+            let (a, b, c) = (replicas[0], replicas[1], replicas[2])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Tart"))
+            let bytes = jpegBytes(seed: 27, count: 12_000)
+            let hash = try await a.store.addPhoto(recipeID: recipe.id, bytes: bytes, position: nil).last!.sha256
+            _ = try await SyncEngine.pull(from: a, to: c)
+            // A link to a file whose reads fail with "Invalid argument" stands for one the storage may not read (the
+            // tests may run as root, whom permissions do not stop).
+            let file = Self.blobFile(a, hash)
+            try FileManager.default.removeItem(at: file)
+            try FileManager.default.createSymbolicLink(atPath: file.path, withDestinationPath: "/proc/self/clear_refs")
+            let (later, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Later"))
+
+            // It ended the sync at this photo before.
+            let report = try await SyncEngine.pull(from: a, to: b)
+            #expect(report.photos == 0)
+            #expect(try await b.store.recipe(later.id).name == "Later")
+            #expect(try await b.store.heldRecords().map(\.id) == [recipe.id.uuidString])
+            let error = await #expect(throws: ServiceError.self) { _ = try await a.store.photo(recipeID: recipe.id, position: 0) }
+            #expect(error?.code == .internalError && error?.message.contains("cannot be read (Invalid argument)") == true
+                    && error?.message.contains("must be able to read every file of its data folder") == true, "\(String(describing: error))")
+
+            _ = try await SyncEngine.pull(from: c, to: b)
+            #expect(try await b.store.photo(recipeID: recipe.id, position: 0).1 == bytes)
+            #expect(try await b.store.heldRecords().isEmpty)
+            #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: file.path)) == "/proc/self/clear_refs", "left as it is")
+        }
+    }
+
+    @Test("a photo removed, and a recipe deleted, while a folder stands in its blob's place: both are done and said so, the folder moved aside, and the other replica follows")
+    func removalPastAFolder() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (soup, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup"))
+            let (stew, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Stew"))
+            let soupPhoto = try await a.store.addPhoto(recipeID: soup.id, bytes: jpegBytes(seed: 28, count: 9_000), position: nil)[0]
+            let stewHash = try await a.store.addPhoto(recipeID: stew.id, bytes: jpegBytes(seed: 29, count: 9_000), position: nil)[0].sha256
+            try await syncAll(replicas)
+            for hash in [soupPhoto.sha256, stewHash] {
+                try Self.lose(a, hash, .folder)
+                try Data("in the way".utf8).write(to: Self.blobFile(a, hash).appendingPathComponent("note.txt"))
+            }
+            // Both used to fail after the change was committed ("cannot remove photo …: Is a directory").
+            _ = try await a.store.removePhoto(recipeID: soup.id, photoID: soupPhoto.id)
+            #expect(try await a.store.deleteRecipe(id: stew.id))
+            for hash in [soupPhoto.sha256, stewHash] {
+                let file = Self.blobFile(a, hash)
+                #expect(!FileManager.default.fileExists(atPath: file.path), "the blob's name is free")
+                #expect(FileManager.default.fileExists(atPath: file.deletingLastPathComponent().appendingPathComponent(".\(hash).damaged/note.txt").path))
+            }
+            try await expectConverged(replicas)
+            #expect(try await b.store.recipe(soup.id).photos.isEmpty)
+            await #expect(throws: ServiceError.self) { _ = try await b.store.recipe(stew.id) }
+        }
+    }
+
     @Test("a blob whose every copy is gone: the record naming it waits where it never arrived, until the photo is removed")
     func goneEverywhere() async throws {
         try await withReplicas(2) { replicas in
