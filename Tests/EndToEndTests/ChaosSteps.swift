@@ -36,8 +36,8 @@ enum ChaosSteps {
             + (overKilled ? ", copied over its folder after kill -9" : "")
     }
 
-    /// Removes or damages (one byte flipped) a photo file of `storages[index]` that another storage holds with the same
-    /// bytes, while it runs; the file's name (its SHA-256) and what was done (for the run's trace), or nil when it has
+    /// Removes, damages (one byte flipped), makes unreadable or puts a folder in the place of a photo file of
+    /// `storages[index]` that another storage holds with the same bytes, while it runs; the file's name (its SHA-256) and what was done (for the run's trace), or nil when it has
     /// no such file.
     static func loseBlob(at index: Int, of storages: [StorageNode], at step: Int, random: inout ChaosRandom) throws -> (name: String, said: String)? {
         let photos = URL(fileURLWithPath: storages[index].folder).appendingPathComponent(RecipeVault.photoFolderName)
@@ -49,21 +49,37 @@ enum ChaosSteps {
         let relative = file.path.dropFirst(storages[index].folder.count)
         guard storages.indices.contains(where: { $0 != index && (try? Data(contentsOf: URL(fileURLWithPath: storages[$0].folder + relative))) == bytes })
         else { return nil }
-        let damaged = random.below(2) == 0
-        if damaged {
+        let loss: String
+        switch random.below(4) {
+        case 0:
             var changed = bytes
             changed[changed.count / 2] ^= 0xFF
             try changed.write(to: file)
-        } else {
+            loss = "damaged"
+        case 1:
+            // Its reads fail with an input/output error, as a failing disk's would (a link to a file whose reads do).
             try FileManager.default.removeItem(at: file)
+            try FileManager.default.createSymbolicLink(atPath: file.path, withDestinationPath: "/proc/self/mem")
+            loss = "unreadable"
+        case 2:
+            try FileManager.default.removeItem(at: file)
+            try FileManager.default.createDirectory(at: file, withIntermediateDirectories: false)
+            loss = "a folder in its place"
+        default:
+            try FileManager.default.removeItem(at: file)
+            loss = "removed"
         }
-        return (file.lastPathComponent, "\(step): storage \(index) lost blob \(file.lastPathComponent.prefix(12)) (\(damaged ? "damaged" : "removed"))")
+        return (file.lastPathComponent, "\(step): storage \(index) lost blob \(file.lastPathComponent.prefix(12)) (\(loss))")
     }
 
     /// Whether no storage holds the blob named `name` any more (the one that held the other copy dropped it before
     /// passing it back).
     static func everyCopyGone(of name: String, from storages: [StorageNode]) -> Bool {
-        !storages.contains { FileManager.default.fileExists(atPath: "\($0.folder)/\(RecipeVault.photoFolderName)/\(name.prefix(2))/\(name)") }
+        // A file, not a link or a folder standing in its place.
+        !storages.contains {
+            (try? FileManager.default.attributesOfItem(atPath: "\($0.folder)/\(RecipeVault.photoFolderName)/\(name.prefix(2))/\(name)"))?[.type]
+                as? FileAttributeType == .typeRegular
+        }
     }
 
     /// What docs/SYNC.md tells a person to do when every copy of a photo is gone: remove the photo where it shows, on

@@ -35,7 +35,7 @@ struct MeshChaosTests {
         var kills = 0
         var backup: ChaosSteps.Backup?
         var restored = false
-        // A photo file removed or damaged in one storage's data folder while it runs (the other holds the same blob).
+        // A photo file removed, damaged, unreadable or replaced by a folder in one storage's data folder while it runs (the other holds the same blob).
         var lostBlob: String?
         var trace: [String] = []
         func recipes(_ arguments: [String], on index: Int) async throws -> (status: Int32, output: String) {

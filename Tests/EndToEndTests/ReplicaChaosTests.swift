@@ -7,7 +7,7 @@ import TestRandom
 /// Three storages and a worker as processes; random changes through the CLI on random replicas (recipes added, edited,
 /// duplicated and deleted, photos added, moved and removed, cook-log entries, books, the samples, conflicts settled),
 /// a replica restored from `recipes backup`, kill -9 of a storage and of the worker in the middle of
-/// syncs, a photo file removed or damaged in one storage's data folder while another holds it; then `recipes sync` until nothing moves, and every replica's `recipes export` is the same, byte for byte.
+/// syncs, a photo file removed, damaged, unreadable or replaced by a folder in one storage's data folder while another holds it; then `recipes sync` until nothing moves, and every replica's `recipes export` is the same, byte for byte.
 @Suite("Replica sync under restores and kill -9, through the CLI", .serialized)
 struct ReplicaChaosTests {
     @Test("random CLI changes on three replicas, a restore and kill -9: every replica exports the same bytes")
@@ -31,7 +31,7 @@ struct ReplicaChaosTests {
         var changes = RandomCLIChanges(scratch: scratch)
         var backup: ChaosSteps.Backup?
         var restored = false, killedStorage = false, killedWorker = false
-        // A photo file removed or damaged in one storage's data folder while it runs (another holds the same blob).
+        // A photo file removed, damaged, unreadable or replaced by a folder in one storage's data folder while it runs (another holds the same blob).
         var lostBlob: String?
         // What each step did, shown when the replicas differ.
         var trace: [String] = []
