@@ -45,16 +45,33 @@ struct PhotoBlobs: Sendable {
 
     func contains(_ sha256: String) -> Bool {
         // Anything but a hash is never a blob: "../../etc/passwd" must not become a path.
-        RecipeStore.isHash(sha256) && Self.isFile(url(for: sha256))
+        RecipeStore.isHash(sha256) && Self.entry(at: url(for: sha256)) == .file
     }
 
-    /// Anything but a file in a blob's place (a folder, a pipe a read would wait on for ever) is not the blob: it is
-    /// moved aside like damaged bytes (to `.<hash>.damaged`), so the blob counts as lost and a replica's copy, or
-    /// the same photo added again, can take its place. Returns the name it was moved to, when it was.
-    private func setAsideIfNotFile(_ url: URL) -> String? {
+    /// What is under a blob's name: nothing, a file (or a link to one), or something else — a folder, a pipe a read
+    /// would wait on for ever, a link to nothing — which is never the blob (see `setAside`); or `hidden` when the
+    /// system will not say (no permission to search its folder), which a read then says in its own words.
+    enum Entry { case missing, file, other, hidden }
+
+    /// What is at `url`: one `lstat`, and a `stat` more only for a link.
+    static func entry(at url: URL) -> Entry {
         var info = stat()
-        guard lstat(url.path, &info) == 0, info.st_mode & S_IFMT != S_IFREG, !Self.isFile(url) else { return nil }
-        return setAside(url)
+        guard lstat(url.path, &info) == 0 else { return errno == ENOENT || errno == ENOTDIR ? .missing : .hidden }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .file
+        case S_IFLNK: return stat(url.path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG ? .file : .other
+        default: return .other
+        }
+    }
+
+    /// Anything but a file in a blob's place is moved aside like damaged bytes (to `.<hash>.damaged`), so the blob
+    /// counts as lost and a replica's copy, or the same photo added again, can take its place. Returns what is
+    /// there now (never `other`).
+    private func setAsideIfNotFile(_ url: URL) -> Entry {
+        let entry = Self.entry(at: url)
+        guard entry == .other else { return entry }
+        _ = setAside(url)
+        return .missing
     }
 
     /// Moves the blob file at `url` aside, to `.<hash>.damaged` beside it: from then on the blob is missing, so
@@ -72,15 +89,7 @@ struct PhotoBlobs: Sendable {
 
     /// The error of a blob found damaged (and moved aside): lost, so it is noted for a sync to bring back.
     private static func damaged(_ sha256: String, _ what: String) -> PhotoStorageError {
-        var error = PhotoStorageError("photo \(sha256) \(what)", lost: true)
-        error.damaged = true
-        return error
-    }
-
-    /// Whether a file (not a folder or anything else) is at `url`, following a link.
-    static func isFile(_ url: URL) -> Bool {
-        var info = stat()
-        return stat(url.path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+        PhotoStorageError("photo \(sha256) \(what)", kind: .damaged)
     }
 
     /// Stores `bytes` durably under their hash (a no-op when already there) and returns the hash. `checked`
@@ -89,8 +98,7 @@ struct PhotoBlobs: Sendable {
     func store(_ bytes: Data, checked: String? = nil) throws -> String {
         let sha256 = checked ?? Self.hash(bytes)
         let destination = url(for: sha256)
-        _ = setAsideIfNotFile(destination)
-        if Self.isFile(destination) { return sha256 }
+        if setAsideIfNotFile(destination) == .file { return sha256 }
         let shard = destination.deletingLastPathComponent()
         if !FileManager.default.fileExists(atPath: shard.path) {
             try FileManager.default.createDirectory(at: shard, withIntermediateDirectories: true)
@@ -123,8 +131,7 @@ struct PhotoBlobs: Sendable {
         var seen = Set<String>()
         for blob in blobs where seen.insert(blob.sha256).inserted {
             let destination = url(for: blob.sha256)
-            _ = setAsideIfNotFile(destination)
-            if Self.isFile(destination) { continue }
+            if setAsideIfNotFile(destination) == .file { continue }
             let shard = destination.deletingLastPathComponent()
             if !FileManager.default.fileExists(atPath: shard.path) {
                 try FileManager.default.createDirectory(at: shard, withIntermediateDirectories: true)
@@ -146,33 +153,48 @@ struct PhotoBlobs: Sendable {
         return count
     }
 
-    /// The bytes stored under `sha256`, checked against the hash.
-    ///
-    /// A blob whose bytes no longer match their hash (a disk fault, a file edited by hand), whose bytes the disk
-    /// cannot give back (an input/output error), or something that is not a file in its place, is moved aside to
-    /// `.<hash>.damaged` beside it: from then on it is missing, so `contains` says so and a replica's intact copy
-    /// can take its place. A missing or damaged blob throws `PhotoStorageError` with `lost` set; any other failure
-    /// to read (no permission, no files left) is thrown as it is, and the file stays.
-    func read(_ sha256: String) throws -> Data {
+    /// The bytes stored under `sha256`, checked against the hash. Every failure is a `PhotoStorageError` whose
+    /// `kind` says what it was:
+    /// - `missing`: no file under the hash;
+    /// - `damaged`: bytes that no longer match their hash (a disk fault, a file edited by hand), bytes the disk
+    ///   cannot give back (an input/output error), or something that is not a file in its place. It is moved aside to
+    ///   `.<hash>.damaged` beside it: from then on it is missing, so `contains` says so and a replica's intact copy
+    ///   can take its place;
+    /// - `unreadable`: a file the system will not read for a reason that is not the photo's (no permission, no
+    ///   descriptors left); it stays where it is.
+    func read(_ sha256: String) throws(PhotoStorageError) -> Data {
         guard RecipeStore.isHash(sha256) else { throw PhotoStorageError("\(sha256.prefix(80)) is not a photo hash") }
         let file = url(for: sha256)
-        if let aside = setAsideIfNotFile(file) {
-            throw Self.damaged(sha256, "is not a file in the photo folder (something else has its name; moved aside to \(aside))")
+        switch Self.entry(at: file) {
+        case .missing: throw Self.missing(sha256)
+        case .other: throw Self.damaged(sha256, "is not a file in the photo folder (something else has its name; moved aside to \(setAside(file)))")
+        case .file, .hidden: break
         }
         let bytes: Data
         do {
             bytes = try Data(contentsOf: file)
-        } catch where !FileManager.default.fileExists(atPath: file.path) {
-            throw PhotoStorageError("photo \(sha256) is missing from the photo folder", lost: true)
-        } catch where FileErrorText.posixCode(error) == EIO {
-            // The disk could not give the bytes back: they are as lost as bytes that changed, and a replica's
-            // copy can take their place only once this file is out of the way.
-            throw Self.damaged(sha256, "could not be read from the disk (\(FileErrorText.reason(error)); moved aside to \(setAside(file)))")
+        } catch {
+            switch FileErrorText.posixCode(error) {
+            case ENOENT?: throw Self.missing(sha256) // removed since it was looked at
+            case EIO?:
+                // The disk could not give the bytes back: they are as lost as bytes that changed, and a replica's
+                // copy can take their place only once this file is out of the way.
+                throw Self.damaged(sha256, "could not be read from the disk (\(FileErrorText.reason(error)); moved aside to \(setAside(file)))")
+            case let code:
+                let reason = FileErrorText.reason(error)
+                var failure = PhotoStorageError("photo \(sha256) is in the photo folder but cannot be read (\(reason))", kind: .unreadable(reason: reason))
+                failure.errno = code
+                throw failure
+            }
         }
         guard Self.hash(bytes) == sha256 else {
             throw Self.damaged(sha256, "is damaged on disk (its bytes no longer match their SHA-256; moved aside to \(setAside(file)))")
         }
         return bytes
+    }
+
+    private static func missing(_ sha256: String) -> PhotoStorageError {
+        PhotoStorageError("photo \(sha256) is missing from the photo folder", kind: .missing)
     }
 
     /// Every hash stored.
@@ -187,10 +209,12 @@ struct PhotoBlobs: Sendable {
 
     func remove(_ sha256: String) throws {
         guard RecipeStore.isHash(sha256) else { return }
-        let path = url(for: sha256).path
+        let file = url(for: sha256)
+        guard unlink(file.path) != 0 else { return }
+        let failure = errno // the unlink's, before the look below sets its own
         // Something that is not a file under a blob's name (a folder) is moved aside rather than removed.
-        if unlink(path) != 0 && errno != ENOENT && setAsideIfNotFile(url(for: sha256)) == nil {
-            throw PhotoStorageError.system("cannot remove photo \(sha256)")
+        if failure != ENOENT && setAsideIfNotFile(file) != .missing {
+            throw PhotoStorageError.system("cannot remove photo \(sha256)", errno: failure)
         }
     }
 
@@ -234,17 +258,29 @@ struct PhotoBlobs: Sendable {
 
 /// The photo folder could not be read or written.
 struct PhotoStorageError: Error, CustomStringConvertible {
+    /// What kind of failure: of a blob read (`PhotoBlobs.read`), or any other (`failed`).
+    enum Kind: Equatable, Sendable {
+        /// A write, a folder, a request that names no blob.
+        case failed
+        /// The blob asked for is not in the folder.
+        case missing
+        /// It was there, damaged, and is moved aside.
+        case damaged
+        /// It is there, but the system will not give its bytes for a reason that is not the photo's; it stays.
+        case unreadable(reason: String)
+    }
+
     let description: String
-    /// The blob asked for is gone from the folder, or was damaged and moved aside.
-    var lost = false
-    /// It was there, damaged, and is moved aside.
-    var damaged = false
+    var kind: Kind
     /// The system's error number, when a system call failed (`ENOSPC`: the disk is full).
     var errno: Int32?
 
-    init(_ description: String, lost: Bool = false) {
+    /// The blob is gone from this replica (missing, or damaged and moved aside): noted for a sync to bring back.
+    var lost: Bool { kind == .missing || kind == .damaged }
+
+    init(_ description: String, kind: Kind = .failed) {
         self.description = description
-        self.lost = lost
+        self.kind = kind
     }
 
     /// `what` failed in a system call: the description adds the system's words for `errno`, which is kept.

@@ -41,15 +41,16 @@ extension RecipeStore {
             await Task.yield()
             do {
                 _ = try self.photos.read(hash)
-            } catch let error as PhotoStorageError where error.lost {
-                // Not there, or moved aside as damaged just now.
-                if error.damaged { damaged.append(hash) } else { missing.append(hash) }
-            } catch let error as PhotoStorageError {
-                unreadable.append(.init(sha256: String(hash.prefix(80)), reason: error.description))
             } catch {
-                // There, but the system would not give its bytes for a reason that is not the photo's (a permission, no
-                // files left): the check says it and goes on to the next photo.
-                unreadable.append(.init(sha256: hash, reason: FileErrorText.reason(error)))
+                switch error.kind {
+                case .missing: missing.append(hash)
+                case .damaged: damaged.append(hash) // and moved aside just now
+                case .unreadable(let reason):
+                    // There, but the system would not give its bytes for a reason that is not the photo's (a permission,
+                    // no files left): the check says it and goes on to the next photo.
+                    unreadable.append(.init(sha256: hash, reason: reason))
+                case .failed: unreadable.append(.init(sha256: String(hash.prefix(80)), reason: error.description))
+                }
             }
         }
         lostPhotos.withLock { $0.formUnion(missing + damaged) }

@@ -24,11 +24,12 @@ extension RecipeStore {
     func readBlob(_ sha256: String, unreadable: ErrorCode = .internalError) throws -> Data {
         do {
             return try photos.read(sha256)
-        } catch let error as PhotoStorageError where error.lost {
+        } catch where error.lost {
             lostPhotos.withLock { _ = $0.insert(sha256) }
             throw ServiceError(.notFound, "\(error.description); this storage no longer holds it, and the next sync with a replica that does brings it back")
-        } catch where !(error is PhotoStorageError) && !Self.isOutOfDescriptors(error) {
-            throw ServiceError(unreadable, "photo \(sha256) is in recipe-storage's photo folder but cannot be read (\(FileErrorText.reason(error))); "
+        } catch {
+            guard case .unreadable(let reason) = error.kind, !Self.isOutOfDescriptors(error) else { throw error }
+            throw ServiceError(unreadable, "photo \(sha256) is in recipe-storage's photo folder but cannot be read (\(reason)); "
                 + "recipe-storage must be able to read every file of its data folder (recipes check lists the photo files it cannot read)")
         }
     }

@@ -32,7 +32,7 @@ struct FullDiskTests {
             #expect(reply?.message.contains("Free some space") == true)
         }
         photo.errno = EACCES
-        let other: [any Error] = [photo, PhotoStorageError("photo x is missing", lost: true), CocoaError(.fileWriteNoPermission), POSIXError(.EIO)]
+        let other: [any Error] = [photo, PhotoStorageError("photo x is missing", kind: .missing), CocoaError(.fileWriteNoPermission), POSIXError(.EIO)]
         for error in other { #expect(RecipeStore.reply(for: error, during: "recipe.create") == nil, "\(error)") }
         // A disk that fails a read or write is said as such, in SQLite's words and without the statement.
         let failing = DatabaseError(resultCode: .SQLITE_IOERR_WRITE, message: "disk I/O error", sql: "INSERT INTO recipes (id) VALUES (?)")
