@@ -246,6 +246,15 @@ struct SyncApplier {
         return made
     }
 
+    /// The version a conflicted copy gives a value that lost: `[conflict: 1]` and the losing write's own entry (the count
+    /// its writer gave it, read from the stamp's replica); the rest of the lost field's vector (what its writer had seen of
+    /// that field) differs between the fields one write set, and a copy found with fewer of them must still be covered.
+    static func lostVersion(_ clock: SyncClock) -> [String: Int64] {
+        var vv = [conflictReplica: Int64(1)]
+        if let writer = StampOrder.parts(clock.stamp)?.replica, let count = clock.vv[String(writer)] { vv[String(writer)] = count }
+        return vv
+    }
+
     /// A conflicted copy's fields: the recipe as merged with the losing values in place. Every replica that
     /// sees the same losing write makes the same copy; the lost values carry a version above the copy's
     /// other fields, so copies made from different merges agree on them.
@@ -263,9 +272,11 @@ struct SyncApplier {
             }
             states[name] = SyncField(value: field.value, clock: base)
         }
-        // The lost write's own version vector stays with it (to tell later whether its author replaced it unaware of the conflict).
+        // A lost value's version is its write's (the writer's count, and the conflict mark above the copy's other fields),
+        // nothing the write had seen: every value one write lost carries the same version, whichever merge found it, so a
+        // person who deleted the copy (or a withdrawal) has seen every value it will ever keep, found here or elsewhere.
         for loss in losses {
-            states[loss.field] = SyncField(value: loss.value, clock: SyncClock(vv: loss.clock.vv.merging([conflictReplica: 1]) { _, mark in mark }, stamp: stamp))
+            states[loss.field] = SyncField(value: loss.value, clock: SyncClock(vv: lostVersion(loss.clock), stamp: stamp))
         }
         let name = states["name"]?.value.string ?? "Recipe"
         let copyName = String((name + " (conflicted copy)").prefix(RecipeDraft.Limits.nameLength))

@@ -36,6 +36,7 @@ struct ConvergenceProperty {
         UInt64(11247604502711102651), // the property's reading: a book deleted during syncs cleared the page of a recipe a sync filed there just before
         UInt64(7808226252971629979), // the property's reading: a conflict a merge kept during syncs was counted as the person's edit
         UInt64(10280200031638667543), // a folder in a blob's place failed the removal of a photo already removed (removalPastAFolder)
+        UInt64(15238451708654100629), // a deleted conflicted copy came back when another replica found more values its write lost (deletedCopyStaysDeletedWhenMoreOfItsWriteLost)
     ])
     func foundSeeds(seed: UInt64) async throws {
         var history = History(seed: seed)

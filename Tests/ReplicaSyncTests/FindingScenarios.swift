@@ -298,6 +298,45 @@ struct FindingScenarios {
         }
     }
 
+    @Test("a conflicted copy deleted on one replica stays deleted when another finds more values the same write lost (seed 15238451708654100629)")
+    func deletedCopyStaysDeletedWhenMoreOfItsWriteLost() async throws {
+        try await withReplicas(3) { replicas in
+            let (a, b, c) = (replicas[0], replicas[1], replicas[2])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup", description: "base", notes: "base"))
+            try await syncAll([a, b, c])
+            func edit(_ replica: LocalReplica, _ change: (inout RecipeDraft) -> Void) async throws {
+                let current = try await replica.store.recipe(recipe.id)
+                var draft = RecipeDraft(current)
+                change(&draft)
+                _ = try await replica.store.updateRecipe(id: recipe.id, expectedVersion: current.version, draft)
+            }
+            // a has seen c's notes when it writes both fields at once: the two values of that one write carry different
+            // histories (the notes' has c's edit in it, the description's does not).
+            try await edit(c) { $0.notes = "c's first" }
+            _ = try await SyncEngine.pull(from: c, to: a)
+            try await edit(a) { $0.notes = "a's"; $0.description = "a's" }
+            // Later, and not having seen a's write: b changes the description, c the notes again.
+            try await edit(b) { $0.description = "b's" }
+            try await edit(c) { $0.notes = "c's second" }
+            // b finds a's description lost, and a person there deletes the copy it made.
+            _ = try await SyncEngine.pull(from: a, to: b)
+            let copy = try #require(try await b.store.recipes(origin: .conflictedCopy).first)
+            #expect(copy.description == "a's")
+            #expect(try await b.store.deleteRecipe(id: copy.id))
+            // c finds a's notes lost (the same write): it makes the same copy, with the notes.
+            _ = try await SyncEngine.pull(from: a, to: c)
+            #expect(try await c.store.recipes(origin: .conflictedCopy).map(\.id) == [copy.id])
+            try await expectConverged([a, b, c])
+            for replica in [a, b, c] {
+                #expect(try await replica.store.recipes(origin: .conflictedCopy).isEmpty,
+                        "\(replica.name): the copy of a's write, deleted by a person who saw it, came back")
+                #expect(try await replica.store.conflicts().isEmpty, "\(replica.name)")
+                let merged = try await replica.store.recipe(recipe.id)
+                #expect(merged.description == "b's" && merged.notes == "c's second", "\(replica.name)")
+            }
+        }
+    }
+
     // MARK: 5. No copy of a value its own replica replaced
 
     @Test("same-field edits, a partial sync, then a re-edit: one copy, as after a full sync, never the re-editor's own replaced value")
