@@ -413,7 +413,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WorkerServiceTests",
-            dependencies: ["WorkerService", "Messaging", "RecipeProtocol", "RecipeStore", "TestScratch", "TestThreads"],
+            dependencies: ["WorkerService", "Messaging", "RecipeProtocol", "RecipeStore", "WebFetch", "TestHTTPServer", "TestImages", "TestScratch", "TestThreads"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -69,10 +69,26 @@ public struct PageImporter: Sendable {
         logger.info("recipe imported", metadata: [
             "recipe": "\(saved.recipe.id)", "outcome": "\(saved.outcome.rawValue)", "source": "\(website)",
         ])
-        let photo = await intake(imported.images, into: saved.recipe)
-        let recipe = photo.added ? try await storage.call(RecipeOps.Get.self, .init(id: saved.recipe.id)).recipe : saved.recipe
+        let (photo, photos) = await intake(imported.images, into: saved.recipe)
+        let recipe = await recipe(saved.recipe, withPhotos: photos)
         return ImportResult(outcome: saved.outcome, recipe: recipe, schemaOrg: nil, source: website, photo: photo, leftOut: leftOut,
                             readWithoutStructuredData: unstructured)
+    }
+
+    /// The recipe as stored once its photo was added (`photos`, nil when none was): read back, for the version and
+    /// time the photo gave it. The import is done by then, so a read back that fails (the storage busy, stopping, or
+    /// the recipe deleted meanwhile) never makes it a failed import: the reply is the recipe as saved, with the
+    /// photos the storage said it has.
+    private func recipe(_ saved: Recipe, withPhotos photos: [PhotoInfo]?) async -> Recipe {
+        guard let photos else { return saved }
+        do {
+            return try await storage.call(RecipeOps.Get.self, .init(id: saved.id)).recipe
+        } catch {
+            logger.warning("recipe imported with its photo, but not read back", metadata: ["recipe": "\(saved.id)", "error": "\(error)"])
+            var recipe = saved
+            recipe.photos = photos
+            return recipe
+        }
     }
 
     // MARK: Reading the page
@@ -115,12 +131,13 @@ public struct PageImporter: Sendable {
     // MARK: Photo intake
 
     /// Adds the page's main image as the recipe's first photo, made to fit the photo rules,
-    /// when it is a real image and the recipe has room; otherwise says why not.
-    func intake(_ candidates: [String], into recipe: Recipe) async -> PhotoIntake {
-        guard let first = candidates.first else { return PhotoIntake(added: false, note: "the page names no image") }
+    /// when it is a real image and the recipe has room; otherwise says why not. With the recipe's photos once one
+    /// was added.
+    func intake(_ candidates: [String], into recipe: Recipe) async -> (PhotoIntake, [PhotoInfo]?) {
+        guard let first = candidates.first else { return (PhotoIntake(added: false, note: "the page names no image"), nil) }
         guard recipe.photos.count < RecipeVault.maxPhotosPerRecipe else {
-            return PhotoIntake(added: false, source: first,
-                note: "the recipe already has \(recipe.photos.count) photos, the most allowed (\(RecipeVault.maxPhotosPerRecipe)), so the page's image was not added")
+            return (PhotoIntake(added: false, source: first,
+                note: "the recipe already has \(recipe.photos.count) photos, the most allowed (\(RecipeVault.maxPhotosPerRecipe)), so the page's image was not added"), nil)
         }
         var notes: [String] = []
         var unreachableHosts = Set<String>()
@@ -151,17 +168,17 @@ public struct PageImporter: Sendable {
             // The intake is deterministic: the same image fits to the same bytes, so a second import finds it.
             let digest = PhotoDesk.digest(fitted.bytes)
             if recipe.photos.contains(where: { $0.sha256 == digest }) {
-                return PhotoIntake(added: false, source: candidate, note: "the page's image is already one of the recipe's photos")
+                return (PhotoIntake(added: false, source: candidate, note: "the page's image is already one of the recipe's photos"), nil)
             }
             do {
-                _ = try await storage.send(PhotoOps.Add.self, .init(recipeID: recipe.id, position: 0), frames: [fitted.bytes])
-                return PhotoIntake(added: true, source: candidate, fitting: fitted.fitting)
+                let added = try await storage.send(PhotoOps.Add.self, .init(recipeID: recipe.id, position: 0), frames: [fitted.bytes])
+                return (PhotoIntake(added: true, source: candidate, fitting: fitted.fitting), added.body.photos)
             } catch let error as ServiceError {
                 notes.append("recipe-storage did not keep the image at \(candidate): \(error.message)")
             } catch {
                 notes.append("the image at \(candidate) could not be stored (\(error))")
             }
         }
-        return PhotoIntake(added: false, source: first, note: notes.joined(separator: "; ") + "; the recipe was imported without it")
+        return (PhotoIntake(added: false, source: first, note: notes.joined(separator: "; ") + "; the recipe was imported without it"), nil)
     }
 }

@@ -4,7 +4,9 @@ import Messaging
 
 /// A storage of the test's own: a real server answering `routes` on a loopback port. `body` is given a way to make
 /// workers that use it (one job at a time, no automatic syncs); the server is stopped once `body` has returned.
-func withOwnStorage<T: Sendable>(_ routes: Routes, _ body: (_ worker: () throws -> WorkerService) async throws -> T) async throws -> T {
+/// `configure` changes the workers' configuration further (what they may fetch, say).
+func withOwnStorage<T: Sendable>(_ routes: Routes, configure: (inout WorkerConfiguration) -> Void = { _ in },
+                                 _ body: (_ worker: () throws -> WorkerService) async throws -> T) async throws -> T {
     let server = try MessageServer(configuration: .init(endpoint: "tcp://127.0.0.1:*", serviceName: "storage"),
                                    routes: routes, logger: Logger(label: "test"))
     return try await withThrowingTaskGroup(of: Void.self) { group in
@@ -15,6 +17,7 @@ func withOwnStorage<T: Sendable>(_ routes: Routes, _ body: (_ worker: () throws 
         configuration.storageEndpoint = try await server.boundEndpoint
         configuration.concurrency = 1
         configuration.syncAutomatically = false
+        configure(&configuration)
         let result = try await body { try WorkerService(configuration: configuration, logger: Logger(label: "test")) }
         server.stop()
         try await group.waitForAll()
