@@ -38,13 +38,34 @@ private let monitorCount = Atomic<Int>(0)
 
 extension Socket {
     /// Starts reporting `events` of this socket and returns the socket they arrive on
-    /// (poll it and read them with `Socket.readEvent()`).
+    /// (poll it and read them with `Socket.readEvent()`). Closing either socket stops the reports (see `close()`), so
+    /// they may be closed in any order. A second call replaces the first monitor: the socket the first returned gets no
+    /// more events, and closing it leaves the second alone.
+    ///
+    /// Events queue until read, however many: libzmq sends most of them from its I/O thread, and a send to a
+    /// full queue would block that thread — and with it every connection of every socket of the context — until
+    /// someone reads (a peer that accepts and drops connections makes a few events each reconnect, so an owner
+    /// that reads only while it has a request out would freeze the process within minutes). An owner that leaves its
+    /// events unread for long should close the monitored socket or read them now and then.
     public func monitor(_ events: SocketEvent.Kind) throws -> Socket {
         let handle = try requireHandle("zmq_socket_monitor")
         let number = monitorCount.add(1, ordering: .relaxed).newValue
         let endpoint = "inproc://recipevault.monitor.\(getpid()).\(number)"
+        stopMonitor()
+        monitorGeneration += 1
         try zmqCheck("zmq_socket_monitor") { zmq_socket_monitor(handle, endpoint, Int32(events.rawValue)) }
-        let events = try Socket(context, .pair)
+        isMonitored = true
+        let events: Socket
+        do {
+            events = try Socket(context, .pair)
+        } catch {
+            stopMonitor()
+            throw error
+        }
+        events.monitoredSocket = (self, monitorGeneration)
+        // No high-water mark on the reading side makes the whole inproc queue unbounded (libzmq adds the two sides'
+        // marks, and a zero on either is no limit): the I/O thread's send never waits.
+        try events.setReceiveHighWaterMark(0)
         try events.connect(endpoint)
         return events
     }

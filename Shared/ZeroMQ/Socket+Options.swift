@@ -66,6 +66,15 @@ extension Socket {
         try setOption(ZMQ_SNDTIMEO, Self.milliseconds(timeout), "ZMQ_SNDTIMEO")
     }
 
+    /// ZMTP heartbeats: a ping every `interval` on each of this socket's connections, and a connection whose peer
+    /// sends nothing back within `timeout` is closed (reported as `disconnected` to a monitor). A peer whose host
+    /// went away without closing the connection (a power cut, a network gone) is noticed so, instead of never.
+    /// The peer's ZeroMQ answers the pings itself, however long its own work on a request takes.
+    public func setHeartbeat(interval: Duration, timeout: Duration) throws {
+        try setOption(ZMQ_HEARTBEAT_IVL, Self.milliseconds(interval), "ZMQ_HEARTBEAT_IVL")
+        try setOption(ZMQ_HEARTBEAT_TIMEOUT, Self.milliseconds(timeout), "ZMQ_HEARTBEAT_TIMEOUT")
+    }
+
     /// How long `receive` waits before returning `nil`; `nil` waits forever.
     public func setReceiveTimeout(_ timeout: Duration?) throws {
         try setOption(ZMQ_RCVTIMEO, Self.milliseconds(timeout), "ZMQ_RCVTIMEO")
@@ -98,6 +107,11 @@ extension Socket {
     /// How many received messages may queue per peer before ZeroMQ stops reading from it (ZeroMQ's default: 1,000).
     public func setReceiveHighWaterMark(_ messages: Int32) throws {
         try setOption(ZMQ_RCVHWM, messages, "ZMQ_RCVHWM")
+    }
+
+    /// How long after a connection fails or closes the socket tries again (ZeroMQ's default: 100 ms).
+    public func setReconnectInterval(_ interval: Duration) throws {
+        try setOption(ZMQ_RECONNECT_IVL, Int32(clamping: interval.zmqMilliseconds), "ZMQ_RECONNECT_IVL")
     }
 
     /// The identity a ROUTER peer sees for this socket.

@@ -11,6 +11,13 @@ public final class Socket {
     public let type: SocketType
     let context: Context
     private var handle: UnsafeMutableRawPointer?
+    /// Whether `monitor(_:)` reports this socket's events: closing it stops them first.
+    var isMonitored = false
+    /// How many times `monitor(_:)` has been called on this socket: each call replaces the monitor before it.
+    var monitorGeneration = 0
+    /// On a socket `monitor(_:)` returned: the socket whose events arrive here, and which of its monitors this is.
+    /// That monitor (not one that replaced it) is stopped before this socket closes (see `close()`).
+    var monitoredSocket: (socket: Socket, generation: Int)?
 
     /// Opens a socket of `type` in `context`, with `LINGER 0`.
     public init(_ context: Context, _ type: SocketType) throws {
@@ -34,10 +41,25 @@ public final class Socket {
     public var isClosed: Bool { handle == nil }
 
     /// Closes the socket; further calls do nothing.
+    ///
+    /// A monitor is stopped before either of its two sockets closes. libzmq sends most events from its I/O thread, with
+    /// a send that waits while nobody can take the event: an event that came after the socket they arrive on closed
+    /// (a connection dropping while the socket it belongs to is still being taken down) blocked that thread for good —
+    /// and with it every connection of every socket of the context.
     public func close() {
         guard let handle else { return }
+        if let (watched, generation) = monitoredSocket, watched.monitorGeneration == generation { watched.stopMonitor() }
+        monitoredSocket = nil
+        stopMonitor()
         self.handle = nil
         _ = zmq_close(handle)
+    }
+
+    /// Stops reporting this socket's events (`zmq_socket_monitor` with no endpoint): once it returns, none is sent.
+    func stopMonitor() {
+        guard isMonitored, let handle else { return }
+        isMonitored = false
+        _ = zmq_socket_monitor(handle, nil, 0)
     }
 
     /// The libzmq handle, or `ENOTSOCK` once the socket is closed.

@@ -5,6 +5,7 @@ import RecipeProtocol
 import TestImages
 import Testing
 import TestRecipes
+import TestScratch
 
 /// Runs the built `recipes` binary against `endpoint`; returns its exit status and what it printed.
 func recipes(_ arguments: [String], storage endpoint: String, environment: [String: String] = [:]) async throws -> (status: Int32, output: String) {
@@ -703,17 +704,9 @@ final class HeldPort {
     private let descriptor: Int32
 
     init() throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let (descriptor, port) = Scratch.loopbackSocket() else { throw ProcessTestError("cannot hold a port") }
         self.descriptor = descriptor
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
-        }
-        guard descriptor >= 0, bound else { throw ProcessTestError("cannot hold a port") }
-        endpoint = "tcp://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
+        endpoint = "tcp://127.0.0.1:\(port)"
     }
 
     deinit { close(descriptor) }

@@ -1,9 +1,10 @@
-import TestRandom
 import Foundation
 import Logging
 import Messaging
 import RecipeProtocol
 import Synchronization
+import TestRandom
+import TestScratch
 import ZeroMQ
 
 #if canImport(Glibc)
@@ -128,23 +129,9 @@ final class ClosedPort {
     private let descriptor: Int32
 
     init() throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard let (descriptor, port) = Scratch.loopbackSocket() else { throw ZMQError(errno: errno, operation: "reserve a port") }
         self.descriptor = descriptor
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
-            }
-        }
-        guard descriptor >= 0, bound else {
-            close(descriptor)
-            throw ZMQError(errno: errno, operation: "reserve a port")
-        }
-        endpoint = "tcp://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
+        endpoint = "tcp://127.0.0.1:\(port)"
     }
 
     deinit { close(descriptor) }

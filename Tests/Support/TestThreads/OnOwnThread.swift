@@ -1,5 +1,6 @@
 import Foundation
 import Messaging
+import Synchronization
 
 /// Runs `body` on a thread of its own and waits for it without holding a thread.
 ///
@@ -41,4 +42,21 @@ public func onOwnExecutor<T: Sendable>(
     let executor = ThreadExecutor(name: name)
     defer { executor.shutdown() }
     return try await withTaskExecutorPreference(executor) { try await body() }
+}
+
+/// `onOwnThread` with a bound: `nil` when `body` has not finished within `limit` (its thread is left to finish, or to
+/// stay blocked, on its own). For work that the failure under test blocks for good rather than slows.
+public func onOwnThread<T: Sendable>(
+    named name: String = "test work", within limit: Duration, _ body: @escaping @Sendable () throws -> T
+) async throws -> T? {
+    let outcome = Mutex<Result<T, any Error>?>(nil)
+    let thread = Thread { let result = Result { try body() }; outcome.withLock { $0 = result } }
+    thread.name = name
+    thread.start()
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if let result = outcome.withLock({ $0 }) { return try result.get() }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    return nil
 }
