@@ -158,7 +158,7 @@ func reportingFailures(_ body: () async throws -> Void) async throws {
         fail(sentence(for: error), status: ExitStatus.of(error.code))
     } catch let error as MessageClientError {
         switch error {
-        case .unreachable: fail(error.description, status: ExitStatus.unavailable)
+        case .unreachable, .connectionLost: fail(error.description, status: ExitStatus.unavailable)
         case .refused: fail(error.description, status: ExitStatus.refusedKeys)
         case .frameTooLarge, .unencodable: fail(error.description, status: ExitStatus.refused)
         case .invalidReply, .closed: fail(error.description, status: ExitStatus.internalFailure)

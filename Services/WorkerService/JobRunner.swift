@@ -233,7 +233,7 @@ public actor JobRunner {
             // A request too large, or one holding what JSON cannot carry, is this URL's own: waiting will not help.
             switch error {
             case .frameTooLarge, .unencodable: return false
-            case .unreachable, .refused, .invalidReply, .closed: return true
+            case .unreachable, .connectionLost, .refused, .invalidReply, .closed: return true
             }
         }
         guard let code = (error as? ServiceError)?.code else { return false }

@@ -9,6 +9,11 @@ import ZeroMQ
 /// effect once — is sent again; after the last try it gives up with
 /// `MessageClientError.unreachable` instead of hanging.
 ///
+/// A try also ends, before its timeout, when the connection its request went over closes: the service stopped
+/// (a kill, a crash, a restart) or its host went silent (heartbeats), and the reply cannot come any more. A
+/// request given a long wait (a database snapshot's, 15 minutes) would otherwise wait all of it for a service that
+/// was restarted in seconds. After the last such try it gives up with `MessageClientError.connectionLost`.
+///
 /// The socket lives on the client's own thread, so waiting never blocks Swift's
 /// cooperative pool. Requests from several tasks are sent one after another.
 public actor MessageClient {
@@ -32,6 +37,9 @@ public actor MessageClient {
         public var security: CurveClientSecurity?
         /// Added to the "refused" error: where the user sets this client's keys.
         public var securityHint: String?
+        /// ZMTP heartbeats on the connection: a ping every `interval`, and a service silent for `timeout` (its machine
+        /// lost power, the network between went quiet) is taken as gone: the try ends as for a closed connection.
+        public var heartbeat: (interval: Duration, timeout: Duration) = (.seconds(5), .seconds(30))
 
         /// A configuration for `serviceName` at `endpoint`.
         public init(endpoint: String, serviceName: String) {
@@ -42,8 +50,13 @@ public actor MessageClient {
 
     /// How often a `busy` answer is retried (with a growing pause, about 10 s in all) before it is reported.
     static let busyRetries = 24
-    /// How long a wait for a reply goes before the security handshake's events are looked at.
+    /// How long a wait for a reply goes before the connection's events (a security refusal, a connection closed)
+    /// are looked at.
     static let refusalSlice = Duration.milliseconds(50)
+    /// How often the connection's events are read while no request is out. libzmq queues them until read, and a
+    /// peer that keeps dropping the connection makes a few each reconnect (ten a second): read now and then, an idle
+    /// client holds a few dozen, not a day's worth.
+    static let idleEventReading = Duration.seconds(5)
 
     /// The configuration this client was made with.
     public nonisolated let configuration: Configuration
@@ -59,7 +72,13 @@ public actor MessageClient {
     /// never handshaken, the peer is no RecipeVault service answering (another program, or one stopped or hung).
     private var connectedSeen = false
     private var handshakeSeen = false
+    /// Whether the connection has finished its handshake and not closed since (requests flow over it), and whether
+    /// such a connection closed since the request was sent: the request is lost with it.
+    private var live = false
+    private var lost = false
     private var closed = false
+    /// Reads the connection's events while the client is idle (see `idleEventReading`); runs while there is a connection.
+    private var eventReader: Task<Void, Never>?
     /// Bytes of every request frame sent and every reply frame received (for figures: what a sync moved).
     public private(set) var bytesSent = 0
     public private(set) var bytesReceived = 0
@@ -97,7 +116,21 @@ public actor MessageClient {
         connection?.socket.close()
         connection?.events.close()
         connection = nil
+        eventReader?.cancel()
+        eventReader = nil
         closed = true
+    }
+
+    /// Reads the events that came while no request was out (a request reads its own as it waits): a refusal or a lost
+    /// connection then is no request's, and only the state they leave matters (whether the connection is up).
+    /// `false` once there is no connection (the reader stops; the next connection starts another).
+    private func readIdleEvents() -> Bool {
+        guard let connection else {
+            eventReader = nil
+            return false
+        }
+        _ = try? refusal(on: connection)
+        return true
     }
 
     /// Sends `Op` with `body` (and `frames` as frames 1…n) and returns the reply
@@ -136,21 +169,30 @@ public actor MessageClient {
         connectedSeen = false
         handshakeSeen = false
         var busyAnswers = 0
+        var lostTries = 0
         for attempt in 1...configuration.attempts {
             let connection = try connect()
+            // What happened to the connection before this request is not this request's: a close then is of a
+            // connection the request never went over (ZeroMQ has connected again, or will, before sending it).
+            if let refusal = try refusal(on: connection) {
+                disconnect()
+                throw refusal
+            }
+            lost = false
             var deadline = ContinuousClock.now + timeout
             if try connection.socket.send(request) {
                 bytesSent += request.frames.reduce(0) { $0 + $1.count }
                 while case let remaining = deadline - .now, remaining > .zero {
                     // Wait on the socket alone (a blocking receive makes one system call where polling the
                     // socket and its security events made about seven); the events are read when a slice
-                    // passes without a reply, so a refused handshake is still told within one slice.
+                    // passes without a reply, so a refused handshake or a closed connection is told within one slice.
                     try connection.socket.setReceiveTimeout(min(remaining, Self.refusalSlice))
                     guard let message = try connection.socket.receive() else {
                         if let refusal = try refusal(on: connection) {
                             disconnect()
                             throw refusal
                         }
+                        if lost { break }
                         continue
                     }
                     bytesReceived += message.frames.reduce(0) { $0 + $1.count }
@@ -165,11 +207,16 @@ public actor MessageClient {
                     }
                 }
             }
-            logger.debug("no reply in time", metadata: [
+            if lost { lostTries += 1 }
+            logger.debug(lost ? "connection closed before the reply" : "no reply in time", metadata: [
                 "endpoint": "\(configuration.endpoint)", "attempt": "\(attempt)", "request": "\(requestID)",
             ])
             // The socket may hold a half-sent request or a late reply: start over with a new one.
             disconnect()
+        }
+        if lost {
+            throw MessageClientError.connectionLost(service: configuration.serviceName, endpoint: configuration.endpoint, op: op,
+                                                    attempts: configuration.attempts, closed: lostTries)
         }
         var hint = configuration.hint
         if connectedSeen && !handshakeSeen {
@@ -204,15 +251,21 @@ public actor MessageClient {
     /// A refused key or a mechanism mismatch is told at once; a handshake the service cut short
     /// (as it does when the client has the wrong public key for it, or keys it does not use) is
     /// told once it has happened three times in a row, so a service restarting is not taken for one.
+    /// A connection that had finished its handshake and closes sets `lost` (see `live`).
     private func refusal(on connection: Connection) throws -> MessageClientError? {
         while let event = try connection.events.readEvent() {
             let reason: String
             if event.kind == .connected {
                 connectedSeen = true
                 continue
+            } else if event.kind == .disconnected {
+                if live { lost = true }
+                live = false
+                continue
             } else if event.kind == .handshakeSucceeded {
                 handshakeFailures = 0
                 handshakeSeen = true
+                live = true
                 continue
             } else if event.kind == .handshakeFailedAuth {
                 reason = configuration.security.map {
@@ -291,10 +344,20 @@ public actor MessageClient {
         try socket.setSendTimeout(configuration.timeout)
         if configuration.endpoint.contains("[") { try socket.setIPv6(true) }
         if let security = configuration.security { try socket.apply(security) }
-        let events = try socket.monitor([.connected, .handshakeFailedAuth, .handshakeFailedProtocol, .handshakeFailed, .handshakeSucceeded])
+        try socket.setHeartbeat(interval: configuration.heartbeat.interval, timeout: configuration.heartbeat.timeout)
+        let events = try socket.monitor([.connected, .disconnected, .handshakeFailedAuth, .handshakeFailedProtocol, .handshakeFailed,
+                                         .handshakeSucceeded])
         try socket.connect(configuration.endpoint)
         let connection = Connection(socket: socket, events: events)
         self.connection = connection
+        if eventReader == nil {
+            eventReader = Task { [weak self] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: Self.idleEventReading)
+                    guard let self, await self.readIdleEvents() else { return }
+                }
+            }
+        }
         return connection
     }
 
@@ -302,6 +365,7 @@ public actor MessageClient {
         connection?.socket.close()
         connection?.events.close()
         connection = nil
+        live = false
     }
 }
 
@@ -309,6 +373,10 @@ public actor MessageClient {
 public enum MessageClientError: Error, Sendable, Equatable, CustomStringConvertible {
     /// No reply after every try.
     case unreachable(service: String, endpoint: String, attempts: Int, timeout: Duration, hint: String?)
+    /// The connection closed before the reply on the last try (`closed` of the `attempts` tries ended so): the service
+    /// stopped or restarted while the request was out, or its host went silent. Whether it did the request before
+    /// is not known.
+    case connectionLost(service: String, endpoint: String, op: String, attempts: Int, closed: Int)
     /// A frame is over the size cap; the service would drop the connection.
     case frameTooLarge(frame: Int, bytes: Int, limit: Int)
     /// The service's security refused this client (wrong or missing keys); retrying will not help.
@@ -327,6 +395,11 @@ public enum MessageClientError: Error, Sendable, Equatable, CustomStringConverti
             var text = "\(service) not reachable at \(endpoint): no reply after \(tries) of \(timeout.spokenText) each"
             if let hint { text += " (\(hint))" }
             return text
+        case let .connectionLost(service, endpoint, op, attempts, closed):
+            let tries = attempts == 1 ? "its only try" : closed == attempts ? "each of \(attempts) tries" : "the last of \(attempts) tries"
+            return "\(service) at \(endpoint) closed the connection before it answered \(op), on \(tries): it stopped or restarted "
+                + "while the request was out (or its machine stopped answering), so whether it was done is not known; "
+                + "once \(service) runs again, ask again"
         case let .frameTooLarge(frame, bytes, limit):
             return "frame \(frame) is \(bytes) bytes; the most one frame may carry is \(limit) bytes"
         case let .refused(service, endpoint, reason, hint):

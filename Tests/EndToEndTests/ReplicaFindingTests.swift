@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Messaging
 import RecipeModel
 import RecipeProtocol
 import ReplicaSync
