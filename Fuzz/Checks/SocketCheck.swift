@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Messaging
 import RecipeProtocol
+import Synchronization
 import WebFetch
 import WorkerService
 import ZeroMQ
@@ -13,7 +14,7 @@ extension FuzzChecks {
     /// request runs). In the input, `\n==\n` separates messages and `\n--\n` the frames of one (a message that begins
     /// with an empty frame is a REQ-style client's, with the delimiter).
     ///
-    /// Promise: each message gets exactly one reply within 10 s, a reply envelope that is not `internal_error`, and the
+    /// Promise: each message gets exactly one reply within 10 s (while fuzzing), a reply envelope that is not `internal_error`, and the
     /// server still answers `system.health` after the last.
     public static func storageSocket(_ data: Data) {
         converse(data, with: SocketPeer.storage)
@@ -26,6 +27,15 @@ extension FuzzChecks {
     /// `internal_error`, and health answers after.
     public static func workerSocket(_ data: Data) {
         converse(data, with: SocketPeer.worker)
+    }
+
+    /// How long a conversation waits for each reply (see `SocketPeer.replyWait`).
+    static let replyWait = Mutex(Duration.seconds(10))
+
+    /// Waits up to two minutes for each reply from here on: for replaying inputs beside other work (the test suite),
+    /// where a reply can wait its turn on a busy machine; a server that hangs is still caught.
+    public static func patientReplies() {
+        replyWait.withLock { $0 = .seconds(120) }
     }
 
     private static func converse(_ data: Data, with peer: SocketPeer) {
@@ -89,7 +99,10 @@ extension FuzzChecks {
     /// The fuzzing process's servers — a recipe-storage and a recipe-worker that uses it, each on an `ipc://`
     /// endpoint of its own — and a DEALER socket that talks to one of them (used from the fuzzing thread only).
     final class SocketPeer: @unchecked Sendable {
-        static let replyWait = Duration.seconds(10)
+        /// How long one reply is waited for: 10 s while fuzzing, where a longer wait is a finding. The test suite's
+        /// replay waits longer (`FuzzChecks.patientReplies()`): the suites beside it can hold Swift's shared pool —
+        /// where the servers make their large replies — for longer than that.
+        static var replyWait: Duration { FuzzChecks.replyWait.withLock { $0 } }
         static let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-fuzz-sockets-\(UUID().uuidString)")
         static let context = try! Context()
 

@@ -20,6 +20,8 @@ struct CorpusReplayTests {
     /// (libFuzzer calls them synchronously), and a test waiting that way on the cooperative pool would hold one of
     /// its threads for the whole replay, stalling every other test's continuations.
     static func replay(_ inputs: [Data], through check: @escaping @Sendable (Data) -> Void) async {
+        // Beside the other suites a reply can wait its turn for a while: a hang is still caught, at two minutes.
+        FuzzChecks.patientReplies()
         await onOwnThread(named: "corpus replay") {
             for input in inputs { check(input) }
         }

@@ -5,11 +5,12 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import TestThreads
 #endif
 
 /// The intake's side of its helper process, with stand-in helpers that fail as a crashing decoder does (the real
 /// helper, the worker's own program, is run by the end-to-end tests).
-@Suite("Photo intake in a process of its own")
+@Suite("Photo intake in a process of its own", .onOwnThread)
 struct PhotoIntakeProcessTests {
     let photo = Data(repeating: 0xFF, count: 1_000)
 

@@ -3,10 +3,11 @@ import Foundation
 import RecipeModel
 import RecipeProtocol
 import Testing
+import TestThreads
 
 /// `recipes export` into a folder that holds an earlier export: the folder is brought up to date, so reading it back
 /// (`import-dir`, `migrate`) gives the collection as it is now, and nothing but the export's own files is touched.
-@Suite("Exporting again into the same folder")
+@Suite("Exporting again into the same folder", .onOwnThread)
 struct ExportAgainTests {
     static let jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0, 1, 2])
 

@@ -3,10 +3,11 @@ import Foundation
 import RecipeModel
 import RecipeProtocol
 import Testing
+import TestThreads
 
 /// A recipe's name may be 200 characters of any script (a page imported from anywhere): every export format
 /// must still write it, and read it back whole.
-@Suite("Export file names from any recipe name")
+@Suite("Export file names from any recipe name", .onOwnThread)
 struct ExportNameTests {
     static let names = [
         String(repeating: "日", count: 200), // 600 bytes

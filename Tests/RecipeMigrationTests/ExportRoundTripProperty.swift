@@ -6,12 +6,13 @@ import RecipeProtocol
 import Testing
 import TestRandom
 import TestRecipes
+import TestThreads
 
 /// `recipes export` then `recipes migrate` of RecipeVault's own formats gives back the recipe as it was stored, whatever
 /// its text holds: what looks like markup or an entity, line breaks, runs of spaces, list marks, commas in a keyword,
 /// any script. (The importer's reading of web text, where all of those mean something else, must not touch them.)
 /// `RECIPES_EXPORT_CASES` sets how many generated recipes run (default 300).
-@Suite("Export and migrate back: RecipeVault's own formats keep every field")
+@Suite("Export and migrate back: RecipeVault's own formats keep every field", .onOwnThread)
 struct ExportRoundTripProperty {
     static let cases = ProcessInfo.processInfo.environment["RECIPES_EXPORT_CASES"].flatMap(Int.init) ?? 300
 

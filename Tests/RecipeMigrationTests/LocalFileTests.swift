@@ -4,10 +4,11 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import TestThreads
 #endif
 
 /// Files a person names, or a stranger's export folder holds: only regular files, only up to a size.
-@Suite("Reading a local file")
+@Suite("Reading a local file", .onOwnThread)
 struct LocalFileTests {
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rv-localfile-\(UUID().uuidString)")
 

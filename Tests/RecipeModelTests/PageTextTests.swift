@@ -1,8 +1,9 @@
 import Foundation
 import RecipeModel
 import Testing
+import TestThreads
 
-@Suite("A page's bytes read in the encoding a browser would use")
+@Suite("A page's bytes read in the encoding a browser would use", .onOwnThread)
 struct PageTextTests {
     static let words = "Crème brûlée: 200 g crème fraîche, ½ vanilla pod"
 
