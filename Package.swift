@@ -424,6 +424,7 @@ let package = Package(
                 "RecipeModel",
                 "RecipeProtocol",
                 "TestRandom",
+                "TestThreads",
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

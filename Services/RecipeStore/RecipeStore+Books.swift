@@ -19,11 +19,23 @@ extension RecipeStore {
 
     /// Every book with its recipe count, by title.
     public func listBooks() async throws -> [BookSummary] {
-        try await pool.read { db in
-            try Row.fetchAll(db.cachedStatement(sql: """
-                SELECT b.*, (SELECT COUNT(*) FROM recipes r WHERE r.bookId = b.id) AS recipeCount
-                FROM books b ORDER BY lower(b.title), b.id
-                """)).map { BookSummary(book: Self.book($0), recipeCount: $0["recipeCount"]) }
+        try await bookPage(limit: nil, after: nil).books
+    }
+
+    /// A page of the books with their recipe counts, by title (as SQLite lowercases it) and id: at most `limit`
+    /// (1 to `BookOps.List.maxLimit`; every one when `nil`), from after `after` (the `next` of the page before).
+    public func bookPage(limit: Int?, after: String?) async throws -> BookOps.List.Response {
+        let limit = try PageMark.limit(limit, max: BookOps.List.maxLimit)
+        let start = try after.map { try PageMark.read($0, op: BookOps.List.name) }
+        return try await pool.read { db in
+            // One row past the page tells whether more follow.
+            let rows = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT b.*, (SELECT COUNT(*) FROM recipes r WHERE r.bookId = b.id) AS recipeCount, lower(b.title) AS sortKey
+                FROM books b WHERE (lower(b.title), b.id) > (?, ?) ORDER BY lower(b.title), b.id LIMIT ?
+                """), arguments: [start?.key ?? "", start?.id ?? "", limit.map { $0 + 1 } ?? -1])
+            let page = rows.prefix(limit ?? rows.count)
+            let next = rows.count > page.count ? page.last.map { PageMark(id: $0["id"], key: $0["sortKey"]).text } : nil
+            return .init(books: page.map { BookSummary(book: Self.book($0), recipeCount: $0["recipeCount"]) }, next: next)
         }
     }
 

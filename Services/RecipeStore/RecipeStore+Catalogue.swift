@@ -6,14 +6,23 @@ import RecipeProtocol
 extension RecipeStore {
     /// The catalogue, by name; only `category` when given.
     public func listIngredients(category: IngredientCategory?) async throws -> [CatalogueEntry] {
-        try await pool.read { db in
-            let rows: [Row]
-            if let category {
-                rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM ingredients WHERE category = ? ORDER BY name"), arguments: [category.rawValue])
-            } else {
-                rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM ingredients ORDER BY name"))
-            }
-            return try rows.map { try Self.catalogueEntry($0, in: db) }
+        try await ingredientPage(category: category, limit: nil, after: nil).ingredients
+    }
+
+    /// A page of the catalogue by name (only `category` when given): at most `limit` (1 to
+    /// `IngredientOps.List.maxLimit`; every entry when `nil`), from after `after` (the `next` of the page before).
+    public func ingredientPage(category: IngredientCategory?, limit: Int?, after: String?) async throws -> IngredientOps.List.Response {
+        let limit = try PageMark.limit(limit, max: IngredientOps.List.maxLimit)
+        let start = try after.map { try PageMark.read($0, op: IngredientOps.List.name) }
+        return try await pool.read { db in
+            // Names are unique; the id beside the name keeps the mark's form the same as other lists'. One row past
+            // the page tells whether more follow.
+            let rows = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT * FROM ingredients WHERE (?1 IS NULL OR category = ?1) AND (name, id) > (?2, ?3) ORDER BY name, id LIMIT ?4
+                """), arguments: [category?.rawValue, start?.key ?? "", start?.id ?? "", limit.map { $0 + 1 } ?? -1])
+            let page = rows.prefix(limit ?? rows.count)
+            let next = rows.count > page.count ? page.last.map { PageMark(id: $0["id"], key: $0["name"]).text } : nil
+            return .init(ingredients: try page.map { try Self.catalogueEntry($0, in: db) }, next: next)
         }
     }
 

@@ -12,6 +12,40 @@ extension RecipeStore {
         try await pool.read { db in try Self.openConflicts(in: db) }
     }
 
+    /// A page of the unresolved conflicts in feed order: at most `limit` (1 to `ConflictOps.List.maxLimit`; every one
+    /// when `nil`), from after `after` (the `next` of the page before), and the `next` of this page when more follow.
+    ///
+    /// A page mark is the last conflict's id and the feed position of the record it is kept on (a record's conflicts
+    /// go by id). A record changed between pages moves to a later position: its conflicts may be listed again on a
+    /// later page, never left out.
+    public func conflicts(limit: Int?, after: String?) async throws -> ConflictOps.List.Response {
+        let limit = try PageMark.limit(limit, max: ConflictOps.List.maxLimit) ?? .max
+        let start = try after.map { text -> (seq: Int, id: String) in
+            let mark = try PageMark.read(text, op: ConflictOps.List.name)
+            guard let seq = Int(mark.key), seq >= 0 else { throw PageMark.refusal(text, op: ConflictOps.List.name) }
+            return (seq, mark.id)
+        }
+        return try await pool.read { db in
+            var found: [SyncConflict] = []
+            var lastSeq = 0
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT seq, body FROM sync_records WHERE conflicts > 0 AND live = 1 AND seq >= ? ORDER BY seq
+                """, arguments: [start?.seq ?? 0])
+            while let row = try rows.next() {
+                let seq: Int = row["seq"]
+                for conflict in try Self.conflicts(of: try SyncLog.decode(row["body"], seq: seq), in: db) {
+                    if let start, seq == start.seq, conflict.id <= start.id { continue }
+                    guard found.count < limit else {
+                        return .init(conflicts: found, next: PageMark(id: found[found.count - 1].id, key: "\(lastSeq)").text)
+                    }
+                    found.append(conflict)
+                    lastSeq = seq
+                }
+            }
+            return .init(conflicts: found, next: nil)
+        }
+    }
+
     /// Takes the losing values: a copy's into its original recipe (the copy is removed), a kept value into its record.
     public func resolveConflict(id: String) async throws -> SyncConflict {
         let photos = self.photos
@@ -95,6 +129,12 @@ extension RecipeStore {
 
     private static func findConflict(_ id: String, in db: Database) throws -> SyncConflict {
         let key = id.uppercased()
+        // A recipe's conflict is its conflicted copy, by the copy's id: read at once. A kept value's is on a record
+        // that does not say which: looked for among those that hold any.
+        if let copy = try SyncLog.storedRecord(.recipe, key, in: db), copy.isLive,
+           let conflict = try conflicts(of: copy, in: db).first(where: { $0.id == key }) {
+            return conflict
+        }
         guard let conflict = try openConflicts(in: db).first(where: { $0.id == key }) else {
             throw ServiceError(.notFound, "no unresolved conflict \(id.prefix(64)); `recipes conflicts` lists them")
         }

@@ -34,13 +34,27 @@ extension RecipeStore {
 
     /// Cook-log entries, newest first: for one recipe, or all of them.
     public func cookLog(recipeID: UUID?, limit: Int) async throws -> [CookLogEntry] {
+        try await cookLogPage(recipeID: recipeID, limit: limit, after: nil).entries
+    }
+
+    /// A page of the cook log, newest first (entries of one moment by id), of one recipe or all: at most `limit`
+    /// (1 to 1,000), the entries after `after` (the `next` of the page before), and the `next` of this page when
+    /// older ones follow. A page mark is the last entry's id and the moment it was cooked, as stored.
+    public func cookLogPage(recipeID: UUID?, limit: Int, after: String?) async throws -> CookLogOps.List.Response {
         guard (1...1_000).contains(limit) else { throw ServiceError(.invalidArgument, "limit is \(limit); it must be 1 to 1000") }
+        let start = try after.map { try PageMark.read($0, op: CookLogOps.List.name) }
         return try await pool.read { db in
-            if let recipeID {
-                return try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM cook_log WHERE recipeId = ? ORDER BY cookedAt DESC, id LIMIT ?"),
-                                        arguments: [recipeID.databaseText, limit]).map(Self.cookLogEntry)
-            }
-            return try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM cook_log ORDER BY cookedAt DESC, id LIMIT ?"), arguments: [limit]).map(Self.cookLogEntry)
+            // One row past the page tells whether more follow. The recipe's own index serves one recipe's log.
+            let sql = """
+                SELECT * FROM cook_log WHERE \(recipeID == nil ? "?1 IS NULL" : "recipeId = ?1")
+                AND (?2 IS NULL OR cookedAt < ?2 OR (cookedAt = ?2 AND id > ?3))
+                ORDER BY cookedAt DESC, id LIMIT ?4
+                """
+            let rows = try Row.fetchAll(db.cachedStatement(sql: sql),
+                                        arguments: [recipeID?.databaseText, start?.key, start?.id ?? "", limit + 1])
+            let page = rows.prefix(limit)
+            let next = rows.count > limit ? page.last.map { PageMark(id: $0["id"], key: $0["cookedAt"]).text } : nil
+            return .init(entries: page.map(Self.cookLogEntry), next: next)
         }
     }
 

@@ -16,7 +16,7 @@ struct ListBooks: AsyncParsableCommand {
 
     func run() async throws {
         try await connection.show {
-            return try await connection.storageClient().call(BookOps.List.self, Empty())
+            BookOps.List.Response(books: try await allBooks(try connection.storageClient()))
         } text: { books in
             if books.books.isEmpty { return print("No books.") }
             Output.table(["ID", "TITLE", "AUTHOR", "RECIPES"], books.books.map {
@@ -37,7 +37,7 @@ struct AddBook: AsyncParsableCommand {
         try await connection.show {
             let client = try connection.storageClient()
             // A second book of the same title is allowed (two editions, two authors), and easily made by mistake: say so.
-            namesakes = try await client.call(BookOps.List.self, Empty()).books.map(\.book)
+            namesakes = try await allBooks(client).map(\.book)
                 .filter { $0.title.caseInsensitiveCompare(title.trimmingCharacters(in: .whitespaces)) == .orderedSame }
             return try await client.call(BookOps.Create.self, .init(id: UUID.timeOrdered(), title: title, author: author))
         } text: { book in
@@ -117,7 +117,7 @@ struct DeleteBook: AsyncParsableCommand {
 func resolveBook(_ reference: String, _ client: MessageClient) async throws -> UUID {
     let trimmed = reference.trimmingCharacters(in: .whitespaces)
     if let id = UUID(uuidString: trimmed) { return id }
-    let books = try await client.call(BookOps.List.self, Empty()).books.map(\.book)
+    let books = try await allBooks(client).map(\.book)
     let matches = books.filter { $0.title.caseInsensitiveCompare(trimmed) == .orderedSame || Output.isShortID(trimmed, of: $0.id) }
     return try Output.onlyMatch(matches, none: "no book is called \"\(trimmed)\"; see `recipes books`") { count in
         let named = matches.prefix(5).map(Output.bookLabel).joined(separator: "; ")

@@ -21,7 +21,7 @@ struct ListConflicts: AsyncParsableCommand {
 
     func run() async throws {
         try await connection.show {
-            return try await connection.storageClient().call(ConflictOps.List.self, Empty())
+            ConflictOps.List.Response(conflicts: try await allConflicts(try connection.storageClient()))
         } text: { reply in
             if reply.conflicts.isEmpty { return print("No conflicts.") }
             Output.table(["ID", "KIND", "OF", "FIELDS", "KEPT"], reply.conflicts.map { conflict in
@@ -75,7 +75,7 @@ struct DismissConflict: AsyncParsableCommand {
 func resolveConflict(_ reference: String, _ client: MessageClient) async throws -> String {
     let trimmed = reference.trimmingCharacters(in: .whitespaces)
     if UUID(uuidString: trimmed) != nil { return trimmed }
-    let conflicts = try await client.call(ConflictOps.List.self, Empty()).conflicts
+    let conflicts = try await allConflicts(client)
     let matches = conflicts.filter { conflict in UUID(uuidString: conflict.id).map { Output.isShortID(trimmed, of: $0) } ?? (conflict.id == trimmed) }
     return try Output.onlyMatch(matches, none: "no unresolved conflict \(trimmed); `recipes conflicts` lists them") {
         "\"\(trimmed)\" is part of \($0) conflict ids; give more of it (or the whole id)"

@@ -70,7 +70,9 @@ struct CookLog: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "log", abstract: "The cook log, newest first: one recipe's or everything.")
     @OptionGroup var connection: ConnectionOptions
     @Argument(help: "Recipe id, short id or name (all recipes when left out).") var recipe: String?
-    @Option(help: "At most this many entries (1-1000).") var limit = 50
+    @Option(help: "Entries per page (1-1000).") var limit = 50
+    @Option(help: "Continue from the cursor a previous page printed.") var cursor: String?
+    @Flag(help: "Every page, not just the first.") var all = false
     @Option(help: ArgumentHelp("Delete this log entry instead: its id as the log shows it, or the whole id.", valueName: "entry-id"))
     var delete: String?
 
@@ -92,25 +94,35 @@ struct CookLog: AsyncParsableCommand {
                 return print(result.deleted ? "Deleted the log entry\(which)." : "That log entry\(which) was already gone.")
             }
             let id = try await recipe.asyncMap { try await RecipeReference.resolve($0, using: client) }
-            let log = try await client.call(CookLogOps.List.self, .init(recipeID: id, limit: limit))
+            let (entries, next) = try await readPages(after: cursor, all: all) { after in
+                let page = try await client.call(CookLogOps.List.self, .init(recipeID: id, limit: limit, after: after))
+                return (page.entries, page.next)
+            }
+            let log = CookLogOps.List.Response(entries: entries, next: next)
             if connection.json { return try Output.json(log) }
-            if log.entries.isEmpty { return print("Nothing cooked yet.") }
+            if log.entries.isEmpty { return print(cursor == nil ? "Nothing cooked yet." : "Nothing older.") }
             let servings = log.entries.contains { $0.servings != nil }
             Output.table(["ID", "DATE", "RECIPE"] + (servings ? ["SERVINGS"] : []) + ["RATING", "NOTE"], log.entries.map { entry in
                 [Output.shortID(entry.id), Output.date(entry.cookedAt), entry.recipeName + (entry.recipeID == nil ? " (deleted)" : "")]
                     + (servings ? [entry.servings.map(Scaling.format) ?? ""] : [])
                     + [entry.rating.map(Output.stars) ?? "", entry.note ?? ""]
             })
+            if let next = log.next {
+                print(Output.dim("More: " + ListRecipes.nextPageCommand(Array(CommandLine.arguments.dropFirst()), cursor: next)))
+            }
         }
     }
 
-    /// The entry `reference` names: a whole id, or the short id the log shows (looked for among the newest 1,000).
+    /// The entry `reference` names: a whole id, or the short id the log shows (looked for in the whole log).
     static func resolveEntry(_ reference: String, _ client: MessageClient) async throws -> (id: UUID, recipeName: String?) {
         let trimmed = reference.trimmingCharacters(in: .whitespaces)
         if let id = UUID(uuidString: trimmed) { return (id, nil) }
-        let entries = try await client.call(CookLogOps.List.self, .init(recipeID: nil, limit: 1_000)).entries
+        let entries = try await readAllPages { after in
+            let page = try await client.call(CookLogOps.List.self, .init(recipeID: nil, limit: 1_000, after: after))
+            return (page.entries, page.next)
+        }
         let matches = entries.filter { Output.isShortID(trimmed, of: $0.id) }
-        let entry = try Output.onlyMatch(matches, none: "no log entry \(trimmed) among the 1,000 newest; `recipes log` shows each entry's id") {
+        let entry = try Output.onlyMatch(matches, none: "no log entry \(trimmed); `recipes log` shows each entry's id") {
             "\"\(trimmed)\" is part of \($0) log entries' ids; give more of it (or the whole id, from --json)"
         }
         return (entry.id, entry.recipeName)

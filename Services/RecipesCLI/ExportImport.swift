@@ -37,7 +37,7 @@ struct ExportRecipes: AsyncParsableCommand {
                 throw CLIError(FileProblem(error)?.sentence ?? "cannot write to \(folder): \(error)", status: ExitStatus.cannotWrite)
             }
             var books: [UUID: Book] = [:]
-            for summary in try await client.call(BookOps.List.self, Empty()).books { books[summary.book.id] = summary.book }
+            for summary in try await allBooks(client) { books[summary.book.id] = summary.book }
             var query = RecipeListQuery(sort: .createdAt, limit: RecipeListQuery.maxLimit)
             var exported = 0, photoCount = 0
             var lost: [String] = []

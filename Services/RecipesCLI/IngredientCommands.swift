@@ -18,7 +18,7 @@ struct ListIngredients: AsyncParsableCommand {
 
     func run() async throws {
         try await connection.show {
-            return try await connection.storageClient().call(IngredientOps.List.self, .init(category: category))
+            IngredientOps.List.Response(ingredients: try await allIngredients(try connection.storageClient(), category: category))
         } text: { list in
             Output.table(["NAME", "CATEGORY", "ALSO CALLED"], list.ingredients.map {
                 [$0.name, $0.category?.rawValue ?? "", $0.aliases.joined(separator: ", ")]

@@ -36,7 +36,7 @@ extension Routes {
         handle(BookOps.Create.self) { request, _ in
             try await store.createBook(id: request.id ?? UUID.timeOrdered(), title: request.title, author: request.author)
         }
-        handle(BookOps.List.self) { _, _ in .init(books: try await store.listBooks()) }
+        handle(BookOps.List.self) { request, _ in try await store.bookPage(limit: request.limit, after: request.after) }
         handle(BookOps.Get.self) { request, _ in try await store.book(request.id, limit: request.limit) }
         handle(BookOps.Update.self) { request, _ in
             guard let id = request.id else { throw ServiceError(.invalidBody, "body.id is missing; book.update needs the book's id") }
@@ -44,7 +44,9 @@ extension Routes {
         }
         handle(BookOps.Delete.self) { request, _ in Deleted(deleted: try await store.deleteBook(id: request.id)) }
 
-        handle(IngredientOps.List.self) { request, _ in .init(ingredients: try await store.listIngredients(category: request.category)) }
+        handle(IngredientOps.List.self) { request, _ in
+            try await store.ingredientPage(category: request.category, limit: request.limit, after: request.after)
+        }
         handle(IngredientOps.Find.self) { request, _ in try await store.findIngredient(request.name) }
         handle(IngredientOps.Upsert.self) { request, _ in
             try await store.upsertIngredient(id: request.id ?? UUID.timeOrdered(), name: request.name, category: request.category,
@@ -56,7 +58,7 @@ extension Routes {
                                             rating: request.rating, note: request.note, servings: request.servings)
         }
         handle(CookLogOps.List.self) { request, _ in
-            .init(entries: try await store.cookLog(recipeID: request.recipeID, limit: request.limit ?? 50))
+            try await store.cookLogPage(recipeID: request.recipeID, limit: request.limit ?? 50, after: request.after)
         }
         handle(CookLogOps.Delete.self) { request, _ in Deleted(deleted: try await store.deleteCookLogEntry(id: request.id)) }
 
@@ -121,7 +123,7 @@ extension Routes {
             return .init(replicaID: info.replicaID, publishEndpoint: publishEndpoint, latestSeq: info.latestSeq,
                          conflictsCreated: info.conflictsCreated, held: info.held, empty: info.empty, lostPhotos: info.lostPhotos.isEmpty ? nil : info.lostPhotos)
         }
-        handle(ConflictOps.List.self) { _, _ in .init(conflicts: try await store.conflicts()) }
+        handle(ConflictOps.List.self) { request, _ in try await store.conflicts(limit: request.limit, after: request.after) }
         handle(ConflictOps.Resolve.self) { request, _ in
             let conflict = try await store.resolveConflict(id: request.id)
             announce(ConflictOps.Resolve.name)

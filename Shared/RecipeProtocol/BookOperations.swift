@@ -24,15 +24,23 @@ public enum BookOps {
         public typealias Response = Book
     }
 
-    /// `book.list`: every book with its recipe count.
+    /// `book.list`: the books with their recipe counts, by title, a page at a time (however many books there are,
+    /// no reply passes the 16 MiB one may carry).
     public enum List: WireOperation {
         public static let name = "book.list"
         public static let repliesInBulk = true // grows with the collection
         public static let isWrite = false
-        public typealias Request = Empty
+        /// The most books one page holds (a request without a limit is answered with every one, in one reply).
+        public static let maxLimit = 1_000
+        public typealias Request = PageRequest
         public struct Response: Codable, Sendable, Equatable {
             public var books: [BookSummary]
-            public init(books: [BookSummary]) { self.books = books }
+            /// Where the next page starts, when more follow; `nil` on the last page.
+            public var next: String?
+            public init(books: [BookSummary], next: String? = nil) {
+                self.books = books
+                self.next = next
+            }
         }
     }
 

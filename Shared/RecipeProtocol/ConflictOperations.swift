@@ -31,15 +31,23 @@ public struct SyncConflict: Codable, Sendable, Equatable {
 }
 
 public enum ConflictOps {
-    /// `conflicts.list`: every unresolved conflict, oldest first.
+    /// `conflicts.list`: the unresolved conflicts, oldest first, a page at a time (a kept value may be 20,000
+    /// characters, so a page is bounded by count: `maxLimit` of the largest stay well under one reply's 16 MiB).
     public enum List: WireOperation {
         public static let name = "conflicts.list"
         public static let repliesInBulk = true // grows with the collection
         public static let isWrite = false
-        public typealias Request = Empty
+        /// The most conflicts one page holds (a request without a limit is answered with every one, in one reply).
+        public static let maxLimit = 100
+        public typealias Request = PageRequest
         public struct Response: Codable, Sendable, Equatable {
             public var conflicts: [SyncConflict]
-            public init(conflicts: [SyncConflict]) { self.conflicts = conflicts }
+            /// Where the next page starts, when there may be more; `nil` on the last page.
+            public var next: String?
+            public init(conflicts: [SyncConflict], next: String? = nil) {
+                self.conflicts = conflicts
+                self.next = next
+            }
         }
     }
 

@@ -28,7 +28,7 @@ public enum CookLogOps {
         public typealias Response = CookLogEntry
     }
 
-    /// `cooklog.list`: newest first, for one recipe or all.
+    /// `cooklog.list`: newest first, for one recipe or all, a page at a time.
     public enum List: WireOperation {
         public static let name = "cooklog.list"
         public static let isWrite = false
@@ -36,14 +36,22 @@ public enum CookLogOps {
             public var recipeID: UUID?
             /// 1 to 1000; 50 when left out.
             public var limit: Int?
-            public init(recipeID: UUID? = nil, limit: Int? = nil) {
+            /// The `next` of the page before: the entries older than its last.
+            public var after: String?
+            public init(recipeID: UUID? = nil, limit: Int? = nil, after: String? = nil) {
                 self.recipeID = recipeID
                 self.limit = limit
+                self.after = after
             }
         }
         public struct Response: Codable, Sendable, Equatable {
             public var entries: [CookLogEntry]
-            public init(entries: [CookLogEntry]) { self.entries = entries }
+            /// Where the next (older) page starts, when there is one; `nil` on the last page.
+            public var next: String?
+            public init(entries: [CookLogEntry], next: String? = nil) {
+                self.entries = entries
+                self.next = next
+            }
         }
     }
 

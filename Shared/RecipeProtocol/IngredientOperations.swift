@@ -8,13 +8,29 @@ public enum IngredientOps {
         public static let name = "ingredient.list"
         public static let repliesInBulk = true // grows with the collection
         public static let isWrite = false
+        /// The most entries one page holds, an entry having up to 50 aliases of 100 characters (a request without
+        /// a limit is answered with every one, in one reply).
+        public static let maxLimit = 500
         public struct Request: Codable, Sendable, Equatable {
             public var category: IngredientCategory?
-            public init(category: IngredientCategory? = nil) { self.category = category }
+            /// At most this many (1 to `maxLimit`); every one when left out.
+            public var limit: Int?
+            /// The `next` of the page before.
+            public var after: String?
+            public init(category: IngredientCategory? = nil, limit: Int? = nil, after: String? = nil) {
+                self.category = category
+                self.limit = limit
+                self.after = after
+            }
         }
         public struct Response: Codable, Sendable, Equatable {
             public var ingredients: [CatalogueEntry]
-            public init(ingredients: [CatalogueEntry]) { self.ingredients = ingredients }
+            /// Where the next page starts, when more follow; `nil` on the last page.
+            public var next: String?
+            public init(ingredients: [CatalogueEntry], next: String? = nil) {
+                self.ingredients = ingredients
+                self.next = next
+            }
         }
     }
 

@@ -47,6 +47,21 @@ public struct Empty: Codable, Sendable, Equatable {
     public init() {}
 }
 
+/// A request for one page of a list that grows with the collection (`book.list`, `conflicts.list`): the first page
+/// without `after`, each next one with the `next` of the page before, until a page has none. Without `limit`, every
+/// item comes in one reply (as before these lists came in pages), which a large collection can take past what one
+/// reply may carry.
+public struct PageRequest: Codable, Sendable, Equatable {
+    /// At most this many (1 to the operation's `maxLimit`); every item when left out.
+    public var limit: Int?
+    /// The `next` of the page before.
+    public var after: String?
+    public init(limit: Int? = nil, after: String? = nil) {
+        self.limit = limit
+        self.after = after
+    }
+}
+
 /// A pointer from a JSON body to a binary frame of the same message: frame 1 is
 /// the first frame after the JSON.
 public struct FrameReference: Codable, Sendable, Equatable, Hashable {

@@ -38,7 +38,7 @@ struct DamagedDatabaseTests {
                 for statement in ["SELECT", "INSERT", "while executing", "`"] { #expect(!message.contains(statement), "\(message)") }
             }
             // The books are on pages of their own: still read.
-            #expect(try await client.call(BookOps.List.self, Empty()).books.map(\.book.id) == [book.id])
+            #expect(try await client.call(BookOps.List.self, .init()).books.map(\.book.id) == [book.id])
         }
     }
 

@@ -97,7 +97,7 @@ struct StorageWireTests {
             let badRating = await #expect(throws: ServiceError.self) { _ = try await client.call(RecipeOps.Rate.self, .init(id: copy.id, rating: 9)) }
             #expect(badRating?.code == .invalidArgument)
 
-            let books = try await client.call(BookOps.List.self, Empty()).books
+            let books = try await client.call(BookOps.List.self, .init()).books
             #expect(books.map(\.book.title) == ["Ottolenghi Simple", "Salt, Fat, Acid, Heat", "The Wok"])
             let wok = try #require(books.first { $0.book.title == "The Wok" })
             let wokDetail = try await client.call(BookOps.Get.self, .init(id: wok.book.id))
@@ -194,7 +194,7 @@ struct NULTextTests {
             message = await refused { _ = try await client.call(RecipeOps.Search.self, .init(text: "soup\(nul)")) }
             #expect(message?.hasPrefix("body.text holds") == true, "\(message ?? "")")
             #expect(try await client.call(StorageOps.Stats.self, Empty()).recipes == 0, "nothing was stored")
-            #expect(try await client.call(BookOps.List.self, Empty()).books.isEmpty)
+            #expect(try await client.call(BookOps.List.self, .init()).books.isEmpty)
 
             // The six characters \u0000 written as text (an escaped backslash on the wire) are kept as they are.
             let literal = #"C:\u0000 and \\u0000"#
@@ -245,7 +245,7 @@ struct ChangeNoticeTests {
             #expect(notice?.op == "book.create")
             while try await subscriber.next(timeout: .milliseconds(100)) != nil {}
 
-            _ = try await client.call(BookOps.List.self, Empty())
+            _ = try await client.call(BookOps.List.self, .init())
             _ = try? await client.call(RecipeOps.Rate.self, .init(id: UUID(), rating: 3))
             #expect(try await subscriber.next(timeout: .milliseconds(300)) == nil, "no notice for a read or a failed write")
             let recipe = try await client.call(RecipeOps.Create.self, .init(recipe: RecipeDraft(name: "Soup"))).recipe

@@ -1,0 +1,131 @@
+import Foundation
+import RecipeModel
+import RecipeProtocol
+@testable import RecipeStore
+import Testing
+import TestThreads
+
+/// Lists that grow with the collection come a page at a time, so no reply passes the 16 MiB one may carry however
+/// many books or catalogue entries there are.
+@Suite("Books and the catalogue, a page at a time")
+struct ListPageTests {
+    @Test("books: pages of every size give every book once, by title in any case, namesakes by id; only the last page ends")
+    func bookPages() async throws {
+        try await withStore { store async throws in
+            // Titles that differ only in case, namesakes, and a title with the page mark's separator in it.
+            let titles = ["bread", "Bread", "Bread", "apple pie: the book", "Zucchini", "Étoile", "cakes", "CAKES", "a", "b:c"]
+            for title in titles { _ = try await store.createBook(id: UUID(), title: title, author: nil) }
+            let all = try await store.bookPage(limit: nil, after: nil)
+            #expect(all.next == nil && all.books.count == titles.count)
+            #expect(all.books.map { $0.book.title.lowercased() } == all.books.map { $0.book.title.lowercased() }.sorted(), "by title, in any case")
+            for limit in [1, 2, 3, 4, 9, 10, 11] {
+                let pages = try await everyPage { after in
+                    let page = try await store.bookPage(limit: limit, after: after)
+                    return (page.books, page.next)
+                }
+                #expect(pages.flatMap { $0 } == all.books, "limit \(limit)")
+                #expect(pages.dropLast().allSatisfy { $0.count == limit } && pages.last?.isEmpty == false, "limit \(limit)")
+            }
+            #expect(try await store.listBooks() == all.books)
+        }
+    }
+
+    @Test("books added, renamed and deleted between pages: no book that stayed unchanged is left out")
+    func booksChangedBetweenPages() async throws {
+        try await withStore { store async throws in
+            var ids: [UUID] = []
+            for index in 0..<20 { ids.append(try await store.createBook(id: UUID(), title: String(format: "Book %02d", index), author: nil).id) }
+            let first = try await store.bookPage(limit: 5, after: nil)
+            // The last book of the first page deleted (the mark points at nothing), one ahead renamed behind the
+            // mark, one added ahead of it.
+            _ = try await store.deleteBook(id: ids[4])
+            _ = try await store.updateBook(id: ids[12], title: "Book 00 again", author: nil)
+            _ = try await store.createBook(id: UUID(), title: "Book 15½", author: nil)
+            var seen = first.books.map(\.book.title)
+            var after = first.next
+            for _ in 0..<100 {
+                guard let mark = after else { break }
+                let page = try await store.bookPage(limit: 5, after: mark)
+                seen += page.books.map(\.book.title)
+                after = page.next
+            }
+            let unchanged = (0..<20).filter { $0 != 4 && $0 != 12 }.map { String(format: "Book %02d", $0) }
+            #expect(Set(unchanged).isSubset(of: Set(seen)), "\(seen)")
+            #expect(seen.contains("Book 15½") && !seen.contains("Book 00 again"), "added ahead is listed; renamed behind the mark is not")
+        }
+    }
+
+    @Test("the catalogue: pages of every size, with and without a category, give every entry once by name")
+    func cataloguePages() async throws {
+        try await withStore { store async throws in
+            _ = try await store.loadSamples()
+            for category in [nil, IngredientCategory.herb, .vegetable] {
+                let all = try await store.ingredientPage(category: category, limit: nil, after: nil)
+                #expect(all.next == nil && !all.ingredients.isEmpty)
+                #expect(all.ingredients.map(\.name) == all.ingredients.map(\.name).sorted())
+                #expect(category == nil || all.ingredients.allSatisfy { $0.category == category })
+                for limit in [1, 2, 7] {
+                    let pages = try await everyPage { after in
+                        let page = try await store.ingredientPage(category: category, limit: limit, after: after)
+                        return (page.ingredients, page.next)
+                    }
+                    #expect(pages.flatMap { $0 } == all.ingredients, "\(String(describing: category)), limit \(limit)")
+                }
+                #expect(try await store.listIngredients(category: category) == all.ingredients)
+            }
+        }
+    }
+
+    @Test("the cook log: pages of every size give every entry once, newest first and entries of one moment by id, for one recipe or all")
+    func cookLogPages() async throws {
+        try await withStore { store async throws in
+            let soup = try await store.createRecipe(id: UUID(), RecipeDraft(name: "Soup")).recipe.id
+            let bread = try await store.createRecipe(id: UUID(), RecipeDraft(name: "Bread")).recipe.id
+            let base = Date(timeIntervalSince1970: 1_750_000_000)
+            // Three moments with several entries each (a tie is broken by id), both recipes at each.
+            for index in 0..<12 {
+                _ = try await store.addCookLogEntry(id: UUID(), recipeID: index % 2 == 0 ? soup : bread, cookedAt: base + Double(index % 3) * 86_400,
+                                                    rating: nil, note: "entry \(index)", servings: nil)
+            }
+            for recipe in [nil, soup, bread] {
+                let all = try await store.cookLogPage(recipeID: recipe, limit: 1_000, after: nil)
+                #expect(all.next == nil && all.entries.count == (recipe == nil ? 12 : 6))
+                let order = all.entries.map { ($0.cookedAt, $0.id.uuidString) }
+                #expect(zip(order, order.dropFirst()).allSatisfy { $0.0 > $1.0 || ($0.0 == $1.0 && $0.1 < $1.1) }, "newest first, then by id")
+                for limit in [1, 2, 5, 6] {
+                    let pages = try await everyPage { after in
+                        let page = try await store.cookLogPage(recipeID: recipe, limit: limit, after: after)
+                        return (page.entries, page.next)
+                    }
+                    #expect(pages.flatMap { $0 } == all.entries, "\(String(describing: recipe)), limit \(limit)")
+                    #expect(pages.last?.isEmpty == false)
+                }
+            }
+            let refused = await #expect(throws: ServiceError.self) { _ = try await store.cookLogPage(recipeID: nil, limit: 10, after: "nothing") }
+            #expect(refused?.message == "after \"nothing\" is not a page mark cooklog.list gave; give the next of the page before, or leave it out for the first page")
+            let tooMany = await #expect(throws: ServiceError.self) { _ = try await store.cookLogPage(recipeID: nil, limit: 1_001, after: nil) }
+            #expect(tooMany?.message == "limit is 1001; it must be 1 to 1000")
+        }
+    }
+
+    @Test("a limit out of range or a page mark the list did not give is refused, saying what it takes")
+    func badRequests() async throws {
+        try await withStore { store async throws in
+            for limit in [0, -3, BookOps.List.maxLimit + 1] {
+                let error = await #expect(throws: ServiceError.self) { _ = try await store.bookPage(limit: limit, after: nil) }
+                #expect(error?.code == .invalidArgument && error?.message == "limit is \(limit); it must be 1 to \(BookOps.List.maxLimit), or left out for every one")
+            }
+            let tooMany = await #expect(throws: ServiceError.self) {
+                _ = try await store.ingredientPage(category: nil, limit: IngredientOps.List.maxLimit + 1, after: nil)
+            }
+            #expect(tooMany?.message == "limit is \(IngredientOps.List.maxLimit + 1); it must be 1 to \(IngredientOps.List.maxLimit), or left out for every one")
+            for mark in ["", "no separator", ":starts with it", String(repeating: "x", count: 5_000) + ":y"] {
+                let books = await #expect(throws: ServiceError.self) { _ = try await store.bookPage(limit: nil, after: mark) }
+                #expect(books?.code == .invalidArgument)
+                #expect(books?.message == "after \"\(mark.prefix(80))\" is not a page mark book.list gave; give the next of the page before, or leave it out for the first page")
+                let entries = await #expect(throws: ServiceError.self) { _ = try await store.ingredientPage(category: nil, limit: nil, after: mark) }
+                #expect(entries?.message.contains("is not a page mark ingredient.list gave") == true)
+            }
+        }
+    }
+}
