@@ -27,7 +27,10 @@ final class ServerLoop {
     private let bulkHandlers: ThreadExecutor
     /// Reads whose reply grows with the collection, made at most two at a time: each holds its rows and its
     /// JSON (a book of 30,000 recipes: ~25 MB) until sent, and eight at once took the storage to 228 MB.
-    private let bulkReplies = Slots(limit: 2)
+    private let bulkReplies = Slots(limit: ServerLoop.bulkReplyWidth)
+    /// Where those are made: as many threads of their own as may be made at once.
+    private let bulkReplyHandlers: ThreadPoolExecutor
+    static let bulkReplyWidth = 2
     /// From this size on (all frames together), a request runs on `bulkHandlers`.
     static let bulkBytes = 64 * 1_024
     /// Messages ZeroMQ queues per connection before the loop has read them; past it, it reads no more from that
@@ -52,6 +55,7 @@ final class ServerLoop {
         let service = Thread.shortName(ofService: configuration.serviceName)
         self.handlers = LoopExecutor(wakeup: mailbox.wakeup, name: "\(service) late")
         self.bulkHandlers = ThreadExecutor(name: "\(service) files")
+        self.bulkReplyHandlers = ThreadPoolExecutor(name: "\(service) replies", width: Self.bulkReplyWidth)
         self.limits = Socket.ReceiveLimits(maxBytes: configuration.maxMessageBytes + 1_024, maxFrames: configuration.maxFrames + 2)
     }
 
@@ -88,6 +92,7 @@ final class ServerLoop {
         defer {
             handlers.close()
             bulkHandlers.shutdown()
+            bulkReplyHandlers.shutdown()
         }
         mailbox.wakeup.claim()
 
@@ -304,12 +309,13 @@ final class ServerLoop {
     }
 
     /// Decoding a large body, reading and writing photo files, or encoding a reply of megabytes never holds up
-    /// the socket's thread. Large replies are made on Swift's shared pool, not the files thread, so they never
-    /// wait behind a backup, and at most two at once.
+    /// the socket's thread. Large replies are made on threads of their own, not the files thread, so they never
+    /// wait behind a backup, and not Swift's shared pool, so nothing else the process runs there holds them up (in a
+    /// test run, hundreds of tests; that pool has a thread per core); at most two at once.
     private func placement(of route: Routes.Route, requestBytes: Int) -> Placement {
         let slots = route.repliesInBulk ? bulkReplies : nil
         if route.touchesFiles || requestBytes >= Self.bulkBytes { return Placement(executor: bulkHandlers, slots: slots) }
-        if route.repliesInBulk { return Placement(executor: globalConcurrentExecutor, slots: slots) }
+        if route.repliesInBulk { return Placement(executor: bulkReplyHandlers, slots: slots) }
         return Placement(executor: handlers, slots: nil)
     }
 
