@@ -54,7 +54,9 @@ struct BatchJobTests {
         urls.insert("\(server.baseURL)/missing-page", at: 5)
         urls.insert("not a web address", at: 9)
 
-        let (first, endpoint) = try await services.startWorker(extra: ["--concurrency", "2"])
+        // The held pages are waited for as long as a fetch may take (600 s), so they outlast whatever keeps this test
+        // from its kill (a busy run); a fetch timed out first would be that URL's failure, and the case would prove nothing.
+        let (first, endpoint) = try await services.startWorker(extra: ["--concurrency", "2", "--fetch-timeout", "600", "--read-timeout", "600"])
         let started = try await recipes(["import", "--no-wait", "--json"] + urls, storage: services.storageEndpoint,
                                         environment: ["RECIPES_WORKER": endpoint])
         #expect(started.status == 0, "\(started.output)")
@@ -102,8 +104,9 @@ struct BatchJobTests {
         let first = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder])
         let storageEndpoint = try await first.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
         let worker = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", storageEndpoint, "--allow-host", "127.0.0.1",
-                                                          "--concurrency", "2", "--connect-timeout", "2", "--fetch-timeout", "10",
-                                                          "--storage-timeout", "2"],
+                                                          // The held pages outlast whatever keeps the test from its kill.
+                                                          "--concurrency", "2", "--connect-timeout", "2", "--fetch-timeout", "600",
+                                                          "--read-timeout", "600", "--storage-timeout", "2"],
                                         environment: ["RECIPES_WORKER_FETCH_ONLY_ALLOWED": "1"])
         let workerEndpoint = try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#)
         var configuration = MessageClient.Configuration(endpoint: storageEndpoint, serviceName: "storage")
