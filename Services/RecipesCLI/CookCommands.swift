@@ -95,8 +95,14 @@ struct CookLog: AsyncParsableCommand {
             }
             let id = try await recipe.asyncMap { try await RecipeReference.resolve($0, using: client) }
             let (entries, next) = try await readPages(after: cursor, all: all) { after in
-                let page = try await client.call(CookLogOps.List.self, .init(recipeID: id, limit: limit, after: after))
-                return (page.entries, page.next)
+                do {
+                    let page = try await client.call(CookLogOps.List.self, .init(recipeID: id, limit: limit, after: after))
+                    return (page.entries, page.next)
+                } catch let error as ServiceError where error.code == .invalidArgument && after != nil && after == cursor {
+                    // The limit is checked before anything is sent: what the storage refused is the cursor given.
+                    throw CLIError("--cursor \"\(cursor?.prefix(80) ?? "")\" is not one recipes log printed; copy it from the \"More:\" line "
+                        + "of the page before, or leave --cursor out for the newest entries", status: ExitStatus.of(error.code))
+                }
             }
             let log = CookLogOps.List.Response(entries: entries, next: next)
             if connection.json { return try Output.json(log) }

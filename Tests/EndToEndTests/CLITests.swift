@@ -257,6 +257,27 @@ struct CLITests {
             let unknown = try await recipes(["log", "--delete", "abcd1234"], storage: storage)
             #expect(unknown.status == 66 && unknown.output.contains("no log entry abcd1234"), "\(unknown.output)")
 
+            // The log a page at a time: the page ends with the command for the next, which goes on where it ended.
+            for note in ["first", "second", "third"] {
+                #expect(try await recipes(["cooked", "Brine", "--note", "\(note) time"], storage: storage).status == 0)
+            }
+            let firstPage = try await recipes(["log", "Brine", "--limit", "2"], storage: storage)
+            #expect(firstPage.status == 0 && firstPage.output.contains("third time") && firstPage.output.contains("second time")
+                    && !firstPage.output.contains("first time"), "newest first: \(firstPage.output)")
+            let more = try #require(firstPage.output.split(separator: "\n").first { $0.hasPrefix("More: ") }, "\(firstPage.output)")
+            #expect(more.hasPrefix("More: recipes log Brine --limit 2 --cursor "), "\(more)")
+            // The mark holds a space (the time the entry was cooked): the command quotes it as a shell would need.
+            let cursor = try #require(more.components(separatedBy: "--cursor ").last).trimmingCharacters(in: CharacterSet(charactersIn: "'"))
+            let lastPage = try await recipes(["log", "Brine", "--limit", "2", "--cursor", cursor], storage: storage)
+            #expect(lastPage.status == 0 && lastPage.output.contains("first time") && !lastPage.output.contains("second time")
+                    && !lastPage.output.contains("More:"), "\(lastPage.output)")
+            let everything = try await recipes(["log", "Brine", "--limit", "1", "--all"], storage: storage)
+            #expect(["first", "second", "third"].allSatisfy { everything.output.contains("\($0) time") } && !everything.output.contains("More:"),
+                    "\(everything.output)")
+            let refused = try await recipes(["log", "--cursor", "not-a-mark"], storage: storage)
+            #expect(refused.status == 65 && refused.output.contains("--cursor \"not-a-mark\" is not one recipes log printed")
+                    && refused.output.contains("More:"), "\(refused.status): \(refused.output)")
+
             // A food added again by its name keeps what is not given: its category and its other names.
             let aubergine = try await recipes(["ingredients", "add", "Aubergine", "--category", "vegetable", "--alias", "eggplant"], storage: storage)
             #expect(aubergine.status == 0 && aubergine.output.contains("aubergine (vegetable) — also called eggplant"), "\(aubergine.output)")
