@@ -1,3 +1,4 @@
+import GRDB
 import RecipeProtocol
 
 /// Where a page of a list that grows with the collection ended: the last item's sort key and id, said as
@@ -21,6 +22,13 @@ struct PageMark: Equatable {
     static func refusal(_ text: String, op: String) -> ServiceError {
         ServiceError(.invalidArgument,
             "after \"\(text.prefix(80))\" is not a page mark \(op) gave; give the next of the page before, or leave it out for the first page")
+    }
+
+    /// The page in `rows` — fetched with one row past `limit` (all of them when `nil`), which tells whether more
+    /// follow — and the mark of its last row (its `id` and the `key` column) when more do.
+    static func page(of rows: [Row], limit: Int?, key: String) -> (rows: ArraySlice<Row>, next: String?) {
+        let page = rows.prefix(limit ?? rows.count)
+        return (page, rows.count > page.count ? page.last.map { PageMark(id: $0["id"], key: $0[key]).text } : nil)
     }
 
     /// How many items a page holds: `limit`, checked against `maxLimit`; `nil` (every item, in one reply, as before

@@ -33,8 +33,7 @@ extension RecipeStore {
                 SELECT b.*, (SELECT COUNT(*) FROM recipes r WHERE r.bookId = b.id) AS recipeCount, lower(b.title) AS sortKey
                 FROM books b WHERE (lower(b.title), b.id) > (?, ?) ORDER BY lower(b.title), b.id LIMIT ?
                 """), arguments: [start?.key ?? "", start?.id ?? "", limit.map { $0 + 1 } ?? -1])
-            let page = rows.prefix(limit ?? rows.count)
-            let next = rows.count > page.count ? page.last.map { PageMark(id: $0["id"], key: $0["sortKey"]).text } : nil
+            let (page, next) = PageMark.page(of: rows, limit: limit, key: "sortKey")
             return .init(books: page.map { BookSummary(book: Self.book($0), recipeCount: $0["recipeCount"]) }, next: next)
         }
     }

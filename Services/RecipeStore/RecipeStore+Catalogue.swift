@@ -20,8 +20,7 @@ extension RecipeStore {
             let rows = try Row.fetchAll(db.cachedStatement(sql: """
                 SELECT * FROM ingredients WHERE (?1 IS NULL OR category = ?1) AND (name, id) > (?2, ?3) ORDER BY name, id LIMIT ?4
                 """), arguments: [category?.rawValue, start?.key ?? "", start?.id ?? "", limit.map { $0 + 1 } ?? -1])
-            let page = rows.prefix(limit ?? rows.count)
-            let next = rows.count > page.count ? page.last.map { PageMark(id: $0["id"], key: $0["name"]).text } : nil
+            let (page, next) = PageMark.page(of: rows, limit: limit, key: "name")
             return .init(ingredients: try page.map { try Self.catalogueEntry($0, in: db) }, next: next)
         }
     }

@@ -52,8 +52,7 @@ extension RecipeStore {
                 """
             let rows = try Row.fetchAll(db.cachedStatement(sql: sql),
                                         arguments: [recipeID?.databaseText, start?.key, start?.id ?? "", limit + 1])
-            let page = rows.prefix(limit)
-            let next = rows.count > limit ? page.last.map { PageMark(id: $0["id"], key: $0["cookedAt"]).text } : nil
+            let (page, next) = PageMark.page(of: rows, limit: limit, key: "cookedAt")
             return .init(entries: page.map(Self.cookLogEntry), next: next)
         }
     }

@@ -98,9 +98,10 @@ struct CookLog: AsyncParsableCommand {
                 do {
                     let page = try await client.call(CookLogOps.List.self, .init(recipeID: id, limit: limit, after: after))
                     return (page.entries, page.next)
-                } catch let error as ServiceError where error.code == .invalidArgument && after != nil && after == cursor {
+                } catch let error as ServiceError where error.code == .invalidArgument {
                     // The limit is checked before anything is sent: what the storage refused is the cursor given.
-                    throw CLIError("--cursor \"\(cursor?.prefix(80) ?? "")\" is not one recipes log printed; copy it from the \"More:\" line "
+                    guard let cursor, after == cursor else { throw error }
+                    throw CLIError("--cursor \"\(cursor.prefix(80))\" is not one recipes log printed; copy it from the \"More:\" line "
                         + "of the page before, or leave --cursor out for the newest entries", status: ExitStatus.of(error.code))
                 }
             }
