@@ -45,6 +45,8 @@ extension RecipeStore {
             merged.sourcePageNumber = current.sourcePageNumber
             merged.origin = current.origin
             if Self.sameContent(RecipeDraft(current), merged) { return (current, .unchanged) }
+            // The page's text beside the notes kept from before: the two together are held to a recipe's bytes too.
+            if let problem = merged.textBytesProblem(had: RecipeDraft(current).textBytes) { throw ServiceError(.invalidArgument, problem) }
             try Self.writeFields(of: merged, to: foundID, in: db)
             try db.execute(sql: "UPDATE recipes SET version = version + 1, updatedAt = ? WHERE id = ?",
                            arguments: [Self.now(), foundID.databaseText])

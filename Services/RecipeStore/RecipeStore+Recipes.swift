@@ -104,8 +104,8 @@ extension RecipeStore {
 
     /// Replaces a recipe's content with `draft`, if nobody changed it since `expectedVersion`.
     public func updateRecipe(id: UUID, expectedVersion: Int, _ draft: RecipeDraft) async throws -> Recipe {
-        // The count of keywords against the ones the recipe has is checked in the transaction, below.
-        try draft.validate(keeping: Set(draft.keywords))
+        // The count of keywords and the bytes of text against what the recipe has are checked in the transaction, below.
+        try draft.validate(keeping: Set(draft.keywords), total: false)
         let prepared = PreparedDraft(draft)
         return try await write { db in
             let current = try Self.fetchRecipe(id, in: db)
@@ -115,6 +115,7 @@ extension RecipeStore {
                     "\"\(current.name)\" changed since version \(expectedVersion) (it is at version \(current.version) now); fetch it again and reapply your change")
             }
             if let problem = draft.keywordCountProblem(keeping: Set(current.keywords)) { throw ServiceError(.invalidArgument, problem) }
+            if let problem = draft.textBytesProblem(had: RecipeDraft(current).textBytes) { throw ServiceError(.invalidArgument, problem) }
             try Self.checkBook(draft.bookID, in: db)
             try db.execute(
                 sql: "UPDATE recipes SET version = version + 1, updatedAt = ? WHERE id = ?",
@@ -150,7 +151,9 @@ extension RecipeStore {
             draft.ingredients = draft.ingredients.map { RecipeDraft.Line(text: $0.text) }
             draft.instructions = draft.instructions.map { RecipeDraft.Step(text: $0.text, section: $0.section, title: $0.title) }
             draft.origin = .custom
-            try draft.validate(keeping: Set(source.keywords)) // a copy keeps every keyword its source has
+            // A copy keeps every keyword its source has, and all its text.
+            try draft.validate(keeping: Set(source.keywords), total: false)
+            if let problem = draft.textBytesProblem(had: RecipeDraft(source).textBytes) { throw ServiceError(.invalidArgument, problem) }
             let now = Self.now()
             try Self.insertRecipe(newID, draft, createdAt: now, updatedAt: now, in: db)
             for photo in source.photos {

@@ -185,7 +185,7 @@ enum SyncValidation {
         var checked = draft
         checked.origin = .custom // the origins only replicas set are checked below
         do {
-            try checked.validate()
+            try checked.validate(total: false) // a merge may bring fields past it together
         } catch {
             return error.message
         }

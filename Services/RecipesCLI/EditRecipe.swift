@@ -108,7 +108,7 @@ struct EditRecipe: AsyncParsableCommand {
                 document = edited
                 editedFile = file
             }
-            try document.recipe.validate(keeping: Set(current.keywords))
+            try document.recipe.validate(keeping: Set(current.keywords), total: false) // the storage holds it to the bytes the recipe has
             let updated: Recipe
             do {
                 updated = try await client.call(RecipeOps.Update.self, .init(id: id, expectedVersion: document.version, recipe: document.recipe))
@@ -178,7 +178,7 @@ struct EditRecipe: AsyncParsableCommand {
             do {
                 let document = try EditDocument.decoder.decode(EditDocument.self, from: edited)
                 do {
-                    try document.recipe.validate(keeping: kept)
+                    try document.recipe.validate(keeping: kept, total: false)
                     keep = true
                     return (document, file)
                 } catch {

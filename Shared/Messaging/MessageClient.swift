@@ -340,7 +340,7 @@ public actor MessageClient {
     private func connect() throws -> Connection {
         if let connection { return connection }
         let socket = try Socket(context, .dealer)
-        try socket.setMaxMessageSize(max(configuration.maxFrameBytes, WireProtocol.defaultMaxFrameBytes) * 4)
+        try socket.setMaxMessageSize(max(configuration.maxFrameBytes * 4, WireProtocol.maxReplyFrameBytes))
         try socket.setSendTimeout(configuration.timeout)
         if configuration.endpoint.contains("[") { try socket.setIPv6(true) }
         if let security = configuration.security { try socket.apply(security) }

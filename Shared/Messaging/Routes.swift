@@ -71,9 +71,13 @@ public struct Routes: Sendable {
                 // A read whose answer grew with the collection past what one frame may carry is told so, not sent:
                 // a client drops a frame that large unread and would only ask again. (A write's reply is one record,
                 // and its change is already committed: it is never replaced by an error.)
-                if !Op.isWrite && json.count > Routes.maxReplyJSONBytes {
-                    throw ServiceError(.messageTooLarge,
-                        "the reply to \(Op.name) would be \(String(format: "%.1f", Double(json.count) / 1_048_576)) MiB of JSON, over the \(Routes.maxReplyJSONBytes / 1_048_576) MiB one reply may carry; ask for less at a time (a smaller limit, or a narrower question)")
+                // One record (a recipe) is as large as it was written, whatever the collection: it goes up to what a
+                // client takes, and past it (written by an older version) is said to be that record's size.
+                if !Op.isWrite && json.count > (Op.repliesWithOneRecord ? WireProtocol.maxReplyFrameBytes : Routes.maxReplyJSONBytes) {
+                    let size = String(format: "%.1f", Double(json.count) / 1_048_576)
+                    throw ServiceError(.messageTooLarge, Op.repliesWithOneRecord
+                        ? "the reply to \(Op.name) would be \(size) MiB of JSON, over the \(WireProtocol.maxReplyFrameBytes / 1_048_576) MiB a client takes; the record is larger than any written now may be"
+                        : "the reply to \(Op.name) would be \(size) MiB of JSON, over the \(Routes.maxReplyJSONBytes / 1_048_576) MiB one reply may carry; ask for less at a time (a smaller limit, or a narrower question)")
                 }
                 observer?(Op.name)
                 return Answer(frames: [json] + reply.frames)

@@ -41,6 +41,9 @@ public enum WireProtocol {
     public static let defaultMaxFrameBytes = 16 * 1_024 * 1_024
     /// The default cap on one request, all frames together (a saved page or a photo, plus its JSON).
     public static let defaultMaxMessageBytes = 24 * 1_024 * 1_024
+    /// The largest reply frame the reference client takes (64 MiB, four times a request's frame): a reply with one
+    /// record in it (a recipe) may be larger than the request that wrote it, which it answers with more (each line's food).
+    public static let maxReplyFrameBytes = 4 * defaultMaxFrameBytes
     /// The most frames of one request: the JSON and up to 15 binary frames.
     public static let maxFrames = 16
     /// The default number of requests a service handles at once before answering `busy`.

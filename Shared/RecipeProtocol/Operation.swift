@@ -22,6 +22,10 @@ public protocol WireOperation: Sendable {
     /// sets (a book's recipes, the catalogue, a job's every URL): a server runs them, and encodes their
     /// reply, off its I/O thread, so a reply of megabytes never holds up the socket.
     static var repliesInBulk: Bool { get }
+    /// `true` for reads that answer with one record (a recipe): its size was bounded when it was written, not by the
+    /// collection, so it is sent up to what a client takes (`WireProtocol.maxReplyFrameBytes`), where a list that
+    /// grew past one request's frame (16 MiB) is answered `message_too_large`.
+    static var repliesWithOneRecord: Bool { get }
 }
 
 extension WireOperation {
@@ -31,6 +35,8 @@ extension WireOperation {
     public static var touchesFiles: Bool { false }
     /// Replies are small, or bounded by the request's limit, unless they say otherwise.
     public static var repliesInBulk: Bool { false }
+    /// A read's reply is a list, or small, unless it says otherwise.
+    public static var repliesWithOneRecord: Bool { false }
 }
 
 /// The two kinds of caller a service tells apart by their CURVE key (docs/PROTOCOL.md, "Roles").

@@ -11,6 +11,11 @@ extension RecipeDraft {
         public static let lines = 300
         public static let keywords = 50
         public static let keywordLength = 100
+        /// The most text one recipe holds, all its fields together, in bytes of UTF-8 (4 MiB). The other limits count
+        /// characters, and a character may take many bytes (a letter under a run of combining marks, 60 and more):
+        /// this keeps the largest recipe within what one reply or one sync record carries (16 MiB), its copies in a
+        /// reply included. Text of one byte a character is under it whenever every field is within its own limit.
+        public static let textBytes = 4 * 1_024 * 1_024
     }
 
     /// Whether `text` holds nothing but white space, as validation judges it: importers and
@@ -28,7 +33,9 @@ extension RecipeDraft {
     /// Checks every field; the error names the field, what it was and what is allowed.
     /// `kept`: the keywords the recipe has now, for an edit. It may keep what a sync merge brought past the limit,
     /// and add none (`keywordCountProblem(keeping:)`).
-    public func validate(keeping kept: Set<String> = []) throws(ServiceError) {
+    /// `total`: whether the text of all fields together is held to `Limits.textBytes` — a person's write, not a
+    /// sync's merge (which may put together fields that reached their sizes on different replicas).
+    public func validate(keeping kept: Set<String> = [], total: Bool = true) throws(ServiceError) {
         func fail(_ message: String) -> ServiceError { ServiceError(.invalidArgument, message) }
         if let field = fieldHoldingNUL() {
             throw fail("\(field) holds the NUL character (\\u0000), which no text may contain; remove it")
@@ -90,6 +97,43 @@ extension RecipeDraft {
         for keyword in keywords where Self.isBlank(keyword) || keyword.count > Limits.keywordLength {
             throw fail("keyword \"\(keyword.prefix(40))\" must be 1 to \(Limits.keywordLength) characters")
         }
+        if total, let problem = textBytesProblem() { throw fail(problem) }
+    }
+
+    /// The bytes of UTF-8 of every text of the draft together.
+    public var textBytes: Int {
+        var copy = self
+        var total = 0
+        copy.updateTexts { _, text in
+            total += text.utf8.count
+            return .keep
+        }
+        return total
+    }
+
+    /// Why the draft's text is too large in all (`Limits.textBytes`), naming its largest field, or nil. `had`: the bytes
+    /// of the recipe it replaces; one a sync merge brought past the limit may keep them, and grow no larger.
+    public func textBytesProblem(had: Int = 0) -> String? {
+        let bytes = textBytes
+        guard bytes > max(Limits.textBytes, had) else { return nil }
+        var copy = self
+        var sizes: [String: Int] = [:]
+        copy.updateTexts { place, text in
+            let field = switch place {
+            case .name: "name"
+            case .ingredient: "ingredients"
+            case .step, .section, .title: "instructions"
+            case .keyword: "keywords"
+            case .field(let field): field.name
+            }
+            sizes[field, default: 0] += text.utf8.count
+            return .keep
+        }
+        let largest = sizes.max { ($0.value, $1.key) < ($1.value, $0.key) }!
+        func mib(_ bytes: Int) -> String { String(format: "%.1f MiB", Double(bytes) / 1_048_576) }
+        let kept = had > Limits.textBytes ? " (one synced with more may keep the \(mib(had)) it has, and add none)" : ""
+        return "the recipe's text takes \(mib(bytes)) in all (\(largest.key): \(mib(largest.value))); a recipe may hold at most "
+            + "\(mib(Limits.textBytes)) of text (UTF-8, every field together)\(kept); shorten it"
     }
 
     /// What is wrong with `text` at `place` for its length (`TextPlace.lengthLimit`, the limit `fittedToLimits` cuts
@@ -141,6 +185,17 @@ extension RecipeDraft {
         copy.ingredients.removeAll { Self.isBlank($0.text) }
         copy.instructions.removeAll { Self.isBlank($0.text) }
         copy.keywords.removeAll { Self.isBlank($0) }
+        // Still past the bytes a recipe may hold (text in characters of many bytes each): the last steps go, then the
+        // last ingredient lines, as a page cut short would have it, then free texts from the last; the name stays.
+        var bytes = copy.textBytes
+        while bytes > Limits.textBytes, let step = copy.instructions.popLast() {
+            bytes -= step.text.utf8.count + (step.section?.utf8.count ?? 0) + (step.title?.utf8.count ?? 0)
+        }
+        while bytes > Limits.textBytes, let line = copy.ingredients.popLast() { bytes -= line.text.utf8.count }
+        for field in RecipeTextField.all.reversed() where bytes > Limits.textBytes {
+            bytes -= copy[keyPath: field.draft]?.utf8.count ?? 0
+            copy[keyPath: field.draft] = nil
+        }
         return copy
     }
 

@@ -35,6 +35,7 @@ public enum RecipeOps {
     public enum Get: WireOperation {
         public static let name = "recipe.get"
         public static let isWrite = false
+        public static let repliesWithOneRecord = true
         public struct Request: Codable, Sendable, Equatable {
             public var id: UUID
             public var servings: Double?

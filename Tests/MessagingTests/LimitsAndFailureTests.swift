@@ -135,6 +135,30 @@ struct LimitsAndFailureTests {
         }
     }
 
+    @Test("a read of one record goes past 16 MiB up to the 64 MiB a client takes (a recipe answers with more than was written)")
+    func oneRecordReply() async throws {
+        var routes = testRoutes()
+        enum Record: WireOperation {
+            static let name = "test.record"
+            static let isWrite = false
+            static let repliesWithOneRecord = true
+            struct Request: Codable, Sendable { var bytes: Int }
+            struct Response: Codable, Sendable { var text: String }
+        }
+        routes.handle(Record.self) { request, _ in Record.Response(text: String(repeating: "y", count: request.bytes)) }
+        try await withServer(routes) { endpoint in
+            let client = try makeClient(endpoint, timeout: .seconds(60), attempts: 1)
+            let large = try await client.call(Record.self, .init(bytes: 27 * 1_048_576))
+            #expect(large.text.utf8.count == 27 * 1_048_576)
+            let error = await #expect(throws: ServiceError.self) {
+                _ = try await client.call(Record.self, .init(bytes: 65 * 1_048_576))
+            }
+            #expect(error?.code == .messageTooLarge)
+            #expect(error?.message.hasPrefix("the reply to test.record would be 65.0 MiB of JSON, over the 64 MiB a client takes") == true)
+            _ = try await client.call(Increment.self, Increment.Request())
+        }
+    }
+
     @Test("an id reused for another write operation is refused")
     func reusedID() async throws {
         var routes = testRoutes()

@@ -77,4 +77,40 @@ struct DraftLimitsTests {
         let small = Self.everyPlace()
         #expect(small.fittedToLimits == small)
     }
+
+    /// Text of `count` characters of 61 bytes each: a letter under 30 combining marks, the most a text may hold.
+    static func heavy(_ count: Int) -> String {
+        String(repeating: "e" + String(repeating: "\u{301}", count: 30), count: count)
+    }
+
+    @Test("a recipe holds at most 4 MiB of text in all: within every field's limit in characters, 14 MiB of them is refused, naming its largest field")
+    func textBytes() throws {
+        // 24 steps of 10,000 such characters: each step within its limit, 14 MiB together. Stored, its reply was
+        // 27 MiB (refused as too large to read) and its sync record past what one sync message carries.
+        let heavy = RecipeDraft(name: "Heavy", instructions: (0..<24).map { _ in .init(text: Self.heavy(10_000)) })
+        #expect(heavy.textBytes == 24 * 10_000 * 61 + 5)
+        let refused = #expect(throws: ServiceError.self) { try heavy.validate() }
+        #expect(refused?.message == "the recipe's text takes 14.0 MiB in all (instructions: 14.0 MiB); a recipe may hold at most 4.0 MiB of text (UTF-8, every field together); shorten it")
+        #expect(throws: Never.self, "a replica's merge is not held to it") { try heavy.validate(total: false) }
+
+        // Text of one byte a character, every place at its limit, is under it.
+        var largest = Self.everyPlace()
+        largest.updateTexts { place, _ in .replace(String(repeating: "a", count: place.lengthLimit ?? 0)) }
+        largest.ingredients = Array(repeating: largest.ingredients[0], count: RecipeDraft.Limits.lines)
+        largest.instructions = Array(repeating: largest.instructions[0], count: RecipeDraft.Limits.lines)
+        largest.keywords = (0..<RecipeDraft.Limits.keywords).map { String(format: "%03d", $0) + String(repeating: "k", count: 97) }
+        #expect(largest.textBytes > 3_000_000 && largest.textBytes <= RecipeDraft.Limits.textBytes)
+        #expect(throws: Never.self) { try largest.validate() }
+
+        // Fitting (what importers do) takes the last steps, then lines, then free texts, until it is under.
+        let fitted = heavy.fittedToLimits
+        #expect(fitted.instructions.count == 6 && fitted.name == "Heavy")
+        #expect(fitted.textBytes <= RecipeDraft.Limits.textBytes)
+        #expect(throws: Never.self) { try fitted.validate() }
+        var texts = RecipeDraft(name: "Notes", ingredients: (0..<100).map { _ in .init(text: Self.heavy(1_000)) })
+        for field in Self.freeFields { texts[keyPath: field.draft] = Self.heavy(field.kind == .text ? 20_000 : 1_000) }
+        let fittedTexts = texts.fittedToLimits
+        #expect(fittedTexts.textBytes <= RecipeDraft.Limits.textBytes && fittedTexts.ingredients.count == 3, "the last lines go, the free texts stay")
+        #expect(throws: Never.self) { try fittedTexts.validate() }
+    }
 }
