@@ -40,10 +40,11 @@ extension RecipeStore {
     public func upsertIngredient(id: UUID, name: String, category: IngredientCategory?, aliases: [String]) async throws -> CatalogueEntry {
         // Text is stored composed (NFC), as a recipe's is: a name is also its record's id across replicas.
         let entry = CatalogueEntry(id: id, name: name.composed, category: category, aliases: aliases.map(\.composed))
-        guard !entry.name.isEmpty, entry.name.count <= 100 else {
-            throw ServiceError(.invalidArgument, "an ingredient name must be 1 to 100 characters; got \"\(name)\"")
+        guard !entry.name.isEmpty, entry.name.count <= CatalogueLimits.nameLength else {
+            throw ServiceError(.invalidArgument, "an ingredient name must be 1 to \(CatalogueLimits.nameLength) characters; got \"\(name.prefix(80))\" (\(name.count) characters)")
         }
         let cleanAliases = Array(Set(entry.aliases.filter { !$0.isEmpty && $0 != entry.name })).sorted()
+        if let problem = CatalogueLimits.aliasesProblem(cleanAliases) { throw ServiceError(.invalidArgument, problem) }
         return try await write { db in
             try Self.upsert(entry, aliases: cleanAliases, in: db)
         }

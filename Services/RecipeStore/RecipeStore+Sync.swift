@@ -16,7 +16,7 @@ extension RecipeStore {
                 // A read-back kept by another write (one a savepoint rolled back) never stands in for this one's.
                 ReadBack.forget()
                 let result = try updates(db)
-                try SyncLog.capture(in: db)
+                try SyncLog.capture(in: db, asWritten: true)
                 return result
             }
         }

@@ -9,11 +9,20 @@ extension SyncLog {
     /// `stored` is the record's last recorded version: photos and keywords keep the positions they had there
     /// while their order is unchanged, so applying a merged order is not taken for a new edit.
     static func currentValues(_ kind: SyncKind, _ id: String, stored: [String: SyncField], in db: Database) throws -> [String: JSONValue]? {
+        var fromDraft = false
+        return try currentValues(kind, id, stored: stored, fromDraft: &fromDraft, in: db)
+    }
+
+    /// `fromDraft`: a recipe's values are those of the draft its write just validated and wrote (its read-back).
+    static func currentValues(_ kind: SyncKind, _ id: String, stored: [String: SyncField], fromDraft: inout Bool,
+                              in db: Database) throws -> [String: JSONValue]? {
+        fromDraft = false
         switch kind {
         case .recipe:
             if let readBack = RecipeStore.ReadBack.take(id, in: db) {
                 var values = recipeValues(readBack.recipe, stored: stored)
                 values["createdAt"] = JSONValue(readBack.createdAt)
+                fromDraft = true
                 return values
             }
             return try db.firstRow(RecipeStore.selectRecipe, [id]) { row in

@@ -20,7 +20,13 @@ enum SyncLog {
     /// Records every change marked by the triggers in this transaction: changed
     /// fields get a new version (this replica's next write, a fresh stamp), a
     /// vanished record becomes a tombstone that has seen every write.
-    static func capture(in db: Database) throws {
+    ///
+    /// `asWritten`: the changes are a person's write, not a merge's effects or an older version's leftovers. Such a
+    /// record is checked as a replica checks what it receives, and the write is refused when it would be held back
+    /// there (replicas would never agree on it); a deletion always goes through. A recipe its write just wrote from a
+    /// draft (`RecipeStore.writeFields`, which every such write validates first with `RecipeDraft.validate`, the rules
+    /// a replica applies to a recipe's record) has its fields' shapes checked, not its draft decoded and validated again.
+    static func capture(in db: Database, asWritten: Bool = false) throws {
         let pending = try Row.fetchAll(db.cachedStatement(sql: "SELECT kind, id FROM sync_pending"))
         guard !pending.isEmpty else { return }
         var state = try SyncState.load(db)
@@ -49,7 +55,8 @@ enum SyncLog {
                 states.removeValue(forKey: "keywords")
                 changed = true
             }
-            if var values = try currentValues(kind, id, stored: states, in: db) {
+            var fromDraft = false
+            if var values = try currentValues(kind, id, stored: states, fromDraft: &fromDraft, in: db) {
                 // A reference whose target is gone (deleted, or not arrived yet) reads NULL in the table but stays
                 // the record's value: the unlinking was the database's doing, not a person's edit.
                 let genesis = stored == nil && SampleIdentity.isSample(kind, id: id, values: values)
@@ -96,7 +103,11 @@ enum SyncLog {
                 changed = true
             }
             if changed {
-                try save(SyncRecord(kind: kind, id: id, seq: seq, states: states), source: state.replica, in: db)
+                let record = SyncRecord(kind: kind, id: id, seq: seq, states: states)
+                if asWritten, SyncMerge.isLive(states), let problem = SyncValidation.valuesProblem(record, draftValidated: fromDraft) {
+                    throw ServiceError(.invalidArgument, "\(problem); nothing was stored (a \(kind.personName) like this would not be taken by another replica)")
+                }
+                try save(record, source: state.replica, in: db)
                 seq += 1
             }
             // A recipe's modification time is its newest version's, on every replica alike (a write that

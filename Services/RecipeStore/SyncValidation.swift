@@ -38,13 +38,23 @@ enum SyncValidation {
         for clock in record.clocks {
             if let problem = clockProblem(clock, now: now) { throw fail(problem) }
         }
+        if let problem = valuesProblem(record) { throw fail(problem) }
+    }
+
+    /// Why the values of `record` (its clocks aside) are not what a replica accepts, or `nil`. A local write's record
+    /// is checked with this before it is stored (`SyncLog.capture`), so nothing a person writes here is held back elsewhere.
+    /// `draftValidated`: a recipe's values are a draft's that was just validated (`RecipeDraft.validate`): only the
+    /// shapes of its fields are checked, not the draft again.
+    static func valuesProblem(_ record: SyncRecord, draftValidated: Bool = false) -> String? {
         guard let deleted = record.fields[SyncRecord.deletedField], deleted.bool != nil else {
-            throw fail("the record has no \(SyncRecord.deletedField) flag (true or false)")
+            return "the record has no \(SyncRecord.deletedField) flag (true or false)"
         }
+        guard record.fields.count <= maxFields else { return "the record has \(record.fields.count) fields; at most \(maxFields) are allowed" }
         for (name, value) in record.fields {
-            if let problem = fieldProblem(record.kind, name, value) { throw fail(problem) }
+            if let problem = fieldProblem(record.kind, name, value) { return problem }
         }
-        if let problem = mergedProblem(record.kind, id: record.id, record.states) { throw fail(problem) }
+        if draftValidated && record.kind == .recipe { return nil }
+        return mergedProblem(record.kind, id: record.id, record.states)
     }
 
     /// Why the record's values, as the tables would hold them, could not be written by a person (or `nil`).
@@ -230,11 +240,10 @@ enum SyncValidation {
         case .string(let category)? where IngredientCategory(rawValue: category) != nil: break
         default: return "category must be one of \(IngredientCategory.allCases.map(\.rawValue).joined(separator: ", ")) or null"
         }
-        guard let aliases = values["aliases"]?.array ?? (values["aliases"] == nil ? [] : nil),
-              aliases.count <= CatalogueLimits.aliases,
-              aliases.allSatisfy({ ($0.string.map { !$0.isEmpty && $0.count <= CatalogueLimits.nameLength }) == true }) else {
-            return "aliases must be a list of at most \(CatalogueLimits.aliases) names of 1 to \(CatalogueLimits.nameLength) characters"
-        }
+        guard let list = values["aliases"]?.array ?? (values["aliases"] == nil ? [] : nil) else { return "aliases must be a list of names" }
+        let aliases = list.compactMap(\.string)
+        guard aliases.count == list.count else { return "aliases must be a list of names (text)" }
+        if let problem = CatalogueLimits.aliasesProblem(aliases) { return problem }
         return dateProblem(values["createdAt"], field: "createdAt")
     }
 
@@ -305,4 +314,28 @@ struct SyncStamp {
 enum CatalogueLimits {
     static let nameLength = 100
     static let aliases = 50
+
+    /// Why `aliases` are not what an entry may have (or `nil`): at most `aliases` names of 1 to `nameLength` characters.
+    static func aliasesProblem(_ aliases: [String]) -> String? {
+        if aliases.count > Self.aliases {
+            return "the ingredient has \(aliases.count) aliases; the most allowed is \(Self.aliases)"
+        }
+        if aliases.contains(where: \.isEmpty) { return "an alias is empty; an alias is 1 to \(nameLength) characters" }
+        if let long = aliases.first(where: { $0.count > nameLength }) {
+            return "the alias \"\(long.prefix(40))…\" is \(long.count) characters; an alias may be at most \(nameLength)"
+        }
+        return nil
+    }
+}
+
+extension SyncKind {
+    /// What a person calls a record of this kind.
+    var personName: String {
+        switch self {
+        case .book: "book"
+        case .ingredient: "catalogue entry"
+        case .recipe: "recipe"
+        case .cookLog: "cook-log entry"
+        }
+    }
 }

@@ -1,0 +1,141 @@
+import Foundation
+import RecipeModel
+import RecipeProtocol
+@testable import RecipeStore
+import ReplicaSync
+import Testing
+
+/// What a person writes on one replica is what every other replica takes: a write another replica would hold back
+/// (its record failing the checks a received record goes through) is refused where it is made, with what is allowed,
+/// instead of being stored here and never reaching the others.
+@Suite("Replica sync: a local write is one other replicas take")
+struct LocalWriteCheckTests {
+    @Test("a catalogue entry keeps to the limits replicas hold it to: at most 50 aliases of 1 to 100 characters")
+    func catalogueLimits() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            // Once stored with 2,500 aliases (2 MB of them), such an entry was held back by every other replica,
+            // while `recipes sync` said the two were in step.
+            let many = (0...50).map { "alias \($0)" }
+            let tooMany = await #expect(throws: ServiceError.self) {
+                _ = try await a.store.upsertIngredient(id: UUID(), name: "quince", category: nil, aliases: many)
+            }
+            #expect(tooMany?.code == .invalidArgument)
+            #expect(tooMany?.message == "the ingredient has 51 aliases; the most allowed is 50")
+            let long = String(repeating: "q", count: 101)
+            let tooLong = await #expect(throws: ServiceError.self) {
+                _ = try await a.store.upsertIngredient(id: UUID(), name: "quince", category: nil, aliases: ["membrillo", long])
+            }
+            #expect(tooLong?.message.contains("is 101 characters; an alias may be at most 100") == true)
+            let longName = String(repeating: "quince ", count: 20_000)
+            let badName = await #expect(throws: ServiceError.self) {
+                _ = try await a.store.upsertIngredient(id: UUID(), name: longName, category: nil, aliases: [])
+            }
+            #expect(badName?.message.contains("must be 1 to 100 characters") == true)
+            #expect((badName?.message.utf8.count ?? .max) < 300, "the refusal does not echo 140,000 characters back")
+            let missing = await #expect(throws: ServiceError.self) { _ = try await a.store.findIngredient("quince") }
+            #expect(missing?.code == .notFound, "nothing of a refused entry is stored")
+
+            // At the limits: stored here, and taken by the other replica.
+            let atLimit = (0..<50).map { "alias \($0) " + String(repeating: "q", count: 100 - "alias \($0) ".count) }
+            let entry = try await a.store.upsertIngredient(id: UUID(), name: "quince", category: .fruit, aliases: atLimit)
+            #expect(entry.aliases.count == 50)
+            try await syncAll([a, b])
+            #expect(try await b.store.heldRecords().isEmpty)
+            #expect(try await b.store.findIngredient(atLimit[49]).name == "quince")
+            try await expectSameContent(a, b)
+        }
+    }
+
+    @Test("a write whose record another replica would hold back is refused whole, saying why; a deletion goes through")
+    func recordCheckedAtCapture() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let entry = try await a.store.upsertIngredient(id: UUID(), name: "medlar", category: nil, aliases: ["loquat"])
+            // A write that gets past its operation's own checks (here, rows written straight into the tables) is
+            // still checked as its record will be on another replica.
+            let refused = await #expect(throws: ServiceError.self) {
+                try await a.store.write { db in
+                    try db.execute(sql: "UPDATE ingredients SET category = 'fruit' WHERE id = ?", arguments: [entry.id.databaseText])
+                    for index in 0..<60 {
+                        try db.execute(sql: "INSERT INTO ingredient_aliases (ingredientId, alias) VALUES (?, ?)",
+                                       arguments: [entry.id.databaseText, "other name \(index)"])
+                    }
+                }
+            }
+            #expect(refused?.code == .invalidArgument)
+            #expect(refused?.message.hasPrefix("the ingredient has 61 aliases; the most allowed is 50; nothing was stored") == true)
+            let kept = try await a.store.findIngredient("medlar")
+            #expect(kept.aliases == ["loquat"] && kept.category == nil, "the refused write's other changes are undone too")
+            try await syncAll([a, b])
+            #expect(try await b.store.heldRecords().isEmpty)
+            try await expectSameContent(a, b)
+
+            // A recipe written straight into its row past a draft's limits is refused the same way.
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Medlar jelly"))
+            let longName = await #expect(throws: ServiceError.self) {
+                try await a.store.write { db in
+                    try db.execute(sql: "UPDATE recipes SET title = ? WHERE id = ?",
+                                   arguments: [String(repeating: "m", count: 201), recipe.id.databaseText])
+                }
+            }
+            #expect(longName?.message.contains("the most allowed is 200") == true)
+            #expect(try await a.store.recipe(recipe.id).name == "Medlar jelly")
+            // A record past the limits can still be deleted (an older version may have stored it): a tombstone carries
+            // no values. (Written here without a record, as such a version's write would stand.)
+            try await a.store.pool.write { db in
+                try db.execute(sql: "UPDATE recipes SET title = ? WHERE id = ?", arguments: [String(repeating: "m", count: 201), recipe.id.databaseText])
+            }
+            #expect(try await a.store.deleteRecipe(id: recipe.id))
+            try await syncAll([a, b])
+            try await expectSameContent(a, b)
+        }
+    }
+
+    /// Text of `count` characters of 61 bytes each (a letter under 30 combining marks).
+    static func heavy(_ count: Int) -> String {
+        String(repeating: "e" + String(repeating: "\u{301}", count: 30), count: count)
+    }
+
+    @Test("a recipe merged past 4 MiB of text from two replicas' edits, each within it, is taken by both, and may be edited without growing")
+    func mergedPastTextBytes() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Long", instructions: [.init(text: "Stir.")]))
+            try await syncAll([a, b])
+            // 3.7 MB of steps on one replica, 2.4 MB of notes and description on the other: 6.1 MB merged.
+            let onA = try await a.store.recipe(recipe.id)
+            var steps = RecipeDraft(onA)
+            steps.instructions = (0..<6).map { _ in .init(text: Self.heavy(10_000)) }
+            _ = try await a.store.updateRecipe(id: recipe.id, expectedVersion: onA.version, steps)
+            let onB = try await b.store.recipe(recipe.id)
+            var notes = RecipeDraft(onB)
+            notes.notes = Self.heavy(20_000)
+            notes.description = Self.heavy(20_000)
+            _ = try await b.store.updateRecipe(id: recipe.id, expectedVersion: onB.version, notes)
+            try await syncAll([a, b])
+            #expect(try await a.store.heldRecords().isEmpty)
+            #expect(try await b.store.heldRecords().isEmpty)
+            try await expectSameContent(a, b)
+            let merged = try await a.store.recipe(recipe.id)
+            let bytes = RecipeDraft(merged).textBytes
+            #expect(merged.instructions.count == 6 && merged.notes != nil && bytes > RecipeDraft.Limits.textBytes)
+
+            // An edit that leaves it no larger goes through; one that makes it larger is refused, saying what it may keep.
+            var renamed = RecipeDraft(merged)
+            renamed.name = "Long, merged"
+            renamed.description = "Steps and notes from two replicas."
+            let edited = try await a.store.updateRecipe(id: recipe.id, expectedVersion: merged.version, renamed)
+            var grown = RecipeDraft(edited)
+            grown.instructions.append(.init(text: Self.heavy(100)))
+            let refused = await #expect(throws: ServiceError.self) {
+                _ = try await a.store.updateRecipe(id: recipe.id, expectedVersion: edited.version, grown)
+            }
+            #expect(refused?.message.contains("a recipe may hold at most 4.0 MiB of text (UTF-8, every field together) (one synced with more may keep the 4.6 MiB it has, and add none)") == true,
+                    "\(refused?.message ?? "")")
+            try await syncAll([a, b])
+            try await expectSameContent(a, b)
+        }
+    }
+}
+
