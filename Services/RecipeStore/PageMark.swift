@@ -10,9 +10,13 @@ struct PageMark: Equatable {
 
     var text: String { "\(id):\(key)" }
 
+    /// The most bytes a mark may have: a key is at most 200 characters (a book's title), and a character at most a
+    /// letter under 30 combining marks (124 bytes); 4 KiB refused the mark after such a title, ending the list there.
+    static let maxBytes = 32 * 1_024
+
     /// The mark `text` holds; throws, saying what it takes, for anything `op` did not give.
     static func read(_ text: String, op: String) throws -> PageMark {
-        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex, text.utf8.count <= 4_096 else {
+        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex, text.utf8.count <= Self.maxBytes else {
             throw refusal(text, op: op)
         }
         return PageMark(id: String(text[..<colon]), key: String(text[text.index(after: colon)...]))
@@ -24,11 +28,32 @@ struct PageMark: Equatable {
             "after \"\(text.prefix(80))\" is not a page mark \(op) gave; give the next of the page before, or leave it out for the first page")
     }
 
-    /// The page in `rows` — fetched with one row past `limit` (all of them when `nil`), which tells whether more
-    /// follow — and the mark of its last row (its `id` and the `key` column) when more do.
-    static func page(of rows: [Row], limit: Int?, key: String) -> (rows: ArraySlice<Row>, next: String?) {
-        let page = rows.prefix(limit ?? rows.count)
-        return (page, rows.count > page.count ? page.last.map { PageMark(id: $0["id"], key: $0[key]).text } : nil)
+    /// The most bytes of stored values one page carries before it ends early (2 MiB). Items are bounded in characters,
+    /// and pages in items, but a character may take many bytes and a list grows: without it, a thousand entries of long
+    /// text in combining marks made a reply of gigabytes (refused as too large, on every try). With it a reply stays far
+    /// under the 16 MiB one may carry, however large its items, even where JSON escapes make a byte six.
+    static let pageBytes = 2 * 1_024 * 1_024
+
+    /// The page read from `rows` — fetched with one row past `limit` (every row when `nil`) — made into items by `item`,
+    /// and the mark of its last row (its `id` and the `key` column) when more follow. A page also ends before the row
+    /// that would take its bytes (each row's `bytes`, as `item` counts them) past `maxBytes` (`pageBytes`); its first row always goes.
+    /// Without a limit the question was for every item in one reply (as before lists came in pages), and it gets them.
+    /// Rows are read one at a time, so a page of large items is never held whole beside the rows after it.
+    static func page<Item>(of rows: RowCursor, limit: Int?, key: String, maxBytes: Int = pageBytes,
+                           _ item: (Row) throws -> (item: Item, bytes: Int)) throws -> (items: [Item], next: String?) {
+        let maxBytes = limit == nil ? .max : maxBytes
+        var items: [Item] = []
+        var bytes = 0
+        var last: PageMark?
+        while let row = try rows.next() {
+            if items.count == limit ?? .max { return (items, last?.text) }
+            let (made, size) = try item(row)
+            if !items.isEmpty && bytes + size > maxBytes { return (items, last?.text) }
+            items.append(made)
+            bytes += size
+            last = PageMark(id: row["id"], key: row[key])
+        }
+        return (items, nil)
     }
 
     /// How many items a page holds: `limit`, checked against `maxLimit`; `nil` (every item, in one reply, as before
@@ -39,5 +64,22 @@ struct PageMark: Equatable {
             throw ServiceError(.invalidArgument, "limit is \(limit); it must be 1 to \(maxLimit), or left out for every one")
         }
         return limit
+    }
+}
+
+extension Row {
+    /// About the bytes its values take in a reply: text and blobs by their length, a number or null as 8, and a name's
+    /// worth for each column.
+    var storedBytes: Int {
+        var total = 0
+        for (column, value) in self {
+            total += column.utf8.count + 4
+            switch value.storage {
+            case .string(let text): total += text.utf8.count
+            case .blob(let data): total += data.count
+            default: total += 8
+            }
+        }
+        return total
     }
 }

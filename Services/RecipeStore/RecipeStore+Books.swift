@@ -29,12 +29,14 @@ extension RecipeStore {
         let start = try after.map { try PageMark.read($0, op: BookOps.List.name) }
         return try await pool.read { db in
             // One row past the page tells whether more follow.
-            let rows = try Row.fetchAll(db.cachedStatement(sql: """
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT b.*, (SELECT COUNT(*) FROM recipes r WHERE r.bookId = b.id) AS recipeCount, lower(b.title) AS sortKey
                 FROM books b WHERE (lower(b.title), b.id) > (?, ?) ORDER BY lower(b.title), b.id LIMIT ?
                 """), arguments: [start?.key ?? "", start?.id ?? "", limit.map { $0 + 1 } ?? -1])
-            let (page, next) = PageMark.page(of: rows, limit: limit, key: "sortKey")
-            return .init(books: page.map { BookSummary(book: Self.book($0), recipeCount: $0["recipeCount"]) }, next: next)
+            let (books, next) = try PageMark.page(of: rows, limit: limit, key: "sortKey") { row in
+                (BookSummary(book: Self.book(row), recipeCount: row["recipeCount"]), row.storedBytes)
+            }
+            return .init(books: books, next: next)
         }
     }
 

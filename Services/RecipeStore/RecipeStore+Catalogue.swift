@@ -17,11 +17,14 @@ extension RecipeStore {
         return try await pool.read { db in
             // Names are unique; the id beside the name keeps the mark's form the same as other lists'. One row past
             // the page tells whether more follow.
-            let rows = try Row.fetchAll(db.cachedStatement(sql: """
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT * FROM ingredients WHERE (?1 IS NULL OR category = ?1) AND (name, id) > (?2, ?3) ORDER BY name, id LIMIT ?4
                 """), arguments: [category?.rawValue, start?.key ?? "", start?.id ?? "", limit.map { $0 + 1 } ?? -1])
-            let (page, next) = PageMark.page(of: rows, limit: limit, key: "name")
-            return .init(ingredients: try page.map { try Self.catalogueEntry($0, in: db) }, next: next)
+            let (entries, next) = try PageMark.page(of: rows, limit: limit, key: "name") { row in
+                let entry = try Self.catalogueEntry(row, in: db)
+                return (entry, row.storedBytes + entry.aliases.reduce(0) { $0 + $1.utf8.count + 4 })
+            }
+            return .init(ingredients: entries, next: next)
         }
     }
 

@@ -28,6 +28,9 @@ extension RecipeStore {
         return try await pool.read { db in
             var found: [SyncConflict] = []
             var lastSeq = 0
+            // A page also ends before the conflict that would take it past `PageMark.pageBytes` (a kept value is a field
+            // of a recipe: a list of steps may be megabytes); its first conflict always goes.
+            var bytes = 0
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT seq, body FROM sync_records WHERE conflicts > 0 AND live = 1 AND seq >= ? ORDER BY seq
                 """, arguments: [start?.seq ?? 0])
@@ -35,9 +38,11 @@ extension RecipeStore {
                 let seq: Int = row["seq"]
                 for conflict in try Self.conflicts(of: try SyncLog.decode(row["body"], seq: seq), in: db) {
                     if let start, seq == start.seq, conflict.id <= start.id { continue }
-                    guard found.count < limit else {
+                    let size = conflict.approximateBytes
+                    guard found.count < limit, found.isEmpty || limit == .max || bytes + size <= PageMark.pageBytes else {
                         return .init(conflicts: found, next: PageMark(id: found[found.count - 1].id, key: "\(lastSeq)").text)
                     }
+                    bytes += size
                     found.append(conflict)
                     lastSeq = seq
                 }
@@ -152,5 +157,14 @@ extension RecipeStore {
         guard var object = try SyncLog.storedRecord(conflict.kind, conflict.recordID, in: db)?.fields[key]?.object else { return }
         object["state"] = .string(newState)
         try SyncLog.writeRecordOnly(conflict.kind, conflict.recordID, field: key, value: .object(object), in: db)
+    }
+}
+
+extension SyncConflict {
+    /// About the bytes it takes in a reply: its kept values, and its names.
+    var approximateBytes: Int {
+        let names = id.utf8.count + recordID.utf8.count + (recordName?.utf8.count ?? 0) + (copyID?.utf8.count ?? 0)
+            + fields.reduce(0) { $0 + $1.utf8.count + 4 }
+        return 128 + names + (lostValues.map { JSONValue.object($0).approximateBytes } ?? 0)
     }
 }

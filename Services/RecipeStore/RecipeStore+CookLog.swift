@@ -50,10 +50,10 @@ extension RecipeStore {
                 AND (?2 IS NULL OR cookedAt < ?2 OR (cookedAt = ?2 AND id > ?3))
                 ORDER BY cookedAt DESC, id LIMIT ?4
                 """
-            let rows = try Row.fetchAll(db.cachedStatement(sql: sql),
-                                        arguments: [recipeID?.databaseText, start?.key, start?.id ?? "", limit + 1])
-            let (page, next) = PageMark.page(of: rows, limit: limit, key: "cookedAt")
-            return .init(entries: page.map(Self.cookLogEntry), next: next)
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql),
+                                           arguments: [recipeID?.databaseText, start?.key, start?.id ?? "", limit + 1])
+            let (entries, next) = try PageMark.page(of: rows, limit: limit, key: "cookedAt") { (Self.cookLogEntry($0), $0.storedBytes) }
+            return .init(entries: entries, next: next)
         }
     }
 

@@ -39,6 +39,17 @@ public enum JSONValue: Codable, Sendable, Hashable {
     }
 
     /// The same value always gives the same text (keys sorted): what ties are broken on.
+    /// About the bytes its JSON takes: text by its UTF-8 length and quotes, a number or literal as 8, and the
+    /// punctuation around members and items (for bounding a reply by its size without writing it).
+    public var approximateBytes: Int {
+        switch self {
+        case .null, .bool, .number: 8
+        case .string(let text): text.utf8.count + 2
+        case .array(let items): items.reduce(2) { $0 + $1.approximateBytes + 1 }
+        case .object(let members): members.reduce(2) { $0 + $1.key.utf8.count + 4 + $1.value.approximateBytes }
+        }
+    }
+
     public var canonicalText: String {
         switch self {
         case .null: return "null"
