@@ -87,6 +87,11 @@ extension RecipeStore {
             throw ServiceError(.invalidArgument,
                 "URL \(long + 1) is \(cleaned[long].count) characters long; the most allowed is \(JobOps.maxURLLength)")
         }
+        // Characters of many bytes each (the job's reply and pages carry every URL): four bytes a character at most.
+        if let long = cleaned.firstIndex(where: { $0.utf8.count > 4 * JobOps.maxURLLength }) {
+            throw ServiceError(.invalidArgument,
+                "URL \(long + 1) is \(cleaned[long].utf8.count) bytes of UTF-8; the most allowed is \(4 * JobOps.maxURLLength)")
+        }
         return try await write { db in
             if try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM import_jobs WHERE id = ?"), arguments: [id.databaseText]) == nil {
                 let now = Self.now()
@@ -261,6 +266,9 @@ extension RecipeStore {
                 throw ServiceError(.notFound, "job \(jobID.uuidString) has no URL at position \(position)")
             }
             if row["state"] as String == "pending" {
+                // What a worker says of a URL is kept to a bounded size (a name as long as a recipe's, a reason or a
+                // note of 2,000 characters and 8 KiB), so no result makes a job's pages too large to read.
+                let result = result.keptToSize
                 let now = Self.now()
                 try db.cachedStatement(sql: """
                     UPDATE import_job_items SET state = ?, outcome = ?, recipeId = ?, recipeName = ?, errorCode = ?, errorMessage = ?,
@@ -291,12 +299,23 @@ extension RecipeStore {
             case .pending: ("position", "state = 'pending' AND position >= ?")
             case .finished: ("finishNumber", "finishNumber >= ?")
             }
-            let rows = try Row.fetchAll(db.cachedStatement(sql: """
+            // One row past the page tells whether more follow; a page also ends before the item that would take it
+            // past `PageMark.pageBytes` (its first item always goes), read one row at a time.
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT * FROM import_job_items WHERE jobId = ? AND \(condition) ORDER BY \(key) LIMIT ?
                 """), arguments: [jobID.databaseText, from, limit + 1])
-            let page = rows.prefix(limit)
-            let next = page.last.map { ($0[key] as Int) + 1 } ?? from
-            return .init(job: job, items: page.map(Self.jobItem), next: next, more: rows.count > limit)
+            var items: [ImportJob.Item] = []
+            var bytes = 0, next = from
+            while let row = try rows.next() {
+                let size = row.storedBytes
+                if items.count == limit || (!items.isEmpty && bytes + size > PageMark.pageBytes) {
+                    return .init(job: job, items: items, next: next, more: true)
+                }
+                items.append(Self.jobItem(row))
+                bytes += size
+                next = (row[key] as Int) + 1
+            }
+            return .init(job: job, items: items, next: next, more: false)
         }
     }
 
@@ -341,5 +360,26 @@ extension RecipeStore {
         }
         return ImportJob(id: id, createdAt: row["createdAt"], updatedAt: row["updatedAt"], state: state, total: total,
                          imported: imported, failed: failed, items: list, migration: migration)
+    }
+}
+
+extension ImportJob.Item {
+    /// The most characters of an error's message or a photo note kept with a job's item (the rest is cut, marked "…").
+    static let maxNoteLength = 2_000
+
+    /// The item with its texts cut to what a job keeps: a recipe's name to `RecipeDraft.Limits.nameLength` characters,
+    /// a message and a note to `maxNoteLength`, each also to four bytes of UTF-8 a character.
+    var keptToSize: ImportJob.Item {
+        func cut(_ text: String?, _ limit: Int) -> String? {
+            guard let text, text.count > limit || text.utf8.count > 4 * limit else { return text }
+            var kept = String(text.prefix(limit - 1))
+            while kept.utf8.count > 4 * limit - 3 { kept.removeLast() }
+            return kept + "…"
+        }
+        var copy = self
+        copy.recipeName = cut(recipeName, RecipeDraft.Limits.nameLength)
+        copy.photoNote = cut(photoNote, Self.maxNoteLength)
+        if let error { copy.error = ServiceError(error.code, cut(error.message, Self.maxNoteLength) ?? "") }
+        return copy
     }
 }

@@ -33,6 +33,41 @@ struct ImportStoreTests {
         }
     }
 
+    @Test("what a worker says of a URL is kept to a bounded size, a URL of many-byte characters is refused, and a job's pages end by size")
+    func jobItemSizes() async throws {
+        try await withStore { store async throws in
+            let heavy = String(repeating: "e" + String(repeating: "\u{301}", count: 30), count: 2_000) // 122 KB
+            let refused = await #expect(throws: ServiceError.self) { _ = try await store.createJob(id: UUID(), urls: ["https://a.example/" + heavy]) }
+            #expect(refused?.message == "URL 1 is 122018 bytes of UTF-8; the most allowed is 8192")
+            // A job's items were kept whole: 1,000 failures of a 15 MB message each made every page of it, and the job
+            // itself, a reply of gigabytes.
+            let urls = (0..<150).map { "https://a.example/\($0)/" + String(repeating: "p", count: 2_000) }
+            let job = try await store.createJob(id: UUID(), urls: urls)
+            for position in urls.indices {
+                var result = ImportJob.Item(position: position, url: urls[position], state: .failed, recipeName: heavy, photoNote: heavy)
+                result.error = ServiceError(.noRecipeFound, position == 0 ? String(repeating: "m", count: 3_000_000) : heavy)
+                _ = try await store.recordJobItem(jobID: job.id, position: position, result: result)
+            }
+            let first = try #require(try await store.job(job.id).items?.first)
+            #expect(first.error?.message.count == ImportJob.Item.maxNoteLength && first.error?.message.hasSuffix("m…") == true)
+            #expect((first.recipeName?.utf8.count ?? .max) <= 4 * RecipeDraft.Limits.nameLength && first.recipeName?.hasSuffix("…") == true)
+            let second = try #require(try await store.job(job.id).items?[1])
+            #expect((second.error?.message.utf8.count ?? .max) <= 4 * ImportJob.Item.maxNoteLength && second.photoNote?.hasSuffix("…") == true)
+            let encoder = WireJSONEncoder()
+            var seen: [Int] = []
+            var from = 0, pages = 0
+            for _ in 0..<20 {
+                let page = try await store.jobItems(jobID: job.id, view: .all, from: from, limit: JobOps.Items.maxLimit)
+                #expect(try encoder.encode(page).count < 4 * 1_048_576)
+                seen += page.items.map(\.position)
+                pages += 1
+                from = page.next
+                if !page.more { break }
+            }
+            #expect(seen == Array(urls.indices) && pages > 1, "\(pages) pages")
+        }
+    }
+
     @Test("job.items: every item or the pending ones by position, the finished ones in the order they finished, a page at a time")
     func jobItemPages() async throws {
         try await withStore { store async throws in
