@@ -204,8 +204,9 @@ public enum RecipeFiles {
         guard let json = entry.file(named: "recipe.json") else { throw MigrationError("\(entry.label) has no recipe.json") }
         let (id, draft, book, images) = try CookbookFolder.read(json.data, source: "\(entry.label)/recipe.json")
         do { try draft.validate() } catch { throw MigrationError("\(entry.label)/recipe.json: \(error.message)") }
-        if let book, book.title.isEmpty || book.title.count > RecipeDraft.Limits.nameLength {
-            throw MigrationError("\(entry.label)/recipe.json: its book's title is empty or longer than \(RecipeDraft.Limits.nameLength) characters")
+        if let book, book.title.isEmpty || !book.title.isWithin(characters: RecipeDraft.Limits.nameLength) {
+            throw MigrationError("\(entry.label)/recipe.json: its book's title is empty or longer than \(RecipeDraft.Limits.nameLength) characters "
+                                 + "(\(String.bytesPerCharacter * RecipeDraft.Limits.nameLength) bytes)")
         }
         var photos: [MigratedRecipe.Photo] = images.compactMap { name in entry.file(named: name).map { .init(name: name, data: $0.data) } }
         // Cookbook itself keeps only full.jpg (and its thumbnails) without naming it in the JSON.

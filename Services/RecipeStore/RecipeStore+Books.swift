@@ -7,7 +7,7 @@ extension RecipeStore {
     /// Creates a book with the client's id (an existing id returns the stored book).
     public func createBook(id: UUID, title: String, author: String?) async throws -> Book {
         // Text is stored composed (NFC), as a recipe's is.
-        let (title, author) = (try Self.validTitle(title.composed), author?.composed)
+        let (title, author) = (try Self.validTitle(title.composed), try Self.validAuthor(author?.composed))
         return try await write { db in
             if let existing = try Self.fetchBookIfAny(id, in: db) { return existing }
             let now = Self.now()
@@ -61,7 +61,7 @@ extension RecipeStore {
 
     /// Renames a book or changes its author.
     public func updateBook(id: UUID, title: String, author: String?) async throws -> Book {
-        let (title, author) = (try Self.validTitle(title.composed), author?.composed)
+        let (title, author) = (try Self.validTitle(title.composed), try Self.validAuthor(author?.composed))
         return try await write { db in
             _ = try Self.fetchBook(id, in: db)
             try db.execute(sql: "UPDATE books SET title = ?, author = ?, updatedAt = ? WHERE id = ?",
@@ -95,11 +95,15 @@ extension RecipeStore {
         return book
     }
 
+    private static func validAuthor(_ author: String?) throws -> String? {
+        if let problem = author?.sizeProblem("the book's author", characters: RecipeDraft.Limits.nameLength) { throw ServiceError(.invalidArgument, problem) }
+        return author
+    }
+
     private static func validTitle(_ title: String) throws -> String {
         let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty, trimmed.count <= RecipeDraft.Limits.nameLength else {
-            throw ServiceError(.invalidArgument, "a book title must be 1 to \(RecipeDraft.Limits.nameLength) characters; got \(trimmed.count)")
-        }
+        guard !trimmed.isEmpty else { throw ServiceError(.invalidArgument, "a book title must be 1 to \(RecipeDraft.Limits.nameLength) characters; got 0") }
+        if let problem = trimmed.sizeProblem("the book's title", characters: RecipeDraft.Limits.nameLength) { throw ServiceError(.invalidArgument, problem) }
         return trimmed
     }
 }

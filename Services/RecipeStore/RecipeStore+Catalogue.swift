@@ -43,7 +43,7 @@ extension RecipeStore {
     public func upsertIngredient(id: UUID, name: String, category: IngredientCategory?, aliases: [String]) async throws -> CatalogueEntry {
         // Text is stored composed (NFC), as a recipe's is: a name is also its record's id across replicas.
         let entry = CatalogueEntry(id: id, name: name.composed, category: category, aliases: aliases.map(\.composed))
-        guard !entry.name.isEmpty, entry.name.count <= CatalogueLimits.nameLength else {
+        guard !entry.name.isEmpty, entry.name.isWithin(characters: CatalogueLimits.nameLength) else {
             throw ServiceError(.invalidArgument, "an ingredient name must be 1 to \(CatalogueLimits.nameLength) characters; got \"\(name.prefix(80))\" (\(name.count) characters)")
         }
         let cleanAliases = Array(Set(entry.aliases.filter { !$0.isEmpty && $0 != entry.name })).sorted()
@@ -130,7 +130,7 @@ extension RecipeStore {
         guard have.count <= Self.maxHaveFoods else {
             throw ServiceError(.invalidArgument, "have lists \(have.count) foods; it may list at most \(Self.maxHaveFoods)")
         }
-        if let long = have.first(where: { $0.count > CatalogueLimits.nameLength }) {
+        if let long = have.first(where: { !$0.isWithin(characters: CatalogueLimits.nameLength) }) {
             throw ServiceError(.invalidArgument,
                 "have holds a food of \(long.count) characters (\"\(long.prefix(40))…\"); a food name may be at most \(CatalogueLimits.nameLength)")
         }

@@ -12,9 +12,7 @@ extension RecipeStore {
             throw ServiceError(.invalidArgument, "rating is \(rating); a cook-log rating is 1 to 5 (or left out)")
         }
         if let servings, let problem = ValueRanges.servingsProblem(servings) { throw ServiceError(.invalidArgument, problem) }
-        if let note, note.count > RecipeDraft.Limits.textLength {
-            throw ServiceError(.invalidArgument, "note is \(note.count) characters; the most allowed is \(RecipeDraft.Limits.textLength)")
-        }
+        if let problem = note?.sizeProblem("note", characters: RecipeDraft.Limits.textLength) { throw ServiceError(.invalidArgument, problem) }
         return try await write { db in
             if let existing = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM cook_log WHERE id = ?"), arguments: [id.databaseText]) {
                 return Self.cookLogEntry(existing)

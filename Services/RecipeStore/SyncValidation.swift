@@ -80,7 +80,7 @@ enum SyncValidation {
         }
         if name.hasPrefix(SyncRecord.keywordPrefix) {
             let keyword = String(name.dropFirst(SyncRecord.keywordPrefix.count))
-            guard kind == .recipe, !RecipeDraft.isBlank(keyword), keyword.count <= RecipeDraft.Limits.keywordLength,
+            guard kind == .recipe, !RecipeDraft.isBlank(keyword), keyword.isWithin(characters: RecipeDraft.Limits.keywordLength),
                   keyword == keyword.trimmingCharacters(in: .whitespaces) else {
                 return "field \(name.prefix(60)) is not keyword:<1 to \(RecipeDraft.Limits.keywordLength) characters> of a recipe"
             }
@@ -223,7 +223,7 @@ enum SyncValidation {
     private static func bookProblem(id: String, _ values: [String: JSONValue]) -> String? {
         guard isCanonicalUUID(id) else { return "the id is not a UUID in upper case" }
         guard let title = values["title"]?.string, !title.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty,
-              title.count <= RecipeDraft.Limits.nameLength else {
+              title.isWithin(characters: RecipeDraft.Limits.nameLength) else {
             return "title must be text of 1 to \(RecipeDraft.Limits.nameLength) characters"
         }
         if let problem = optionalText(values["author"], field: "author", limit: RecipeDraft.Limits.nameLength) { return problem }
@@ -231,7 +231,7 @@ enum SyncValidation {
     }
 
     private static func ingredientProblem(key: String, _ values: [String: JSONValue]) -> String? {
-        guard !key.isEmpty, key.count <= CatalogueLimits.nameLength, IngredientParser.normalizeFood(key) == key else {
+        guard !key.isEmpty, key.isWithin(characters: CatalogueLimits.nameLength), IngredientParser.normalizeFood(key) == key else {
             return "the key must be a normalized ingredient name of 1 to \(CatalogueLimits.nameLength) characters"
         }
         guard isCanonicalUUID(values["id"]?.string) else { return "id is not a UUID in upper case" }
@@ -254,7 +254,7 @@ enum SyncValidation {
         case .string(let recipe)? where isCanonicalUUID(recipe): break
         default: return "recipeID must be a UUID in upper case, or null"
         }
-        guard let name = values["recipeName"]?.string, name.count <= RecipeDraft.Limits.nameLength else {
+        guard let name = values["recipeName"]?.string, name.isWithin(characters: RecipeDraft.Limits.nameLength) else {
             return "recipeName must be text of at most \(RecipeDraft.Limits.nameLength) characters"
         }
         switch values["rating"] {
@@ -274,7 +274,7 @@ enum SyncValidation {
     private static func optionalText(_ value: JSONValue?, field: String, limit: Int) -> String? {
         switch value {
         case nil, .null?: return nil
-        case .string(let text)? where text.count <= limit: return nil
+        case .string(let text)? where text.isWithin(characters: limit): return nil
         default: return "\(field) must be text of at most \(limit) characters, or null"
         }
     }
@@ -321,8 +321,8 @@ enum CatalogueLimits {
             return "the ingredient has \(aliases.count) aliases; the most allowed is \(Self.aliases)"
         }
         if aliases.contains(where: \.isEmpty) { return "an alias is empty; an alias is 1 to \(nameLength) characters" }
-        if let long = aliases.first(where: { $0.count > nameLength }) {
-            return "the alias \"\(long.prefix(40))…\" is \(long.count) characters; an alias may be at most \(nameLength)"
+        if let long = aliases.first(where: { !$0.isWithin(characters: nameLength) }), let problem = long.sizeProblem("the alias \"\(long.prefix(40))…\"", characters: nameLength) {
+            return problem
         }
         return nil
     }

@@ -11,10 +11,10 @@ extension RecipeDraft {
         public static let lines = 300
         public static let keywords = 50
         public static let keywordLength = 100
-        /// The most text one recipe holds, all its fields together, in bytes of UTF-8 (4 MiB). The other limits count
-        /// characters, and a character may take many bytes (a letter under a run of combining marks, 60 and more):
-        /// this keeps the largest recipe within what one reply or one sync record carries (16 MiB), its copies in a
-        /// reply included. Text of one byte a character is under it whenever every field is within its own limit.
+        /// The most text one recipe holds, all its fields together, in bytes of UTF-8 (4 MiB). Each text may take four
+        /// bytes a character of its limit (`String.bytesPerCharacter`), so 300 steps alone may take 12 MB: this keeps
+        /// the largest recipe within what one reply or one sync record carries (16 MiB), its copies in a reply
+        /// included. Text of one byte a character is under it whenever every field is within its own limit.
         public static let textBytes = 4 * 1_024 * 1_024
     }
 
@@ -140,8 +140,7 @@ extension RecipeDraft {
     /// to), or nil.
     static func lengthProblem(_ place: TextPlace, _ text: String) -> String? {
         guard let limit = place.lengthLimit else { return nil }
-        let count = text.count
-        return count > limit ? "\(place.name) is \(count) characters; the most allowed is \(limit)" : nil
+        return text.sizeProblem(place.name, characters: limit)
     }
 
     /// The first field whose text holds U+0000, by name ("ingredients[2]"). SQLite ends a stored text at it, so
@@ -171,7 +170,7 @@ extension RecipeDraft {
 extension RecipeDraft {
     /// The draft cut to what storage keeps, as importers end (a web page or another app's export may hold more than
     /// a recipe here may): at most `Limits.lines` ingredient lines and steps and `Limits.keywords` keywords, every text
-    /// cut to its place's `lengthLimit`, and a line, step or keyword the cut left blank (one that opened with format
+    /// cut to its place's `lengthLimit` (in characters, and in bytes: `String.bytesPerCharacter` a character), and a line, step or keyword the cut left blank (one that opened with format
     /// characters) dropped. What else `validate` checks (NUL, durations, ranges) is the importer's own to mend.
     public var fittedToLimits: RecipeDraft {
         var copy = self
@@ -179,22 +178,19 @@ extension RecipeDraft {
         copy.instructions = Array(copy.instructions.prefix(Limits.lines))
         copy.keywords = Array(copy.keywords.prefix(Limits.keywords))
         copy.updateTexts { place, text in
-            guard let limit = place.lengthLimit, text.count > limit else { return .keep }
-            return .replace(String(text.prefix(limit)))
+            guard let limit = place.lengthLimit, !text.isWithin(characters: limit) else { return .keep }
+            var kept = String(text.prefix(limit))
+            while kept.utf8.count > String.bytesPerCharacter * limit { kept.removeLast() }
+            return .replace(kept)
         }
         copy.ingredients.removeAll { Self.isBlank($0.text) }
         copy.instructions.removeAll { Self.isBlank($0.text) }
         copy.keywords.removeAll { Self.isBlank($0) }
-        // Still past the bytes a recipe may hold (text in characters of many bytes each): the last steps go, then the
-        // last ingredient lines, as a page cut short would have it, then free texts from the last; the name stays.
+        // Still past the bytes a recipe may hold (steps of characters of many bytes each): the last steps go, as a page
+        // cut short would have it. (Everything else together, every text at its limit in bytes, is under a third of it.)
         var bytes = copy.textBytes
         while bytes > Limits.textBytes, let step = copy.instructions.popLast() {
             bytes -= step.text.utf8.count + (step.section?.utf8.count ?? 0) + (step.title?.utf8.count ?? 0)
-        }
-        while bytes > Limits.textBytes, let line = copy.ingredients.popLast() { bytes -= line.text.utf8.count }
-        for field in RecipeTextField.all.reversed() where bytes > Limits.textBytes {
-            bytes -= copy[keyPath: field.draft]?.utf8.count ?? 0
-            copy[keyPath: field.draft] = nil
         }
         return copy
     }
@@ -298,5 +294,28 @@ extension RecipeDraft {
             guard let text = self[keyPath: textField.draft] else { continue }
             if each(.field(textField), text, { self[keyPath: textField.draft] = $0 }) { return }
         }
+    }
+}
+
+extension String {
+    /// The most bytes of UTF-8 a text may take for each character its limit allows (4: a letter of any script, one
+    /// with an accent or two, an emoji). A character counts once however many marks it stacks (up to
+    /// `maxCombiningRun`), so a limit in characters alone let 200 characters take 24 KB; with this a text of at most
+    /// `n` characters takes at most `4n` bytes, and every reply that carries it is bounded by what it counts.
+    public static let bytesPerCharacter = 4
+
+    /// Whether the text is at most `limit` characters and `bytesPerCharacter × limit` bytes of UTF-8.
+    public func isWithin(characters limit: Int) -> Bool {
+        let bytes = utf8.count
+        return bytes <= limit || (bytes <= Self.bytesPerCharacter * limit && count <= limit)
+    }
+
+    /// Why the text, the value of `field`, is not within `limit` characters (`isWithin(characters:)`), or nil.
+    public func sizeProblem(_ field: String, characters limit: Int) -> String? {
+        guard !isWithin(characters: limit) else { return nil }
+        let count = self.count
+        if count > limit { return "\(field) is \(count) characters; the most allowed is \(limit)" }
+        return "\(field) is \(utf8.count) bytes of UTF-8 in \(count) characters; the most allowed is \(Self.bytesPerCharacter * limit) "
+            + "(\(Self.bytesPerCharacter) a character: shorten its runs of accents or symbols)"
     }
 }

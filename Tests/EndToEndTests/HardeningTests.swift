@@ -134,6 +134,48 @@ struct HardeningTests {
         _ = try await storage.stop()
     }
 
+    @Test("text of many bytes a character: what could not be read back or listed is refused, and every list of the largest items a person may write still reads, a page at a time")
+    func manyBytesACharacter() async throws {
+        let folder = temporaryDataFolder()
+        let (storage, endpoint) = try await startStorage(samples: false, folder: folder)
+        let stranger = try StrangerSocket(endpoint)
+        // A letter under 30 combining marks: one character of 61 bytes. Each field within its limit in characters,
+        // these were stored: a recipe whose recipe.get was refused as too large for good, catalogue entries and cook-log
+        // notes that made `recipes ingredients` and `recipes log --all` fail for good, an entry other replicas held back.
+        let heavy = { (count: Int) in String(repeating: "e" + String(repeating: "\u{301}", count: 30), count: count) }
+        let refusals: [(op: String, body: [String: Any], says: String)] = [
+            ("recipe.create", ["recipe": ["name": "Heavy", "instructions": Array(repeating: heavy(10_000), count: 24)]], "instructions[0] is 610000 bytes of UTF-8"),
+            ("recipe.create", ["recipe": ["name": "Heavy", "recipeCategory": heavy(999)]], "recipeCategory is 60939 bytes of UTF-8"),
+            ("ingredient.upsert", ["name": "quince", "aliases": (0..<2_500).map { "alias \($0)" }], "the ingredient has 2500 aliases; the most allowed is 50"),
+            ("cooklog.add", ["recipeID": UUID().uuidString, "note": heavy(19_000)], "note is 1159000 bytes of UTF-8"),
+            ("book.create", ["title": "Book", "author": heavy(200)], "the book's author is 12000 bytes of UTF-8"),
+        ]
+        for refusal in refusals {
+            let reply = try #require(try await stranger.request(refusal.op, refusal.body))
+            let error = reply["error"] as? [String: Any]
+            #expect(error?["code"] as? String == "invalid_argument", "\(refusal.op): \(reply)")
+            #expect((error?["message"] as? String)?.hasPrefix(refusal.says) == true, "\(error?["message"] ?? "")")
+        }
+        // The largest a person may write: 60 notes of 20,000 four-byte characters, 120 entries of 50 such aliases.
+        let soup = try #require(((try await stranger.request("recipe.create", ["recipe": ["name": "Soup"]]))?["body"] as? [String: Any])?["recipe"] as? [String: Any])
+        for index in 0..<60 {
+            let note = String(format: "%02d ", index) + String(repeating: "🍅", count: 19_990)
+            #expect(try await stranger.code("cooklog.add", ["recipeID": soup["id"] as? String ?? "", "note": note]) == "ok")
+        }
+        for index in 0..<120 {
+            let aliases = (0..<50).map { String(format: "%03d%02d ", index, $0) + String(repeating: "🧅", count: 94) }
+            #expect(try await stranger.code("ingredient.upsert", ["name": String(format: "food %03d", index), "aliases": aliases]) == "ok")
+        }
+        let log = try await recipes(["log", "--all", "--json"], storage: endpoint)
+        #expect(log.status == 0, "\(log.output.prefix(300))")
+        let entries = (try JSONSerialization.jsonObject(with: Data(log.output.utf8)) as? [String: Any])?["entries"] as? [Any]
+        #expect(entries?.count == 60)
+        let foods = try await recipes(["ingredients"], storage: endpoint)
+        #expect(foods.status == 0 && foods.output.contains("food 000") && foods.output.contains("food 119"), "\(foods.output.prefix(300))")
+        #expect(try await stranger.code("recipe.list", ["limit": 200]) == "ok")
+        _ = try await storage.stop()
+    }
+
     @Test("finding 10: a request of many large frames is dropped unread; thousands of malformed envelopes leave storage answering, intact and unchanged")
     func exhaustionAndGarbage() async throws {
         let folder = temporaryDataFolder()

@@ -78,19 +78,41 @@ struct DraftLimitsTests {
         #expect(small.fittedToLimits == small)
     }
 
-    /// Text of `count` characters of 61 bytes each: a letter under 30 combining marks, the most a text may hold.
+    /// Text of `count` characters of 61 bytes each: a letter under 30 combining marks, the most a text may stack.
     static func heavy(_ count: Int) -> String {
         String(repeating: "e" + String(repeating: "\u{301}", count: 30), count: count)
     }
 
-    @Test("a recipe holds at most 4 MiB of text in all: within every field's limit in characters, 14 MiB of them is refused, naming its largest field")
-    func textBytes() throws {
-        // 24 steps of 10,000 such characters: each step within its limit, 14 MiB together. Stored, its reply was
-        // 27 MiB (refused as too large to read) and its sync record past what one sync message carries.
+    @Test("a text takes at most 4 bytes a character of its limit: 200 characters under combining marks, 12 KB, are refused, and fitted back under")
+    func textBytesPerCharacter() throws {
+        // Each character counts once however many marks it stacks: a step of 10,000 of them was 610 KB, and 24 such
+        // steps a recipe of 14.6 MB whose every field was within its limit in characters.
         let heavy = RecipeDraft(name: "Heavy", instructions: (0..<24).map { _ in .init(text: Self.heavy(10_000)) })
-        #expect(heavy.textBytes == 24 * 10_000 * 61 + 5)
         let refused = #expect(throws: ServiceError.self) { try heavy.validate() }
-        #expect(refused?.message == "the recipe's text takes 14.0 MiB in all (instructions: 14.0 MiB); a recipe may hold at most 4.0 MiB of text (UTF-8, every field together); shorten it")
+        #expect(refused?.message == "instructions[0] is 610000 bytes of UTF-8 in 10000 characters; the most allowed is 40000 (4 a character: shorten its runs of accents or symbols)")
+        for text in ["🍅", "é", "न्", "👩‍👩‍👧"] {
+            let count = text == "👩‍👩‍👧" ? 1_000 : 10_000 // a family is one character of 18 bytes
+            let step = String(repeating: text, count: count)
+            let draft = RecipeDraft(name: "Script", instructions: [.init(text: step)])
+            if step.utf8.count <= 40_000 { #expect(throws: Never.self, "\(text)") { try draft.validate() } }
+            else { #expect(throws: ServiceError.self, "\(text)") { try draft.validate() } }
+        }
+        let fitted = heavy.fittedToLimits
+        #expect(fitted.instructions.count == 24 && fitted.instructions.allSatisfy { $0.text.utf8.count <= 40_000 && $0.text.utf8.count > 39_900 })
+        #expect(throws: Never.self) { try fitted.validate() }
+        var name = RecipeDraft(name: Self.heavy(150))
+        #expect(#expect(throws: ServiceError.self) { try name.validate() }?.message.hasPrefix("name is 9150 bytes of UTF-8 in 150 characters; the most allowed is 800") == true)
+        name = name.fittedToLimits
+        #expect(name.name.utf8.count <= 800 && !name.name.isEmpty)
+    }
+
+    @Test("a recipe holds at most 4 MiB of text in all: 300 steps of 10,000 four-byte characters, each within its limit, are refused, naming its largest field")
+    func textBytes() throws {
+        let tomatoes = String(repeating: "🍅", count: 10_000) // 40,000 bytes: a step at its limit
+        let heavy = RecipeDraft(name: "Heavy", instructions: (0..<RecipeDraft.Limits.lines).map { _ in .init(text: tomatoes) })
+        #expect(heavy.textBytes == 300 * 40_000 + 5)
+        let refused = #expect(throws: ServiceError.self) { try heavy.validate() }
+        #expect(refused?.message == "the recipe's text takes 11.4 MiB in all (instructions: 11.4 MiB); a recipe may hold at most 4.0 MiB of text (UTF-8, every field together); shorten it")
         #expect(throws: Never.self, "a replica's merge is not held to it") { try heavy.validate(total: false) }
 
         // Text of one byte a character, every place at its limit, is under it.
@@ -102,15 +124,9 @@ struct DraftLimitsTests {
         #expect(largest.textBytes > 3_000_000 && largest.textBytes <= RecipeDraft.Limits.textBytes)
         #expect(throws: Never.self) { try largest.validate() }
 
-        // Fitting (what importers do) takes the last steps, then lines, then free texts, until it is under.
+        // Fitting (what importers do) takes the last steps until it is under.
         let fitted = heavy.fittedToLimits
-        #expect(fitted.instructions.count == 6 && fitted.name == "Heavy")
-        #expect(fitted.textBytes <= RecipeDraft.Limits.textBytes)
+        #expect(fitted.instructions.count == 104 && fitted.name == "Heavy")
         #expect(throws: Never.self) { try fitted.validate() }
-        var texts = RecipeDraft(name: "Notes", ingredients: (0..<100).map { _ in .init(text: Self.heavy(1_000)) })
-        for field in Self.freeFields { texts[keyPath: field.draft] = Self.heavy(field.kind == .text ? 20_000 : 1_000) }
-        let fittedTexts = texts.fittedToLimits
-        #expect(fittedTexts.textBytes <= RecipeDraft.Limits.textBytes && fittedTexts.ingredients.count == 3, "the last lines go, the free texts stay")
-        #expect(throws: Never.self) { try fittedTexts.validate() }
     }
 }
