@@ -49,8 +49,45 @@ public enum FuzzChecks {
         let header = try? WireCodec.decodeReplyHeader(reply[0], using: WireCodec.makeDecoder())
         if header == nil { broken("the reply is not a reply envelope: \(String(decoding: reply[0].prefix(200), as: UTF8.self))") }
         if let error = header?.error, error.code == .internalError { broken("internal_error for a client's input: \(error.message)") }
-        if header?.error == nil { storedAsSent(data, reply: reply[0]) }
+        if header?.error == nil {
+            storedAsSent(data, reply: reply[0])
+            takenByAnotherReplica()
+        }
     }
+
+    /// Where the second replica has read the fuzzed store's feed up to.
+    nonisolated(unsafe) private static var shadowCursor = 0
+
+    /// What a client wrote is what another replica takes: the records the store's feed gained are applied to a second
+    /// store, with the photo blobs they name, and none is held back for its values (a replica that holds a record back
+    /// never agrees with the one that wrote it).
+    private static func takenByAnotherReplica() {
+        let problem: String? = blocking {
+            do {
+                let (store, shadow) = (storage.store, FuzzChecks.shadow)
+                let page = try await store.syncChanges(since: shadowCursor, exclude: nil, limit: 1_000)
+                guard !page.records.isEmpty else { return nil }
+                let named = page.records.flatMap { $0.fields.compactMap { $0.key.hasPrefix(SyncRecord.photoPrefix) ? $0.value.object?["sha256"]?.string : nil } }
+                for hash in try shadow.missingPhotos(Array(Set(named))) {
+                    if let bytes = try? store.photoBlob(sha256: hash) { _ = try shadow.putPhotoBlob(sha256: hash, bytes: bytes) }
+                }
+                let replica = try await store.syncInfo().replicaID
+                _ = try await shadow.applySync(from: replica, records: page.records, cursor: nil, expecting: nil, after: nil)
+                shadowCursor = page.next
+                let held = try await shadow.heldRecords().filter { $0.missingPhotos.isEmpty }
+                return held.isEmpty ? nil : "another replica held back what a client wrote: \(held.map { "\($0.kind.rawValue) \($0.id): \($0.reason)" })"
+            } catch {
+                return "the feed could not be applied to another replica: \(error)"
+            }
+        }
+        if let problem { broken(problem) }
+    }
+
+    /// The second replica `takenByAnotherReplica` applies the fuzzed store's feed to.
+    static let shadow: RecipeStore = {
+        let folder = storageFolder.appendingPathComponent("shadow")
+        return try! RecipeStore(folder: folder)
+    }()
 
     /// A recipe.create that succeeded stored what was sent: its texts as written (names, lines and steps trimmed at
     /// the ends; keywords trimmed and each once), never a cut or changed text.
@@ -340,7 +377,7 @@ public enum FuzzChecks {
     /// One store per fuzzing process, in a fresh temporary folder.
     static let storage: Storage = {
         atexit { try? FileManager.default.removeItem(at: FuzzChecks.storageFolder) }
-        let store = try! RecipeStore(folder: storageFolder)
+        let store = try! RecipeStore(folder: storageFolder.appendingPathComponent("store"))
         var routes = Routes()
         routes.translateFailures(RecipeStore.reply(for:during:)) // as the storage service answers
         routes.addSystemOperations(service: "recipe-storage")
