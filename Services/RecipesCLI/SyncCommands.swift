@@ -32,6 +32,12 @@ struct SyncNow: AsyncParsableCommand {
                 var line = "\(pair.storage) ⇄ \(pair.replica): \(moved)"
                 if pair.photos > 0 { line += ", \(Output.count(pair.photos, "photo")) (\(Self.size(pair.photoBytes)))" }
                 if pair.conflicts > 0 { line += ", \(pair.conflicts) conflicted cop\(pair.conflicts == 1 ? "y" : "ies") kept (recipes conflicts)" }
+                // In step but for records one side would not take: not quite in step, and the person is told where to look.
+                let held = [(pair.heldAtStorage ?? 0, pair.storage), (pair.heldAtReplica ?? 0, pair.replica)].filter { $0.0 > 0 }
+                if !held.isEmpty {
+                    line += "; " + held.map { "\(Output.count($0.0, "record")) held back at \($0.1)" }.joined(separator: ", ")
+                        + " (recipes sync status says why)"
+                }
                 print(line)
             }
             if reply.pairs.contains(where: { $0.error != nil }) { throw ExitCode(ExitStatus.unavailable) }

@@ -112,6 +112,9 @@ public struct PullReport: Codable, Sendable, Equatable {
     public var photoBytes = 0
     /// Conflicted copies made on the receiving side.
     public var conflicts = 0
+    /// Records the receiving side holds back after the pull, from any sender (`nil` when it did not say): a record
+    /// held for its values waits for its sender's next version, and until then the two do not agree on it.
+    public var held: Int?
     public init() {}
 
     /// Both summed, each count saturating: counts the other side said (`changed`, `conflicts`) are any `Int` at all.
@@ -122,6 +125,7 @@ public struct PullReport: Codable, Sendable, Equatable {
         sum.photos = a.photos.addingSaturated(b.photos)
         sum.photoBytes = a.photoBytes.addingSaturated(b.photoBytes)
         sum.conflicts = a.conflicts.addingSaturated(b.conflicts)
+        sum.held = b.held ?? a.held // a count the target keeps, not one of this pull: the later one stands
         return sum
     }
 
@@ -129,6 +133,7 @@ public struct PullReport: Codable, Sendable, Equatable {
     mutating func add(_ applied: SyncOps.Apply.Response) {
         changed = changed.addingSaturated(applied.changed)
         conflicts = conflicts.addingSaturated(applied.conflicts)
+        held = applied.held
     }
 }
 
@@ -239,6 +244,7 @@ public enum SyncEngine {
         if let lost = targetInfo.lostPhotos, !lost.isEmpty {
             report = report + (try await sendPhotos(lost, from: source, to: target)).report
         }
+        if report.held == nil { report.held = targetInfo.held?.count }
         return report
     }
 

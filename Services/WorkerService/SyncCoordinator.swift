@@ -160,6 +160,8 @@ public actor SyncCoordinator {
             result.photos = both.photos
             result.photoBytes = both.photoBytes
             result.conflicts = both.conflicts
+            result.heldAtReplica = sent.held
+            result.heldAtStorage = received.held
             if both.changed > 0 {
                 logger.info("replicas synced", metadata: [
                     "storage": "\(storage.name)", "replica": "\(replica.name)", "toReplica": "\(sent.changed)",

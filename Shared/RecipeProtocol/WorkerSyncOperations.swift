@@ -16,6 +16,10 @@ public struct PairSync: Codable, Sendable, Equatable {
     public var conflicts: Int
     /// Why the pair could not be synced (the other pairs still were).
     public var error: String?
+    /// Records the storage and the replica hold back after the sync (from any replica; `recipes sync status` says
+    /// why): until their senders' next versions, the two do not agree on them. Left out when not known.
+    public var heldAtStorage: Int?
+    public var heldAtReplica: Int?
     public var finishedAt: Date
     public init(storage: String, replica: String, toReplica: Int = 0, toStorage: Int = 0, photos: Int = 0, photoBytes: Int = 0,
                 conflicts: Int = 0, error: String? = nil, finishedAt: Date = Date()) {

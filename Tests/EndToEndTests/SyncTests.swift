@@ -52,6 +52,14 @@ struct SyncEndToEndTests {
 
         let now = try await recipes(["sync"] + cli, storage: homeEndpoint)
         #expect(now.status == 0 && now.output.contains("already in step"), "\(now.output)")
+        // A record the laptop will not take (a third replica's, its name past the limit): in step but for it, and said so.
+        let stranger = try StrangerSocket(laptopEndpoint)
+        let bad = syncRecord(kind: "recipe", id: UUID().uuidString, fields: ["name": String(repeating: "n", count: 500)])
+        #expect(((try await stranger.request("sync.apply", ["from": "peer1", "records": [bad]]))?["body"] as? [String: Any])?["held"] as? Int == 1)
+        let held = try await recipes(["sync"] + cli, storage: homeEndpoint)
+        #expect(held.status == 0 && held.output.contains("⇄ \(laptopEndpoint): already in step; 1 record held back at \(laptopEndpoint) (recipes sync status says why)"),
+                "\(held.output)")
+        #expect(held.output.contains("⇄ \(tabletEndpoint): already in step\n"), "\(held.output)")
         let status = try await recipes(["sync", "status", "--json"] + cli, storage: homeEndpoint)
         let reply = try WireCodec.makeDecoder().decode(WorkerSyncOps.Status.Response.self, from: Data(status.output.utf8))
         #expect(reply.pairs.count == 2)

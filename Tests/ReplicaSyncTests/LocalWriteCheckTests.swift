@@ -132,4 +132,28 @@ struct LocalWriteCheckTests {
             try await expectSameContent(a, b)
         }
     }
+
+    @Test("a sync says how many records each side holds back, so two replicas are never called in step while one refuses a record")
+    func heldCounts() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup"))
+            let first = try await SyncEngine.sync(a, b)
+            #expect(first.aToB.held == 0 && first.bToA.held == 0)
+            // A record of a third replica (an older version, or a stranger with a peer's key) that b will not take.
+            let clock = SyncClock(vv: ["peer1": 1], stamp: "0001763700000000.000000001.peer1")
+            let bad = SyncRecord(kind: .recipe, id: UUID().uuidString, seq: 1, states: [
+                "name": SyncField(value: .string(String(repeating: "n", count: 500)), clock: clock),
+                SyncRecord.deletedField: SyncField(value: .bool(false), clock: clock),
+            ])
+            #expect(try await b.store.applySync(from: "peer1", records: [bad], cursor: nil, expecting: nil, after: nil).held == 1)
+            _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Bread"))
+            let second = try await SyncEngine.sync(a, b)
+            #expect(second.aToB.changed == 1 && second.aToB.held == 1 && second.bToA.held == 0, "\(second)")
+            // Nothing to send either way: still said, from what each side reports of itself.
+            let third = try await SyncEngine.sync(a, b)
+            #expect(third.aToB.changed == 0 && third.aToB.held == 1 && third.bToA.held == 0, "\(third)")
+        }
+    }
 }
+
