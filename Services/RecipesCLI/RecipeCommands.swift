@@ -33,7 +33,17 @@ struct ListRecipes: AsyncParsableCommand {
             var recipes: [RecipeSummary] = []
             var next: String?
             repeat {
-                let page = try await client.call(RecipeOps.List.self, query)
+                let page: RecipePage
+                do {
+                    page = try await client.call(RecipeOps.List.self, query)
+                } catch let error as ServiceError where error.code == .invalidArgument {
+                    // The limit and filters are checked before anything is sent: what the storage refused is the cursor given.
+                    guard let cursor, query.cursor == cursor else { throw error }
+                    let why = error.message.contains("sorted another way")
+                        ? "belongs to a list in another order; give the --sort and --descending of the command that printed it (the \"More:\" line has them)"
+                        : "is not one recipes list printed; copy it from the \"More:\" line of the page before, or leave --cursor out for the first page"
+                    throw CLIError("--cursor \"\(cursor.prefix(80))\" \(why)", status: ExitStatus.of(error.code))
+                }
                 recipes += page.recipes
                 next = page.nextCursor
                 query.cursor = next

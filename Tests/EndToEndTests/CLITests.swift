@@ -245,6 +245,16 @@ struct CLITests {
             // A list of one book's recipes names the book as every other command does.
             let wok = try await recipes(["list", "--book", "the wok"], storage: storage)
             #expect(wok.status == 0 && wok.output.contains("Egg Fried Rice") && !wok.output.contains("Caesar Salad"), "\(wok.output)")
+            // A cursor recipes list did not print, or one of a list in another order, is said in the CLI's words.
+            let paged = try await recipes(["list", "--limit", "2"], storage: storage)
+            let listMore = try #require(paged.output.split(separator: "\n").first { $0.hasPrefix("More: ") }, "\(paged.output)")
+            let listCursor = try #require(listMore.components(separatedBy: "--cursor ").last).trimmingCharacters(in: CharacterSet(charactersIn: "'"))
+            #expect(try await recipes(["list", "--limit", "2", "--cursor", listCursor], storage: storage).status == 0)
+            let otherOrder = try await recipes(["list", "--limit", "2", "--sort", "rating", "--cursor", listCursor], storage: storage)
+            #expect(otherOrder.status == 65 && otherOrder.output.contains("belongs to a list in another order; give the --sort and --descending"),
+                    "\(otherOrder.output)")
+            let notOurs = try await recipes(["list", "--cursor", "not-a-cursor"], storage: storage)
+            #expect(notOurs.status == 65 && notOurs.output.contains("--cursor \"not-a-cursor\" is not one recipes list printed"), "\(notOurs.output)")
 
             // The cook log shows each entry's id and the servings made; --delete takes the id it shows.
             #expect(try await recipes(["cooked", "Brine", "--servings", "3", "--note", "salty"], storage: storage).status == 0)
