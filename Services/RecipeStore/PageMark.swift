@@ -35,25 +35,33 @@ struct PageMark: Equatable {
     static let pageBytes = 2 * 1_024 * 1_024
 
     /// The page read from `rows` — fetched with one row past `limit` (every row when `nil`) — made into items by `item`,
-    /// and the mark of its last row (its `id` and the `key` column) when more follow. A page also ends before the row
-    /// that would take its bytes (each row's `bytes`, as `item` counts them) past `maxBytes` (`pageBytes`); its first row always goes.
-    /// Without a limit the question was for every item in one reply (as before lists came in pages), and it gets them.
-    /// Rows are read one at a time, so a page of large items is never held whole beside the rows after it.
+    /// and the mark of its last row (its `id` and the `key` column) when more follow; see `collect`. Without a limit
+    /// the question was for every item in one reply (as before lists came in pages), and it gets them.
     static func page<Item>(of rows: RowCursor, limit: Int?, key: String, maxBytes: Int = pageBytes,
                            _ item: (Row) throws -> (item: Item, bytes: Int)) throws -> (items: [Item], next: String?) {
-        let maxBytes = limit == nil ? .max : maxBytes
+        let (items, last, more) = try collect(rows, limit: limit, maxBytes: limit == nil ? .max : maxBytes, item) {
+            PageMark(id: $0["id"], key: $0[key]).text
+        }
+        return (items, more ? last : nil)
+    }
+
+    /// Items made by `item` from `rows`, read one at a time, until `limit` of them (`nil`: no limit) or until the next
+    /// would take their bytes (as `item` counts them) past `maxBytes` — the first always goes; what `mark` says of the
+    /// last row taken, and whether a row followed it. A page of large items is never held beside the rows after it.
+    static func collect<Item, Mark>(_ rows: RowCursor, limit: Int?, maxBytes: Int, _ item: (Row) throws -> (item: Item, bytes: Int),
+                                    mark: (Row) -> Mark) throws -> (items: [Item], last: Mark?, more: Bool) {
         var items: [Item] = []
         var bytes = 0
-        var last: PageMark?
+        var last: Mark?
         while let row = try rows.next() {
-            if items.count == limit ?? .max { return (items, last?.text) }
+            if items.count == limit ?? .max { return (items, last, true) }
             let (made, size) = try item(row)
-            if !items.isEmpty && bytes + size > maxBytes { return (items, last?.text) }
+            if !items.isEmpty && bytes + size > maxBytes { return (items, last, true) }
             items.append(made)
             bytes += size
-            last = PageMark(id: row["id"], key: row[key])
+            last = mark(row)
         }
-        return (items, nil)
+        return (items, last, false)
     }
 
     /// How many items a page holds: `limit`, checked against `maxLimit`; `nil` (every item, in one reply, as before

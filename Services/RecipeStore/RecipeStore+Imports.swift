@@ -304,18 +304,10 @@ extension RecipeStore {
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT * FROM import_job_items WHERE jobId = ? AND \(condition) ORDER BY \(key) LIMIT ?
                 """), arguments: [jobID.databaseText, from, limit + 1])
-            var items: [ImportJob.Item] = []
-            var bytes = 0, next = from
-            while let row = try rows.next() {
-                let size = row.storedBytes
-                if items.count == limit || (!items.isEmpty && bytes + size > PageMark.pageBytes) {
-                    return .init(job: job, items: items, next: next, more: true)
-                }
-                items.append(Self.jobItem(row))
-                bytes += size
-                next = (row[key] as Int) + 1
+            let (items, last, more) = try PageMark.collect(rows, limit: limit, maxBytes: PageMark.pageBytes, { (Self.jobItem($0), $0.storedBytes) }) {
+                ($0[key] as Int) + 1
             }
-            return .init(job: job, items: items, next: next, more: false)
+            return .init(job: job, items: items, next: last ?? from, more: more)
         }
     }
 
