@@ -150,11 +150,10 @@ extension RecipeStore {
         guard plan.entries.count <= JobOps.maxEntries else {
             throw ServiceError(.invalidArgument, "the migration has \(plan.entries.count) entries; one migration takes at most \(JobOps.maxEntries)")
         }
-        guard plan.source.count <= JobOps.maxURLLength else {
-            throw ServiceError(.invalidArgument, "source is \(plan.source.count) characters; the most allowed is \(JobOps.maxURLLength)")
-        }
-        if let long = plan.entries.firstIndex(where: { $0.label.count > JobOps.maxURLLength || ($0.refusal?.count ?? 0) > 2_000 }) {
-            throw ServiceError(.invalidArgument, "entry \(long + 1)'s name or reason is too long; names may have \(JobOps.maxURLLength) characters, reasons 2000")
+        if let problem = plan.source.sizeProblem("source", characters: JobOps.maxURLLength) { throw ServiceError(.invalidArgument, problem) }
+        if let long = plan.entries.firstIndex(where: { !$0.label.isWithin(characters: JobOps.maxURLLength) || !($0.refusal ?? "").isWithin(characters: 2_000) }) {
+            throw ServiceError(.invalidArgument, "entry \(long + 1)'s name or reason is too long; names may have \(JobOps.maxURLLength) characters, "
+                               + "reasons 2000 (and \(String.bytesPerCharacter) bytes of UTF-8 a character)")
         }
         return try await write { db in
             if try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM import_jobs WHERE id = ?"), arguments: [id.databaseText]) == nil {

@@ -94,8 +94,9 @@ extension RecipeDraft {
             throw fail("origin \(origin.rawValue) cannot be set by a client; use custom or imported")
         }
         if let problem = keywordCountProblem(keeping: kept) { throw fail(problem) }
-        for keyword in keywords where Self.isBlank(keyword) || keyword.count > Limits.keywordLength {
-            throw fail("keyword \"\(keyword.prefix(40))\" must be 1 to \(Limits.keywordLength) characters")
+        for keyword in keywords where Self.isBlank(keyword) || !keyword.isWithin(characters: Limits.keywordLength) {
+            throw fail("keyword \"\(keyword.prefix(40))\" must be 1 to \(Limits.keywordLength) characters "
+                       + "(\(String.bytesPerCharacter * Limits.keywordLength) bytes of UTF-8)")
         }
         if total, let problem = textBytesProblem() { throw fail(problem) }
     }

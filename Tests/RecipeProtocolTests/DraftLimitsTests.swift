@@ -104,6 +104,9 @@ struct DraftLimitsTests {
         #expect(#expect(throws: ServiceError.self) { try name.validate() }?.message.hasPrefix("name is 9150 bytes of UTF-8 in 150 characters; the most allowed is 800") == true)
         name = name.fittedToLimits
         #expect(name.name.utf8.count <= 800 && !name.name.isEmpty)
+        let keyword = RecipeDraft(name: "Keyword", keywords: [Self.heavy(20)])
+        #expect(#expect(throws: ServiceError.self) { try keyword.validate() }?.message.hasSuffix("must be 1 to 100 characters (400 bytes of UTF-8)") == true)
+        #expect(throws: Never.self) { try keyword.fittedToLimits.validate() }
     }
 
     @Test("a recipe holds at most 4 MiB of text in all: 300 steps of 10,000 four-byte characters, each within its limit, are refused, naming its largest field")

@@ -39,6 +39,13 @@ struct ImportStoreTests {
             let heavy = String(repeating: "e" + String(repeating: "\u{301}", count: 30), count: 2_000) // 122 KB
             let refused = await #expect(throws: ServiceError.self) { _ = try await store.createJob(id: UUID(), urls: ["https://a.example/" + heavy]) }
             #expect(refused?.message == "URL 1 is 122018 bytes of UTF-8; the most allowed is 8192")
+            // A migration's names and reasons the same way.
+            for plan in [MigrationPlan(format: .paprika, source: heavy, entries: [.init(label: "a")]),
+                         MigrationPlan(format: .paprika, source: "export", entries: [.init(label: heavy)]),
+                         MigrationPlan(format: .paprika, source: "export", entries: [.init(label: "a", refusal: heavy)])] {
+                let error = await #expect(throws: ServiceError.self) { _ = try await store.createMigration(id: UUID(), plan: plan) }
+                #expect(error?.message.contains("bytes of UTF-8") == true, "\(error?.message ?? "")")
+            }
             // A job's items were kept whole: 1,000 failures of a 15 MB message each made every page of it, and the job
             // itself, a reply of gigabytes.
             let urls = (0..<150).map { "https://a.example/\($0)/" + String(repeating: "p", count: 2_000) }
