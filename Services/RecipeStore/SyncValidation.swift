@@ -82,7 +82,7 @@ enum SyncValidation {
             let keyword = String(name.dropFirst(SyncRecord.keywordPrefix.count))
             guard kind == .recipe, !RecipeDraft.isBlank(keyword), keyword.isWithin(characters: RecipeDraft.Limits.keywordLength),
                   keyword == keyword.trimmingCharacters(in: .whitespaces) else {
-                return "field \(name.prefix(60)) is not keyword:<1 to \(RecipeDraft.Limits.keywordLength) characters> of a recipe"
+                return "field \(name.prefix(60)) is not keyword:<1 to \(RecipeDraft.Limits.keywordLength) characters (\(String.bytesPerCharacter) bytes of UTF-8 a character)> of a recipe"
             }
             guard value == .null || (value.number.map { $0.isFinite && abs($0) < 1e12 } ?? false) else {
                 return "\(name.prefix(60)) must be null or a position (a number)"
@@ -224,7 +224,7 @@ enum SyncValidation {
         guard isCanonicalUUID(id) else { return "the id is not a UUID in upper case" }
         guard let title = values["title"]?.string, !title.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty,
               title.isWithin(characters: RecipeDraft.Limits.nameLength) else {
-            return "title must be text of 1 to \(RecipeDraft.Limits.nameLength) characters"
+            return "title must be text of 1 to \(RecipeDraft.Limits.nameLength) characters (\(String.bytesPerCharacter) bytes of UTF-8 a character)"
         }
         if let problem = optionalText(values["author"], field: "author", limit: RecipeDraft.Limits.nameLength) { return problem }
         return dateProblem(values["createdAt"], field: "createdAt")
@@ -232,7 +232,7 @@ enum SyncValidation {
 
     private static func ingredientProblem(key: String, _ values: [String: JSONValue]) -> String? {
         guard !key.isEmpty, key.isWithin(characters: CatalogueLimits.nameLength), IngredientParser.normalizeFood(key) == key else {
-            return "the key must be a normalized ingredient name of 1 to \(CatalogueLimits.nameLength) characters"
+            return "the key must be a normalized ingredient name of 1 to \(CatalogueLimits.nameLength) characters (\(String.bytesPerCharacter) bytes of UTF-8 a character)"
         }
         guard isCanonicalUUID(values["id"]?.string) else { return "id is not a UUID in upper case" }
         switch values["category"] {
@@ -255,7 +255,7 @@ enum SyncValidation {
         default: return "recipeID must be a UUID in upper case, or null"
         }
         guard let name = values["recipeName"]?.string, name.isWithin(characters: RecipeDraft.Limits.nameLength) else {
-            return "recipeName must be text of at most \(RecipeDraft.Limits.nameLength) characters"
+            return "recipeName must be text of at most \(RecipeDraft.Limits.nameLength) characters (\(String.bytesPerCharacter) bytes of UTF-8 a character)"
         }
         switch values["rating"] {
         case nil, .null?: break
@@ -275,7 +275,7 @@ enum SyncValidation {
         switch value {
         case nil, .null?: return nil
         case .string(let text)? where text.isWithin(characters: limit): return nil
-        default: return "\(field) must be text of at most \(limit) characters, or null"
+        default: return "\(field) must be text of at most \(limit) characters (\(String.bytesPerCharacter) bytes of UTF-8 a character), or null"
         }
     }
 
