@@ -88,9 +88,9 @@ extension RecipeStore {
                 "URL \(long + 1) is \(cleaned[long].count) characters long; the most allowed is \(JobOps.maxURLLength)")
         }
         // Characters of many bytes each (the job's reply and pages carry every URL): four bytes a character at most.
-        if let long = cleaned.firstIndex(where: { $0.utf8.count > 4 * JobOps.maxURLLength }) {
+        if let long = cleaned.firstIndex(where: { $0.utf8.count > String.bytesPerCharacter * JobOps.maxURLLength }) {
             throw ServiceError(.invalidArgument,
-                "URL \(long + 1) is \(cleaned[long].utf8.count) bytes of UTF-8; the most allowed is \(4 * JobOps.maxURLLength)")
+                "URL \(long + 1) is \(cleaned[long].utf8.count) bytes of UTF-8; the most allowed is \(String.bytesPerCharacter * JobOps.maxURLLength)")
         }
         return try await write { db in
             if try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM import_jobs WHERE id = ?"), arguments: [id.databaseText]) == nil {
@@ -362,10 +362,8 @@ extension ImportJob.Item {
     /// a message and a note to `maxNoteLength`, each also to four bytes of UTF-8 a character.
     var keptToSize: ImportJob.Item {
         func cut(_ text: String?, _ limit: Int) -> String? {
-            guard let text, text.count > limit || text.utf8.count > 4 * limit else { return text }
-            var kept = String(text.prefix(limit - 1))
-            while kept.utf8.count > 4 * limit - 3 { kept.removeLast() }
-            return kept + "…"
+            guard let text, !text.isWithin(characters: limit) else { return text }
+            return text.cut(toCharacters: limit - 1) + "…" // "…" is one character of 3 bytes
         }
         var copy = self
         copy.recipeName = cut(recipeName, RecipeDraft.Limits.nameLength)

@@ -114,9 +114,12 @@ extension RecipeDraft {
 
     /// Why the draft's text is too large in all (`Limits.textBytes`), naming its largest field, or nil. `had`: the bytes
     /// of the recipe it replaces; one a sync merge brought past the limit may keep them, and grow no larger.
-    public func textBytesProblem(had: Int = 0) -> String? {
+    public func textBytesProblem(had: @autoclosure () -> Int = 0) -> String? {
         let bytes = textBytes
-        guard bytes > max(Limits.textBytes, had) else { return nil }
+        // What the recipe had is worked out only for a draft past the limit (an edit's everyday case never needs it).
+        guard bytes > Limits.textBytes else { return nil }
+        let had = had()
+        guard bytes > had else { return nil }
         var copy = self
         var sizes: [String: Int] = [:]
         copy.updateTexts { place, text in
@@ -180,9 +183,7 @@ extension RecipeDraft {
         copy.keywords = Array(copy.keywords.prefix(Limits.keywords))
         copy.updateTexts { place, text in
             guard let limit = place.lengthLimit, !text.isWithin(characters: limit) else { return .keep }
-            var kept = String(text.prefix(limit))
-            while kept.utf8.count > String.bytesPerCharacter * limit { kept.removeLast() }
-            return .replace(kept)
+            return .replace(text.cut(toCharacters: limit))
         }
         copy.ingredients.removeAll { Self.isBlank($0.text) }
         copy.instructions.removeAll { Self.isBlank($0.text) }
@@ -312,6 +313,13 @@ extension String {
     }
 
     /// Why the text, the value of `field`, is not within `limit` characters (`isWithin(characters:)`), or nil.
+    /// The text's start that is within `limit` characters (`isWithin(characters:)`), cut between characters.
+    public func cut(toCharacters limit: Int) -> String {
+        var kept = String(prefix(limit))
+        while kept.utf8.count > Self.bytesPerCharacter * limit { kept.removeLast() }
+        return kept
+    }
+
     public func sizeProblem(_ field: String, characters limit: Int) -> String? {
         guard !isWithin(characters: limit) else { return nil }
         let count = self.count
