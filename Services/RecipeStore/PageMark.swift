@@ -34,14 +34,31 @@ struct PageMark: Equatable {
     /// under the 16 MiB one may carry, however large its items, even where JSON escapes make a byte six.
     static let pageBytes = 2 * 1_024 * 1_024
 
+    /// The most bytes of stored values a reply to a question without a limit is built to: every item in one reply
+    /// cannot pass the 16 MiB a reply may carry (`WireProtocol.defaultMaxFrameBytes`), so a list that would is refused
+    /// once its items pass it — not after every item of a collection of any size was made and encoded.
+    static let wholeListBytes = WireProtocol.defaultMaxFrameBytes
+
+    /// What a question for every item of `op` in one reply is answered with when they would pass `wholeListBytes`.
+    static func tooLargeForOneReply(_ what: String, op: String, maxLimit: Int) -> ServiceError {
+        ServiceError(.messageTooLarge,
+            "every \(what) in one reply would pass the \(wholeListBytes / 1_048_576) MiB one reply may carry; ask \(op) for pages: a limit of 1 to \(maxLimit), then the next each page gives")
+    }
+
     /// The page read from `rows` — fetched with one row past `limit` (every row when `nil`) — made into items by `item`,
     /// and the mark of its last row (its `id` and the `key` column) when more follow; see `collect`. Without a limit
-    /// the question was for every item in one reply (as before lists came in pages), and it gets them.
-    static func page<Item>(of rows: RowCursor, limit: Int?, key: String, maxBytes: Int = pageBytes,
+    /// the question is for every item in one reply (as before lists came in pages): it gets them, or — when they would
+    /// pass `wholeListBytes` — `tooLarge`, thrown as soon as they do.
+    static func page<Item>(of rows: RowCursor, limit: Int?, key: String, maxBytes: Int = pageBytes, tooLarge: @autoclosure () -> ServiceError,
                            _ item: (Row) throws -> (item: Item, bytes: Int)) throws -> (items: [Item], next: String?) {
-        let (items, last, more) = try collect(rows, limit: limit, maxBytes: limit == nil ? .max : maxBytes, item) {
-            PageMark(id: $0["id"], key: $0[key]).text
-        }
+        try page(of: rows, limit: limit, maxBytes: maxBytes, tooLarge: tooLarge(), item) { PageMark(id: $0["id"], key: $0[key]) }
+    }
+
+    /// `page(of:limit:key:…)` for a list whose mark `mark` makes from a row.
+    static func page<Item>(of rows: RowCursor, limit: Int?, maxBytes: Int = pageBytes, tooLarge: @autoclosure () -> ServiceError,
+                           _ item: (Row) throws -> (item: Item, bytes: Int), mark: (Row) -> PageMark) throws -> (items: [Item], next: String?) {
+        let (items, last, more) = try collect(rows, limit: limit, maxBytes: limit == nil ? wholeListBytes : maxBytes, item) { mark($0).text }
+        if more && limit == nil { throw tooLarge() }
         return (items, more ? last : nil)
     }
 

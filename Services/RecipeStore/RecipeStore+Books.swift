@@ -33,30 +33,63 @@ extension RecipeStore {
                 SELECT b.*, (SELECT COUNT(*) FROM recipes r WHERE r.bookId = b.id) AS recipeCount, lower(b.title) AS sortKey
                 FROM books b WHERE (lower(b.title), b.id) > (?, ?) ORDER BY lower(b.title), b.id LIMIT ?
                 """), arguments: [start?.key ?? "", start?.id ?? "", limit.map { $0 + 1 } ?? -1])
-            let (books, next) = try PageMark.page(of: rows, limit: limit, key: "sortKey") { row in
+            let (books, next) = try PageMark.page(of: rows, limit: limit, key: "sortKey",
+                                                   tooLarge: PageMark.tooLargeForOneReply("book", op: BookOps.List.name, maxLimit: BookOps.List.maxLimit)) { row in
                 (BookSummary(book: Self.book(row), recipeCount: row["recipeCount"]), row.storedBytes)
             }
             return .init(books: books, next: next)
         }
     }
 
-    /// A book, how many recipes it holds, and its first `limit` recipes (by page number, then name; all without a limit).
-    public func book(_ id: UUID, limit: Int? = nil) async throws -> BookDetail {
+    /// A book, how many recipes it holds, and a page of its recipes by page number (none last), then name and id: at
+    /// most `limit` (0 for the book alone, up to `RecipeListQuery.maxLimit`), from after `after` (the `next` of the page
+    /// before), and the `next` of this page when more follow. Without a limit, every recipe in one reply — refused once
+    /// they pass what one reply may carry (a book of thousands of recipes with long names and categories).
+    public func book(_ id: UUID, limit: Int? = nil, after: String? = nil) async throws -> BookDetail {
         if let limit, !(0...RecipeListQuery.maxLimit).contains(limit) {
             throw ServiceError(.invalidArgument, "limit is \(limit); it must be 0 (the book alone) to \(RecipeListQuery.maxLimit), or left out for every recipe")
         }
+        let start = try after.map(Self.bookRecipesMark)
         return try await pool.read { db in
             let book = try Self.fetchBook(id, in: db)
             let count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM recipes WHERE bookId = ?"), arguments: [id.databaseText]) ?? 0
             var recipes: [RecipeSummary] = []
+            var last: PageMark?
+            var more = false
             if limit != 0 {
+                var bytes = 0
+                // The page key (number, name as SQLite lowercases it, id) follows the summary's columns; one row past
+                // the page tells whether more follow.
                 try db.forEachRow("""
-                    SELECT \(Self.summaryColumns) FROM recipes r WHERE r.bookId = ?
-                    ORDER BY COALESCE(r.sourcePageNumber, 999999), lower(r.title) LIMIT ?
-                    """, [id.databaseText, limit ?? -1]) { recipes.append(Self.summary($0)) }
+                    SELECT \(Self.summaryColumns), COALESCE(r.sourcePageNumber, 999999), lower(r.title) FROM recipes r
+                    WHERE r.bookId = ?1 AND (?2 IS NULL OR (COALESCE(r.sourcePageNumber, 999999), lower(r.title), r.id) > (?2, ?3, ?4))
+                    ORDER BY COALESCE(r.sourcePageNumber, 999999), lower(r.title), r.id LIMIT ?5
+                    """, [id.databaseText, start?.page, start?.title, start?.id, limit.map { $0 + 1 } ?? -1]) { row in
+                    guard recipes.count < limit ?? .max else {
+                        more = true
+                        return
+                    }
+                    let summary = Self.summary(row)
+                    bytes += summary.approximateBytes
+                    if limit == nil && bytes > PageMark.wholeListBytes && !recipes.isEmpty {
+                        throw PageMark.tooLargeForOneReply("recipe of the book", op: BookOps.Get.name, maxLimit: RecipeListQuery.maxLimit)
+                    }
+                    recipes.append(summary)
+                    let page: Int = row[Self.summaryColumnCount, or: 0]
+                    last = PageMark(id: row[SummaryColumn.id, or: ""], key: "\(page):\(row[Self.summaryColumnCount + 1, or: ""] as String)")
+                }
             }
-            return BookDetail(book: book, recipes: recipes, recipeCount: count)
+            return BookDetail(book: book, recipes: recipes, recipeCount: count, next: more ? last?.text : nil)
         }
+    }
+
+    /// The place in a book's recipes a `book.get` page mark names: `id:page:name`, the name as SQLite lowercases it.
+    private static func bookRecipesMark(_ text: String) throws -> (page: Int, title: String, id: String) {
+        let mark = try PageMark.read(text, op: BookOps.Get.name)
+        guard let colon = mark.key.firstIndex(of: ":"), let page = Int(mark.key[..<colon]) else {
+            throw PageMark.refusal(text, op: BookOps.Get.name)
+        }
+        return (page, String(mark.key[mark.key.index(after: colon)...]), mark.id)
     }
 
     /// Renames a book or changes its author.
@@ -112,5 +145,12 @@ extension String {
     /// `nil` for a string of only white space.
     var nilIfBlank: String? {
         trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : self
+    }
+}
+
+extension RecipeSummary {
+    /// About the bytes it takes in a reply: its texts, and the rest of its fields (ids, dates, numbers, names).
+    var approximateBytes: Int {
+        256 + name.utf8.count + (recipeCategory?.utf8.count ?? 0) + (recipeCuisine?.utf8.count ?? 0)
     }
 }

@@ -19,7 +19,7 @@ extension RecipeStore {
     /// go by id). A record changed between pages moves to a later position: its conflicts may be listed again on a
     /// later page, never left out.
     public func conflicts(limit: Int?, after: String?) async throws -> ConflictOps.List.Response {
-        let limit = try PageMark.limit(limit, max: ConflictOps.List.maxLimit) ?? .max
+        let limit = try PageMark.limit(limit, max: ConflictOps.List.maxLimit)
         let start = try after.map { text -> (seq: Int, id: String) in
             let mark = try PageMark.read(text, op: ConflictOps.List.name)
             guard let seq = Int(mark.key), seq >= 0 else { throw PageMark.refusal(text, op: ConflictOps.List.name) }
@@ -29,7 +29,8 @@ extension RecipeStore {
             var found: [SyncConflict] = []
             var lastSeq = 0
             // A page also ends before the conflict that would take it past `PageMark.pageBytes` (a kept value is a field
-            // of a recipe: a list of steps may be megabytes); its first conflict always goes.
+            // of a recipe: a list of steps may be megabytes); its first conflict always goes. Every conflict at once is
+            // refused as soon as they pass what one reply may carry.
             var bytes = 0
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT seq, body FROM sync_records WHERE conflicts > 0 AND live = 1 AND seq >= ? ORDER BY seq
@@ -39,7 +40,10 @@ extension RecipeStore {
                 for conflict in try Self.conflicts(of: try SyncLog.decode(row["body"], seq: seq), in: db) {
                     if let start, seq == start.seq, conflict.id <= start.id { continue }
                     let size = conflict.approximateBytes
-                    guard found.count < limit, found.isEmpty || limit == .max || bytes + size <= PageMark.pageBytes else {
+                    guard found.count < limit ?? .max, found.isEmpty || bytes + size <= (limit == nil ? PageMark.wholeListBytes : PageMark.pageBytes) else {
+                        guard limit != nil else {
+                            throw PageMark.tooLargeForOneReply("conflict", op: ConflictOps.List.name, maxLimit: ConflictOps.List.maxLimit)
+                        }
                         return .init(conflicts: found, next: PageMark(id: found[found.count - 1].id, key: "\(lastSeq)").text)
                     }
                     bytes += size

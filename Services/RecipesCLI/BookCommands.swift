@@ -67,7 +67,17 @@ struct ShowBook: AsyncParsableCommand {
         try await connection.show {
             let client = try connection.storageClient()
             let id = try await resolveBook(book, client)
-            return try await client.call(BookOps.Get.self, .init(id: id, limit: all ? nil : limit))
+            guard all else { return try await client.call(BookOps.Get.self, .init(id: id, limit: limit)) }
+            // Every recipe, a page at a time: a book of thousands is more than one reply may carry.
+            var whole = try await client.call(BookOps.Get.self, .init(id: id, limit: RecipeListQuery.maxLimit))
+            if let next = whole.next {
+                whole.recipes += try await readPages(after: next) { after in
+                    let page = try await client.call(BookOps.Get.self, .init(id: id, limit: RecipeListQuery.maxLimit, after: after))
+                    return (page.recipes, page.next)
+                }.items
+                whole.next = nil
+            }
+            return whole
         } text: { detail in
             print(Output.bold(detail.book.title) + (detail.book.author.map { " — \($0)" } ?? "")
                   + Output.dim(" (\(Output.count(detail.recipeCount, "recipe")))"))

@@ -37,7 +37,7 @@ extension Routes {
             try await store.createBook(id: request.id ?? UUID.timeOrdered(), title: request.title, author: request.author)
         }
         handle(BookOps.List.self) { request, _ in try await store.bookPage(limit: request.limit, after: request.after) }
-        handle(BookOps.Get.self) { request, _ in try await store.book(request.id, limit: request.limit) }
+        handle(BookOps.Get.self) { request, _ in try await store.book(request.id, limit: request.limit, after: request.after) }
         handle(BookOps.Update.self) { request, _ in
             guard let id = request.id else { throw ServiceError(.invalidBody, "body.id is missing; book.update needs the book's id") }
             return try await store.updateBook(id: id, title: request.title, author: request.author)

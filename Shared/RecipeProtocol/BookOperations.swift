@@ -44,7 +44,8 @@ public enum BookOps {
         }
     }
 
-    /// `book.get`: a book, how many recipes it holds, and its first `limit` recipes (all of them without one).
+    /// `book.get`: a book, how many recipes it holds, and a page of its recipes (all of them without a limit, when
+    /// they fit in one reply).
     public enum Get: WireOperation {
         public static let name = "book.get"
         public static let repliesInBulk = true // grows with the collection
@@ -52,11 +53,13 @@ public enum BookOps {
         public struct Request: Codable, Sendable, Equatable {
             public var id: UUID
             /// At most this many recipes (0 for the book alone; `RecipeListQuery.maxLimit` at most); `nil` for all.
-            /// The rest are read in pages with `recipe.list` and `bookID`.
             public var limit: Int?
-            public init(id: UUID, limit: Int? = nil) {
+            /// The `next` of the page before; left out for the first page.
+            public var after: String?
+            public init(id: UUID, limit: Int? = nil, after: String? = nil) {
                 self.id = id
                 self.limit = limit
+                self.after = after
             }
         }
         public typealias Response = BookDetail

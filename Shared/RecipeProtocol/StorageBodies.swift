@@ -14,14 +14,17 @@ public struct BookSummary: Codable, Sendable, Equatable {
 /// A book with its recipes.
 public struct BookDetail: Codable, Sendable, Equatable {
     public var book: Book
-    /// Its recipes by page number, then name: all, or the first `limit` the request asked for.
+    /// Its recipes by page number, then name: all, or the page the request asked for.
     public var recipes: [RecipeSummary]
     /// How many recipes the book holds.
     public var recipeCount: Int
-    public init(book: Book, recipes: [RecipeSummary], recipeCount: Int? = nil) {
+    /// Where the next page of its recipes starts (`after` of `book.get`), when more follow; `nil` on the last page.
+    public var next: String?
+    public init(book: Book, recipes: [RecipeSummary], recipeCount: Int? = nil, next: String? = nil) {
         self.book = book
         self.recipes = recipes
         self.recipeCount = recipeCount ?? recipes.count
+        self.next = next
     }
 }
 

@@ -176,6 +176,37 @@ struct HardeningTests {
         _ = try await storage.stop()
     }
 
+    @Test("a book a stranger filled with thousands of heavy recipes: every recipe at once is refused early, saying to ask in pages; recipes books show --all reads them all")
+    func bookPastOneReply() async throws {
+        let folder = temporaryDataFolder()
+        let (storage, endpoint) = try await startStorage(samples: false, folder: folder)
+        let stranger = try StrangerSocket(endpoint)
+        let book = try #require(((try await stranger.request("book.create", ["title": "Everything"]))?["body"] as? [String: Any])?["id"] as? String)
+        // 2,100 recipes whose category and cuisine are 1,000 four-byte characters each (about 8 KB a summary): their
+        // summaries pass the 16 MiB one reply may carry, so `book.get` without a limit could never be answered.
+        let heavy = String(repeating: "🌶", count: 1_000)
+        for index in 0..<2_100 {
+            let recipe: [String: Any] = ["name": String(format: "Recipe %04d", index), "bookID": book, "recipeCategory": heavy, "recipeCuisine": heavy]
+            #expect(try await stranger.code("recipe.create", ["recipe": recipe]) == "ok")
+        }
+        let whole = try #require(try await stranger.request("book.get", ["id": book]))
+        let error = whole["error"] as? [String: Any]
+        #expect(error?["code"] as? String == "message_too_large")
+        #expect(error?["message"] as? String == "every recipe of the book in one reply would pass the 16 MiB one reply may carry; ask book.get for pages: a limit of 1 to 200, then the next each page gives")
+        let first = try #require(try await stranger.request("book.get", ["id": book, "limit": 200])?["body"] as? [String: Any])
+        #expect((first["recipes"] as? [Any])?.count == 200 && first["next"] is String && first["recipeCount"] as? Int == 2_100)
+
+        let shown = try await recipes(["books", "show", "Everything", "--all", "--json"], storage: endpoint)
+        #expect(shown.status == 0, "\(shown.output.prefix(300))")
+        let detail = try JSONSerialization.jsonObject(with: Data(shown.output.utf8)) as? [String: Any]
+        let names = (detail?["recipes"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+        #expect(names == (0..<2_100).map { String(format: "Recipe %04d", $0) })
+        #expect(detail?["next"] == nil)
+        let text = try await recipes(["books", "show", "Everything", "--all"], storage: endpoint)
+        #expect(text.status == 0 && text.output.contains("Recipe 2099") && !text.output.contains("more: recipes books show"), "\(text.output.suffix(300))")
+        _ = try await storage.stop()
+    }
+
     @Test("finding 10: a request of many large frames is dropped unread; thousands of malformed envelopes leave storage answering, intact and unchanged")
     func exhaustionAndGarbage() async throws {
         let folder = temporaryDataFolder()

@@ -143,6 +143,87 @@ struct ListPageTests {
         }
     }
 
+    @Test("a book's recipes: pages of every size give every recipe once, by page number (none last), then name in any case and id")
+    func bookRecipePages() async throws {
+        try await withStore { store async throws in
+            let book = try await store.createBook(id: UUID(), title: "Family recipes", author: nil).id
+            let recipes: [(String, Int?)] = [("Soup", 3), ("bread", nil), ("Bread", nil), ("Apple pie: the best", 1), ("apple pie: the best", 1),
+                                             ("Zucchini", 1), ("Bread", 12), ("Étoile", nil), ("cake", 3), ("Cake", 3), ("a:b:c", 100_000)]
+            for (name, page) in recipes {
+                _ = try await store.createRecipe(id: UUID(), RecipeDraft(name: name, bookID: book, sourcePageNumber: page))
+            }
+            _ = try await store.createRecipe(id: UUID(), RecipeDraft(name: "Not in the book", sourcePageNumber: 1))
+            let all = try await store.book(book)
+            #expect(all.next == nil && all.recipes.count == recipes.count && all.recipeCount == recipes.count)
+            #expect(all.recipes.prefix(3).map(\.name).sorted() == ["Apple pie: the best", "Zucchini", "apple pie: the best"], "page 1 first")
+            #expect(all.recipes.suffix(3).map(\.name).sorted() == ["Bread", "bread", "Étoile"], "no page number last")
+            for limit in [1, 2, 3, 5, 10, 11] {
+                let pages = try await everyPage { after in
+                    let page = try await store.book(book, limit: limit, after: after)
+                    #expect(page.recipeCount == recipes.count && page.book.title == "Family recipes")
+                    return (page.recipes, page.next)
+                }
+                #expect(pages.flatMap { $0 } == all.recipes, "limit \(limit)")
+                #expect(pages.dropLast().allSatisfy { $0.count == limit } && pages.last?.isEmpty == false, "limit \(limit)")
+            }
+            let alone = try await store.book(book, limit: 0)
+            #expect(alone.recipes.isEmpty && alone.next == nil && alone.recipeCount == recipes.count)
+            // A recipe moved out of the book after the mark was given: the pages after it go on.
+            let first = try await store.book(book, limit: 4)
+            _ = try await store.deleteRecipe(id: first.recipes[3].id)
+            let rest = try await store.book(book, limit: 200, after: first.next)
+            #expect(rest.recipes == Array(all.recipes.dropFirst(4)) && rest.next == nil)
+            for mark in ["", "id-only", "\(UUID().uuidString):not-a-page:bread", "\(UUID().uuidString):7"] {
+                let refused = await #expect(throws: ServiceError.self) { _ = try await store.book(book, limit: 5, after: mark) }
+                #expect(refused?.code == .invalidArgument)
+                #expect(refused?.message == "after \"\(mark.prefix(80))\" is not a page mark book.get gave; give the next of the page before, or leave it out for the first page")
+            }
+        }
+    }
+
+    @Test("every item at once is refused once the items pass what one reply may carry, early and saying to ask in pages; the pages give them all")
+    func wholeListsBounded() async throws {
+        try await withStore { store async throws in
+            let encoder = WireJSONEncoder()
+            // 2,100 recipes whose category and cuisine are 1,000 four-byte characters each (about 8 KB a summary, 17 MB
+            // in all), and 11,000 books of 800-byte titles and authors (19 MB): written straight into the tables, as
+            // many requests over time would.
+            let book = try await store.createBook(id: UUID(), title: "Everything", author: nil).id
+            let heavy = String(repeating: "🌶", count: 1_000)
+            try await store.pool.write { db in
+                for index in 0..<2_100 {
+                    try db.execute(sql: """
+                        INSERT INTO recipes (id, title, createdAt, updatedAt, version, origin, bookId, recipeCategory, recipeCuisine)
+                        VALUES (?, ?, '2026-01-01 00:00:00.000', '2026-01-01 00:00:00.000', 1, 'custom', ?, ?, ?)
+                        """, arguments: [UUID().databaseText, String(format: "Recipe %04d", index), book.databaseText, heavy, heavy])
+                }
+                let title = String(repeating: "📚", count: 200)
+                for index in 0..<11_000 {
+                    try db.execute(sql: "INSERT INTO books (id, title, author, createdAt, updatedAt) VALUES (?, ?, ?, '2026-01-01 00:00:00.000', '2026-01-01 00:00:00.000')",
+                                   arguments: [UUID().databaseText, String(format: "%05d", index) + title.dropFirst(2), title])
+                }
+            }
+            let recipes = await #expect(throws: ServiceError.self) { _ = try await store.book(book) }
+            #expect(recipes?.code == .messageTooLarge)
+            #expect(recipes?.message == "every recipe of the book in one reply would pass the 16 MiB one reply may carry; ask book.get for pages: a limit of 1 to 200, then the next each page gives")
+            let pages = try await everyPage { after in
+                let page = try await store.book(book, limit: RecipeListQuery.maxLimit, after: after)
+                #expect(try encoder.encode(page).count < 4 * 1_048_576)
+                return (page.recipes, page.next)
+            }
+            #expect(pages.flatMap { $0 }.map(\.name) == (0..<2_100).map { String(format: "Recipe %04d", $0) })
+
+            let books = await #expect(throws: ServiceError.self) { _ = try await store.bookPage(limit: nil, after: nil) }
+            #expect(books?.code == .messageTooLarge)
+            #expect(books?.message == "every book in one reply would pass the 16 MiB one reply may carry; ask book.list for pages: a limit of 1 to 1000, then the next each page gives")
+            let bookPages = try await everyPage { after in
+                let page = try await store.bookPage(limit: BookOps.List.maxLimit, after: after)
+                return (page.books, page.next)
+            }
+            #expect(bookPages.flatMap { $0 }.count == 11_001)
+        }
+    }
+
     @Test("a limit out of range or a page mark the list did not give is refused, saying what it takes")
     func badRequests() async throws {
         try await withStore { store async throws in
