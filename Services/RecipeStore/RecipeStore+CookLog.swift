@@ -22,7 +22,9 @@ extension RecipeStore {
             try db.execute(sql: """
                 INSERT INTO cook_log (id, recipeId, recipeName, cookedAt, rating, note, servings, createdAt)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [id.databaseText, recipeID.databaseText, recipe.name, cookedAt ?? now, rating, note?.composed.nilIfBlank, servings, now])
+                """, arguments: [id.databaseText, recipeID.databaseText,
+                                 // A name stored before names were held to bytes too is copied within them.
+                                 recipe.name.cut(toCharacters: RecipeDraft.Limits.nameLength), cookedAt ?? now, rating, note?.composed.nilIfBlank, servings, now])
             guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM cook_log WHERE id = ?"), arguments: [id.databaseText]) else {
                 throw ServiceError(.internalError, "the cook-log entry just written could not be read back")
             }

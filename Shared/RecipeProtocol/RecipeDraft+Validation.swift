@@ -312,7 +312,6 @@ extension String {
         return bytes <= limit || (bytes <= Self.bytesPerCharacter * limit && count <= limit)
     }
 
-    /// Why the text, the value of `field`, is not within `limit` characters (`isWithin(characters:)`), or nil.
     /// The text's start that is within `limit` characters (`isWithin(characters:)`), cut between characters.
     public func cut(toCharacters limit: Int) -> String {
         var kept = String(prefix(limit))
@@ -320,6 +319,7 @@ extension String {
         return kept
     }
 
+    /// Why the text, the value of `field`, is not within `limit` characters (`isWithin(characters:)`), or nil.
     public func sizeProblem(_ field: String, characters limit: Int) -> String? {
         guard !isWithin(characters: limit) else { return nil }
         let count = self.count

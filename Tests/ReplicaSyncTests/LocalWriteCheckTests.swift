@@ -92,6 +92,27 @@ struct LocalWriteCheckTests {
         }
     }
 
+    @Test("a recipe whose name an older version stored past 4 bytes a character can still be cooked: the log copies the name cut within its limit, and the other replica takes the entry")
+    func heavyStoredNameCooked() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Quince paste"))
+            try await syncAll([a, b])
+            // As an older version stored it (its write captured without a person's write's check): 200 characters,
+            // each a letter under 30 combining marks (12,200 bytes).
+            let heavy = String(repeating: "q" + String(repeating: "\u{301}", count: 30), count: 200)
+            try await a.store.pool.write { db in
+                try db.execute(sql: "UPDATE recipes SET title = ? WHERE id = ?", arguments: [heavy, recipe.id.databaseText])
+                try SyncLog.capture(in: db)
+            }
+            let entry = try await a.store.addCookLogEntry(id: UUID(), recipeID: recipe.id, cookedAt: nil, rating: 5, note: "Set well.", servings: nil)
+            #expect(entry.recipeName.count == 13 && heavy.hasPrefix(entry.recipeName) && entry.recipeName.isWithin(characters: RecipeDraft.Limits.nameLength))
+            try await syncAll([a, b])
+            #expect(try await b.store.heldRecords().map(\.kind) == [.recipe], "the recipe's own heavy name waits for a newer version; its cook log does not")
+            #expect(try await b.store.cookLogPage(recipeID: recipe.id, limit: 10, after: nil).entries.map(\.recipeName) == [entry.recipeName])
+        }
+    }
+
     @Test("a recipe merged past 4 MiB of text from two replicas' edits, each within it, is taken by both, and may be edited without growing")
     func mergedPastTextBytes() async throws {
         try await withReplicas(2) { replicas in
