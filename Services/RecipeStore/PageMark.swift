@@ -49,30 +49,27 @@ struct PageMark: Equatable {
     /// and the mark of its last row (its `id` and the `key` column) when more follow; see `collect`. Without a limit
     /// the question is for every item in one reply (as before lists came in pages): it gets them, or — when they would
     /// pass `wholeListBytes` — `tooLarge`, thrown as soon as they do.
-    static func page<Item>(of rows: RowCursor, limit: Int?, key: String, maxBytes: Int = pageBytes, tooLarge: @autoclosure () -> ServiceError,
-                           _ item: (Row) throws -> (item: Item, bytes: Int)) throws -> (items: [Item], next: String?) {
-        try page(of: rows, limit: limit, maxBytes: maxBytes, tooLarge: tooLarge(), item) { PageMark(id: $0["id"], key: $0[key]) }
-    }
-
-    /// `page(of:limit:key:…)` for a list whose mark `mark` makes from a row.
-    static func page<Item>(of rows: RowCursor, limit: Int?, maxBytes: Int = pageBytes, tooLarge: @autoclosure () -> ServiceError,
-                           _ item: (Row) throws -> (item: Item, bytes: Int), mark: (Row) -> PageMark) throws -> (items: [Item], next: String?) {
-        let (items, last, more) = try collect(rows, limit: limit, maxBytes: limit == nil ? wholeListBytes : maxBytes, item) { mark($0).text }
-        if more && limit == nil { throw tooLarge() }
+    static func page<Item: ReplySized>(of rows: RowCursor, limit: Int?, key: String, tooLarge: ServiceError,
+                                       _ item: (Row) throws -> Item) throws -> (items: [Item], next: String?) {
+        let (items, last, more) = try collect(rows, limit: limit, maxBytes: limit == nil ? wholeListBytes : pageBytes, item) {
+            PageMark(id: $0["id"], key: $0[key]).text
+        }
+        if more && limit == nil { throw tooLarge }
         return (items, more ? last : nil)
     }
 
     /// Items made by `item` from `rows`, read one at a time, until `limit` of them (`nil`: no limit) or until the next
-    /// would take their bytes (as `item` counts them) past `maxBytes` — the first always goes; what `mark` says of the
+    /// would take their bytes (`approximateBytes`) past `maxBytes` — the first always goes; what `mark` says of the
     /// last row taken, and whether a row followed it. A page of large items is never held beside the rows after it.
-    static func collect<Item, Mark>(_ rows: RowCursor, limit: Int?, maxBytes: Int, _ item: (Row) throws -> (item: Item, bytes: Int),
-                                    mark: (Row) -> Mark) throws -> (items: [Item], last: Mark?, more: Bool) {
+    static func collect<Item: ReplySized, Mark>(_ rows: RowCursor, limit: Int?, maxBytes: Int, _ item: (Row) throws -> Item,
+                                                mark: (Row) -> Mark) throws -> (items: [Item], last: Mark?, more: Bool) {
         var items: [Item] = []
         var bytes = 0
         var last: Mark?
         while let row = try rows.next() {
             if items.count == limit ?? .max { return (items, last, true) }
-            let (made, size) = try item(row)
+            let made = try item(row)
+            let size = made.approximateBytes
             if !items.isEmpty && bytes + size > maxBytes { return (items, last, true) }
             items.append(made)
             bytes += size
@@ -89,22 +86,5 @@ struct PageMark: Equatable {
             throw ServiceError(.invalidArgument, "limit is \(limit); it must be 1 to \(maxLimit), or left out for every one")
         }
         return limit
-    }
-}
-
-extension Row {
-    /// About the bytes its values take in a reply: text and blobs by their length, a number or null as 8, and a name's
-    /// worth for each column.
-    var storedBytes: Int {
-        var total = 0
-        for (column, value) in self {
-            total += column.utf8.count + 4
-            switch value.storage {
-            case .string(let text): total += text.utf8.count
-            case .blob(let data): total += data.count
-            default: total += 8
-            }
-        }
-        return total
     }
 }

@@ -33,9 +33,9 @@ extension RecipeStore {
                 SELECT b.*, (SELECT COUNT(*) FROM recipes r WHERE r.bookId = b.id) AS recipeCount, lower(b.title) AS sortKey
                 FROM books b WHERE (lower(b.title), b.id) > (?, ?) ORDER BY lower(b.title), b.id LIMIT ?
                 """), arguments: [start?.key ?? "", start?.id ?? "", limit.map { $0 + 1 } ?? -1])
-            let (books, next) = try PageMark.page(of: rows, limit: limit, key: "sortKey",
-                                                   tooLarge: PageMark.tooLargeForOneReply("book", op: BookOps.List.name, maxLimit: BookOps.List.maxLimit)) { row in
-                (BookSummary(book: Self.book(row), recipeCount: row["recipeCount"]), row.storedBytes)
+            let tooLarge = PageMark.tooLargeForOneReply("book", op: BookOps.List.name, maxLimit: BookOps.List.maxLimit)
+            let (books, next) = try PageMark.page(of: rows, limit: limit, key: "sortKey", tooLarge: tooLarge) {
+                BookSummary(book: Self.book($0), recipeCount: $0["recipeCount"])
             }
             return .init(books: books, next: next)
         }
@@ -145,12 +145,5 @@ extension String {
     /// `nil` for a string of only white space.
     var nilIfBlank: String? {
         trimmingCharacters(in: .whitespacesAndNewlines).isEmpty ? nil : self
-    }
-}
-
-extension RecipeSummary {
-    /// About the bytes it takes in a reply: its texts, and the rest of its fields (ids, dates, numbers, names).
-    var approximateBytes: Int {
-        256 + name.utf8.count + (recipeCategory?.utf8.count ?? 0) + (recipeCuisine?.utf8.count ?? 0)
     }
 }

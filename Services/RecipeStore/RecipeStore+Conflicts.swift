@@ -163,12 +163,3 @@ extension RecipeStore {
         try SyncLog.writeRecordOnly(conflict.kind, conflict.recordID, field: key, value: .object(object), in: db)
     }
 }
-
-extension SyncConflict {
-    /// About the bytes it takes in a reply: its kept values, and its names.
-    var approximateBytes: Int {
-        let names = id.utf8.count + recordID.utf8.count + (recordName?.utf8.count ?? 0) + (copyID?.utf8.count ?? 0)
-            + fields.reduce(0) { $0 + $1.utf8.count + 4 }
-        return 128 + names + (lostValues.map { JSONValue.object($0).approximateBytes } ?? 0)
-    }
-}

@@ -303,7 +303,7 @@ extension RecipeStore {
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT * FROM import_job_items WHERE jobId = ? AND \(condition) ORDER BY \(key) LIMIT ?
                 """), arguments: [jobID.databaseText, from, limit + 1])
-            let (items, last, more) = try PageMark.collect(rows, limit: limit, maxBytes: PageMark.pageBytes, { (Self.jobItem($0), $0.storedBytes) }) {
+            let (items, last, more) = try PageMark.collect(rows, limit: limit, maxBytes: PageMark.pageBytes, Self.jobItem) {
                 ($0[key] as Int) + 1
             }
             return .init(job: job, items: items, next: last ?? from, more: more)
