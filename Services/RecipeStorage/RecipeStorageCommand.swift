@@ -66,6 +66,7 @@ struct RecipeStorageCommand: AsyncParsableCommand {
         configuration.bindEndpoint = bind ?? ProcessEnvironment.value("RECIPES_STORAGE_BIND") ?? RecipeVault.defaultStorageEndpoint
         configuration.maxFrameBytes = maxFrameBytes
         configuration.maxMessageBytes = limits.maxMessageBytes
+        configuration.maxConnections = limits.maxConnections
         configuration.maxRequestsInFlight = limits.maxRequests
         configuration.maxBytesInFlight = limits.maxBytesInFlight
         configuration.replyCacheBytes = limits.replyCacheBytes

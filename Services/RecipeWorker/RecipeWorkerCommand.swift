@@ -219,6 +219,7 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
         configuration.photoIntake = PhotoIntakeProcess.Settings(memoryLimit: photoMemory * 1_048_576,
                                                                 timeout: .milliseconds(Int(photoTimeout * 1_000)))
         configuration.maxMessageBytes = limits.maxMessageBytes
+        configuration.maxConnections = limits.maxConnections
         configuration.maxRequestsInFlight = limits.maxRequests
         configuration.maxBytesInFlight = limits.maxBytesInFlight
         configuration.replyCacheBytes = limits.replyCacheBytes

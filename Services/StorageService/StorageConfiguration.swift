@@ -15,6 +15,9 @@ public struct StorageConfiguration: Sendable {
     public var maxFrameBytes = WireProtocol.defaultMaxFrameBytes
     /// The largest request, all frames together.
     public var maxMessageBytes = WireProtocol.defaultMaxMessageBytes
+    /// Client connections held at once before new ones wait (the request and change-notice endpoints together); `nil`
+    /// in a process shared with other servers (see `MessageServer.Configuration.maxConnections`).
+    public var maxConnections: Int?
     /// Requests handled at once before `busy`.
     public var maxRequestsInFlight = WireProtocol.defaultMaxRequestsInFlight
     /// Bytes of the requests handled at once, all together, before `busy`.
@@ -33,6 +36,7 @@ public struct StorageConfiguration: Sendable {
         var configuration = MessageServer.Configuration(endpoint: bindEndpoint, serviceName: "recipe-storage")
         configuration.maxFrameBytes = maxFrameBytes
         configuration.maxMessageBytes = maxMessageBytes
+        configuration.maxConnections = maxConnections
         configuration.maxRequestsInFlight = maxRequestsInFlight
         configuration.maxBytesInFlight = maxBytesInFlight
         configuration.replyCacheBytes = replyCacheBytes

@@ -27,6 +27,9 @@ public struct WorkerConfiguration: Sendable {
     public var storageTimeout: Duration = .seconds(10)
     /// The largest request, all frames together.
     public var maxMessageBytes = WireProtocol.defaultMaxMessageBytes
+    /// Client connections held at once before new ones wait; `nil` in a process shared with other servers (see
+    /// `MessageServer.Configuration.maxConnections`).
+    public var maxConnections: Int?
     /// Requests handled at once before `busy`.
     public var maxRequestsInFlight = WireProtocol.defaultMaxRequestsInFlight
     /// Bytes of the requests handled at once, all together, before `busy`.
@@ -142,6 +145,7 @@ public struct WorkerService: Sendable {
         var server = MessageServer.Configuration(endpoint: configuration.bindEndpoint, serviceName: "recipe-worker")
         server.maxFrameBytes = configuration.maxFrameBytes
         server.maxMessageBytes = configuration.maxMessageBytes
+        server.maxConnections = configuration.maxConnections
         server.maxRequestsInFlight = configuration.maxRequestsInFlight
         server.maxBytesInFlight = configuration.maxBytesInFlight
         server.replyCacheBytes = configuration.replyCacheBytes

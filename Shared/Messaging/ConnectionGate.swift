@@ -11,9 +11,14 @@ import RecipeProtocol
 /// it: past `pauseAt` open files a socket filter on the listening socket drops the connection requests that arrive
 /// (the clients' systems retry them), connections that came meanwhile past the budget are shut, and at `resumeAt`
 /// the filter comes off. Clients already connected are served throughout.
+///
+/// The same holds connections to a count (`maxConnections`, counted as the files opened since the service began to
+/// listen): each costs about 22 KB, and an open-file limit may be a million.
 struct ConnectionGate {
     let pauseAt: Int
     let resumeAt: Int
+    /// What `pauseAt` keeps: the process's last files, or memory (the count of connections it takes).
+    let bound: Bound
     let port: UInt16
     private(set) var paused = false
     /// The listening TCP sockets on `port` and the other ports the gate was given (the storage's change-notice
@@ -22,10 +27,16 @@ struct ConnectionGate {
     /// Their ports.
     let listeningPorts: Set<UInt16>
 
+    enum Bound: Equatable {
+        case files
+        case connections
+    }
+
     /// A gate for the TCP listener on `port`, in a process that may open `limit` files and held `baseline` when it
     /// began to listen: a reserve of an eighth of the limit (at least 32, at most 1,024, never more than a third of
-    /// the room above the baseline), and as much again below it before connections are taken again.
-    init(port: UInt16, alsoPorts: [UInt16] = [], limit: UInt64, baseline: Int) {
+    /// the room above the baseline), and as much again below it before connections are taken again — or, when it
+    /// comes first, `maxConnections` files above the baseline, taken again once an eighth of them have closed.
+    init(port: UInt16, alsoPorts: [UInt16] = [], limit: UInt64, baseline: Int, maxConnections: Int = .max) {
         let limit = Int(min(limit, UInt64(Int32.max)))
         let room = max(0, limit - baseline)
         let reserve = max(1, min(max(32, min(limit / 8, 1_024)), room / 3))
@@ -33,8 +44,14 @@ struct ConnectionGate {
         listeningPorts = Set([port] + alsoPorts)
         let ports = listeningPorts
         listeners = Self.listeningSockets().filter { Self.localPort($0).map(ports.contains) ?? false }
-        pauseAt = limit - reserve
-        resumeAt = max(baseline + 1, pauseAt - reserve)
+        let byCount = baseline + min(max(1, maxConnections), Int(Int32.max))
+        if byCount < limit - reserve {
+            (pauseAt, bound) = (byCount, .connections)
+            resumeAt = max(baseline + 1, pauseAt - max(1, maxConnections / 8))
+        } else {
+            (pauseAt, bound) = (limit - reserve, .files)
+            resumeAt = max(baseline + 1, pauseAt - reserve)
+        }
     }
 
     enum Change: Equatable {

@@ -26,6 +26,11 @@ public final class MessageServer: Service, Sendable {
         public var maxMessageBytes: Int = WireProtocol.defaultMaxMessageBytes
         /// The most frames of one request (JSON and binary); more is answered `message_too_large`.
         public var maxFrames: Int = WireProtocol.maxFrames
+        /// Client connections held at once, about (counted as the files the process opened since the server began to
+        /// listen): past it new connections are held back until some close, as when they near the open-file limit.
+        /// `nil`: the open-file limit alone — for a server that shares its process with others (tests), whose files
+        /// are not its connections; a service's executable sets it (`--max-connections`).
+        public var maxConnections: Int?
         /// Requests handled at once; beyond it a request is answered `busy` (the client retries).
         public var maxRequestsInFlight: Int = WireProtocol.defaultMaxRequestsInFlight
         /// Bytes of the requests being handled, all together; beyond it a request is answered `busy`. One request is

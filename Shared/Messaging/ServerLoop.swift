@@ -77,7 +77,7 @@ final class ServerLoop {
             let endpoint = try socket.bind(configuration.endpoint)
             if let port = ConnectionGate.tcpPort(of: endpoint), let limit = OpenFiles.limit, let baseline = OpenFiles.openCount() {
                 let others = configuration.heldBackWith.compactMap(ConnectionGate.tcpPort(of:))
-                gate = ConnectionGate(port: port, alsoPorts: others, limit: limit, baseline: baseline)
+                gate = ConnectionGate(port: port, alsoPorts: others, limit: limit, baseline: baseline, maxConnections: configuration.maxConnections ?? .max)
                 accepts = try socket.monitor(.accepted)
             }
             mailbox.reportBound(.success(endpoint))
@@ -186,10 +186,14 @@ final class ServerLoop {
             shut += ConnectionGate.shedUnseen(excess, ports: gate.listeningPorts, below: Int(OpenFiles.limit ?? 0))
         }
         let limit = OpenFiles.limit.map(String.init) ?? "?"
+        // What the connections reached: nearly every file the process may open, or the count it takes.
+        let reached = gate.bound == .files
+            ? "connections hold nearly every file this service may open"
+            : "connections reached the most this service takes at once (its --max-connections, \(configuration.maxConnections ?? 0))"
         switch gate.change(open: open) {
         case .pause:
             if gate.set(paused: true) {
-                logger.warning("new connections held back: connections hold nearly every file this service may open; those already made are served, and new ones are taken once some close",
+                logger.warning("new connections held back: \(reached); those already made are served, and new ones are taken once some close",
                                metadata: ["open files": "\(open)", "limit": "\(limit)", "shut": "\(shut)"])
             } else {
                 logger.error("could not hold new connections back (the system refused the socket filter); connections past the reserve are still shut as they come",
@@ -202,7 +206,7 @@ final class ServerLoop {
             }
         case nil:
             if shut > 0 {
-                logger.warning("connections shut as they came: connections hold nearly every file this service may open",
+                logger.warning("connections shut as they came: \(reached)",
                                metadata: ["open files": "\(open)", "limit": "\(limit)", "shut": "\(shut)"])
             }
         }

@@ -46,6 +46,10 @@ public enum WireProtocol {
     public static let maxReplyFrameBytes = 4 * defaultMaxFrameBytes
     /// The most frames of one request: the JSON and up to 15 binary frames.
     public static let maxFrames = 16
+    /// The default number of client connections a service holds at once before it holds new ones back: each costs a
+    /// file and about 22 KB of memory, so without a bound a stranger's connections would take as much memory as the
+    /// open-file limit allows (a million: over 20 GB).
+    public static let defaultMaxConnections = 1_024
     /// The default number of requests a service handles at once before answering `busy`.
     public static let defaultMaxRequestsInFlight = 64
     /// The default bytes of requests a service holds while handling them, all together, before answering `busy`:

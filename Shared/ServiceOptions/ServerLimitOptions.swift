@@ -7,6 +7,9 @@ public struct ServerLimitOptions: ParsableArguments, Sendable {
     @Option(name: .long, help: ArgumentHelp("Largest request, all frames together, in bytes; larger ones are answered message_too_large unread.", valueName: "bytes"))
     public var maxMessageBytes: Int = WireProtocol.defaultMaxMessageBytes
 
+    @Option(name: .long, help: ArgumentHelp("Client connections held at once, about (each takes a file and about 22 KB); past it new connections wait until some close (64 to 1048576).", valueName: "count"))
+    public var maxConnections: Int = WireProtocol.defaultMaxConnections
+
     @Option(name: .long, help: ArgumentHelp("Requests handled at once; beyond it a request is answered busy and the client retries (1 to 10000).", valueName: "count"))
     public var maxRequests: Int = WireProtocol.defaultMaxRequestsInFlight
 
@@ -22,6 +25,7 @@ public struct ServerLimitOptions: ParsableArguments, Sendable {
         guard (4 * 1_024 * 1_024...1_024 * 1_024 * 1_024).contains(maxMessageBytes) else {
             throw ValidationError("--max-message-bytes must be 4194304 (4 MiB) to 1073741824 (1 GiB); got \(maxMessageBytes)")
         }
+        guard (64...1_048_576).contains(maxConnections) else { throw ValidationError("--max-connections must be 64 to 1048576; got \(maxConnections)") }
         guard (1...10_000).contains(maxRequests) else { throw ValidationError("--max-requests must be 1 to 10000; got \(maxRequests)") }
         guard (4 * 1_024 * 1_024...64 * 1_024 * 1_024 * 1_024).contains(maxBytesInFlight) else {
             throw ValidationError("--max-bytes-in-flight must be 4194304 (4 MiB) to 68719476736 (64 GiB); got \(maxBytesInFlight)")

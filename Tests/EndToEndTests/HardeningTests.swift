@@ -317,6 +317,29 @@ struct HardeningTests {
         _ = try await storage.stop()
     }
 
+    @Test("connections past --max-connections are held back whatever the open-file limit (each costs memory: a million would take over 20 GB); clients already connected are served, and new ones are taken once some close")
+    func connectionsBoundedByCount() async throws {
+        let folder = temporaryDataFolder()
+        let storage = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder,
+                                                            "--max-connections", "64"])
+        let endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        let stranger = try StrangerSocket(endpoint)
+        #expect(try await stranger.code("recipe.create", ["recipe": ["name": "Kept"]]) == "ok")
+        let before = try #require(openFiles(storage.pid))
+        let (context, connections) = try flood(endpoint, with: 300, of: .dealer)
+        _ = try await storage.waitForOutput("new connections held back: connections reached the most this service takes at once \\(its --max-connections, 64\\)", timeout: .seconds(20))
+        try await Task.sleep(for: .seconds(1))
+        let most = try await mostOpenFiles(storage.pid)
+        #expect(most <= before + 64 + 4, "files held: at most \(most), \(before) before 300 connections came")
+        #expect(try await stranger.code("recipe.list", [:] as [String: Any]) == "ok")
+        #expect(try await stranger.code("recipe.create", ["recipe": ["name": "During the flood"]]) == "ok")
+        for socket in connections { socket.close() }
+        context.shutdown()
+        _ = try await storage.waitForOutput("taking new connections again", timeout: .seconds(20))
+        #expect(try await StrangerSocket(endpoint).code("recipe.list", [:] as [String: Any]) == "ok", "a new client is taken")
+        _ = try await storage.stop()
+    }
+
     @Test("connections flooding the storage's change-notice endpoint up to its open-file limit are held back and shut with the request endpoint's: the files it holds settle under the limit, and clients are served once they close")
     func noticeFloodKeepsFilesFree() async throws {
         let storage = try ServiceProcess(path: "/bin/sh", ["-c", #"ulimit -n 64 && exec "$@""#, "sh", try ServiceProcess.executable("recipe-storage"),

@@ -15,6 +15,15 @@ struct ConnectionGateTests {
         #expect(gate.resumeAt > baseline, "it can always be taken again")
     }
 
+    @Test("a count of connections bounds them when it comes before the files do: held back that many files above the start, taken again an eighth lower",
+          arguments: [(1_048_576, 40, 1_024, 1_064, 936, ConnectionGate.Bound.connections), (65_536, 40, 64, 104, 96, .connections),
+                      (1_024, 35, 1_024, 896, 768, .files), (64, 32, 1_024, 54, 44, .files), (1_048_576, 40, 1_048_576, 1_047_552, 1_046_528, .files)])
+    func countBound(limit: Int, baseline: Int, maxConnections: Int, pauseAt: Int, resumeAt: Int, bound: ConnectionGate.Bound) {
+        let gate = ConnectionGate(port: 1, limit: UInt64(limit), baseline: baseline, maxConnections: maxConnections)
+        #expect(gate.pauseAt == pauseAt && gate.resumeAt == resumeAt && gate.bound == bound, "\(gate.pauseAt) \(gate.resumeAt) \(gate.bound)")
+        #expect(gate.change(open: pauseAt - 1) == nil && gate.change(open: pauseAt) == .pause && gate.excess(open: pauseAt + 4) == 5)
+    }
+
     @Test("held back from the threshold on, and only then; connections just taken past it are shut")
     func changes() {
         let gate = ConnectionGate(port: 1, limit: 1_024, baseline: 35)
