@@ -21,8 +21,10 @@ enum ChaosSteps {
         let overKilled = random.below(2) == 0
         if overKilled {
             _ = try await target.process?.stop(signal: SIGKILL)
-            // As a person would: cp writes the backup's files into the existing ones.
-            let copy = try Process.run(URL(fileURLWithPath: "/bin/cp"), arguments: ["-r", backup.folder + "/.", target.folder + "/"])
+            // As a person would: cp puts the backup's files in place of the existing ones (each replaced, not written
+            // through: a photo `loseBlob` made unreadable is a link to a file whose reads and writes fail, as a failing
+            // disk's would, and cp writing through it failed the run — seed 200612579308831045).
+            let copy = try Process.run(URL(fileURLWithPath: "/bin/cp"), arguments: ["-r", "--remove-destination", backup.folder + "/.", target.folder + "/"])
             copy.waitUntilExit()
             #expect(copy.terminationStatus == 0)
         } else {
