@@ -67,6 +67,7 @@ struct RecipeStorageCommand: AsyncParsableCommand {
         configuration.maxFrameBytes = maxFrameBytes
         configuration.maxMessageBytes = limits.maxMessageBytes
         configuration.maxConnections = limits.maxConnections
+        configuration.maxResidentBytes = limits.maxMemory * 1_048_576
         configuration.maxRequestsInFlight = limits.maxRequests
         configuration.maxBytesInFlight = limits.maxBytesInFlight
         configuration.replyCacheBytes = limits.replyCacheBytes

@@ -220,6 +220,7 @@ struct RecipeWorkerCommand: AsyncParsableCommand {
                                                                 timeout: .milliseconds(Int(photoTimeout * 1_000)))
         configuration.maxMessageBytes = limits.maxMessageBytes
         configuration.maxConnections = limits.maxConnections
+        configuration.maxResidentBytes = limits.maxMemory * 1_048_576
         configuration.maxRequestsInFlight = limits.maxRequests
         configuration.maxBytesInFlight = limits.maxBytesInFlight
         configuration.replyCacheBytes = limits.replyCacheBytes

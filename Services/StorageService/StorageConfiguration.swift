@@ -18,6 +18,9 @@ public struct StorageConfiguration: Sendable {
     /// Client connections held at once before new ones wait (the request and change-notice endpoints together); `nil`
     /// in a process shared with other servers (see `MessageServer.Configuration.maxConnections`).
     public var maxConnections: Int?
+    /// Resident bytes past which quiet connections are shut; `nil` in a process shared with other servers (see
+    /// `MessageServer.Configuration.maxResidentBytes`).
+    public var maxResidentBytes: Int?
     /// Requests handled at once before `busy`.
     public var maxRequestsInFlight = WireProtocol.defaultMaxRequestsInFlight
     /// Bytes of the requests handled at once, all together, before `busy`.
@@ -37,6 +40,7 @@ public struct StorageConfiguration: Sendable {
         configuration.maxFrameBytes = maxFrameBytes
         configuration.maxMessageBytes = maxMessageBytes
         configuration.maxConnections = maxConnections
+        configuration.maxResidentBytes = maxResidentBytes
         configuration.maxRequestsInFlight = maxRequestsInFlight
         configuration.maxBytesInFlight = maxBytesInFlight
         configuration.replyCacheBytes = replyCacheBytes

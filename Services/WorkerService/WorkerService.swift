@@ -30,6 +30,9 @@ public struct WorkerConfiguration: Sendable {
     /// Client connections held at once before new ones wait; `nil` in a process shared with other servers (see
     /// `MessageServer.Configuration.maxConnections`).
     public var maxConnections: Int?
+    /// Resident bytes past which quiet connections are shut; `nil` in a process shared with other servers (see
+    /// `MessageServer.Configuration.maxResidentBytes`).
+    public var maxResidentBytes: Int?
     /// Requests handled at once before `busy`.
     public var maxRequestsInFlight = WireProtocol.defaultMaxRequestsInFlight
     /// Bytes of the requests handled at once, all together, before `busy`.
@@ -146,6 +149,7 @@ public struct WorkerService: Sendable {
         server.maxFrameBytes = configuration.maxFrameBytes
         server.maxMessageBytes = configuration.maxMessageBytes
         server.maxConnections = configuration.maxConnections
+        server.maxResidentBytes = configuration.maxResidentBytes
         server.maxRequestsInFlight = configuration.maxRequestsInFlight
         server.maxBytesInFlight = configuration.maxBytesInFlight
         server.replyCacheBytes = configuration.replyCacheBytes

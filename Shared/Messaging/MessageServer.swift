@@ -31,6 +31,11 @@ public final class MessageServer: Service, Sendable {
         /// `nil`: the open-file limit alone — for a server that shares its process with others (tests), whose files
         /// are not its connections; a service's executable sets it (`--max-connections`).
         public var maxConnections: Int?
+        /// The most memory the process may hold (resident bytes) before it shuts the connections that brought no whole
+        /// request in the last `ServerLoop.quietBeforeShed`: a connection part-way through a frame holds what it sent
+        /// of it, up to `maxFrameBytes` each, for as long as it likes. `nil`: no such bound — for a server that shares
+        /// its process with others (tests); a service's executable sets it (`--max-memory`).
+        public var maxResidentBytes: Int?
         /// Requests handled at once; beyond it a request is answered `busy` (the client retries).
         public var maxRequestsInFlight: Int = WireProtocol.defaultMaxRequestsInFlight
         /// Bytes of the requests being handled, all together; beyond it a request is answered `busy`. One request is

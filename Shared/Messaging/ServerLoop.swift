@@ -78,7 +78,7 @@ final class ServerLoop {
             if let port = ConnectionGate.tcpPort(of: endpoint), let limit = OpenFiles.limit, let baseline = OpenFiles.openCount() {
                 let others = configuration.heldBackWith.compactMap(ConnectionGate.tcpPort(of:))
                 gate = ConnectionGate(port: port, alsoPorts: others, limit: limit, baseline: baseline, maxConnections: configuration.maxConnections ?? .max)
-                accepts = try socket.monitor(.accepted)
+                accepts = try socket.monitor([.accepted, .disconnected])
             }
             mailbox.reportBound(.success(endpoint))
             logger.info("listening", metadata: ["endpoint": "\(endpoint)", "operations": "\(routes.operations.joined(separator: " "))"])
@@ -159,6 +159,11 @@ final class ServerLoop {
     /// The connections the listening socket takes, as they come.
     private var accepts: Socket?
     private var nextGateCheck = ContinuousClock.now
+    /// The TCP connections taken, by file number: when, and when each last brought a whole request (`nil`: never).
+    private var connectionsTaken: [Int32: (since: ContinuousClock.Instant, lastRequest: ContinuousClock.Instant?)] = [:]
+    /// A connection that brought no whole request for this long is shut when the process holds more than it may.
+    static let quietBeforeShed = Duration.seconds(5)
+    private var nextMemoryShed = ContinuousClock.now
 
     /// Counts the open files when connections arrive (and every `gateInterval`) and works the gate: past its
     /// threshold, connection requests are dropped below ZeroMQ and the connections taken meanwhile past it are shut,
@@ -167,10 +172,17 @@ final class ServerLoop {
         guard var gate else { return }
         var arrived: [Int32] = []
         while let event = try? accepts?.readEvent() {
-            if event.kind == .accepted { arrived.append(Int32(bitPattern: event.value)) }
+            let descriptor = Int32(bitPattern: event.value)
+            if event.kind == .accepted {
+                arrived.append(descriptor)
+                connectionsTaken[descriptor] = (.now, nil)
+            } else if event.kind == .disconnected {
+                connectionsTaken[descriptor] = nil
+            }
         }
         guard !arrived.isEmpty || ContinuousClock.now >= nextGateCheck else { return }
         nextGateCheck = .now + Self.gateInterval
+        shedIfOverMemory(port: gate.port)
         guard var open = OpenFiles.openCount() else { return }
         defer { self.gate = gate }
         var excess = gate.excess(open: open)
@@ -212,12 +224,34 @@ final class ServerLoop {
         }
     }
 
+    /// Past `maxResidentBytes`, shuts the connections that brought no whole request in the last `quietBeforeShed` (at
+    /// most once a second): what a connection sent of a frame it never finishes is held until it closes, so a stranger's
+    /// connections, each part-way through a large frame, would otherwise take the process's memory for good. A client
+    /// shut so connects again by itself and sends its request again.
+    private func shedIfOverMemory(port: UInt16) {
+        guard let budget = configuration.maxResidentBytes, ContinuousClock.now >= nextMemoryShed,
+              let resident = ProcessMemory.residentBytes(), resident > budget else { return }
+        let now = ContinuousClock.now
+        nextMemoryShed = now + .seconds(1)
+        var shut = 0
+        for (descriptor, taken) in connectionsTaken where now - (taken.lastRequest ?? taken.since) >= Self.quietBeforeShed {
+            connectionsTaken[descriptor] = nil
+            // Only a connection to this port that is still one (the number may have been closed and given out again).
+            guard ConnectionGate.isConnection(descriptor, toPort: port), shutdown(descriptor, Int32(SHUT_RDWR)) == 0 else { continue }
+            shut += 1
+        }
+        guard shut > 0 else { return }
+        logger.warning("connections shut: \(configuration.serviceName) holds more memory than it may (its --max-memory); those that brought no whole request in the last \(Self.quietBeforeShed.components.seconds) seconds were shut, with what they had sent of one",
+                       metadata: ["resident MiB": "\(resident / 1_048_576)", "limit MiB": "\(budget / 1_048_576)", "shut": "\(shut)"])
+    }
+
     /// Runs the handler work that is ready and sends the replies it produced.
     private func runHandlers(on socket: Socket) throws {
         for outgoing in mailbox.takeOutbox() { try deliver(outgoing, on: socket) }
     }
 
     private func handle(_ message: Message, on socket: Socket, stopping: Bool) throws {
+        if let descriptor = message.sourceDescriptor, connectionsTaken[descriptor] != nil { connectionsTaken[descriptor]?.lastRequest = .now }
         let frames = message.frames
         // [identity, (empty delimiter from REQ-style clients), JSON, binary…]
         guard frames.count >= 2 || (message.isOversized && !frames.isEmpty) else { return }

@@ -10,6 +10,13 @@ public struct Message: Sendable, Equatable {
     /// On a received message: `true` when it was over the receive limits, so only the
     /// frames within them are kept (the rest were read and dropped).
     public var isOversized = false
+    /// On a received message: the file number of the connection it came on (`ZMQ_SRCFD`), when libzmq says. Not part
+    /// of what a message is: two messages are equal by their frames, user id and `isOversized`.
+    public var sourceDescriptor: Int32?
+
+    public static func == (lhs: Message, rhs: Message) -> Bool {
+        lhs.frames == rhs.frames && lhs.userID == rhs.userID && lhs.isOversized == rhs.isOversized
+    }
 
     /// A message of the given frames.
     public init(_ frames: [Data]) {

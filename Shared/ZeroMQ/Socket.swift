@@ -160,6 +160,10 @@ public final class Socket {
                 let text = String(cString: user)
                 message.userID = text.isEmpty ? nil : text
             }
+            if message.sourceDescriptor == nil {
+                let descriptor = zmq_msg_get(&part, ZMQ_SRCFD)
+                if descriptor >= 0 { message.sourceDescriptor = descriptor }
+            }
             parts += 1
             bytes += Int(size)
             if message.isOversized || bytes > limits.maxBytes || parts > limits.maxFrames {
