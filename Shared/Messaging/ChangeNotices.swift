@@ -12,6 +12,10 @@ import ZeroMQ
 public actor ChangePublisher {
     /// The topic frame of every notice.
     public static let topic = "storage.changed"
+    /// The largest frame either end of a change-notice connection takes: a subscription, or a notice (a topic and a
+    /// small JSON object). A peer that sends a larger one is disconnected before it is held: without it, a stranger's
+    /// one connection to the change-notice endpoint sending a frame of a gigabyte made the storage hold all of it.
+    public static let maxFrameBytes = 4_096
 
     private let executor = ThreadExecutor(name: "publish notices")
     private let context: Context
@@ -30,6 +34,7 @@ public actor ChangePublisher {
     public init(endpoint: String, security: CurveServerSecurity? = nil, logger: Logger) throws {
         context = try Context()
         socket = try Socket(context, .publish)
+        try socket.setMaxMessageSize(Self.maxFrameBytes)
         if endpoint.contains("[") { try socket.setIPv6(true) }
         if let security {
             authenticator = try ZAPAuthenticator(serving: security, in: context, logger: logger)
@@ -119,6 +124,7 @@ public final class ChangeSubscriber: Sendable {
                 if !endpoints.isEmpty {
                     for (endpoint, security) in endpoints {
                         let socket = try Socket(context, .subscribe)
+                        try socket.setMaxMessageSize(ChangePublisher.maxFrameBytes)
                         try socket.subscribe(Array(ChangePublisher.topic.utf8))
                         if endpoint.contains("[") { try socket.setIPv6(true) }
                         if let security { try socket.apply(security) }

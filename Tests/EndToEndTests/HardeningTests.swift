@@ -70,7 +70,7 @@ func residentMegabytes(_ pid: pid_t) -> Int? {
 final class PartSentFrame {
     let descriptor: Int32
 
-    init(port: UInt16, declared: Int, sent: Int) throws {
+    init(port: UInt16, declared: Int, sent: Int, as type: String = "DEALER") throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -82,7 +82,7 @@ final class PartSentFrame {
         guard descriptor >= 0, connected == 0 else { throw ProcessTestError("could not connect to port \(port)") }
         var greeting: [UInt8] = [0xFF] + [UInt8](repeating: 0, count: 8) + [0x7F, 3, 0] + Array("NULL".utf8)
             + [UInt8](repeating: 0, count: 16) + [0] + [UInt8](repeating: 0, count: 31)
-        let ready: [UInt8] = [5] + Array("READY".utf8) + [11] + Array("Socket-Type".utf8) + [0, 0, 0, 6] + Array("DEALER".utf8)
+        let ready: [UInt8] = [5] + Array("READY".utf8) + [11] + Array("Socket-Type".utf8) + [0, 0, 0, UInt8(type.utf8.count)] + Array(type.utf8)
         greeting += [0x04, UInt8(ready.count)] + ready
         greeting += [0x02] + (0..<8).reversed().map { UInt8(truncatingIfNeeded: declared >> ($0 * 8)) }
         try send(greeting)
@@ -418,6 +418,32 @@ struct HardeningTests {
         #expect(attackers.allSatisfy { $0.isClosedByPeer() }, "every part-sent frame's connection was shut")
         #expect(try await stranger.code("recipe.list", [:] as [String: Any]) == "ok", "a client shut with them connects again and is served")
         #expect(try await StrangerSocket(endpoint).code("recipe.list", [:] as [String: Any]) == "ok")
+        _ = try await storage.stop()
+    }
+
+    @Test("a connection to the change-notice endpoint sending a frame of a gigabyte is cut off at once, not held (it took the storage's memory); notices go on")
+    func hugeFrameToNoticeEndpoint() async throws {
+        let storage = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", temporaryDataFolder()])
+        let published = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) \[StorageService\] publishing change notices"#)
+        let endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        let port = try #require(published.split(separator: ":").last.flatMap { UInt16($0) })
+        // As a subscriber would connect, then a frame declared as 1 GB of which 300 MB are sent: two such held 826 MB.
+        #expect(throws: ProcessTestError.self) { _ = try PartSentFrame(port: port, declared: 1_000_000_000, sent: 300_000_000, as: "SUB") }
+        let resident = try #require(residentMegabytes(storage.pid))
+        #expect(resident < 150, "resident after it: \(resident) MB")
+        let context = try Context()
+        defer { context.shutdown() }
+        let subscriber = try Socket(context, .subscribe)
+        try subscriber.subscribe(Array(ChangePublisher.topic.utf8))
+        try subscriber.setReceiveTimeout(.milliseconds(200))
+        try subscriber.connect(published)
+        let stranger = try StrangerSocket(endpoint)
+        let noticed = try await eventually(within: 20) {
+            _ = try await stranger.code("recipe.create", ["recipe": ["name": "Noticed"]])
+            return try subscriber.receive() != nil
+        }
+        #expect(noticed, "a subscriber still gets the storage's change notices")
+        subscriber.close()
         _ = try await storage.stop()
     }
 
