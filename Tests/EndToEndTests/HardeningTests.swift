@@ -65,21 +65,32 @@ func residentMegabytes(_ pid: pid_t) -> Int? {
     return Int(line.split(whereSeparator: \.isWhitespace)[1]).map { $0 / 1_024 }
 }
 
+/// A plain TCP connection to `port` on 127.0.0.1 (its file descriptor, the caller's to close).
+func loopbackConnection(port: UInt16) throws -> Int32 {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw ProcessTestError("no socket: errno \(errno)") }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard connected == 0 else {
+        let failure = errno
+        close(descriptor)
+        throw ProcessTestError("could not connect to port \(port): errno \(failure)")
+    }
+    return descriptor
+}
+
 /// A TCP connection that speaks ZeroMQ's greeting and READY as a DEALER (no security), then sends the start of one
 /// frame of `declared` bytes — `sent` of them — and nothing more: what a stranger does to make a service hold memory.
 final class PartSentFrame {
     let descriptor: Int32
 
     init(port: UInt16, declared: Int, sent: Int, as type: String = "DEALER") throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard descriptor >= 0, connected == 0 else { throw ProcessTestError("could not connect to port \(port)") }
+        descriptor = try loopbackConnection(port: port)
         var greeting: [UInt8] = [0xFF] + [UInt8](repeating: 0, count: 8) + [0x7F, 3, 0] + Array("NULL".utf8)
             + [UInt8](repeating: 0, count: 16) + [0] + [UInt8](repeating: 0, count: 31)
         let ready: [UInt8] = [5] + Array("READY".utf8) + [11] + Array("Socket-Type".utf8) + [0, 0, 0, UInt8(type.utf8.count)] + Array(type.utf8)

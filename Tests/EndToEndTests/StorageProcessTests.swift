@@ -236,17 +236,7 @@ struct StorageProcessTests {
         var flood: [Int32] = []
         defer { for descriptor in flood { close(descriptor) } }
         for _ in 0..<300 {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard descriptor >= 0 else { break }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = port.bigEndian
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            flood.append(descriptor)
-            try #require(connected == 0, "connection \(flood.count) of the flood: errno \(errno)")
+            flood.append(try loopbackConnection(port: port))
         }
         let listed = try await recipes(["list"], storage: endpoint)
         #expect(listed.status == 0, "a client is answered beside 300 idle connections: \(listed.output)")
