@@ -91,18 +91,37 @@ final class PartSentFrame {
 
     init(port: UInt16, declared: Int, sent: Int, as type: String = "DEALER") throws {
         descriptor = try loopbackConnection(port: port)
-        var greeting: [UInt8] = [0xFF] + [UInt8](repeating: 0, count: 8) + [0x7F, 3, 0] + Array("NULL".utf8)
-            + [UInt8](repeating: 0, count: 16) + [0] + [UInt8](repeating: 0, count: 31)
+        var wait = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
+        // As ZeroMQ's own clients do: the greeting, then the service's greeting read before READY and anything after it
+        // (sent in one burst with the greeting, libzmq sometimes closed the connection at once).
+        try send([0xFF] + [UInt8](repeating: 0, count: 8) + [0x7F, 3, 0] + Array("NULL".utf8)
+                 + [UInt8](repeating: 0, count: 16) + [0] + [UInt8](repeating: 0, count: 31))
+        try receive(64)
         let ready: [UInt8] = [5] + Array("READY".utf8) + [11] + Array("Socket-Type".utf8) + [0, 0, 0, UInt8(type.utf8.count)] + Array(type.utf8)
-        greeting += [0x04, UInt8(ready.count)] + ready
-        greeting += [0x02] + (0..<8).reversed().map { UInt8(truncatingIfNeeded: declared >> ($0 * 8)) }
-        try send(greeting)
+        try send([0x04, UInt8(ready.count)] + ready)
+        let header = try receive(2) // the service's READY: a short command
+        try receive(Int(header[1]))
+        try send([0x02] + (0..<8).reversed().map { UInt8(truncatingIfNeeded: declared >> ($0 * 8)) })
         let chunk = [UInt8](repeating: 0x41, count: 1 << 20)
         var left = sent
         while left > 0 {
             try send(Array(chunk.prefix(left)))
             left -= min(left, chunk.count)
         }
+    }
+
+    /// The next `count` bytes the service sends (a part of its handshake).
+    @discardableResult
+    private func receive(_ count: Int) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var read = 0
+        while read < count {
+            let got = bytes[read...].withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            guard got > 0 else { throw ProcessTestError("the service closed the connection or said nothing during the handshake (\(read) of \(count) bytes)") }
+            read += got
+        }
+        return bytes
     }
 
     private func send(_ bytes: [UInt8]) throws {
