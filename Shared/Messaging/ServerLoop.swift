@@ -38,6 +38,22 @@ final class ServerLoop {
     /// large requests faster than they were answered made the service hold hundreds of them. Two, not one: with
     /// CURVE on, a queue of one let no request of a new connection through (the security tests fail with it).
     static let receiveQueue: Int32 = 2
+    /// Replies ZeroMQ queues for one connection before its I/O thread has sent them: past them, a reply is held in the
+    /// loop's `backlog` while the client's connection takes bytes, and the client is shut when it stops taking them
+    /// (`unreadPatience`). A stranger's connection that sent hundreds of small requests for a recipe of 3.6 MB and
+    /// read none of the replies made the storage hold over a gigabyte of them (libzmq's default is a thousand a
+    /// connection). A client of ours has one request out on a connection.
+    static let replyQueue: Int32 = 4
+    /// How long a client's held replies may wait with none sent while its connection takes no bytes (the system's
+    /// buffer for it is full: the client reads nothing) before it is shut.
+    static let unreadPatience = Duration.seconds(1)
+    /// Requests of one client (one connection: its ZeroMQ identity) handled at once; past them it is answered `busy`.
+    /// A client of ours has one out at a time. Without it, one connection that sent requests without waiting took every
+    /// one of `--max-requests` (so every other client was answered busy), and 64 reads of a recipe of 3.6 MB at once
+    /// held hundreds of megabytes.
+    static let requestsPerClient = 8
+    /// The requests `running` counts, by client.
+    private var runningByClient: [Data: Int] = [:]
     /// The longest the loop waits on its socket alone before it looks at its wake-up pipe.
     static let idleSlice = Duration.milliseconds(100)
     /// How often the loop counts the process's open files for its `ConnectionGate`, besides when connections arrive.
@@ -69,6 +85,9 @@ final class ServerLoop {
             socket = try Socket(context, .router)
             try socket.setMaxMessageSize(configuration.maxFrameBytes)
             try socket.setReceiveHighWaterMark(Self.receiveQueue)
+            try socket.setSendHighWaterMark(Self.replyQueue)
+            // A reply to a client whose queue is full is refused to us (not dropped unseen), so it can be held.
+            try socket.setRouterMandatory(true)
             if configuration.endpoint.contains("[") { try socket.setIPv6(true) }
             if let security = configuration.security {
                 authenticator = try ZAPAuthenticator(serving: security, in: context, logger: logger)
@@ -107,7 +126,7 @@ final class ServerLoop {
         var idleWait: Duration?
         while true {
             keepFilesFree()
-            if drainDeadline == nil && running == 0 && !jobsWaiting && !mailbox.stopRequested {
+            if drainDeadline == nil && running == 0 && !jobsWaiting && !mailbox.stopRequested && backlog.isEmpty {
                 // Nothing of ours is running, so nothing can post a reply: wait on the socket alone. A blocking
                 // receive makes one system call where `zmq_poll` of the socket and the wake-up pipe made four or
                 // five; the pipe is looked at once a slice passes (a stop request is seen within one slice).
@@ -124,6 +143,8 @@ final class ServerLoop {
             }
             var timeout: Duration? = drainDeadline.map { min(.milliseconds(50), max(.zero, $0 - .now)) }
             if gate != nil { timeout = min(timeout ?? Self.gateInterval, Self.gateInterval) }
+            // Held replies are tried again soon: ZeroMQ's I/O thread sends what it queued in the meantime.
+            if !backlog.isEmpty { timeout = min(timeout ?? Self.backlogRetry, Self.backlogRetry) }
             if jobsWaiting { timeout = .zero }
             try poller.poll(timeout: timeout)
             if poller.events(at: wakeItem).contains(.readable) {
@@ -146,6 +167,7 @@ final class ServerLoop {
             }
             if let deadline = drainDeadline, running == 0 || ContinuousClock.now >= deadline {
                 if running > 0 { logger.warning("stopped with requests still running", metadata: ["running": "\(running)"]) }
+                try sendHeld(on: socket)
                 // Give the last replies a moment to leave before the socket goes.
                 try? socket.setLinger(.seconds(1))
                 return
@@ -159,8 +181,8 @@ final class ServerLoop {
     /// The connections the listening socket takes, as they come.
     private var accepts: Socket?
     private var nextGateCheck = ContinuousClock.now
-    /// The TCP connections taken, by file number: when, and when each last brought a whole request (`nil`: never).
-    private var connectionsTaken: [Int32: (since: ContinuousClock.Instant, lastRequest: ContinuousClock.Instant?)] = [:]
+    /// The TCP connections taken: when each came, when it last brought a whole request, and whose requests it brings.
+    private var connections = ConnectionTable()
     /// A connection that brought no whole request for this long is shut when the process holds more than it may.
     static let quietBeforeShed = Duration.seconds(5)
     private var nextMemoryShed = ContinuousClock.now
@@ -175,9 +197,9 @@ final class ServerLoop {
             let descriptor = Int32(bitPattern: event.value)
             if event.kind == .accepted {
                 arrived.append(descriptor)
-                connectionsTaken[descriptor] = (.now, nil)
+                connections.accepted(descriptor, at: .now)
             } else if event.kind == .disconnected {
-                connectionsTaken[descriptor] = nil
+                connections.disconnected(descriptor)
             }
         }
         guard !arrived.isEmpty || ContinuousClock.now >= nextGateCheck else { return }
@@ -229,13 +251,13 @@ final class ServerLoop {
     /// connections, each part-way through a large frame, would otherwise take the process's memory for good. A client
     /// shut so connects again by itself and sends its request again.
     private func shedIfOverMemory(port: UInt16) {
-        guard let budget = configuration.maxResidentBytes, ContinuousClock.now >= nextMemoryShed,
-              let resident = ProcessMemory.residentBytes(), resident > budget else { return }
         let now = ContinuousClock.now
+        guard let budget = configuration.maxResidentBytes, now >= nextMemoryShed else { return }
         nextMemoryShed = now + .seconds(1)
+        guard let resident = ProcessMemory.residentBytes(), resident > budget else { return }
         var shut = 0
-        for (descriptor, taken) in connectionsTaken where now - (taken.lastRequest ?? taken.since) >= Self.quietBeforeShed {
-            connectionsTaken[descriptor] = nil
+        for descriptor in connections.quiet(for: Self.quietBeforeShed, at: now) {
+            connections.markShut(descriptor)
             // Only a connection to this port that is still one (the number may have been closed and given out again).
             guard ConnectionGate.isConnection(descriptor, toPort: port), shutdown(descriptor, Int32(SHUT_RDWR)) == 0 else { continue }
             shut += 1
@@ -245,14 +267,17 @@ final class ServerLoop {
                        metadata: ["resident MiB": "\(resident / 1_048_576)", "limit MiB": "\(budget / 1_048_576)", "shut": "\(shut)"])
     }
 
-    /// Runs the handler work that is ready and sends the replies it produced.
+    /// Runs the handler work that is ready and sends the replies it produced, after those held.
     private func runHandlers(on socket: Socket) throws {
+        try sendHeld(on: socket)
         for outgoing in mailbox.takeOutbox() { try deliver(outgoing, on: socket) }
     }
 
     private func handle(_ message: Message, on socket: Socket, stopping: Bool) throws {
-        if let descriptor = message.sourceDescriptor, connectionsTaken[descriptor] != nil { connectionsTaken[descriptor]?.lastRequest = .now }
         let frames = message.frames
+        // A connection the loop shut may still bring requests ZeroMQ had read: its client is gone, so they are dropped.
+        if let descriptor = message.sourceDescriptor, let identity = frames.first,
+           !connections.request(from: identity, on: descriptor, at: .now) { return }
         // [identity, (empty delimiter from REQ-style clients), JSON, binary…]
         guard frames.count >= 2 || (message.isOversized && !frames.isEmpty) else { return }
         let delimited = frames.count >= 3 && frames[1].isEmpty
@@ -293,6 +318,11 @@ final class ServerLoop {
                 "\(configuration.serviceName) is working on \(running) requests, the most it takes at once (its --max-requests); retry in a moment"))
             return
         }
+        if runningByClient[peer.identity, default: 0] >= Self.requestsPerClient {
+            try refuse(header.id, ServiceError(.busy,
+                "this client has \(Self.requestsPerClient) requests being handled by \(configuration.serviceName), the most one client may have at once; send more as their replies come"))
+            return
+        }
         // What a client can make the service hold is bounded by bytes too, not only by count: 64 requests of 24 MiB
         // each (photos that are then refused, say) would be 1.5 GB.
         let requestBytes = frames[payloadIndex...].reduce(0) { $0 + $1.count }
@@ -321,6 +351,7 @@ final class ServerLoop {
 
         running += 1
         runningBytes += requestBytes
+        runningByClient[peer.identity, default: 0] += 1
         let context = RequestContext(
             requestID: header.id, op: header.op,
             frames: Array(frames[(payloadIndex + 1)...]), logger: logger)
@@ -360,6 +391,7 @@ final class ServerLoop {
     private func deliver(_ outgoing: ServerMailbox.Outgoing, on socket: Socket) throws {
         running -= 1
         runningBytes -= outgoing.requestBytes
+        if let count = runningByClient[outgoing.peer.identity] { runningByClient[outgoing.peer.identity] = count > 1 ? count - 1 : nil }
         var peer = outgoing.peer
         if outgoing.isWrite,
            let newest = cache.finish(id: outgoing.requestID, principal: outgoing.peer.principal, reply: outgoing.frames,
@@ -373,8 +405,74 @@ final class ServerLoop {
         var frames = [peer.identity]
         if peer.delimited { frames.append(Data()) }
         frames.append(contentsOf: reply)
-        // A ROUTER drops replies to peers that are gone or full rather than blocking.
-        try socket.send(Message(frames), dontWait: true)
+        // A client shut for not reading gets none (ZeroMQ may not have seen its connection close yet).
+        guard !connections.isShut(peer.identity) else { return }
+        let message = Message(frames)
+        // Behind the replies held for the client, if any: a client gets its replies in the order they were made.
+        if try backlog.holds(peer.identity) || !offer(message, on: socket) { hold(message, for: peer.identity) }
+    }
+
+    /// Replies held because their client's queue was full (`replyQueue`), in order per client.
+    private var backlog = ReplyBacklog()
+    /// How soon held replies are tried again.
+    static let backlogRetry = Duration.milliseconds(5)
+
+    /// Hands `message` to ZeroMQ without waiting: true when it took it, or when its client is gone (its reply has
+    /// nowhere to go); false when the client's queue is full.
+    private func offer(_ message: Message, on socket: Socket) throws -> Bool {
+        do {
+            return try socket.send(message, dontWait: true)
+        } catch let error as ZMQError where error.errno == EHOSTUNREACH {
+            return true
+        }
+    }
+
+    /// Holds a reply whose client's queue is full, to send once ZeroMQ has sent what it queued; past what may be held
+    /// for one client, the client is shut.
+    private func hold(_ message: Message, for identity: Data) {
+        if !backlog.hold(message, for: identity, at: .now) { shutUnreadClient(identity, dropping: 1) }
+    }
+
+    /// Sends what is held, oldest first per client, until a client's queue is full again. A client whose held replies
+    /// have not moved for `unreadPatience` while its connection takes no bytes is shut.
+    private func sendHeld(on socket: Socket) throws {
+        guard !backlog.isEmpty else { return }
+        let now = ContinuousClock.now
+        for identity in backlog.clients {
+            while let message = backlog.first(for: identity) {
+                if try offer(message, on: socket) {
+                    backlog.removeFirst(for: identity, at: now)
+                    continue
+                }
+                if let stalled = backlog.stalled(identity), now - stalled >= Self.unreadPatience, !connectionTakesBytes(identity) {
+                    shutUnreadClient(identity, dropping: 0)
+                }
+                break
+            }
+        }
+    }
+
+    /// Whether the connection `identity`'s requests came on has room for more bytes in the system's buffer for it — so
+    /// its client reads what is sent. A connection not known (an IPC endpoint's) counts as taking them: the backlog's
+    /// bounds hold its client.
+    private func connectionTakesBytes(_ identity: Data) -> Bool {
+        guard let descriptor = connections.descriptor(of: identity) else { return true }
+        var item = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+        return poll(&item, 1, 0) == 1 && item.revents & Int16(POLLOUT) != 0
+    }
+
+    /// Shuts the connection of a client that does not read its replies, dropping those held for it (and `dropping`
+    /// more, not held): they would otherwise wait for it, and so would the memory they take. A client whose
+    /// connection is not known (an IPC endpoint's, or one already let go of) loses its replies alone.
+    private func shutUnreadClient(_ identity: Data, dropping more: Int) {
+        let dropped = backlog.drop(identity) + more
+        guard let descriptor = connections.descriptor(of: identity), connections.markShut(descriptor),
+              let port = gate?.port, ConnectionGate.isConnection(descriptor, toPort: port), shutdown(descriptor, Int32(SHUT_RDWR)) == 0 else {
+            logger.warning("replies to a client that does not read them were dropped", metadata: ["dropped": "\(dropped)"])
+            return
+        }
+        logger.warning("a client that does not read its replies was disconnected: its replies had stopped leaving; those waiting were dropped, and it may connect again",
+                       metadata: ["dropped": "\(dropped)"])
     }
 }
 

@@ -33,6 +33,36 @@ struct BoundsTests {
         #expect(counter.current == 1, "the busy request never ran; the retried one ran once")
     }
 
+    @Test("one client's requests at once are bounded on their own: past eight it is answered busy, saying so, while another client is served; all eight held are answered")
+    func busyPerClient() async throws {
+        let counter = Counter()
+        let gate = Gate()
+        let routes = Self.routes(counter: counter, holdingAt: gate)
+        try await withServer(routes) { endpoint in
+            let eager = try RawPeer(endpoint)
+            for index in 0..<12 { try await eager.send([Data(), Data(#"{"v":1,"id":"hold-\#(index)","op":"test.hold","body":{}}"#.utf8)]) }
+            try await gate.waitUntilEntered(8)
+            var refused: [RawReply] = []
+            for _ in 0..<4 {
+                guard let reply = try await eager.receive(timeout: .seconds(20)), reply.frames.count >= 2 else { break }
+                refused.append(try RawReply(reply.frames[1]))
+            }
+            #expect(refused.count == 4 && refused.allSatisfy { $0.errorCode == "busy" })
+            #expect(refused.first?.errorMessage?.contains("this client has 8 requests being handled by test-service, the most one client may have at once") == true,
+                    "\(refused.first?.errorMessage ?? "no reply")")
+            #expect(gate.entered == 8, "the four refused never ran")
+            let other = try RawPeer(endpoint)
+            #expect(try await other.request(#"{"v":1,"id":"other","op":"test.increment","body":{}}"#)?.ok == true, "another client is served")
+            gate.open()
+            var answered = 0
+            while answered < 8, let reply = try await eager.receive(timeout: .seconds(20)), reply.frames.count >= 2 {
+                #expect(try RawReply(reply.frames[1]).ok == true)
+                answered += 1
+            }
+            #expect(answered == 8)
+        }
+    }
+
     @Test("a write its handler answers busy did nothing: the client's retry with the same id runs it, and gets its own answer, not the busy one remembered")
     func busyWriteIsNotRemembered() async throws {
         let attempts = Counter()

@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+@testable import Messaging
+
+@Suite("The connections a server took: when, how recently they brought a request, and whose")
+struct ConnectionTableTests {
+    let start = ContinuousClock.now
+    let alice = Data("alice".utf8)
+    let bob = Data("bob".utf8)
+
+    @Test("a client is found by its identity on the connection its requests came on, and not once it closed")
+    func identityToConnection() {
+        var table = ConnectionTable()
+        table.accepted(7, at: start)
+        table.accepted(8, at: start)
+        _ = table.request(from: alice, on: 7, at: start)
+        _ = table.request(from: bob, on: 8, at: start)
+        #expect(table.descriptor(of: alice) == 7 && table.descriptor(of: bob) == 8)
+        table.disconnected(7)
+        #expect(table.descriptor(of: alice) == nil && table.descriptor(of: bob) == 8 && table.identified == 1)
+    }
+
+    @Test("a connection the server shut drops the requests still on their way from it, is shut once, is never quiet, and is forgotten when it closes")
+    func shutUntilClosed() {
+        var table = ConnectionTable()
+        table.accepted(7, at: start)
+        _ = table.request(from: alice, on: 7, at: start)
+        let shut = table.markShut(7)
+        let later = table.request(from: alice, on: 7, at: start + .seconds(1))
+        let shutAgain = table.markShut(7)
+        #expect(shut && !later && !shutAgain)
+        #expect(table.descriptor(of: alice) == nil && table.isShut(alice) && table.quiet(for: .seconds(1), at: start + .seconds(60)).isEmpty)
+        table.disconnected(7)
+        #expect(!table.isShut(alice) && table.entries.isEmpty && table.identified == 0)
+    }
+
+    @Test("requests on a connection not reported yet, or another's, change nothing; a number taken again is a new connection")
+    func unknownAndReused() {
+        var table = ConnectionTable()
+        let unknown = table.request(from: alice, on: 9, at: start)
+        #expect(unknown && table.descriptor(of: alice) == nil && table.entries.isEmpty, "not reported yet: taken, nothing noted")
+        table.accepted(9, at: start)
+        _ = table.request(from: alice, on: 9, at: start)
+        // The number closed and given to another connection before its disconnected event was read.
+        table.accepted(9, at: start + .seconds(2))
+        #expect(table.descriptor(of: alice) == nil && table.entries[9] == .init(since: start + .seconds(2), lastRequest: nil, identity: nil, shut: false))
+        _ = table.request(from: bob, on: 9, at: start + .seconds(3))
+        #expect(table.descriptor(of: bob) == 9 && table.identified == 1)
+    }
+
+    @Test("an identity seen on a second connection is that one's; the first keeps its entry without it")
+    func identityMoves() {
+        var table = ConnectionTable()
+        table.accepted(7, at: start)
+        table.accepted(8, at: start)
+        _ = table.request(from: alice, on: 7, at: start)
+        _ = table.request(from: alice, on: 8, at: start)
+        #expect(table.descriptor(of: alice) == 8 && table.entries[7]?.identity == nil)
+        table.disconnected(7)
+        #expect(table.descriptor(of: alice) == 8, "closing the first connection does not forget where the client is now")
+    }
+
+    @Test("quiet: no whole request within the span, counted from when the connection came for one that brought none")
+    func quiet() {
+        var table = ConnectionTable()
+        table.accepted(7, at: start)
+        table.accepted(8, at: start)
+        table.accepted(9, at: start + .seconds(4))
+        _ = table.request(from: alice, on: 8, at: start + .seconds(3))
+        #expect(table.quiet(for: .seconds(5), at: start + .seconds(5)) == [7])
+        #expect(Set(table.quiet(for: .seconds(5), at: start + .seconds(9))) == [7, 8, 9])
+    }
+}
