@@ -46,36 +46,15 @@ struct PageMark: Equatable {
     }
 
     /// The page read from `rows` — fetched with one row past `limit` (every row when `nil`) — made into items by `item`,
-    /// and the mark of its last row (its `id` and the `key` column) when more follow; see `collect`. Without a limit
+    /// and the mark of its last row (its `id` and the `key` column) when more follow; see `PageFill`. Without a limit
     /// the question is for every item in one reply (as before lists came in pages): it gets them, or — when they would
-    /// pass `wholeListBytes` — `tooLarge`, thrown as soon as they do.
-    static func page<Item: ReplySized>(of rows: RowCursor, limit: Int?, key: String, tooLarge: ServiceError,
+    /// pass `wholeListBytes` — `tooLarge`, thrown as soon as they do. A page of large items is never held beside the
+    /// rows after it: they are read one at a time.
+    static func page<Item: ReplySized>(of rows: RowCursor, limit: Int?, key: String, tooLarge: @escaping @autoclosure () -> ServiceError,
                                        _ item: (Row) throws -> Item) throws -> (items: [Item], next: String?) {
-        let (items, last, more) = try collect(rows, limit: limit, maxBytes: limit == nil ? wholeListBytes : pageBytes, item) {
-            PageMark(id: $0["id"], key: $0[key]).text
-        }
-        if more && limit == nil { throw tooLarge }
-        return (items, more ? last : nil)
-    }
-
-    /// Items made by `item` from `rows`, read one at a time, until `limit` of them (`nil`: no limit) or until the next
-    /// would take their bytes (`approximateBytes`) past `maxBytes` — the first always goes; what `mark` says of the
-    /// last row taken, and whether a row followed it. A page of large items is never held beside the rows after it.
-    static func collect<Item: ReplySized, Mark>(_ rows: RowCursor, limit: Int?, maxBytes: Int, _ item: (Row) throws -> Item,
-                                                mark: (Row) -> Mark) throws -> (items: [Item], last: Mark?, more: Bool) {
-        var items: [Item] = []
-        var bytes = 0
-        var last: Mark?
-        while let row = try rows.next() {
-            if items.count == limit ?? .max { return (items, last, true) }
-            let made = try item(row)
-            let size = made.approximateBytes
-            if !items.isEmpty && bytes + size > maxBytes { return (items, last, true) }
-            items.append(made)
-            bytes += size
-            last = mark(row)
-        }
-        return (items, last, false)
+        var fill = PageFill<Item, PageMark>(limit: limit, orElse: tooLarge())
+        while let row = try rows.next(), try fill.add(try item(row), at: PageMark(id: row["id"], key: row[key])) {}
+        return (fill.items, fill.next?.text)
     }
 
     /// How many items a page holds: `limit`, checked against `maxLimit`; `nil` (every item, in one reply, as before
@@ -87,4 +66,54 @@ struct PageMark: Equatable {
         }
         return limit
     }
+}
+
+/// A page filled one item at a time: it ends at `limit` items, or before the item that would take its bytes
+/// (`approximateBytes`) past `PageMark.pageBytes` — its first item always goes. Without a limit it is every item in one
+/// reply, refused (`tooLarge`) as soon as they pass `PageMark.wholeListBytes`. `Mark` is where an item is in the list,
+/// so the next page can start after the last one taken.
+struct PageFill<Item: ReplySized, Mark> {
+    let limit: Int?
+    private let tooLarge: (() -> ServiceError)?
+    private(set) var items: [Item] = []
+    /// The place of the last item taken.
+    private(set) var last: Mark?
+    /// Whether an item was offered after the page was full.
+    private(set) var more = false
+    private var bytes = 0
+
+    /// A page of at most `limit` items.
+    init(limit: Int) {
+        self.limit = limit
+        self.tooLarge = nil
+    }
+
+    /// A page of at most `limit` items, or — `nil` — every item, refused with `tooLarge` once they pass what one reply
+    /// may carry.
+    init(limit: Int?, orElse tooLarge: @escaping @autoclosure () -> ServiceError) {
+        self.limit = limit
+        self.tooLarge = tooLarge
+    }
+
+    /// Takes the item `make` makes, at `mark`; false, once the page is full (more follow), and the item is not made.
+    mutating func add(_ make: @autoclosure () throws -> Item, at mark: @autoclosure () -> Mark) throws -> Bool {
+        guard !more, items.count < limit ?? .max else {
+            more = true
+            return false
+        }
+        let item = try make()
+        let size = item.approximateBytes
+        if !items.isEmpty && bytes + size > (limit == nil ? PageMark.wholeListBytes : PageMark.pageBytes) {
+            if limit == nil, let tooLarge { throw tooLarge() }
+            more = true
+            return false
+        }
+        items.append(item)
+        bytes += size
+        last = mark()
+        return true
+    }
+
+    /// The place of the last item when more follow: where the next page starts.
+    var next: Mark? { more ? last : nil }
 }

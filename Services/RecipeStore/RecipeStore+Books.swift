@@ -33,8 +33,8 @@ extension RecipeStore {
                 SELECT b.*, (SELECT COUNT(*) FROM recipes r WHERE r.bookId = b.id) AS recipeCount, lower(b.title) AS sortKey
                 FROM books b WHERE (lower(b.title), b.id) > (?, ?) ORDER BY lower(b.title), b.id LIMIT ?
                 """), arguments: [start?.key ?? "", start?.id ?? "", limit.map { $0 + 1 } ?? -1])
-            let tooLarge = PageMark.tooLargeForOneReply("book", op: BookOps.List.name, maxLimit: BookOps.List.maxLimit)
-            let (books, next) = try PageMark.page(of: rows, limit: limit, key: "sortKey", tooLarge: tooLarge) {
+            let (books, next) = try PageMark.page(of: rows, limit: limit, key: "sortKey",
+                tooLarge: PageMark.tooLargeForOneReply("book", op: BookOps.List.name, maxLimit: BookOps.List.maxLimit)) {
                 BookSummary(book: Self.book($0), recipeCount: $0["recipeCount"])
             }
             return .init(books: books, next: next)
@@ -53,11 +53,9 @@ extension RecipeStore {
         return try await pool.read { db in
             let book = try Self.fetchBook(id, in: db)
             let count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM recipes WHERE bookId = ?"), arguments: [id.databaseText]) ?? 0
-            var recipes: [RecipeSummary] = []
-            var last: PageMark?
-            var more = false
+            var fill = PageFill<RecipeSummary, PageMark>(limit: limit,
+                orElse: PageMark.tooLargeForOneReply("recipe of the book", op: BookOps.Get.name, maxLimit: RecipeListQuery.maxLimit))
             if limit != 0 {
-                var bytes = 0
                 // The page key (number, name as SQLite lowercases it, id) follows the summary's columns; one row past
                 // the page tells whether more follow.
                 try db.forEachRow("""
@@ -65,21 +63,12 @@ extension RecipeStore {
                     WHERE r.bookId = ?1 AND (?2 IS NULL OR (COALESCE(r.sourcePageNumber, 999999), lower(r.title), r.id) > (?2, ?3, ?4))
                     ORDER BY COALESCE(r.sourcePageNumber, 999999), lower(r.title), r.id LIMIT ?5
                     """, [id.databaseText, start?.page, start?.title, start?.id, limit.map { $0 + 1 } ?? -1]) { row in
-                    guard recipes.count < limit ?? .max else {
-                        more = true
-                        return
-                    }
-                    let summary = Self.summary(row)
-                    bytes += summary.approximateBytes
-                    if limit == nil && bytes > PageMark.wholeListBytes && !recipes.isEmpty {
-                        throw PageMark.tooLargeForOneReply("recipe of the book", op: BookOps.Get.name, maxLimit: RecipeListQuery.maxLimit)
-                    }
-                    recipes.append(summary)
                     let page: Int = row[Self.summaryColumnCount, or: 0]
-                    last = PageMark(id: row[SummaryColumn.id, or: ""], key: "\(page):\(row[Self.summaryColumnCount + 1, or: ""] as String)")
+                    _ = try fill.add(Self.summary(row),
+                                     at: PageMark(id: row[SummaryColumn.id, or: ""], key: "\(page):\(row[Self.summaryColumnCount + 1, or: ""] as String)"))
                 }
             }
-            return BookDetail(book: book, recipes: recipes, recipeCount: count, next: more ? last?.text : nil)
+            return BookDetail(book: book, recipes: fill.items, recipeCount: count, next: fill.next?.text)
         }
     }
 

@@ -20,8 +20,8 @@ extension RecipeStore {
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT * FROM ingredients WHERE (?1 IS NULL OR category = ?1) AND (name, id) > (?2, ?3) ORDER BY name, id LIMIT ?4
                 """), arguments: [category?.rawValue, start?.key ?? "", start?.id ?? "", limit.map { $0 + 1 } ?? -1])
-            let tooLarge = PageMark.tooLargeForOneReply("catalogue entry", op: IngredientOps.List.name, maxLimit: IngredientOps.List.maxLimit)
-            let (entries, next) = try PageMark.page(of: rows, limit: limit, key: "name", tooLarge: tooLarge) { try Self.catalogueEntry($0, in: db) }
+            let (entries, next) = try PageMark.page(of: rows, limit: limit, key: "name",
+                tooLarge: PageMark.tooLargeForOneReply("catalogue entry", op: IngredientOps.List.name, maxLimit: IngredientOps.List.maxLimit)) { try Self.catalogueEntry($0, in: db) }
             return .init(ingredients: entries, next: next)
         }
     }

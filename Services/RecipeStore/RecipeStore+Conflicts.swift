@@ -26,32 +26,22 @@ extension RecipeStore {
             return (seq, mark.id)
         }
         return try await pool.read { db in
-            var found: [SyncConflict] = []
-            var lastSeq = 0
             // A page also ends before the conflict that would take it past `PageMark.pageBytes` (a kept value is a field
             // of a recipe: a list of steps may be megabytes); its first conflict always goes. Every conflict at once is
             // refused as soon as they pass what one reply may carry.
-            var bytes = 0
+            var fill = PageFill<SyncConflict, PageMark>(limit: limit,
+                orElse: PageMark.tooLargeForOneReply("conflict", op: ConflictOps.List.name, maxLimit: ConflictOps.List.maxLimit))
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT seq, body FROM sync_records WHERE conflicts > 0 AND live = 1 AND seq >= ? ORDER BY seq
                 """, arguments: [start?.seq ?? 0])
-            while let row = try rows.next() {
+            rows: while let row = try rows.next() {
                 let seq: Int = row["seq"]
                 for conflict in try Self.conflicts(of: try SyncLog.decode(row["body"], seq: seq), in: db) {
                     if let start, seq == start.seq, conflict.id <= start.id { continue }
-                    let size = conflict.approximateBytes
-                    guard found.count < limit ?? .max, found.isEmpty || bytes + size <= (limit == nil ? PageMark.wholeListBytes : PageMark.pageBytes) else {
-                        guard limit != nil else {
-                            throw PageMark.tooLargeForOneReply("conflict", op: ConflictOps.List.name, maxLimit: ConflictOps.List.maxLimit)
-                        }
-                        return .init(conflicts: found, next: PageMark(id: found[found.count - 1].id, key: "\(lastSeq)").text)
-                    }
-                    bytes += size
-                    found.append(conflict)
-                    lastSeq = seq
+                    guard try fill.add(conflict, at: PageMark(id: conflict.id, key: "\(seq)")) else { break rows }
                 }
             }
-            return .init(conflicts: found, next: nil)
+            return .init(conflicts: fill.items, next: fill.next?.text)
         }
     }
 

@@ -52,8 +52,8 @@ extension RecipeStore {
                 """
             let rows = try Row.fetchCursor(db.cachedStatement(sql: sql),
                                            arguments: [recipeID?.databaseText, start?.key, start?.id ?? "", limit + 1])
-            let tooLarge = PageMark.tooLargeForOneReply("cook-log entry", op: CookLogOps.List.name, maxLimit: 1_000)
-            let (entries, next) = try PageMark.page(of: rows, limit: limit, key: "cookedAt", tooLarge: tooLarge) { Self.cookLogEntry($0) }
+            let (entries, next) = try PageMark.page(of: rows, limit: limit, key: "cookedAt",
+                tooLarge: PageMark.tooLargeForOneReply("cook-log entry", op: CookLogOps.List.name, maxLimit: 1_000)) { Self.cookLogEntry($0) }
             return .init(entries: entries, next: next)
         }
     }

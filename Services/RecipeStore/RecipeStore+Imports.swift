@@ -303,10 +303,9 @@ extension RecipeStore {
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT * FROM import_job_items WHERE jobId = ? AND \(condition) ORDER BY \(key) LIMIT ?
                 """), arguments: [jobID.databaseText, from, limit + 1])
-            let (items, last, more) = try PageMark.collect(rows, limit: limit, maxBytes: PageMark.pageBytes, Self.jobItem) {
-                ($0[key] as Int) + 1
-            }
-            return .init(job: job, items: items, next: last ?? from, more: more)
+            var fill = PageFill<ImportJob.Item, Int>(limit: limit)
+            while let row = try rows.next(), try fill.add(Self.jobItem(row), at: (row[key] as Int) + 1) {}
+            return .init(job: job, items: fill.items, next: fill.last ?? from, more: fill.more)
         }
     }
 
