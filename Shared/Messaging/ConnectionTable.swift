@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The TCP connections a server's socket has taken, by file number, as its monitor reports them and its requests show
 /// them: when each came, when it last brought a whole request, and which client (its ZeroMQ identity) speaks on it.
@@ -80,4 +83,25 @@ struct ConnectionTable {
 
     /// How many clients are known by their identity (at most one a connection).
     var identified: Int { descriptorsByIdentity.count }
+}
+
+extension ConnectionTable {
+    /// The bytes the peer of TCP connection `descriptor` has acknowledged so far (`tcpi_bytes_acked`, Linux 4.1 and
+    /// later): it grows while the client reads what is sent, and stands still while it does not. `nil` when the
+    /// system does not say.
+    static func bytesAcknowledged(_ descriptor: Int32) -> UInt64? {
+        // `struct tcp_info` as the kernel has it: Glibc's copy ends before this field, which is at byte 120.
+        let offset = 120
+        var info = [UInt8](repeating: 0, count: 256)
+        var length = socklen_t(info.count)
+        guard getsockopt(descriptor, Int32(IPPROTO_TCP), Int32(TCP_INFO), &info, &length) == 0, Int(length) >= offset + 8 else { return nil }
+        return info.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self) }
+    }
+
+    /// Whether the system's buffer for sending on `descriptor` has room: false while it is full, the client reading
+    /// nothing (or too slowly to have taken any since).
+    static func hasRoomToSend(_ descriptor: Int32) -> Bool {
+        var item = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+        return poll(&item, 1, 0) == 1 && item.revents & Int16(POLLOUT) != 0
+    }
 }

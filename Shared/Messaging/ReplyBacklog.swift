@@ -5,16 +5,20 @@ import ZeroMQ
 /// in order per client while its connection still takes bytes: a client that reads, whose replies were made faster than
 /// ZeroMQ's I/O thread sent them (a burst of quick refusals while it reads large frames on other connections). Bounded
 /// per client, by count and bytes, so what a client that does not read can make the server hold stays small; and each
-/// client's wait is timed from its last reply sent, so one whose replies stopped leaving can be told from one that reads.
+/// client's wait is timed from when it last showed it reads (a reply sent, or more bytes of its connection taken), so
+/// one that stopped reading can be told from one that reads slowly.
 struct ReplyBacklog {
     /// The most replies held for one client.
     static let maxReplies = 32
-    /// The most bytes of replies held for one client; its first reply is always held, whatever its size.
-    static let maxBytes = 8 * 1_024 * 1_024
+    /// The most bytes of replies held for one client; its first reply is always held, whatever its size. (How many a
+    /// client may have held is bounded first by its requests at once, `ServerLoop.requestsPerClient`, which counts
+    /// them.)
+    static let maxBytes = 64 * 1_024 * 1_024
 
     private var waiting: [Data: [Message]] = [:]
     private var bytes: [Data: Int] = [:]
     private var progress: [Data: ContinuousClock.Instant] = [:]
+    private var acknowledged: [Data: UInt64] = [:]
     /// The clients with replies held, in the order their first came (they are sent in that order).
     private(set) var clients: [Data] = []
 
@@ -22,6 +26,9 @@ struct ReplyBacklog {
 
     /// Whether replies are held for `identity` (a new one goes behind them).
     func holds(_ identity: Data) -> Bool { waiting[identity] != nil }
+
+    /// How many replies are held for `identity`.
+    func count(for identity: Data) -> Int { waiting[identity]?.count ?? 0 }
 
     /// Holds `message` for `identity` behind those held already; false, holding nothing, when it would pass the bounds.
     mutating func hold(_ message: Message, for identity: Data, at now: ContinuousClock.Instant) -> Bool {
@@ -40,9 +47,17 @@ struct ReplyBacklog {
     /// The oldest reply held for `identity`.
     func first(for identity: Data) -> Message? { waiting[identity]?.first }
 
-    /// Since when `identity`'s replies have been held with none of them sent: since its first was held, or since the
-    /// last was sent.
+    /// Since when `identity`'s replies have been held with no sign that it reads: since its first was held, the last
+    /// was sent, or its connection last took more bytes (`noteAcknowledged`).
     func stalled(_ identity: Data) -> ContinuousClock.Instant? { progress[identity] }
+
+    /// Notes how many bytes `identity`'s connection has had acknowledged (`nil`: not known); more than when last noted
+    /// is a sign it reads, at `now`.
+    mutating func noteAcknowledged(_ bytes: UInt64?, for identity: Data, at now: ContinuousClock.Instant) {
+        guard waiting[identity] != nil, let bytes else { return }
+        if let earlier = acknowledged[identity], bytes != earlier { progress[identity] = now }
+        acknowledged[identity] = bytes
+    }
 
     /// Lets go of the oldest reply held for `identity`: it was sent, at `now`.
     mutating func removeFirst(for identity: Data, at now: ContinuousClock.Instant) {
@@ -63,6 +78,7 @@ struct ReplyBacklog {
         guard let held = waiting.removeValue(forKey: identity) else { return 0 }
         bytes[identity] = nil
         progress[identity] = nil
+        acknowledged[identity] = nil
         clients.removeAll { $0 == identity }
         return held.count
     }

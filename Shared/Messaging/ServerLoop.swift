@@ -44,10 +44,12 @@ final class ServerLoop {
     /// read none of the replies made the storage hold over a gigabyte of them (libzmq's default is a thousand a
     /// connection). A client of ours has one request out on a connection.
     static let replyQueue: Int32 = 4
-    /// How long a client's held replies may wait with none sent while its connection takes no bytes (the system's
-    /// buffer for it is full: the client reads nothing) before it is shut.
+    /// How long a client's held replies may wait with none sent and no byte of its connection taken, its system
+    /// buffer full (the client reads nothing), before it is shut. A client on a slow link that reads goes on taking
+    /// bytes, however slowly, and is never shut.
     static let unreadPatience = Duration.seconds(1)
-    /// Requests of one client (one connection: its ZeroMQ identity) handled at once; past them it is answered `busy`.
+    /// Requests of one client (one connection: its ZeroMQ identity) handled at once, counting those whose replies are
+    /// held for it (`backlog`); past them it is answered `busy`.
     /// A client of ours has one out at a time. Without it, one connection that sent requests without waiting took every
     /// one of `--max-requests` (so every other client was answered busy), and 64 reads of a recipe of 3.6 MB at once
     /// held hundreds of megabytes.
@@ -187,12 +189,11 @@ final class ServerLoop {
     static let quietBeforeShed = Duration.seconds(5)
     private var nextMemoryShed = ContinuousClock.now
 
-    /// Counts the open files when connections arrive (and every `gateInterval`) and works the gate: past its
-    /// threshold, connection requests are dropped below ZeroMQ and the connections taken meanwhile past it are shut,
-    /// newest first (the clients served already keep theirs); once enough files are free, requests are let through.
-    private func keepFilesFree() {
-        guard var gate else { return }
-        var arrived: [Int32] = []
+    /// Connections taken since `keepFilesFree` last looked, by file number.
+    private var arrived: [Int32] = []
+
+    /// Reads what the monitor reported of connections taken and closed into `connections` (and `arrived`).
+    private func readConnectionEvents() {
         while let event = try? accepts?.readEvent() {
             let descriptor = Int32(bitPattern: event.value)
             if event.kind == .accepted {
@@ -202,6 +203,16 @@ final class ServerLoop {
                 connections.disconnected(descriptor)
             }
         }
+    }
+
+    /// Counts the open files when connections arrive (and every `gateInterval`) and works the gate: past its
+    /// threshold, connection requests are dropped below ZeroMQ and the connections taken meanwhile past it are shut,
+    /// newest first (the clients served already keep theirs); once enough files are free, requests are let through.
+    private func keepFilesFree() {
+        guard var gate else { return }
+        readConnectionEvents()
+        let arrived = self.arrived
+        self.arrived.removeAll()
         guard !arrived.isEmpty || ContinuousClock.now >= nextGateCheck else { return }
         nextGateCheck = .now + Self.gateInterval
         shedIfOverMemory(port: gate.port)
@@ -246,8 +257,8 @@ final class ServerLoop {
         }
     }
 
-    /// Past `maxResidentBytes`, shuts the connections that brought no whole request in the last `quietBeforeShed` (at
-    /// most once a second): what a connection sent of a frame it never finishes is held until it closes, so a stranger's
+    /// Past `maxResidentBytes`, shuts the connections that brought no whole request in the last `quietBeforeShed`, and
+    /// those of clients whose replies wait held while they read nothing (at most once a second): what a connection sent of a frame it never finishes is held until it closes, so a stranger's
     /// connections, each part-way through a large frame, would otherwise take the process's memory for good. A client
     /// shut so connects again by itself and sends its request again.
     private func shedIfOverMemory(port: UInt16) {
@@ -261,6 +272,11 @@ final class ServerLoop {
             // Only a connection to this port that is still one (the number may have been closed and given out again).
             guard ConnectionGate.isConnection(descriptor, toPort: port), shutdown(descriptor, Int32(SHUT_RDWR)) == 0 else { continue }
             shut += 1
+        }
+        // And the clients with replies held whose connections take nothing now, without waiting for `unreadPatience`.
+        for identity in backlog.clients {
+            guard let descriptor = connections.descriptor(of: identity), !ConnectionTable.hasRoomToSend(descriptor) else { continue }
+            shutUnreadClient(identity, dropping: 0)
         }
         guard shut > 0 else { return }
         logger.warning("connections shut: \(configuration.serviceName) holds more memory than it may (its --max-memory); those that brought no whole request in the last \(Self.quietBeforeShed.components.seconds) seconds were shut, with what they had sent of one",
@@ -276,8 +292,12 @@ final class ServerLoop {
     private func handle(_ message: Message, on socket: Socket, stopping: Bool) throws {
         let frames = message.frames
         // A connection the loop shut may still bring requests ZeroMQ had read: its client is gone, so they are dropped.
+        // Its number may have gone to a new connection already, whose arrival the loop has not read yet: read first.
         if let descriptor = message.sourceDescriptor, let identity = frames.first,
-           !connections.request(from: identity, on: descriptor, at: .now) { return }
+           !connections.request(from: identity, on: descriptor, at: .now) {
+            readConnectionEvents()
+            guard connections.request(from: identity, on: descriptor, at: .now) else { return }
+        }
         // [identity, (empty delimiter from REQ-style clients), JSON, binary…]
         guard frames.count >= 2 || (message.isOversized && !frames.isEmpty) else { return }
         let delimited = frames.count >= 3 && frames[1].isEmpty
@@ -318,7 +338,8 @@ final class ServerLoop {
                 "\(configuration.serviceName) is working on \(running) requests, the most it takes at once (its --max-requests); retry in a moment"))
             return
         }
-        if runningByClient[peer.identity, default: 0] >= Self.requestsPerClient {
+        // Its replies held, not yet taken, count: a client on a slow link has them out still.
+        if runningByClient[peer.identity, default: 0] + backlog.count(for: peer.identity) >= Self.requestsPerClient {
             try refuse(header.id, ServiceError(.busy,
                 "this client has \(Self.requestsPerClient) requests being handled by \(configuration.serviceName), the most one client may have at once; send more as their replies come"))
             return
@@ -434,7 +455,7 @@ final class ServerLoop {
     }
 
     /// Sends what is held, oldest first per client, until a client's queue is full again. A client whose held replies
-    /// have not moved for `unreadPatience` while its connection takes no bytes is shut.
+    /// have not moved, and whose connection has taken no byte, for `unreadPatience`, its system buffer full, is shut.
     private func sendHeld(on socket: Socket) throws {
         guard !backlog.isEmpty else { return }
         let now = ContinuousClock.now
@@ -444,21 +465,16 @@ final class ServerLoop {
                     backlog.removeFirst(for: identity, at: now)
                     continue
                 }
-                if let stalled = backlog.stalled(identity), now - stalled >= Self.unreadPatience, !connectionTakesBytes(identity) {
+                let descriptor = connections.descriptor(of: identity)
+                backlog.noteAcknowledged(descriptor.flatMap(ConnectionTable.bytesAcknowledged), for: identity, at: now)
+                // A connection not known (an IPC endpoint's) is held by the backlog's bounds alone.
+                if let descriptor, let stalled = backlog.stalled(identity), now - stalled >= Self.unreadPatience,
+                   !ConnectionTable.hasRoomToSend(descriptor) {
                     shutUnreadClient(identity, dropping: 0)
                 }
                 break
             }
         }
-    }
-
-    /// Whether the connection `identity`'s requests came on has room for more bytes in the system's buffer for it — so
-    /// its client reads what is sent. A connection not known (an IPC endpoint's) counts as taking them: the backlog's
-    /// bounds hold its client.
-    private func connectionTakesBytes(_ identity: Data) -> Bool {
-        guard let descriptor = connections.descriptor(of: identity) else { return true }
-        var item = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-        return poll(&item, 1, 0) == 1 && item.revents & Int16(POLLOUT) != 0
     }
 
     /// Shuts the connection of a client that does not read its replies, dropping those held for it (and `dropping`

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 @testable import Messaging
 
@@ -60,6 +63,47 @@ struct ConnectionTableTests {
         #expect(table.descriptor(of: alice) == 8, "closing the first connection does not forget where the client is now")
     }
 
+    @Test("the system says how many bytes a connection's peer acknowledged, growing as it reads, and whether there is room to send")
+    func acknowledgedBytes() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        try withUnsafeMutablePointer(to: &address) { pointer in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                guard bind(listener, $0, length) == 0, listen(listener, 1) == 0, getsockname(listener, $0, &length) == 0 else {
+                    throw ConnectionTableTestError("no listening socket: errno \(errno)")
+                }
+            }
+        }
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(client) }
+        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, length) } }
+        try #require(connected == 0)
+        let server = accept(listener, nil, nil)
+        defer { close(server) }
+        let before = try #require(ConnectionTable.bytesAcknowledged(server))
+        #expect(ConnectionTable.hasRoomToSend(server))
+        let bytes = [UInt8](repeating: 7, count: 100_000)
+        #expect(send(server, bytes, bytes.count, 0) == bytes.count)
+        var buffer = [UInt8](repeating: 0, count: 100_000)
+        var read = 0
+        while read < bytes.count {
+            let got = recv(client, &buffer, buffer.count, 0)
+            guard got > 0 else { break }
+            read += got
+        }
+        var after = ConnectionTable.bytesAcknowledged(server) ?? 0
+        for _ in 0..<200 where after < before + UInt64(bytes.count) {
+            usleep(10_000)
+            after = ConnectionTable.bytesAcknowledged(server) ?? 0
+        }
+        #expect(read == bytes.count && after >= before + UInt64(bytes.count), "acknowledged \(before), then \(after)")
+        #expect(ConnectionTable.bytesAcknowledged(-1) == nil && !ConnectionTable.hasRoomToSend(-1))
+    }
+
     @Test("quiet: no whole request within the span, counted from when the connection came for one that brought none")
     func quiet() {
         var table = ConnectionTable()
@@ -70,4 +114,9 @@ struct ConnectionTableTests {
         #expect(table.quiet(for: .seconds(5), at: start + .seconds(5)) == [7])
         #expect(Set(table.quiet(for: .seconds(5), at: start + .seconds(9))) == [7, 8, 9])
     }
+}
+
+struct ConnectionTableTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

@@ -30,6 +30,21 @@ struct ReplyBacklogTests {
         #expect(dropped == 1 && backlog.isEmpty)
     }
 
+    @Test("more bytes of a client's connection taken is a sign it reads: its wait starts again; the same count, or none known, is not")
+    func acknowledgedBytes() {
+        var backlog = ReplyBacklog()
+        _ = backlog.hold(reply("a1"), for: alice, at: start)
+        backlog.noteAcknowledged(1_000, for: alice, at: start + .seconds(1))
+        #expect(backlog.stalled(alice) == start, "the first count seen is where it starts from")
+        backlog.noteAcknowledged(1_000, for: alice, at: start + .seconds(2))
+        backlog.noteAcknowledged(nil, for: alice, at: start + .seconds(2))
+        #expect(backlog.stalled(alice) == start)
+        backlog.noteAcknowledged(5_000, for: alice, at: start + .seconds(3))
+        #expect(backlog.stalled(alice) == start + .seconds(3))
+        backlog.noteAcknowledged(9_000, for: bob, at: start + .seconds(3))
+        #expect(backlog.stalled(bob) == nil, "nothing is kept for a client with nothing held")
+    }
+
     @Test("bounded per client by count and by bytes; a client's first reply is held whatever its size; others are not held back by it")
     func bounds() {
         var backlog = ReplyBacklog()
