@@ -19,6 +19,12 @@ struct ReplyBacklog {
     private var bytes: [Data: Int] = [:]
     private var progress: [Data: ContinuousClock.Instant] = [:]
     private var acknowledged: [Data: UInt64] = [:]
+    private var retries: [Data: (at: ContinuousClock.Instant, delay: Duration)] = [:]
+    /// How soon a client's held replies are tried again after a try found its queue full, the first time; each miss
+    /// in a row doubles it, up to `lastRetry`: a thousand clients reading a byte a second cost the loop a few
+    /// thousand looks a second, not hundreds of thousands.
+    static let firstRetry = Duration.milliseconds(5)
+    static let lastRetry = Duration.milliseconds(100)
     /// The clients with replies held, in the order their first came (they are sent in that order).
     private(set) var clients: [Data] = []
 
@@ -26,6 +32,21 @@ struct ReplyBacklog {
 
     /// Whether replies are held for `identity` (a new one goes behind them).
     func holds(_ identity: Data) -> Bool { waiting[identity] != nil }
+
+    /// Whether `identity`'s held replies are due to be tried again at `now`.
+    func isDue(_ identity: Data, at now: ContinuousClock.Instant) -> Bool {
+        retries[identity].map { now >= $0.at } ?? false
+    }
+
+    /// A try at `now` found `identity`'s queue still full: the next comes later than the last did.
+    mutating func missed(_ identity: Data, at now: ContinuousClock.Instant) {
+        guard let retry = retries[identity] else { return }
+        let delay = min(retry.delay * 2, Self.lastRetry)
+        retries[identity] = (now + delay, delay)
+    }
+
+    /// When the next try of any client's held replies is due.
+    var nextDue: ContinuousClock.Instant? { retries.values.map(\.at).min() }
 
     /// How many replies are held for `identity`.
     func count(for identity: Data) -> Int { waiting[identity]?.count ?? 0 }
@@ -38,6 +59,7 @@ struct ReplyBacklog {
         if held.isEmpty {
             clients.append(identity)
             progress[identity] = now
+            retries[identity] = (now + Self.firstRetry, Self.firstRetry)
         }
         waiting[identity, default: []].append(message)
         bytes[identity, default: 0] += size
@@ -69,6 +91,7 @@ struct ReplyBacklog {
             waiting[identity] = held
             bytes[identity, default: 0] -= sent.frames.reduce(0) { $0 + $1.count }
             progress[identity] = now
+            retries[identity] = (now + Self.firstRetry, Self.firstRetry)
         }
     }
 
@@ -79,6 +102,7 @@ struct ReplyBacklog {
         bytes[identity] = nil
         progress[identity] = nil
         acknowledged[identity] = nil
+        retries[identity] = nil
         clients.removeAll { $0 == identity }
         return held.count
     }

@@ -146,7 +146,10 @@ final class ServerLoop {
             var timeout: Duration? = drainDeadline.map { min(.milliseconds(50), max(.zero, $0 - .now)) }
             if gate != nil { timeout = min(timeout ?? Self.gateInterval, Self.gateInterval) }
             // Held replies are tried again soon: ZeroMQ's I/O thread sends what it queued in the meantime.
-            if !backlog.isEmpty { timeout = min(timeout ?? Self.backlogRetry, Self.backlogRetry) }
+            if let due = backlog.nextDue {
+                let wait = max(.zero, due - .now)
+                timeout = min(timeout ?? wait, wait)
+            }
             if jobsWaiting { timeout = .zero }
             try poller.poll(timeout: timeout)
             if poller.events(at: wakeItem).contains(.readable) {
@@ -435,8 +438,6 @@ final class ServerLoop {
 
     /// Replies held because their client's queue was full (`replyQueue`), in order per client.
     private var backlog = ReplyBacklog()
-    /// How soon held replies are tried again.
-    static let backlogRetry = Duration.milliseconds(5)
 
     /// Hands `message` to ZeroMQ without waiting: true when it took it, or when its client is gone (its reply has
     /// nowhere to go); false when the client's queue is full.
@@ -454,17 +455,19 @@ final class ServerLoop {
         if !backlog.hold(message, for: identity, at: .now) { shutUnreadClient(identity, dropping: 1) }
     }
 
-    /// Sends what is held, oldest first per client, until a client's queue is full again. A client whose held replies
-    /// have not moved, and whose connection has taken no byte, for `unreadPatience`, its system buffer full, is shut.
+    /// Sends what is held, oldest first per client, until a client's queue is full again (each client when its next try
+    /// is due). A client whose held replies have not moved, and whose connection has taken no byte, for
+    /// `unreadPatience`, its system buffer full, is shut.
     private func sendHeld(on socket: Socket) throws {
         guard !backlog.isEmpty else { return }
         let now = ContinuousClock.now
-        for identity in backlog.clients {
+        for identity in backlog.clients where backlog.isDue(identity, at: now) {
             while let message = backlog.first(for: identity) {
                 if try offer(message, on: socket) {
                     backlog.removeFirst(for: identity, at: now)
                     continue
                 }
+                backlog.missed(identity, at: now)
                 let descriptor = connections.descriptor(of: identity)
                 backlog.noteAcknowledged(descriptor.flatMap(ConnectionTable.bytesAcknowledged), for: identity, at: now)
                 // A connection not known (an IPC endpoint's) is held by the backlog's bounds alone.

@@ -45,6 +45,27 @@ struct ReplyBacklogTests {
         #expect(backlog.stalled(bob) == nil, "nothing is kept for a client with nothing held")
     }
 
+    @Test("a client's held replies are tried again sooner after a reply left, later after each try that found its queue full, never later than the last retry")
+    func retries() {
+        var backlog = ReplyBacklog()
+        #expect(backlog.nextDue == nil)
+        _ = backlog.hold(reply("a1"), for: alice, at: start)
+        _ = backlog.hold(reply("a2"), for: alice, at: start)
+        #expect(!backlog.isDue(alice, at: start) && backlog.isDue(alice, at: start + ReplyBacklog.firstRetry))
+        var now = start
+        var delays: [Duration] = []
+        for _ in 0..<8 {
+            let due = backlog.nextDue!
+            delays.append(due - now)
+            now = due
+            backlog.missed(alice, at: now)
+        }
+        #expect(delays == [5, 10, 20, 40, 80, 100, 100, 100].map { Duration.milliseconds($0) })
+        backlog.removeFirst(for: alice, at: now)
+        #expect(backlog.nextDue == now + ReplyBacklog.firstRetry, "a reply that left: tried again soon")
+        #expect(!backlog.isDue(bob, at: now + .seconds(9)), "a client with nothing held is never due")
+    }
+
     @Test("bounded per client by count and by bytes; a client's first reply is held whatever its size; others are not held back by it")
     func bounds() {
         var backlog = ReplyBacklog()
