@@ -19,6 +19,13 @@ struct ConnectionTable {
         var identity: Data?
         /// Whether the server shut it (its disconnected event has not come yet).
         var shut = false
+        /// The bytes its peer had acknowledged when last looked at, and when (`readingRate`).
+        var acknowledged: (bytes: UInt64, at: ContinuousClock.Instant)?
+
+        static func == (left: Entry, right: Entry) -> Bool {
+            left.since == right.since && left.lastRequest == right.lastRequest && left.identity == right.identity && left.shut == right.shut
+                && left.acknowledged?.bytes == right.acknowledged?.bytes && left.acknowledged?.at == right.acknowledged?.at
+        }
     }
 
     private(set) var entries: [Int32: Entry] = [:]
@@ -66,6 +73,19 @@ struct ConnectionTable {
     /// that never brought any).
     func quiet(for quiet: Duration, at now: ContinuousClock.Instant) -> [Int32] {
         entries.compactMap { descriptor, entry in !entry.shut && now - (entry.lastRequest ?? entry.since) >= quiet ? descriptor : nil }
+    }
+
+    /// How many bytes a second the peer on `descriptor` acknowledged since the last look, given it has `bytes`
+    /// acknowledged at `now`; `nil` at the first look (or for a connection not known).
+    mutating func readingRate(_ descriptor: Int32, acknowledged bytes: UInt64, at now: ContinuousClock.Instant) -> Double? {
+        guard var entry = entries[descriptor] else { return nil }
+        defer {
+            entry.acknowledged = (bytes, now)
+            entries[descriptor] = entry
+        }
+        guard let earlier = entry.acknowledged, now > earlier.at else { return nil }
+        let seconds = Double((now - earlier.at).components.attoseconds) / 1e18 + Double((now - earlier.at).components.seconds)
+        return Double(bytes &- earlier.bytes) / seconds
     }
 
     /// Notes that the server shuts the connection on `descriptor`; false when it was not known or shut already.

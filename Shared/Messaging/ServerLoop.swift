@@ -47,7 +47,7 @@ final class ServerLoop {
     /// How long a client's held replies may wait with none sent and no byte of its connection taken, its system
     /// buffer full (the client reads nothing), before it is shut. A client on a slow link that reads goes on taking
     /// bytes, however slowly, and is never shut; one paused for a moment (a loaded machine) is given as long as a
-    /// connection may be quiet. Past `--max-memory` the memory bound shuts those with held replies sooner.
+    /// connection may be quiet. Past `--max-memory` the memory bound shuts such connections sooner.
     static let unreadPatience = Duration.seconds(5)
     /// Requests of one client (one connection: its ZeroMQ identity) handled at once, counting those whose replies are
     /// held for it (`backlog`); past them it is answered `busy`.
@@ -189,6 +189,9 @@ final class ServerLoop {
     private var nextGateCheck = ContinuousClock.now
     /// The TCP connections taken: when each came, when it last brought a whole request, and whose requests it brings.
     private var connections = ConnectionTable()
+    /// Past `--max-memory`, a connection whose replies wait (its system buffer full) and that takes fewer bytes a second
+    /// than this is shut.
+    static let slowestReader = 64.0 * 1_024
     /// A connection that brought no whole request for this long is shut when the process holds more than it may.
     static let quietBeforeShed = Duration.seconds(5)
     private var nextMemoryShed = ContinuousClock.now
@@ -262,7 +265,7 @@ final class ServerLoop {
     }
 
     /// Past `maxResidentBytes`, shuts the connections that brought no whole request in the last `quietBeforeShed`, and
-    /// those of clients whose replies wait held while they read nothing (at most once a second): what a connection sent of a frame it never finishes is held until it closes, so a stranger's
+    /// those whose replies are not leaving (at most once a second): what a connection sent of a frame it never finishes is held until it closes, so a stranger's
     /// connections, each part-way through a large frame, would otherwise take the process's memory for good. A client
     /// shut so connects again by itself and sends its request again.
     private func shedIfOverMemory(port: UInt16) {
@@ -270,21 +273,31 @@ final class ServerLoop {
         guard let budget = configuration.maxResidentBytes, now >= nextMemoryShed else { return }
         nextMemoryShed = now + .seconds(1)
         guard let resident = ProcessMemory.residentBytes(), resident > budget else { return }
-        var shut = 0
-        for descriptor in connections.quiet(for: Self.quietBeforeShed, at: now) {
-            connections.markShut(descriptor)
-            // Only a connection to this port that is still one (the number may have been closed and given out again).
-            guard ConnectionGate.isConnection(descriptor, toPort: port), shutdown(descriptor, Int32(SHUT_RDWR)) == 0 else { continue }
-            shut += 1
+        // Only a connection to this port that is still one (the number may have been closed and given out again).
+        func shut(_ descriptor: Int32) -> Bool {
+            connections.markShut(descriptor) && ConnectionGate.isConnection(descriptor, toPort: port) && shutdown(descriptor, Int32(SHUT_RDWR)) == 0
         }
-        // And the clients with replies held whose connections take nothing now, without waiting for `unreadPatience`.
-        for identity in backlog.clients {
-            guard let descriptor = connections.descriptor(of: identity), !ConnectionTable.hasRoomToSend(descriptor) else { continue }
-            shutUnreadClient(identity, dropping: 0)
+        let quiet = connections.quiet(for: Self.quietBeforeShed, at: now).filter(shut).count
+        // And those whose replies are not leaving — the system's buffer for them full, and fewer than `slowestReader`
+        // bytes a second taken since the last look — for what they asked for waits here. 200 connections that each
+        // asked for eight replies of 3.6 MB and read a byte a second held 3 GB before this.
+        var unread = 0
+        var full = 0, rates: [Int] = []
+        for (descriptor, entry) in connections.entries where !entry.shut && !ConnectionTable.hasRoomToSend(descriptor) {
+            full += 1
+            guard let bytes = ConnectionTable.bytesAcknowledged(descriptor),
+                  let rate = connections.readingRate(descriptor, acknowledged: bytes, at: now) else { continue }
+            rates.append(Int(rate))
+            guard rate < Self.slowestReader else { continue }
+            if let identity = entry.identity { backlog.drop(identity) }
+            if shut(descriptor) { unread += 1 }
         }
-        guard shut > 0 else { return }
-        logger.warning("connections shut: \(configuration.serviceName) holds more memory than it may (its --max-memory); those that brought no whole request in the last \(Self.quietBeforeShed.components.seconds) seconds were shut, with what they had sent of one",
-                       metadata: ["resident MiB": "\(resident / 1_048_576)", "limit MiB": "\(budget / 1_048_576)", "shut": "\(shut)"])
+        logger.debug("over --max-memory: looked for connections to shut", metadata: ["resident MiB": "\(resident / 1_048_576)", "connections": "\(connections.entries.count)",
+                                                     "buffers full": "\(full)", "bytes a second taken": "\(rates.sorted().prefix(12))",
+                                                     "replies held for": "\(backlog.clients.count)"])
+        guard quiet + unread > 0 else { return }
+        logger.warning("connections shut: \(configuration.serviceName) holds more memory than it may (its --max-memory); those that brought no whole request in the last \(Self.quietBeforeShed.components.seconds) seconds were shut, with what they had sent of one, and those not taking their replies, with the replies",
+                       metadata: ["resident MiB": "\(resident / 1_048_576)", "limit MiB": "\(budget / 1_048_576)", "quiet": "\(quiet)", "not reading": "\(unread)"])
     }
 
     /// Runs the handler work that is ready and sends the replies it produced, after those held.

@@ -10,7 +10,7 @@ public struct ServerLimitOptions: ParsableArguments, Sendable {
     @Option(name: .long, help: ArgumentHelp("Client connections held at once, about (each takes a file and about 22 KB); past it new connections wait until some close (64 to 1048576).", valueName: "count"))
     public var maxConnections: Int = WireProtocol.defaultMaxConnections
 
-    @Option(name: .long, help: ArgumentHelp("Memory the service may hold, in MiB; past it the connections that brought no whole request in the last 5 seconds are shut, with what they had sent of one (128 to 1048576).", valueName: "MiB"))
+    @Option(name: .long, help: ArgumentHelp("Memory the service may hold, in MiB; past it the connections that brought no whole request in the last 5 seconds are shut, with what they had sent of one, and those taking their replies at under 64 KiB a second, with the replies (128 to 1048576).", valueName: "MiB"))
     public var maxMemory: Int = 1_024
 
     @Option(name: .long, help: ArgumentHelp("Requests handled at once; beyond it a request is answered busy and the client retries (1 to 10000).", valueName: "count"))

@@ -104,6 +104,16 @@ struct ConnectionTableTests {
         #expect(ConnectionTable.bytesAcknowledged(-1) == nil && !ConnectionTable.hasRoomToSend(-1))
     }
 
+    @Test("a connection's reading rate: bytes acknowledged a second since the last look; none at the first look or for a connection not known")
+    func readingRate() {
+        var table = ConnectionTable()
+        table.accepted(7, at: start)
+        let first = table.readingRate(7, acknowledged: 1_000, at: start + .seconds(1))
+        let second = table.readingRate(7, acknowledged: 5_000, at: start + .seconds(3))
+        let unknown = table.readingRate(8, acknowledged: 5_000, at: start + .seconds(3))
+        #expect(first == nil && second == 2_000 && unknown == nil)
+    }
+
     @Test("quiet: no whole request within the span, counted from when the connection came for one that brought none")
     func quiet() {
         var table = ConnectionTable()
