@@ -228,8 +228,7 @@ final class ServerLoop {
         var excess = gate.excess(open: open)
         var shut = 0
         for descriptor in arrived.reversed() where excess > 0 {
-            // Only a connection to this port that is still one (the number may have been closed and given out again).
-            guard ConnectionGate.isConnection(descriptor, toPort: gate.port), shutdown(descriptor, Int32(SHUT_RDWR)) == 0 else { continue }
+            guard shutConnection(descriptor, port: gate.port) else { continue }
             excess -= 1
             shut += 1
         }
@@ -264,25 +263,27 @@ final class ServerLoop {
         }
     }
 
+    /// Shuts the TCP connection on `descriptor` and notes it, so the requests ZeroMQ still hands over from it are
+    /// dropped: false when it is not known, is shut already, or is no longer a connection to `port` (its number may
+    /// have been closed and given out again).
+    private func shutConnection(_ descriptor: Int32, port: UInt16) -> Bool {
+        connections.markShut(descriptor) && ConnectionGate.isConnection(descriptor, toPort: port) && shutdown(descriptor, Int32(SHUT_RDWR)) == 0
+    }
+
     /// Past `maxResidentBytes`, shuts the connections that brought no whole request in the last `quietBeforeShed`, and
-    /// those whose replies are not leaving (at most once a second): what a connection sent of a frame it never finishes is held until it closes, so a stranger's
-    /// connections, each part-way through a large frame, would otherwise take the process's memory for good. A client
-    /// shut so connects again by itself and sends its request again.
+    /// those whose replies are not leaving (at most once a second): what a connection sent of a frame it never
+    /// finishes is held until it closes, and what it asked for waits until it reads it, so a stranger's connections
+    /// would otherwise take the process's memory for good. A client shut so connects again by itself and asks again.
     private func shedIfOverMemory(port: UInt16) {
         let now = ContinuousClock.now
         guard let budget = configuration.maxResidentBytes, now >= nextMemoryShed else { return }
         nextMemoryShed = now + .seconds(1)
         guard let resident = ProcessMemory.residentBytes(), resident > budget else { return }
-        // Only a connection to this port that is still one (the number may have been closed and given out again).
-        func shut(_ descriptor: Int32) -> Bool {
-            connections.markShut(descriptor) && ConnectionGate.isConnection(descriptor, toPort: port) && shutdown(descriptor, Int32(SHUT_RDWR)) == 0
-        }
-        let quiet = connections.quiet(for: Self.quietBeforeShed, at: now).filter(shut).count
+        let quiet = connections.quiet(for: Self.quietBeforeShed, at: now).filter { shutConnection($0, port: port) }.count
         // And those whose replies are not leaving — the system's buffer for them full, and fewer than `slowestReader`
         // bytes a second taken since the last look — for what they asked for waits here. 200 connections that each
         // asked for eight replies of 3.6 MB and read a byte a second held 3 GB before this.
-        var unread = 0
-        var full = 0, rates: [Int] = []
+        var unread = 0, full = 0, rates: [Int] = []
         for (descriptor, entry) in connections.entries where !entry.shut && !ConnectionTable.hasRoomToSend(descriptor) {
             full += 1
             guard let bytes = ConnectionTable.bytesAcknowledged(descriptor),
@@ -290,11 +291,11 @@ final class ServerLoop {
             rates.append(Int(rate))
             guard rate < Self.slowestReader else { continue }
             if let identity = entry.identity { backlog.drop(identity) }
-            if shut(descriptor) { unread += 1 }
+            if shutConnection(descriptor, port: port) { unread += 1 }
         }
-        logger.debug("over --max-memory: looked for connections to shut", metadata: ["resident MiB": "\(resident / 1_048_576)", "connections": "\(connections.entries.count)",
-                                                     "buffers full": "\(full)", "bytes a second taken": "\(rates.sorted().prefix(12))",
-                                                     "replies held for": "\(backlog.clients.count)"])
+        logger.debug("over --max-memory: looked for connections to shut",
+                     metadata: ["resident MiB": "\(resident / 1_048_576)", "connections": "\(connections.entries.count)", "buffers full": "\(full)",
+                                "bytes a second taken": "\(rates.sorted().prefix(12))", "replies held for": "\(backlog.clients.count)"])
         guard quiet + unread > 0 else { return }
         logger.warning("connections shut: \(configuration.serviceName) holds more memory than it may (its --max-memory); those that brought no whole request in the last \(Self.quietBeforeShed.components.seconds) seconds were shut, with what they had sent of one, and those not taking their replies, with the replies",
                        metadata: ["resident MiB": "\(resident / 1_048_576)", "limit MiB": "\(budget / 1_048_576)", "quiet": "\(quiet)", "not reading": "\(unread)"])
@@ -499,8 +500,7 @@ final class ServerLoop {
     /// connection is not known (an IPC endpoint's, or one already let go of) loses its replies alone.
     private func shutUnreadClient(_ identity: Data, dropping more: Int) {
         let dropped = backlog.drop(identity) + more
-        guard let descriptor = connections.descriptor(of: identity), connections.markShut(descriptor),
-              let port = gate?.port, ConnectionGate.isConnection(descriptor, toPort: port), shutdown(descriptor, Int32(SHUT_RDWR)) == 0 else {
+        guard let descriptor = connections.descriptor(of: identity), let port = gate?.port, shutConnection(descriptor, port: port) else {
             logger.warning("replies to a client that does not read them were dropped", metadata: ["dropped": "\(dropped)"])
             return
         }
