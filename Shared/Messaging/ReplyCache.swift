@@ -19,8 +19,10 @@ struct ReplyCache {
     enum Lookup: Equatable {
         /// First time this id is seen; it is now recorded as running.
         case new
-        /// Still running; the reply will go to the newest peer.
+        /// Still running; its reply goes to this peer too, as to every other that asked meanwhile.
         case running
+        /// Still running, and `waitersPerRequest` clients wait for it already: this one is not added.
+        case crowded
         /// Already answered: here is the same reply again.
         case answered([Data])
         /// The id was used before, by this client, for another operation or another body.
@@ -28,9 +30,15 @@ struct ReplyCache {
     }
 
     private enum State {
-        case running(Peer)
+        /// Everyone waiting for the reply, oldest first, each client once.
+        case running([Peer])
         case answered([Data], bytes: Int)
     }
+
+    /// How many clients may wait for one running request. Without CURVE every client is the same principal, so the
+    /// reply of a request went to whoever sent the same id and body last — the client that sent it first waited
+    /// for good (four clients replaying the same seeds lost one in a loaded run); now it goes to each of them.
+    static let waitersPerRequest = 16
 
     private struct Entry {
         var op: String
@@ -71,35 +79,41 @@ struct ReplyCache {
             switch entry.state {
             case .answered(let frames, _):
                 return .answered(frames)
-            case .running:
-                entry.state = .running(peer)
+            case .running(var peers):
+                if let index = peers.firstIndex(where: { $0.identity == peer.identity }) {
+                    peers[index] = peer
+                } else {
+                    guard peers.count < Self.waitersPerRequest else { return .crowded }
+                    peers.append(peer)
+                }
+                entry.state = .running(peers)
                 entries[key] = entry
                 return .running
             }
         }
-        entries[key] = Entry(op: op, digest: digest, state: .running(peer), expires: now + lifetime)
+        entries[key] = Entry(op: op, digest: digest, state: .running([peer]), expires: now + lifetime)
         order.append(key)
         return .new
     }
 
     /// Records the reply for `id` of `principal` (or, when not `remember`, forgets `id`: a retry runs again); returns
-    /// the newest peer waiting for it, if still known.
-    mutating func finish(id: String, principal: String, reply: [Data], remember: Bool = true, now: ContinuousClock.Instant) -> Peer? {
+    /// the peers waiting for it, oldest first (none when it is not known as running).
+    mutating func finish(id: String, principal: String, reply: [Data], remember: Bool = true, now: ContinuousClock.Instant) -> [Peer] {
         let key = Key(principal: principal, id: id)
-        guard var entry = entries[key], case .running(let peer) = entry.state else { return nil }
+        guard var entry = entries[key], case .running(let peers) = entry.state else { return [] }
         let size = reply.reduce(0) { $0 + $1.count }
         if !remember || size > maxBytes {
             // Not to be given again (a `busy` that did nothing), or too large to remember at all: a retry runs again
             // (writes are idempotent by their ids).
             entries[key] = nil
-            return peer
+            return peers
         }
         entry.state = .answered(reply, bytes: size)
         entry.expires = now + lifetime
         entries[key] = entry
         bytes += size
         evict(now: now)
-        return peer
+        return peers
     }
 
     /// Drops expired entries, then the oldest answered ones while over the count or byte bound.

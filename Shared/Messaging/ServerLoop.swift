@@ -377,6 +377,10 @@ final class ServerLoop {
                 break
             case .running:
                 return
+            case .crowded:
+                try refuse(header.id, ServiceError(.busy,
+                    "request \(header.id) is being handled already, with \(ReplyCache.waitersPerRequest) clients waiting for its reply; retry in a moment"))
+                return
             case .answered(let reply):
                 try send(reply, to: peer, on: socket)
                 return
@@ -431,13 +435,11 @@ final class ServerLoop {
         running -= 1
         runningBytes -= outgoing.requestBytes
         if let count = runningByClient[outgoing.peer.identity] { runningByClient[outgoing.peer.identity] = count > 1 ? count - 1 : nil }
-        var peer = outgoing.peer
-        if outgoing.isWrite,
-           let newest = cache.finish(id: outgoing.requestID, principal: outgoing.peer.principal, reply: outgoing.frames,
-                                     remember: outgoing.remember, now: .now) {
-            peer = newest
-        }
-        try send(outgoing.frames, to: peer, on: socket)
+        // A write's reply goes to every client that sent it meanwhile (a retry from a new connection among them).
+        let waiting = outgoing.isWrite
+            ? cache.finish(id: outgoing.requestID, principal: outgoing.peer.principal, reply: outgoing.frames, remember: outgoing.remember, now: .now)
+            : []
+        for peer in waiting.isEmpty ? [outgoing.peer] : waiting { try send(outgoing.frames, to: peer, on: socket) }
     }
 
     private func send(_ reply: [Data], to peer: ReplyCache.Peer, on socket: Socket) throws {

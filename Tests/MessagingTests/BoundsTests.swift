@@ -80,6 +80,37 @@ struct BoundsTests {
         #expect(attempts.current == 3, "two busy answers, then the write ran")
     }
 
+    @Test("clients that send the same write (id and body) while it runs each get its reply, and it runs once; the reply went only to the last of them, and the first waited for good")
+    func sameWriteFromSeveralClients() async throws {
+        let gate = Gate()
+        let runs = Counter()
+        var routes = testRoutes()
+        routes.handle(HoldWrite.self) { _, _ in
+            gate.enter()
+            try await gate.waitUntilOpen()
+            return Increment.Response(value: runs.increment())
+        }
+        try await withServer(routes) { endpoint in
+            let request = #"{"v":1,"id":"same-write","op":"test.holdWrite","body":{}}"#
+            let peers = try (0..<3).map { _ in try RawPeer(endpoint) }
+            for (index, peer) in peers.enumerated() {
+                try await peer.send([Data(), Data(request.utf8)])
+                if index == 0 { try await gate.waitUntilEntered() }
+            }
+            // Another body under that id is still refused, at once.
+            let other = try RawPeer(endpoint)
+            let reused = try await other.request(#"{"v":1,"id":"same-write","op":"test.holdWrite","body":{"x":1}}"#)
+            #expect(reused?.errorCode == "request_id_reused", "\(reused?.errorMessage ?? "no reply")")
+            try await Task.sleep(for: .milliseconds(100))
+            gate.open()
+            for (index, peer) in peers.enumerated() {
+                let reply = try await peer.receive(timeout: .seconds(20))
+                #expect(try reply.map { try RawReply($0.frames[1]).ok } == true, "client \(index) got the reply")
+            }
+        }
+        #expect(runs.current == 1 && gate.entered == 1, "the write ran once")
+    }
+
     @Test("requests are held by bytes too: past the bytes in flight a request is answered busy; a small one still runs, and one larger than the bound runs when nothing else does")
     func busyByBytes() async throws {
         let counter = Counter()
@@ -158,6 +189,14 @@ enum FlakyWrite: WireOperation {
     static let name = "test.flaky"
     static let isWrite = true
     typealias Request = Increment.Request
+    typealias Response = Increment.Response
+}
+
+/// A write that holds its slot until the test lets it go.
+enum HoldWrite: WireOperation {
+    static let name = "test.holdWrite"
+    static let isWrite = true
+    typealias Request = Empty
     typealias Response = Increment.Response
 }
 
