@@ -7,16 +7,19 @@ extension ZAPAuthenticator {
     /// The ZAP domain every RecipeVault server socket is authenticated in.
     public static let recipeVaultDomain = "recipevault"
 
-    /// An authenticator for `security` in `context` that logs the clients it refuses
-    /// (each key or address at most once a minute, so a client retrying does not flood the log).
+    /// An authenticator for `security` in `context` that logs the clients it refuses: each key or address at most
+    /// once a minute, so a client retrying does not flood the log, and ten lines a minute in all, so neither do
+    /// strangers making a new key for each try.
     public convenience init(serving security: CurveServerSecurity, in context: Context, logger: Logger) throws {
         let refusals = RefusalLog()
+        let throttle = SharedLogThrottle()
         try self.init(context: context, domain: Self.recipeVaultDomain, allowing: security.allowList) { decision in
-            guard !decision.allowed, refusals.shouldLog(decision.clientKey ?? decision.address) else { return }
+            guard !decision.allowed, refusals.shouldLog(decision.clientKey ?? decision.address),
+                  let leftOut = throttle.admit() else { return }
             logger.warning("refused a client: its key is not on the allow-list", metadata: [
                 "client_key": "\(decision.clientKey ?? "none")", "address": "\(decision.address)",
                 "mechanism": "\(decision.mechanism)",
-            ])
+            ].merging(LogThrottle.metadata(leftOut: leftOut)) { $1 })
         }
     }
 }

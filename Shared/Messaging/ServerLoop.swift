@@ -195,6 +195,10 @@ final class ServerLoop {
     /// A connection that brought no whole request for this long is shut when the process holds more than it may.
     static let quietBeforeShed = Duration.seconds(5)
     private var nextMemoryShed = ContinuousClock.now
+    /// The lines of connections shut past `--max-memory` or as they came, and what was shut since the last such line
+    /// went out (a stranger reconnecting could otherwise have one written every look).
+    private var memoryShedLog = LogThrottle(), shutAsTheyCameLog = LogThrottle()
+    private var memoryShed = (quiet: 0, unread: 0), shutAsTheyCame = 0
 
     /// Connections taken since `keepFilesFree` last looked, by file number.
     private var arrived: [Int32] = []
@@ -256,9 +260,12 @@ final class ServerLoop {
                 logger.info("taking new connections again", metadata: ["open files": "\(open)", "limit": "\(limit)"])
             }
         case nil:
-            if shut > 0 {
+            shutAsTheyCame += shut
+            if shut > 0, let leftOut = shutAsTheyCameLog.admit() {
                 logger.warning("connections shut as they came: \(reached)",
-                               metadata: ["open files": "\(open)", "limit": "\(limit)", "shut": "\(shut)"])
+                               metadata: ["open files": "\(open)", "limit": "\(limit)", "shut": "\(shutAsTheyCame)"]
+                                   .merging(LogThrottle.metadata(leftOut: leftOut)) { $1 })
+                shutAsTheyCame = 0
             }
         }
     }
@@ -297,8 +304,13 @@ final class ServerLoop {
                      metadata: ["resident MiB": "\(resident / 1_048_576)", "connections": "\(connections.entries.count)", "buffers full": "\(full)",
                                 "bytes a second taken": "\(rates.sorted().prefix(12))", "replies held for": "\(backlog.clients.count)"])
         guard quiet + unread > 0 else { return }
+        memoryShed.quiet += quiet
+        memoryShed.unread += unread
+        guard let leftOut = memoryShedLog.admit() else { return }
         logger.warning("connections shut: \(configuration.serviceName) holds more memory than it may (its --max-memory); those that brought no whole request in the last \(Self.quietBeforeShed.components.seconds) seconds were shut, with what they had sent of one, and those not taking their replies, with the replies",
-                       metadata: ["resident MiB": "\(resident / 1_048_576)", "limit MiB": "\(budget / 1_048_576)", "quiet": "\(quiet)", "not reading": "\(unread)"])
+                       metadata: ["resident MiB": "\(resident / 1_048_576)", "limit MiB": "\(budget / 1_048_576)", "quiet": "\(memoryShed.quiet)",
+                                  "not reading": "\(memoryShed.unread)"].merging(LogThrottle.metadata(leftOut: leftOut)) { $1 })
+        memoryShed = (0, 0)
     }
 
     /// Runs the handler work that is ready and sends the replies it produced, after those held.
@@ -453,6 +465,9 @@ final class ServerLoop {
         if try backlog.holds(peer.identity) || !offer(message, on: socket) { hold(message, for: peer.identity) }
     }
 
+    /// Lines about clients cut off for not reading: as many clients as a stranger can connect.
+    private var unreadClientLog = LogThrottle()
+
     /// Replies held because their client's queue was full (`replyQueue`), in order per client.
     private var backlog = ReplyBacklog()
 
@@ -502,12 +517,15 @@ final class ServerLoop {
     /// connection is not known (an IPC endpoint's, or one already let go of) loses its replies alone.
     private func shutUnreadClient(_ identity: Data, dropping more: Int) {
         let dropped = backlog.drop(identity) + more
-        guard let descriptor = connections.descriptor(of: identity), let port = gate?.port, shutConnection(descriptor, port: port) else {
-            logger.warning("replies to a client that does not read them were dropped", metadata: ["dropped": "\(dropped)"])
-            return
+        let shut = connections.descriptor(of: identity).flatMap { descriptor in gate.map { shutConnection(descriptor, port: $0.port) } } ?? false
+        guard let leftOut = unreadClientLog.admit() else { return }
+        let metadata: Logger.Metadata = ["dropped": "\(dropped)"].merging(LogThrottle.metadata(leftOut: leftOut)) { $1 }
+        if shut {
+            logger.warning("a client that does not read its replies was disconnected: its replies had stopped leaving; those waiting were dropped, and it may connect again",
+                           metadata: metadata)
+        } else {
+            logger.warning("replies to a client that does not read them were dropped", metadata: metadata)
         }
-        logger.warning("a client that does not read its replies was disconnected: its replies had stopped leaving; those waiting were dropped, and it may connect again",
-                       metadata: ["dropped": "\(dropped)"])
     }
 }
 

@@ -627,6 +627,47 @@ struct HardeningTests {
         _ = try await storage.stop()
     }
 
+    @Test("strangers making a new key for each connection: refused, and the log gets a few lines a minute saying how many more, not a line each (it got one for every try)")
+    func refusedKeysDoNotFloodTheLog() async throws {
+        let folder = temporaryDataFolder()
+        let keys = URL(fileURLWithPath: folder).appendingPathComponent("keys")
+        for name in ["storage", "cli"] {
+            let made = try await recipes(["keys", "generate", name, "--dir", keys.path], storage: "tcp://127.0.0.1:1")
+            #expect(made.status == 0, "\(made.output)")
+        }
+        let storage = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", folder,
+                                                            "--secret-key", keys.appendingPathComponent("storage.key").path,
+                                                            "--client-keys", keys.appendingPathComponent("cli.pub").path])
+        let endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        let serverKey = try KeyFiles.publicKey(file: keys.appendingPathComponent("storage.pub").path)
+        let strangers = 60
+        let answered = try await onOwnThread(named: "strangers") {
+            let context = try Context()
+            var answered = 0
+            for _ in 0..<strangers {
+                let socket = try Socket(context, .dealer)
+                try socket.setCurveClient(keys: try CurveKeyPair.generate(), serverKey: serverKey)
+                try socket.setLinger(.zero)
+                try socket.connect(endpoint)
+                try socket.send(Message([Data(), try StrangerSocket.envelope("system.echo", ["text": "hi"])]))
+                try socket.setReceiveTimeout(.milliseconds(100))
+                if try socket.receive() != nil { answered += 1 }
+                socket.close()
+            }
+            return answered
+        }
+        #expect(answered == 0, "strangers are not answered")
+        let refusals = { storage.printed.components(separatedBy: "refused a client").count - 1 }
+        let logged = try await eventually(within: 20) { refusals() >= 10 }
+        // Ten a minute (two windows' worth at most, should the test run past a minute).
+        #expect(logged && refusals() <= 20, "\(refusals()) lines for \(strangers) strangers")
+        // The allowed client is served throughout.
+        let cli = try await recipes(["list"], storage: endpoint, environment: ["RECIPES_KEY_FILE": keys.appendingPathComponent("cli.key").path,
+                                                                              "RECIPES_STORAGE_KEY_FILE": keys.appendingPathComponent("storage.pub").path])
+        #expect(cli.status == 0, "\(cli.output)")
+        _ = try await storage.stop()
+    }
+
     @Test("a connection to the change-notice endpoint sending a frame of a gigabyte is cut off at once, not held (it took the storage's memory); notices go on")
     func hugeFrameToNoticeEndpoint() async throws {
         let storage = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", temporaryDataFolder()])
