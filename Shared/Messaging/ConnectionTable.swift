@@ -20,12 +20,13 @@ struct ConnectionTable {
         /// Whether the server shut it (its disconnected event has not come yet).
         var shut = false
         /// The bytes its peer had acknowledged when last looked at, and when (`readingRate`).
-        var acknowledged: (bytes: UInt64, at: ContinuousClock.Instant)?
+        var acknowledged: Acknowledged?
+    }
 
-        static func == (left: Entry, right: Entry) -> Bool {
-            left.since == right.since && left.lastRequest == right.lastRequest && left.identity == right.identity && left.shut == right.shut
-                && left.acknowledged?.bytes == right.acknowledged?.bytes && left.acknowledged?.at == right.acknowledged?.at
-        }
+    /// A count of bytes the peer had acknowledged, and when it was read.
+    struct Acknowledged: Equatable {
+        let bytes: UInt64
+        let at: ContinuousClock.Instant
     }
 
     private(set) var entries: [Int32: Entry] = [:]
@@ -80,12 +81,11 @@ struct ConnectionTable {
     mutating func readingRate(_ descriptor: Int32, acknowledged bytes: UInt64, at now: ContinuousClock.Instant) -> Double? {
         guard var entry = entries[descriptor] else { return nil }
         defer {
-            entry.acknowledged = (bytes, now)
+            entry.acknowledged = Acknowledged(bytes: bytes, at: now)
             entries[descriptor] = entry
         }
         guard let earlier = entry.acknowledged, now > earlier.at else { return nil }
-        let seconds = Double((now - earlier.at).components.attoseconds) / 1e18 + Double((now - earlier.at).components.seconds)
-        return Double(bytes &- earlier.bytes) / seconds
+        return Double(bytes &- earlier.bytes) / ((now - earlier.at) / .seconds(1))
     }
 
     /// Notes that the server shuts the connection on `descriptor`; false when it was not known or shut already.
