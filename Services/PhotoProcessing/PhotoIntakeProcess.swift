@@ -234,8 +234,8 @@ public final class PhotoIntakeProcess: Sendable {
     }
 
     private static func seconds(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        return attoseconds == 0 ? "\(seconds)" : String(format: "%.1f", Double(seconds) + Double(attoseconds) / 1e18)
+        let seconds = duration / .seconds(1)
+        return seconds == seconds.rounded() ? "\(Int64(seconds))" : String(format: "%.1f", seconds)
     }
 
     // MARK: Frames
@@ -309,7 +309,7 @@ public final class PhotoIntakeProcess: Sendable {
                         let left = deadline - ContinuousClock.now
                         guard left > .zero else { return .timedOut }
                         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-                        let milliseconds = Int32(clamping: left.components.seconds * 1_000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+                        let milliseconds = Int32(min(left / .milliseconds(1) + 1, Double(Int32.max)))
                         let ready = poll(&poller, 1, milliseconds)
                         if ready < 0 && errno == EINTR { continue }
                         if ready == 0 { continue } // the deadline is looked at again above

@@ -24,8 +24,7 @@ enum QueryTimeLimit {
     /// Errors of `body` other than the interruption pass through unchanged.
     static func run<T>(_ limit: Duration, on db: Database, _ body: () throws -> T) throws -> T {
         let deadline = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
-        deadline.initialize(to: threadProcessorNanoseconds() + UInt64(limit.components.seconds) * 1_000_000_000
-            + UInt64(limit.components.attoseconds / 1_000_000_000))
+        deadline.initialize(to: threadProcessorNanoseconds() + UInt64(limit / .nanoseconds(1)))
         defer { deadline.deallocate() }
         let connection = db.sqliteConnection
         sqlite3_progress_handler(connection, stepsBetweenChecks, { context in

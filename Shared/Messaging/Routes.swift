@@ -135,7 +135,7 @@ extension Routes {
                 service: service,
                 version: RecipeVault.version,
                 protocolVersion: WireProtocol.version,
-                uptimeSeconds: Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18
+                uptimeSeconds: uptime / .seconds(1)
             )
         }
         handleWithFrames(System.Echo.self) { request, context in
