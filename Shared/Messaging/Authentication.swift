@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Synchronization
 import ZeroMQ
 
 extension ZAPAuthenticator {
@@ -12,28 +11,12 @@ extension ZAPAuthenticator {
     /// strangers making a new key for each try.
     public convenience init(serving security: CurveServerSecurity, in context: Context, logger: Logger) throws {
         let refusals = RefusalLog()
-        let throttle = SharedLogThrottle()
         try self.init(context: context, domain: Self.recipeVaultDomain, allowing: security.allowList) { decision in
-            guard !decision.allowed, refusals.shouldLog(decision.clientKey ?? decision.address),
-                  let leftOut = throttle.admit() else { return }
+            guard !decision.allowed, let leftOut = refusals.admit(decision.clientKey ?? decision.address) else { return }
             logger.warning("refused a client: its key is not on the allow-list", metadata: [
                 "client_key": "\(decision.clientKey ?? "none")", "address": "\(decision.address)",
                 "mechanism": "\(decision.mechanism)",
             ].merging(LogThrottle.metadata(leftOut: leftOut)) { $1 })
-        }
-    }
-}
-
-/// Remembers when each refused client was last logged.
-private final class RefusalLog: Sendable {
-    private let lastLogged = Mutex<[String: ContinuousClock.Instant]>([:])
-
-    func shouldLog(_ client: String, now: ContinuousClock.Instant = .now) -> Bool {
-        lastLogged.withLock { lastLogged in
-            if let last = lastLogged[client], now - last < .seconds(60) { return false }
-            if lastLogged.count >= 1_000 { lastLogged.removeAll() }
-            lastLogged[client] = now
-            return true
         }
     }
 }

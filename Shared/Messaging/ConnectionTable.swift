@@ -88,6 +88,11 @@ struct ConnectionTable {
         return Double(bytes &- earlier.bytes) / ((now - earlier.at) / .seconds(1))
     }
 
+    /// Forgets what the peer on `descriptor` had acknowledged: the next `readingRate` starts a new stretch.
+    mutating func forgetReadingRate(_ descriptor: Int32) {
+        entries[descriptor]?.acknowledged = nil
+    }
+
     /// Notes that the server shuts the connection on `descriptor`; false when it was not known or shut already.
     @discardableResult
     mutating func markShut(_ descriptor: Int32) -> Bool {

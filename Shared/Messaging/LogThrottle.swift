@@ -13,6 +13,8 @@ struct LogThrottle {
     private var windowStart: ContinuousClock.Instant?
     private var logged = 0
     private var leftOut = 0
+    /// What the lines left out counted, added up (`admit(adding:at:)`).
+    private var sums: [String: Int] = [:]
 
     init(linesPerWindow: Int = 10, window: Duration = .seconds(60)) {
         precondition(linesPerWindow > 0, "a throttle lets at least one line through")
@@ -37,22 +39,50 @@ struct LogThrottle {
         return leftOut
     }
 
+    /// For lines that count something (connections shut, say): adds `counts` to what was counted since the last
+    /// line went out and says whether a line at `now` goes out: `nil` when it is left out (its counts kept for the
+    /// next), else the sums since the last line, by label, with how many lines were left out.
+    mutating func admit(adding counts: [String: Int], at now: ContinuousClock.Instant = .now) -> Logger.Metadata? {
+        sums.merge(counts, uniquingKeysWith: +)
+        guard let leftOut = admit(at: now) else { return nil }
+        defer { sums = [:] }
+        return sums.mapValues { "\($0)" }.merging(Self.metadata(leftOut: leftOut)) { $1 }
+    }
+
     /// Metadata for a line let through after `leftOut` like it were left out: nothing when none were.
     static func metadata(leftOut: Int) -> Logger.Metadata {
         leftOut > 0 ? ["more like it not logged": "\(leftOut)"] : [:]
     }
 }
 
-/// A `LogThrottle` for lines made on several threads.
-final class SharedLogThrottle: Sendable {
-    private let throttle: Mutex<LogThrottle>
-
-    init(linesPerWindow: Int = 10, window: Duration = .seconds(60)) {
-        throttle = Mutex(LogThrottle(linesPerWindow: linesPerWindow, window: window))
+/// The refusals of clients an authenticator logs, from whichever thread it runs on: each key (or address) at most
+/// once a minute, so a client retrying does not flood the log, and past that a `LogThrottle`, so neither do strangers
+/// making a new key for each try.
+final class RefusalLog: Sendable {
+    private struct State {
+        var lastLogged: [String: ContinuousClock.Instant] = [:]
+        var throttle: LogThrottle
     }
 
-    /// As `LogThrottle.admit(at:)`.
-    func admit(at now: ContinuousClock.Instant = .now) -> Int? {
-        throttle.withLock { $0.admit(at: now) }
+    /// How long a client's refusals go unlogged after one that was.
+    static let perClient = Duration.seconds(60)
+    /// The clients remembered at once; past them the memory starts again.
+    static let clientsRemembered = 1_000
+
+    private let state: Mutex<State>
+
+    init(linesPerWindow: Int = 10, window: Duration = .seconds(60)) {
+        state = Mutex(State(throttle: LogThrottle(linesPerWindow: linesPerWindow, window: window)))
+    }
+
+    /// Whether `client`'s refusal at `now` is logged: `nil` when not, else how many lines the throttle left out since
+    /// the last one that went out (as `LogThrottle.admit(at:)`).
+    func admit(_ client: String, at now: ContinuousClock.Instant = .now) -> Int? {
+        state.withLock { state in
+            if let last = state.lastLogged[client], now - last < Self.perClient { return nil }
+            if state.lastLogged.count >= Self.clientsRemembered { state.lastLogged.removeAll() }
+            state.lastLogged[client] = now
+            return state.throttle.admit(at: now)
+        }
     }
 }

@@ -198,7 +198,6 @@ final class ServerLoop {
     /// The lines of connections shut past `--max-memory` or as they came, and what was shut since the last such line
     /// went out (a stranger reconnecting could otherwise have one written every look).
     private var memoryShedLog = LogThrottle(), shutAsTheyCameLog = LogThrottle()
-    private var memoryShed = (quiet: 0, unread: 0), shutAsTheyCame = 0
 
     /// Connections taken since `keepFilesFree` last looked, by file number.
     private var arrived: [Int32] = []
@@ -260,12 +259,9 @@ final class ServerLoop {
                 logger.info("taking new connections again", metadata: ["open files": "\(open)", "limit": "\(limit)"])
             }
         case nil:
-            shutAsTheyCame += shut
-            if shut > 0, let leftOut = shutAsTheyCameLog.admit() {
+            if shut > 0, let counted = shutAsTheyCameLog.admit(adding: ["shut": shut]) {
                 logger.warning("connections shut as they came: \(reached)",
-                               metadata: ["open files": "\(open)", "limit": "\(limit)", "shut": "\(shutAsTheyCame)"]
-                                   .merging(LogThrottle.metadata(leftOut: leftOut)) { $1 })
-                shutAsTheyCame = 0
+                               metadata: counted.merging(["open files": "\(open)", "limit": "\(limit)"]) { $1 })
             }
         }
     }
@@ -290,27 +286,31 @@ final class ServerLoop {
         // And those whose replies are not leaving — the system's buffer for them full, and fewer than `slowestReader`
         // bytes a second taken since the last look — for what they asked for waits here. 200 connections that each
         // asked for eight replies of 3.6 MB and read a byte a second held 3 GB before this.
+        // A connection's rate is measured over a stretch its buffer stayed full: one found with room is caught up,
+        // and what it took before counts no more.
+        let debugging = logger.logLevel <= .debug
         var unread = 0, full = 0, rates: [Int] = []
-        for (descriptor, entry) in connections.entries where !entry.shut && !ConnectionTable.hasRoomToSend(descriptor) {
+        for (descriptor, entry) in connections.entries where !entry.shut {
+            guard !ConnectionTable.hasRoomToSend(descriptor) else {
+                connections.forgetReadingRate(descriptor)
+                continue
+            }
             full += 1
             guard let bytes = ConnectionTable.bytesAcknowledged(descriptor),
                   let rate = connections.readingRate(descriptor, acknowledged: bytes, at: now) else { continue }
-            rates.append(Int(rate))
+            if debugging { rates.append(Int(rate)) }
             guard rate < Self.slowestReader else { continue }
             if let identity = entry.identity { backlog.drop(identity) }
             if shutConnection(descriptor, port: port) { unread += 1 }
         }
-        logger.debug("over --max-memory: looked for connections to shut",
-                     metadata: ["resident MiB": "\(resident / 1_048_576)", "connections": "\(connections.entries.count)", "buffers full": "\(full)",
-                                "bytes a second taken": "\(rates.sorted().prefix(12))", "replies held for": "\(backlog.clients.count)"])
-        guard quiet + unread > 0 else { return }
-        memoryShed.quiet += quiet
-        memoryShed.unread += unread
-        guard let leftOut = memoryShedLog.admit() else { return }
+        if debugging {
+            logger.debug("over --max-memory: looked for connections to shut",
+                         metadata: ["resident MiB": "\(resident / 1_048_576)", "connections": "\(connections.entries.count)", "buffers full": "\(full)",
+                                    "bytes a second taken": "\(rates.sorted().prefix(12))", "replies held for": "\(backlog.clients.count)"])
+        }
+        guard quiet + unread > 0, let counted = memoryShedLog.admit(adding: ["quiet": quiet, "not reading": unread]) else { return }
         logger.warning("connections shut: \(configuration.serviceName) holds more memory than it may (its --max-memory); those that brought no whole request in the last \(Self.quietBeforeShed.components.seconds) seconds were shut, with what they had sent of one, and those not taking their replies, with the replies",
-                       metadata: ["resident MiB": "\(resident / 1_048_576)", "limit MiB": "\(budget / 1_048_576)", "quiet": "\(memoryShed.quiet)",
-                                  "not reading": "\(memoryShed.unread)"].merging(LogThrottle.metadata(leftOut: leftOut)) { $1 })
-        memoryShed = (0, 0)
+                       metadata: counted.merging(["resident MiB": "\(resident / 1_048_576)", "limit MiB": "\(budget / 1_048_576)"]) { $1 })
     }
 
     /// Runs the handler work that is ready and sends the replies it produced, after those held.

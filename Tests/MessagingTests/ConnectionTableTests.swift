@@ -112,6 +112,11 @@ struct ConnectionTableTests {
         let second = table.readingRate(7, acknowledged: 5_000, at: start + .seconds(3))
         let unknown = table.readingRate(8, acknowledged: 5_000, at: start + .seconds(3))
         #expect(first == nil && second == 2_000 && unknown == nil)
+        // Forgotten (its buffer had room): the next look starts a new stretch, what it took before not counted.
+        table.forgetReadingRate(7)
+        let afresh = table.readingRate(7, acknowledged: 900_000, at: start + .seconds(60))
+        let after = table.readingRate(7, acknowledged: 900_100, at: start + .seconds(61))
+        #expect(afresh == nil && after == 100)
     }
 
     @Test("quiet: no whole request within the span, counted from when the connection came for one that brought none")

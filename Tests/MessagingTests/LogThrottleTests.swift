@@ -29,15 +29,29 @@ struct LogThrottleTests {
         #expect(LogThrottle.metadata(leftOut: 4_812)["more like it not logged"] == "4812")
     }
 
-    @Test("shared across threads: of many lines at once exactly the window's share go out")
-    func shared() async {
-        let throttle = SharedLogThrottle(linesPerWindow: 10, window: .seconds(3_600))
+    @Test("counts added up: a line let through says what the lines left out before it counted, then starts again")
+    func sums() {
+        var throttle = LogThrottle(linesPerWindow: 1, window: .seconds(60))
+        #expect(throttle.admit(adding: ["shut": 2, "quiet": 1], at: start) == ["shut": "2", "quiet": "1"])
+        #expect(throttle.admit(adding: ["shut": 3], at: start + .seconds(1)) == nil)
+        #expect(throttle.admit(adding: ["shut": 4, "quiet": 5], at: start + .seconds(2)) == nil)
+        #expect(throttle.admit(adding: ["shut": 1], at: start + .seconds(60))
+                == ["shut": "8", "quiet": "5", "more like it not logged": "2"])
+        #expect(throttle.admit(adding: ["shut": 1], at: start + .seconds(120)) == ["shut": "1"])
+    }
+
+    @Test("refusals: each client's once a minute; of many clients at once on many threads exactly the window's share go out")
+    func refusals() async {
+        let log = RefusalLog(linesPerWindow: 10, window: .seconds(3_600))
+        #expect(log.admit("key-0", at: start) == 0)
+        #expect(log.admit("key-0", at: start + .seconds(59)) == nil, "the same client within a minute")
+        #expect(log.admit("key-0", at: start + .seconds(60)) == 0, "the same client a minute later")
         let admitted = await withTaskGroup(of: Int.self) { group in
-            for _ in 0..<8 {
-                group.addTask { (0..<500).count { _ in throttle.admit() != nil } }
+            for thread in 0..<8 {
+                group.addTask { (0..<500).count { log.admit("key-\(thread)-\($0)") != nil } }
             }
             return await group.reduce(0, +)
         }
-        #expect(admitted == 10)
+        #expect(admitted == 8, "ten lines an hour, two of them taken already")
     }
 }
