@@ -37,6 +37,16 @@ extension RecipeDraft {
     /// sync's merge (which may put together fields that reached their sizes on different replicas).
     public func validate(keeping kept: Set<String> = [], total: Bool = true) throws(ServiceError) {
         func fail(_ message: String) -> ServiceError { ServiceError(.invalidArgument, message) }
+        // Sizes first, from counts alone: a request of 15 MB of text was read through twice, taking seconds, before
+        // its first step was found to be 15 times too long.
+        guard ingredients.count <= Limits.lines else {
+            throw fail("the recipe has \(ingredients.count) ingredient lines; the most allowed is \(Limits.lines)")
+        }
+        guard instructions.count <= Limits.lines else {
+            throw fail("the recipe has \(instructions.count) steps; the most allowed is \(Limits.lines)")
+        }
+        if let problem = bytesPastLimitProblem() { throw fail(problem) }
+        if total, let problem = textBytesProblem() { throw fail(problem) }
         if let field = fieldHoldingNUL() {
             throw fail("\(field) holds the NUL character (\\u0000), which no text may contain; remove it")
         }
@@ -45,12 +55,6 @@ extension RecipeDraft {
         }
         guard !Self.isBlank(name) else { throw fail("name is empty; a recipe needs a name") }
         if let problem = Self.lengthProblem(.name, name) { throw fail(problem) }
-        guard ingredients.count <= Limits.lines else {
-            throw fail("the recipe has \(ingredients.count) ingredient lines; the most allowed is \(Limits.lines)")
-        }
-        guard instructions.count <= Limits.lines else {
-            throw fail("the recipe has \(instructions.count) steps; the most allowed is \(Limits.lines)")
-        }
         for (index, line) in ingredients.enumerated() {
             if Self.isBlank(line.text) {
                 throw fail("ingredients[\(index)] is empty; remove it or give it text")
@@ -95,10 +99,21 @@ extension RecipeDraft {
         }
         if let problem = keywordCountProblem(keeping: kept) { throw fail(problem) }
         for keyword in keywords where Self.isBlank(keyword) || !keyword.isWithin(characters: Limits.keywordLength) {
-            throw fail("keyword \"\(keyword.prefix(40))\" must be 1 to \(Limits.keywordLength) characters "
-                       + "(\(String.bytesPerCharacter * Limits.keywordLength) bytes of UTF-8)")
+            throw fail(Self.keywordProblem(keyword))
         }
-        if total, let problem = textBytesProblem() { throw fail(problem) }
+    }
+
+    /// Why the first text past `bytesPerCharacter` bytes a character of its place's limit is too long, as
+    /// `lengthProblem` tells it, or nil: found from the texts' byte counts, none of them read unless it is past.
+    func bytesPastLimitProblem() -> String? {
+        var copy = self
+        var problem: String?
+        copy.updateTexts { place, text in
+            guard let limit = place.lengthLimit, text.utf8.count > String.bytesPerCharacter * limit else { return .keep }
+            if case .keyword = place { problem = Self.keywordProblem(text) } else { problem = Self.lengthProblem(place, text) }
+            return .stop
+        }
+        return problem
     }
 
     /// The bytes of UTF-8 of every text of the draft together.
@@ -147,10 +162,15 @@ extension RecipeDraft {
         return text.sizeProblem(place.name, characters: limit)
     }
 
+    /// Why `keyword` is refused: blank, or past its limit.
+    static func keywordProblem(_ keyword: String) -> String {
+        "keyword \"\(keyword.prefix(40))\" must be 1 to \(Limits.keywordLength) characters (\(String.bytesPerCharacter * Limits.keywordLength) bytes of UTF-8)"
+    }
+
     /// The first field whose text holds U+0000, by name ("ingredients[2]"). SQLite ends a stored text at it, so
     /// "a\u{0}b" would be kept as "a" and "\u{0}x" as an empty name.
     public func fieldHoldingNUL() -> String? {
-        firstText { $0.utf8.contains(0) }?.field
+        firstText(where: \.holdsNUL)?.field
     }
 
     /// The first field with a longer run of combining marks than text may hold (`String.maxCombiningRun`), and the run.
@@ -305,6 +325,12 @@ extension String {
     /// `maxCombiningRun`), so a limit in characters alone let 200 characters take 24 KB; with this a text of at most
     /// `n` characters takes at most `4n` bytes, and every reply that carries it is bounded by what it counts.
     public static let bytesPerCharacter = 4
+
+    /// Whether the text holds U+0000 (read a block at a time, not a byte at a time).
+    public var holdsNUL: Bool {
+        var text = self
+        return text.withUTF8 { bytes in bytes.baseAddress.map { memchr($0, 0, bytes.count) != nil } ?? false }
+    }
 
     /// Whether the text is at most `limit` characters and `bytesPerCharacter × limit` bytes of UTF-8.
     public func isWithin(characters limit: Int) -> Bool {

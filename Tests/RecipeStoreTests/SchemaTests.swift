@@ -202,10 +202,17 @@ struct ComposedTextTests {
         #expect(zalgo.composed.utf8.elementsEqual(zalgo.utf8), "left as it is")
         #expect(zalgo.longestCombiningRun == 1_000_000)
         try await withStore { store async throws in
-            for draft in [RecipeDraft(name: zalgo), RecipeDraft(name: "Soup", ingredients: [.init(text: "1 \(zalgo)")]),
-                          RecipeDraft(name: "Soup", notes: "e" + String(repeating: "\u{301}", count: String.maxCombiningRun + 1))] {
+            // Past four bytes a character of its field's limit, refused by its bytes before any of it is read; within
+            // them, by its run.
+            let refusals = [
+                (RecipeDraft(name: zalgo), "name is 2000001 bytes of UTF-8 in 1 characters; the most allowed is 800"),
+                (RecipeDraft(name: "Soup", ingredients: [.init(text: "1 \(zalgo)")]), "ingredients[0] is 2000003 bytes of UTF-8 in 3 characters; the most allowed is 4000"),
+                (RecipeDraft(name: "Soup", notes: "e" + String(repeating: "\u{301}", count: String.maxCombiningRun + 1)), "notes has 31 combining marks in a row; at most 30 are allowed"),
+                (RecipeDraft(name: "Soup", notes: "e" + String(repeating: "\u{301}", count: 1_000)), "notes has 1000 combining marks in a row; at most 30 are allowed"),
+            ]
+            for (draft, says) in refusals {
                 let error = await #expect(throws: ServiceError.self) { _ = try await store.createRecipe(id: UUID(), draft) }
-                #expect(error?.message.contains("combining marks in a row; at most 30 are allowed") == true, "\(error?.message ?? "")")
+                #expect(error?.message.hasPrefix(says) == true, "\(error?.message ?? "")")
             }
             // A book's title of one such character is 2 MB: refused by its bytes (four a character of its limit), unread.
             let title = await #expect(throws: ServiceError.self) { _ = try await store.createBook(id: UUID(), title: zalgo, author: nil) }

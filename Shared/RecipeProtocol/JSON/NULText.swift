@@ -36,10 +36,10 @@ public enum NULText {
         guard depth <= WireProtocol.maxNestingDepth + 1 else { return nil }
         switch value {
         case let text as String:
-            return text.utf8.contains(0) ? (path.isEmpty ? "the top level" : path) : nil
+            return text.holdsNUL ? (path.isEmpty ? "the top level" : path) : nil
         case let object as [String: Any]:
             for key in object.keys.sorted() {
-                if key.utf8.contains(0) { return path.isEmpty ? "a key at the top level" : "a key in \(path)" }
+                if key.holdsNUL { return path.isEmpty ? "a key at the top level" : "a key in \(path)" }
                 if let found = Self.path(in: object[key]!, at: path.isEmpty ? key : "\(path).\(key)", depth: depth + 1) { return found }
             }
             return nil
