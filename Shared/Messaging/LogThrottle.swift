@@ -55,6 +55,28 @@ struct LogThrottle {
     }
 }
 
+/// `LogThrottle`s by kind for lines made on several threads, each kind its own window: the lines of requests that
+/// failed, say, by the code the client was told (a full disk refuses every write, and a batch import or a stranger
+/// sends thousands).
+final class LogThrottles: Sendable {
+    private let throttles: Mutex<[String: LogThrottle]>
+    private let linesPerWindow: Int
+    private let window: Duration
+
+    init(linesPerWindow: Int = 10, window: Duration = .seconds(60)) {
+        throttles = Mutex([:])
+        self.linesPerWindow = linesPerWindow
+        self.window = window
+    }
+
+    /// As `LogThrottle.admit(at:)`, for lines of `kind` (a handful of kinds: each is kept for good).
+    func admit(_ kind: String, at now: ContinuousClock.Instant = .now) -> Int? {
+        throttles.withLock { throttles in
+            throttles[kind, default: LogThrottle(linesPerWindow: linesPerWindow, window: window)].admit(at: now)
+        }
+    }
+}
+
 /// The refusals of clients an authenticator logs, from whichever thread it runs on: each key (or address) at most
 /// once a minute, so a client retrying does not flood the log, and past that a `LogThrottle`, so neither do strangers
 /// making a new key for each try.

@@ -34,6 +34,9 @@ public struct Routes: Sendable {
         writeObserver = observer
     }
 
+    /// The lines of requests that failed, by the code the client was told: at most ten a minute of each.
+    private let failureLog = LogThrottles()
+
     private var failureTranslator: (@Sendable (_ error: any Error, _ op: String) -> ServiceError?)?
 
     /// Lets `translator` turn a handler's failure that is not a `ServiceError` into the reply it should be —
@@ -63,6 +66,7 @@ public struct Routes: Sendable {
             : WireJSONDecoder(userInfo: [RecipeDraft.checksFields: true, WireJSONDecoder.refusesUnknownFields: true])
         let observer = Op.isWrite ? writeObserver : nil
         let translator = failureTranslator
+        let failureLog = self.failureLog
         table[Op.name] = Route(isWrite: Op.isWrite, role: Op.role, touchesFiles: Op.touchesFiles, repliesInBulk: Op.repliesInBulk) { frame, context in
             do {
                 let body = try WireCodec.decodeRequestBody(Op.Request.self, from: frame, using: decoder)
@@ -88,11 +92,17 @@ public struct Routes: Sendable {
                     // Not a fault of the service's own (a full disk) is a warning; a damaged database or a failing disk
                     // an error. Either with the code the client was told, and the whole error for whoever reads the log.
                     let fault = reply.code == .internalError || reply.code == .storageDamaged
-                    context.logger.log(level: fault ? .error : .warning, fault ? "request failed" : "request refused",
-                                       metadata: ["code": "\(reply.code.rawValue)", "error": "\(error)"])
+                    if let leftOut = failureLog.admit(reply.code.rawValue) {
+                        context.logger.log(level: fault ? .error : .warning, fault ? "request failed" : "request refused",
+                                           metadata: ["code": "\(reply.code.rawValue)", "op": "\(Op.name)", "error": "\(error)"]
+                                               .merging(LogThrottle.metadata(leftOut: leftOut)) { $1 })
+                    }
                     return Answer(frames: [WireCodec.encodeError(id: context.requestID, error: reply, using: encoder)], saysBusy: reply.code == .busy)
                 }
-                context.logger.error("request failed", metadata: ["error": "\(error)"])
+                if let leftOut = failureLog.admit(ErrorCode.internalError.rawValue) {
+                    context.logger.error("request failed", metadata: ["op": "\(Op.name)", "error": "\(error)"]
+                                             .merging(LogThrottle.metadata(leftOut: leftOut)) { $1 })
+                }
                 let failure = ServiceError(.internalError, "\(Op.name) failed: \(error)")
                 return Answer(frames: [WireCodec.encodeError(id: context.requestID, error: failure, using: encoder)])
             }

@@ -198,6 +198,9 @@ final class ServerLoop {
     /// The lines of connections shut past `--max-memory` or as they came, and what was shut since the last such line
     /// went out (a stranger reconnecting could otherwise have one written every look).
     private var memoryShedLog = LogThrottle(), shutAsTheyCameLog = LogThrottle()
+    /// The lines of the gate holding connections back and taking them again: a stranger opening and closing hundreds
+    /// of connections could have a pair written as fast as it can.
+    private var gateLog = LogThrottle()
 
     /// Connections taken since `keepFilesFree` last looked, by file number.
     private var arrived: [Int32] = []
@@ -246,17 +249,23 @@ final class ServerLoop {
             : "connections reached the most this service takes at once (its --max-connections, \(configuration.maxConnections ?? 0))"
         switch gate.change(open: open) {
         case .pause:
-            if gate.set(paused: true) {
-                logger.warning("new connections held back: \(reached); those already made are served, and new ones are taken once some close",
-                               metadata: ["open files": "\(open)", "limit": "\(limit)", "shut": "\(shut)"])
-            } else {
+            let held = gate.set(paused: true)
+            let failure = errno
+            if held {
+                if let leftOut = gateLog.admit() {
+                    logger.warning("new connections held back: \(reached); those already made are served, and new ones are taken once some close",
+                                   metadata: ["open files": "\(open)", "limit": "\(limit)", "shut": "\(shut)"].merging(LogThrottle.metadata(leftOut: leftOut)) { $1 })
+                }
+            } else if let leftOut = gateLog.admit() {
                 logger.error("could not hold new connections back (the system refused the socket filter); connections past the reserve are still shut as they come",
-                             metadata: ["open files": "\(open)", "limit": "\(limit)", "error": "\(String(cString: strerror(errno)))"])
+                             metadata: ["open files": "\(open)", "limit": "\(limit)", "error": "\(String(cString: strerror(failure)))"]
+                                 .merging(LogThrottle.metadata(leftOut: leftOut)) { $1 })
             }
         case .resume:
             open -= shut
-            if gate.set(paused: false) {
-                logger.info("taking new connections again", metadata: ["open files": "\(open)", "limit": "\(limit)"])
+            if gate.set(paused: false), let leftOut = gateLog.admit() {
+                logger.info("taking new connections again",
+                            metadata: ["open files": "\(open)", "limit": "\(limit)"].merging(LogThrottle.metadata(leftOut: leftOut)) { $1 })
             }
         case nil:
             if shut > 0, let counted = shutAsTheyCameLog.admit(adding: ["shut": shut]) {

@@ -1,3 +1,7 @@
+import Foundation
+import Logging
+import RecipeProtocol
+import Synchronization
 import Testing
 @testable import Messaging
 
@@ -53,5 +57,51 @@ struct LogThrottleTests {
             return await group.reduce(0, +)
         }
         #expect(admitted == 8, "ten lines an hour, two of them taken already")
+    }
+
+    @Test("requests that fail: ten lines a minute of each code the client is told, every client still answered with it")
+    func failedRequests() async throws {
+        struct DiskFull: Error {}
+        struct Broken: Error {}
+        var routes = Routes()
+        routes.translateFailures { error, _ in error is DiskFull ? ServiceError(.storageFull, "the disk is full") : nil }
+        routes.handle(System.Echo.self) { request, _ in
+            if request.text == "full" { throw DiskFull() }
+            throw Broken()
+        }
+        let lines = CapturedLines()
+        let logger = Logger(label: "test") { _ in CapturingHandler(lines: lines) }
+        for index in 0..<40 {
+            let text = index.isMultiple(of: 2) ? "full" : "broken"
+            let payload = Data(#"{"v":1,"id":"\#(index)","op":"system.echo","body":{"text":"\#(text)","frames":[]}}"#.utf8)
+            let reply = try #require(await routes.reply(to: payload, logger: logger).first)
+            let code = try #require(((try JSONSerialization.jsonObject(with: reply) as? [String: Any])?["error"] as? [String: Any])?["code"] as? String)
+            #expect(code == (text == "full" ? "storage_full" : "internal_error"))
+        }
+        let written = lines.all
+        #expect(written.filter { $0.hasPrefix("warning request refused") && $0.contains("storage_full") }.count == 10, "\(written)")
+        #expect(written.filter { $0.hasPrefix("error request failed") }.count == 10, "\(written)")
+    }
+}
+
+/// The lines a logger wrote, as "level message metadata".
+private final class CapturedLines: Sendable {
+    private let lines = Mutex<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+}
+
+private struct CapturingHandler: LogHandler {
+    let lines: CapturedLines
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        lines.append("\(event.level) \(event.message) \(event.metadata ?? [:])")
     }
 }
