@@ -21,6 +21,9 @@ public actor SyncCoordinator {
     let logger: Logger
     private let listener: ChangeSubscriber
     private var lastRuns: [String: PairSync] = [:]
+    /// The pairs whose last run sent the storage photos: a record another pair's replica holds for want of one can
+    /// then be let through, and no change notice says so (a photo is not a change of the feed).
+    private var broughtPhotos: Set<String> = []
     private var tails: [String: Task<PairSync, Never>] = [:]
     /// Per pair, the run that is queued and has not started: later requests join it (one pending run at most).
     private var queued: [String: Task<PairSync, Never>] = [:]
@@ -47,9 +50,24 @@ public actor SyncCoordinator {
     public nonisolated var isEnabled: Bool { !replicas.isEmpty }
 
     /// Syncs every pair now, side by side (each after its own run in progress, if any), and returns what each did.
+    /// A pair whose replica still holds records for want of a photo goes again, once, when another pair brought the
+    /// storage photos meanwhile (one it had lost, say): side by side, it could not have had them.
     public func runNow() async -> [PairSync] {
+        var results = await run(replicas)
+        let again = replicas.filter { replica in
+            results.contains { $0.replica == replica.name && ($0.heldAtReplica ?? 0) > 0 }
+                && results.contains { $0.replica != replica.name && broughtPhotos.contains($0.replica) }
+        }
+        for later in await run(again) {
+            guard let index = results.firstIndex(where: { $0.replica == later.replica }) else { continue }
+            results[index] = results[index].followed(by: later)
+        }
+        return results
+    }
+
+    private func run(_ pairs: [RemoteReplica]) async -> [PairSync] {
         await withTaskGroup(of: (Int, PairSync).self) { group in
-            for (index, replica) in replicas.enumerated() {
+            for (index, replica) in pairs.enumerated() {
                 group.addTask { (index, await self.runPair(replica)) }
             }
             var results: [(Int, PairSync)] = []
@@ -138,6 +156,8 @@ public actor SyncCoordinator {
                 Task {
                     _ = await self.runPair(replica)
                     sink.yield(.finished(name))
+                    // What it brought the storage may be what another pair waits for (see `broughtPhotos`).
+                    if self.broughtPhotos.contains(name) { sink.yield(.notice) }
                 }
             }
         }
@@ -149,6 +169,7 @@ public actor SyncCoordinator {
 
     private func syncPair(_ replica: RemoteReplica) async -> PairSync {
         var result = PairSync(storage: storage.name, replica: replica.name)
+        broughtPhotos.remove(replica.name)
         do {
             try await listen(to: storage)
             try await listen(to: replica)
@@ -162,6 +183,7 @@ public actor SyncCoordinator {
             result.conflicts = both.conflicts
             result.heldAtReplica = sent.held
             result.heldAtStorage = received.held
+            if received.photos > 0 { broughtPhotos.insert(replica.name) }
             if both.changed > 0 {
                 logger.info("replicas synced", metadata: [
                     "storage": "\(storage.name)", "replica": "\(replica.name)", "toReplica": "\(sent.changed)",
@@ -210,5 +232,18 @@ public struct SyncWatcher: Service {
         // Without replicas (or when syncing only on request) there is nothing to watch, but the service stays up with the group.
         guard coordinator.isEnabled, coordinator.automatic else { return try await gracefulShutdown() }
         await cancelWhenGracefulShutdown { await coordinator.watch() }
+    }
+}
+
+extension PairSync {
+    /// This run and a `later` one of the same pair, as one: what both moved, and where the later left things.
+    func followed(by later: PairSync) -> PairSync {
+        var both = later
+        both.toReplica = toReplica.addingSaturated(later.toReplica)
+        both.toStorage = toStorage.addingSaturated(later.toStorage)
+        both.photos = photos.addingSaturated(later.photos)
+        both.photoBytes = photoBytes.addingSaturated(later.photoBytes)
+        both.conflicts = conflicts.addingSaturated(later.conflicts)
+        return both
     }
 }

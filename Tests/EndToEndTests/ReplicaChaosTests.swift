@@ -12,7 +12,18 @@ import TestRandom
 struct ReplicaChaosTests {
     @Test("random CLI changes on three replicas, a restore and kill -9: every replica exports the same bytes")
     func chaos() async throws {
-        let seed = ProcessInfo.processInfo.environment["RECIPES_CHAOS_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0 ... .max)
+        try await run(seed: ProcessInfo.processInfo.environment["RECIPES_CHAOS_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0 ... .max))
+    }
+
+    /// Histories that once failed. 16843838947807175624: the storage lost a photo's file while a replica held the
+    /// only other copy; one sync brought it back, but the other pair, run side by side, had already left its replica
+    /// holding the recipe for want of it, and nothing ran that pair again.
+    @Test("histories that once failed", arguments: [UInt64(16_843_838_947_807_175_624)])
+    func replay(seed: UInt64) async throws {
+        try await run(seed: seed)
+    }
+
+    private func run(seed: UInt64) async throws {
         var random = ChaosRandom(seed: seed)
         let note = "seed \(seed) (RECIPES_CHAOS_SEED replays it)"
         let storages = try (0..<3).map { _ in try StorageNode() }

@@ -130,4 +130,61 @@ struct SyncEndToEndTests {
         _ = try await laptop.stop()
         _ = try await home.stop()
     }
+
+    @Test("a photo the storage lost, brought back by one replica, reaches the other replica that held its recipe for want of it, in the same sync")
+    func lostPhotoReachesAWaitingReplica() async throws {
+        let homeFolder = temporaryDataFolder()
+        defer { try? FileManager.default.removeItem(atPath: homeFolder) }
+        let (home, homeEndpoint) = try await startStorage(samples: false, folder: homeFolder)
+        let (laptop, laptopEndpoint) = try await startStorage(samples: false)
+        let (tablet, tabletEndpoint) = try await startStorage(samples: false)
+        /// A worker for `replicas` that syncs only when asked, and the CLI's arguments to reach it.
+        func worker(_ replicas: [String]) async throws -> (ServiceProcess, [String]) {
+            let process = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", homeEndpoint, "--sync-on-request"]
+                                                              + replicas.flatMap { ["--replica", $0] })
+            return (process, ["--worker", try await process.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#)])
+        }
+        let photo = URL(fileURLWithPath: homeFolder + "-photo.jpg")
+        defer { try? FileManager.default.removeItem(at: photo) }
+        var jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0])
+        jpeg.append(contentsOf: (0..<30_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        try jpeg.write(to: photo)
+
+        // Made on the tablet, synced to home alone.
+        #expect(try await recipes(["add", "--name", "Focaccia"], storage: tabletEndpoint).status == 0)
+        #expect(try await recipes(["photo", "add", "Focaccia", photo.path], storage: tabletEndpoint).status == 0)
+        var (first, cli) = try await worker([tabletEndpoint])
+        #expect(try await recipes(["sync"] + cli, storage: homeEndpoint).status == 0)
+        _ = try await first.stop()
+
+        // Home loses the photo's file, and finds out.
+        let blobs = URL(fileURLWithPath: homeFolder).appendingPathComponent(RecipeVault.photoFolderName)
+        let blob = try #require((FileManager.default.enumerator(at: blobs, includingPropertiesForKeys: nil)?.allObjects as? [URL])?
+            .first { $0.lastPathComponent.count == 64 }, "the photo did not reach home")
+        try FileManager.default.removeItem(at: blob)
+        let out = homeFolder + "-out.jpg"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        #expect(try await recipes(["photo", "get", "Focaccia", "1", "-o", out], storage: homeEndpoint).status != 0)
+
+        // Synced to the laptop alone: the laptop holds the recipe until the photo comes.
+        (first, cli) = try await worker([laptopEndpoint])
+        #expect(try await recipes(["sync"] + cli, storage: homeEndpoint).status == 0)
+        _ = try await first.stop()
+        #expect(try await recipes(["photo", "get", "Focaccia", "1", "-o", out], storage: laptopEndpoint).status != 0)
+
+        // One sync of both pairs: the tablet brings home the photo, and the laptop gets it and the recipe. The pairs run
+        // side by side, and the laptop's had finished before home had the photo again.
+        let (both, bothCLI) = try await worker([laptopEndpoint, tabletEndpoint])
+        let synced = try await recipes(["sync", "--json"] + bothCLI, storage: homeEndpoint)
+        #expect(synced.status == 0, "\(synced.output)")
+        let got = try await recipes(["photo", "get", "Focaccia", "1", "-o", out], storage: laptopEndpoint)
+        #expect(got.status == 0, "the laptop did not get the photo in that sync: \(got.output)\n\(synced.output)")
+        #expect((try? Data(contentsOf: URL(fileURLWithPath: out))) == jpeg)
+        let status = try await recipes(["sync", "status", "--json"] + bothCLI, storage: homeEndpoint)
+        let pairs = try WireCodec.makeDecoder().decode(WorkerSyncOps.Status.Response.self, from: Data(status.output.utf8)).pairs
+        #expect(pairs.allSatisfy { ($0.held ?? []).isEmpty }, "\(status.output)")
+
+        _ = try await both.stop()
+        for storage in [home, laptop, tablet] { _ = try await storage.stop() }
+    }
 }
