@@ -517,8 +517,11 @@ struct HardeningTests {
             }
         }
         defer { for attacker in attackers { attacker.close() } }
+        // They take it past the bound: seen here, or by the storage first — on a loaded machine sending 180 MB takes
+        // longer than the 5 seconds after which the first attackers count as quiet, and the shed had begun by now.
         let held = try #require(residentMegabytes(storage.pid))
-        #expect(held > 160, "what the part-sent frames hold: \(held) MB")
+        let shedLine = "connections shut: recipe-storage holds more memory than it may (its --max-memory)"
+        #expect(held > 160 || storage.printed.contains(shedLine), "what the part-sent frames hold: \(held) MB")
         _ = try await storage.waitForOutput("connections shut: recipe-storage holds more memory than it may \\(its --max-memory\\)", timeout: .seconds(30))
         // Under the bound again once the connections quiet for 5 seconds are shut. On a loaded machine the last
         // attackers may still have been sending then: left under the bound, they are held, as they may be.
