@@ -54,12 +54,12 @@ public actor SyncCoordinator {
     /// storage photos meanwhile (one it had lost, say): side by side, it could not have had them.
     public func runNow() async -> [PairSync] {
         var results = await run(replicas)
-        let again = replicas.filter { replica in
-            results.contains { $0.replica == replica.name && ($0.heldAtReplica ?? 0) > 0 }
-                && results.contains { $0.replica != replica.name && broughtPhotos.contains($0.replica) }
+        let bringers = Set(results.map(\.replica).filter(broughtPhotos.contains))
+        let again = results.indices.filter { index in
+            (results[index].heldAtReplica ?? 0) > 0 && !bringers.subtracting([replicas[index].name]).isEmpty
         }
-        for later in await run(again) {
-            guard let index = results.firstIndex(where: { $0.replica == later.replica }) else { continue }
+        // `run` answers in the order it was given the pairs.
+        for (index, later) in zip(again, await run(again.map { replicas[$0] })) {
             results[index] = results[index].followed(by: later)
         }
         return results

@@ -492,8 +492,7 @@ struct CLITests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let photo = folder.appendingPathExtension("jpg")
         defer { try? FileManager.default.removeItem(at: photo) }
-        var bytes = Data([0xFF, 0xD8, 0xFF, 0xE0])
-        bytes.append(contentsOf: (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let bytes = TestImages.jpegMarked(count: 300_000, step: 31)
         try bytes.write(to: photo)
 
         let original: [RecipeDetail] = try await withStorageProcess { storage async throws in

@@ -2,6 +2,7 @@ import Foundation
 import Messaging
 import RecipeModel
 import RecipeProtocol
+import TestImages
 import Testing
 
 /// A recipe-storage process on ephemeral ports with its own data folder.
@@ -92,8 +93,7 @@ struct SyncEndToEndTests {
         let cli = ["--worker", try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#)]
         let photo = URL(fileURLWithPath: laptopFolder + "-photo.jpg")
         defer { try? FileManager.default.removeItem(at: photo) }
-        var jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0])
-        jpeg.append(contentsOf: (0..<30_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        let jpeg = TestImages.jpegMarked(count: 30_000, step: 13)
         try jpeg.write(to: photo)
         #expect(try await recipes(["add", "--name", "Focaccia"], storage: homeEndpoint).status == 0)
         #expect(try await recipes(["photo", "add", "Focaccia", photo.path], storage: homeEndpoint).status == 0)
@@ -150,8 +150,7 @@ struct SyncEndToEndTests {
         }
         let photo = URL(fileURLWithPath: homeFolder + "-photo.jpg")
         defer { try? FileManager.default.removeItem(at: photo) }
-        var jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0])
-        jpeg.append(contentsOf: (0..<30_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let jpeg = TestImages.jpegMarked(count: 30_000, step: 7)
         try jpeg.write(to: photo)
 
         // Made on the tablet, synced to home alone.

@@ -6,6 +6,12 @@ import Foundation
 public enum TestImages {
     public enum Encoding { case jpeg(quality: Int32), png, webp(quality: Int32), heic(quality: Int32), avif(quality: Int32) }
 
+    /// Bytes that begin with a JPEG's start marker and go on in a pattern of `step`, `count` after the marker: what
+    /// recipe-storage keeps as a photo as given (it does not decode photos), different for each step. Not an image.
+    public static func jpegMarked(count: Int, step: Int) -> Data {
+        Data([0xFF, 0xD8, 0xFF, 0xE0]) + Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* step) })
+    }
+
     /// A photo-like picture (gradient, grain, a red block in the top-left quarter), encoded.
     /// A black lossless WebP: a few KB that take `width` × `height` × 3 bytes to decode.
     public static func blankWebP(width: Int, height: Int) -> Data {
