@@ -50,14 +50,14 @@ public actor SyncCoordinator {
     public nonisolated var isEnabled: Bool { !replicas.isEmpty }
 
     /// Syncs every pair now, side by side (each after its own run in progress, if any), and returns what each did.
-    /// A pair whose replica still holds records for want of a photo goes again, once, when another pair brought the
-    /// storage photos meanwhile (one it had lost, say): side by side, it could not have had them.
+    /// The pairs meet only at the storage, and side by side none could pass on what another brought it meanwhile: when
+    /// pairs brought the storage anything (changes, conflicted copies, photos another replica waits for), every
+    /// other pair that ran without an error goes again, once. So one `recipes sync` gives every replica what any of
+    /// them had when it began (what is changed during it waits for the next).
     public func runNow() async -> [PairSync] {
         var results = await run(replicas)
-        let bringers = Set(results.map(\.replica).filter(broughtPhotos.contains))
-        let again = results.indices.filter { index in
-            (results[index].heldAtReplica ?? 0) > 0 && !bringers.subtracting([replicas[index].name]).isEmpty
-        }
+        let bringers = Set(results.indices.filter { results[$0].brought || broughtPhotos.contains(results[$0].replica) })
+        let again = results.indices.filter { results[$0].error == nil && !bringers.subtracting([$0]).isEmpty }
         // `run` answers in the order it was given the pairs.
         for (index, later) in zip(again, await run(again.map { replicas[$0] })) {
             results[index] = results[index].followed(by: later)
@@ -236,6 +236,10 @@ public struct SyncWatcher: Service {
 }
 
 extension PairSync {
+    /// Whether the run gave the storage changes another replica does not have yet: records from the replica, or
+    /// conflicted copies (made at either side; one made at the storage is a new record there).
+    var brought: Bool { toStorage > 0 || conflicts > 0 }
+
     /// This run and a `later` one of the same pair, as one: what both moved, and where the later left things.
     func followed(by later: PairSync) -> PairSync {
         var both = later

@@ -131,6 +131,54 @@ struct SyncEndToEndTests {
         _ = try await home.stop()
     }
 
+    @Test("one recipes sync leaves every replica alike: recipes made on two replicas, an edit and a conflict between two reach all of them through the worker's storage, a third replica that changed nothing included")
+    func oneSyncReachesEveryReplica() async throws {
+        let (home, homeEndpoint) = try await startStorage(samples: false)
+        let (laptop, laptopEndpoint) = try await startStorage(samples: false)
+        let (tablet, tabletEndpoint) = try await startStorage(samples: false)
+        let (phone, phoneEndpoint) = try await startStorage(samples: false)
+        let replicas = [laptopEndpoint, tabletEndpoint, phoneEndpoint]
+        let worker = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", homeEndpoint, "--sync-on-request"]
+                                                         + replicas.flatMap { ["--replica", $0] })
+        let cli = ["--worker", try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#)]
+        // A recipe every copy has, then edited on the tablet. The phone changes nothing: its pair has nothing to bring
+        // home, and ran side by side with the others, it had finished before they brought theirs.
+        #expect(try await recipes(["add", "--name", "Porridge"], storage: homeEndpoint).status == 0)
+        #expect(try await recipes(["sync"] + cli, storage: homeEndpoint).status == 0)
+        #expect(try await recipes(["rate", "Porridge", "5"], storage: tabletEndpoint).status == 0)
+        // Both change its notes: one wins everywhere, the other is kept as the same conflicted copy everywhere.
+        #expect(try await recipes(["edit", "Porridge", "--notes", "oats soaked overnight"], storage: laptopEndpoint).status == 0)
+        #expect(try await recipes(["edit", "Porridge", "--notes", "steel-cut oats, 30 minutes"], storage: tabletEndpoint).status == 0)
+        #expect(try await recipes(["add", "--name", "Shakshuka", "--ingredient", "4 eggs"], storage: laptopEndpoint).status == 0)
+        #expect(try await recipes(["add", "--name", "Tarka Dal", "--ingredient", "200 g red lentils"], storage: tabletEndpoint).status == 0)
+
+        let synced = try await recipes(["sync"] + cli, storage: homeEndpoint)
+        #expect(synced.status == 0, "\(synced.output)")
+        for endpoint in [homeEndpoint] + replicas {
+            let listed = try await recipes(["list"], storage: endpoint).output
+            #expect(listed.contains("Shakshuka") && listed.contains("Tarka Dal"),
+                    "one sync left \(endpoint) without a recipe another replica had:\n\(listed)\n\(synced.output)\n\(worker.printed)")
+            #expect(try await details("Porridge", endpoint).recipe.rating == 5, "one sync left \(endpoint) without the tablet's rating")
+        }
+        // Every copy the same: the same recipes and the same conflict.
+        var seen: [String: String] = [:]
+        for endpoint in [homeEndpoint] + replicas {
+            let listed = try await recipes(["list"], storage: endpoint).output
+            let conflicts = try await recipes(["conflicts", "list"], storage: endpoint).output
+            let notes = try await details("Porridge", endpoint).recipe.notes ?? ""
+            seen[endpoint] = "\(listed)\n\(conflicts)\n\(notes)"
+        }
+        #expect(Set(seen.values).count == 1, "one sync left the copies apart:\n\(seen.map { "\($0.key):\n\($0.value)" }.joined(separator: "\n"))")
+        #expect(seen[homeEndpoint]?.contains("(conflicted copy)") == true, "\(seen[homeEndpoint] ?? "")")
+        let again = try await recipes(["sync"] + cli, storage: homeEndpoint)
+        for endpoint in replicas {
+            #expect(again.output.contains("⇄ \(endpoint): already in step"), "\(again.output)")
+        }
+
+        _ = try await worker.stop()
+        for storage in [home, laptop, tablet, phone] { _ = try await storage.stop() }
+    }
+
     @Test("a photo the storage lost, brought back by one replica, reaches the other replica that held its recipe for want of it, in the same sync; with automatic sync, at once",
           arguments: [false, true])
     func lostPhotoReachesAWaitingReplica(automatic: Bool) async throws {
