@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import RecipeProtocol
 import Synchronization
@@ -16,6 +19,20 @@ public actor ChangePublisher {
     /// small JSON object). A peer that sends a larger one is disconnected before it is held: without it, a stranger's
     /// one connection to the change-notice endpoint sending a frame of a gigabyte made the storage hold all of it.
     public static let maxFrameBytes = 4_096
+    /// The most bytes one connection to the change-notice endpoint may send in all. A subscriber sends its greeting,
+    /// its handshake (about 600 bytes with CURVE) and one subscription: under 1 KiB; with ZeroMQ heartbeats, a few
+    /// bytes a ping more. ZeroMQ keeps every distinct subscription a connection sends for as long as it stays, at
+    /// about 25 bytes of memory a byte sent: one connection sending distinct subscriptions while the storage wrote
+    /// took it to 10 GB in 90 seconds. A connection past this is shut (`shutOverfull`); a subscriber connects again
+    /// by itself.
+    public static let maxSubscriberBytes: UInt64 = 4_096
+    /// How often, at most, the connections are looked at: before a notice goes out, which is when ZeroMQ takes in
+    /// what subscribers sent.
+    static let lookInterval = Duration.milliseconds(100)
+    /// Messages of one connection ZeroMQ reads ahead of the publisher (a subscriber sends one): what a connection
+    /// sent past them waits in its system buffers until the publisher takes them, so a notice takes in little of a
+    /// flood before the look that shuts it.
+    static let receiveQueue: Int32 = 2
 
     private let executor = ThreadExecutor(name: "publish notices")
     private let context: Context
@@ -23,9 +40,15 @@ public actor ChangePublisher {
     /// Lets in only the allowed subscribers when the storage runs with CURVE.
     private let authenticator: ZAPAuthenticator?
     private let encoder = WireJSONEncoder()
+    private let logger: Logger
     private var sequence = 0
     /// The endpoint actually bound.
     public nonisolated let endpoint: String
+    /// Its TCP port (nil for IPC: a local endpoint, its peers those the folder lets in).
+    private let port: UInt16?
+    private var nextLook = ContinuousClock.now
+    /// The line of connections shut for sending too much: a stranger reconnecting could have one written every look.
+    private var shutLog = LogThrottle()
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
@@ -34,7 +57,9 @@ public actor ChangePublisher {
     public init(endpoint: String, security: CurveServerSecurity? = nil, logger: Logger) throws {
         context = try Context()
         socket = try Socket(context, .publish)
+        self.logger = logger
         try socket.setMaxMessageSize(Self.maxFrameBytes)
+        try socket.setReceiveHighWaterMark(Self.receiveQueue)
         if endpoint.contains("[") { try socket.setIPv6(true) }
         if let security {
             authenticator = try ZAPAuthenticator(serving: security, in: context, logger: logger)
@@ -47,6 +72,7 @@ public actor ChangePublisher {
         } catch {
             throw ServerStartError(endpoint: endpoint, underlying: error)
         }
+        port = ConnectionGate.tcpPort(of: self.endpoint)
     }
 
     deinit { executor.shutdown() }
@@ -57,6 +83,7 @@ public actor ChangePublisher {
     }
 
     private func publish(_ op: String) {
+        shutOverfull()
         sequence += 1
         let notice = ChangeNotice(v: WireProtocol.version, seq: sequence, op: op, at: Date())
         guard let json = try? encoder.encode(notice) else { return }
@@ -66,6 +93,25 @@ public actor ChangePublisher {
     public func close() {
         socket.close()
         authenticator?.stop()
+    }
+
+    /// Shuts the connections to the endpoint that sent more than a subscriber does (`maxSubscriberBytes`), at most
+    /// every `lookInterval`. They are found among the process's open files, by port, so none is missed.
+    private func shutOverfull() {
+        guard let port else { return }
+        let now = ContinuousClock.now
+        guard now >= nextLook else { return }
+        nextLook = now + Self.lookInterval
+        var shut = 0, most: UInt64 = 0
+        for descriptor in OpenFiles.descriptors() ?? [] where ConnectionGate.localPort(descriptor) == port {
+            guard let received = ConnectionTable.bytesReceived(descriptor), received > Self.maxSubscriberBytes,
+                  ConnectionGate.isConnection(descriptor, toPort: port), shutdown(descriptor, Int32(SHUT_RDWR)) == 0 else { continue }
+            shut += 1
+            most = max(most, received)
+        }
+        guard shut > 0, let counted = shutLog.admit(adding: ["shut": shut]) else { return }
+        logger.warning("change-notice connections that sent more than a subscriber does were disconnected (a subscriber sends under 1 KiB)",
+                       metadata: counted.merging(["bytes sent, the most": "\(most)", "limit": "\(Self.maxSubscriberBytes)"]) { $1 })
     }
 }
 

@@ -116,7 +116,17 @@ extension ConnectionTable {
     /// system does not say.
     static func bytesAcknowledged(_ descriptor: Int32) -> UInt64? {
         // `struct tcp_info` as the kernel has it: Glibc's copy ends before this field, which is at byte 120.
-        let offset = 120
+        tcpInfoCounter(descriptor, at: 120)
+    }
+
+    /// The bytes received on TCP connection `descriptor` so far (`tcpi_bytes_received`, Linux 4.1 and later, byte 128
+    /// of `struct tcp_info`); `nil` when it is not a TCP connection or the system does not say.
+    static func bytesReceived(_ descriptor: Int32) -> UInt64? {
+        tcpInfoCounter(descriptor, at: 128)
+    }
+
+    /// The 64-bit counter at byte `offset` of the kernel's `struct tcp_info` for `descriptor`.
+    private static func tcpInfoCounter(_ descriptor: Int32, at offset: Int) -> UInt64? {
         var info = [UInt8](repeating: 0, count: 256)
         var length = socklen_t(info.count)
         guard getsockopt(descriptor, Int32(IPPROTO_TCP), Int32(TCP_INFO), &info, &length) == 0, Int(length) >= offset + 8 else { return nil }

@@ -125,6 +125,19 @@ final class RawZeroMQConnection: Sendable {
         }
     }
 
+    /// Sends up to `count` subscriptions, each to a topic of `bytes` bytes no other starts like, as a SUB socket sends
+    /// one; how many went before the service closed the connection (or stopped taking them for the send timeout).
+    func sendSubscriptions(_ count: Int, bytes: Int) -> Int {
+        let filler = [UInt8](repeating: 0x78, count: max(0, bytes - 12))
+        for index in 0..<count {
+            let frame = [0x01] + Array(String(format: "%012d", index).utf8) + filler
+            let header: [UInt8] = frame.count < 256
+                ? [0x00, UInt8(frame.count)] : [0x02] + (0..<8).reversed().map { UInt8(truncatingIfNeeded: frame.count >> ($0 * 8)) }
+            guard (try? send(header + frame)) != nil else { return index }
+        }
+        return count
+    }
+
     /// Sends one request (`op` with `body`) in one frame, as a DEALER with no delimiter does; false once the service
     /// has closed the connection.
     func sendRequest(_ op: String, _ body: [String: Any]) -> Bool {
@@ -719,6 +732,50 @@ struct HardeningTests {
         let stranger = try StrangerSocket(endpoint)
         let noticed = try await eventually(within: 20) {
             _ = try await stranger.code("recipe.create", ["recipe": ["name": "Noticed"]])
+            return try subscriber.receive() != nil
+        }
+        #expect(noticed, "a subscriber still gets the storage's change notices")
+        subscriber.close()
+        _ = try await storage.stop()
+    }
+
+    @Test("a connection to the change-notice endpoint sending distinct subscriptions while the storage writes is disconnected after a few kilobytes (each byte of one cost the storage about 25: 10 GB in 90 seconds); subscribers still get notices")
+    func subscriptionFlood() async throws {
+        let storage = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", temporaryDataFolder()])
+        let published = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) \[StorageService\] publishing change notices"#)
+        let endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        let port = try #require(published.split(separator: ":").last.flatMap { UInt16($0) })
+        let before = try #require(residentMegabytes(storage.pid))
+        // Writes go on meanwhile: ZeroMQ takes in what subscribers sent when a notice goes out.
+        let writer = Task {
+            let client = try StrangerSocket(endpoint)
+            var written = 0
+            while !Task.isCancelled {
+                _ = try await client.code("recipe.create", ["recipe": ["name": "Written \(written)"]])
+                written += 1
+            }
+        }
+        // 40,000 subscriptions of 1,000 bytes: 40 MB, which the storage took in whole before.
+        let sent = await onOwnThread(named: "subscription flood") { () -> Int in
+            guard let connection = try? RawZeroMQConnection(port: port, as: "SUB") else { return -1 }
+            defer { connection.close() }
+            return connection.sendSubscriptions(40_000, bytes: 1_000)
+        }
+        let peak = try #require(peakRSSMegabytes(storage.pid))
+        writer.cancel()
+        #expect(sent >= 0 && sent < 40_000, "the storage took \(sent) subscriptions of 1,000 bytes on one connection")
+        #expect(peak < before + 150, "the storage's memory went from \(before) MB to \(peak) MB")
+        _ = try await storage.waitForOutput("change-notice connections that sent more than a subscriber does were disconnected", timeout: .seconds(10))
+
+        let context = try Context()
+        defer { context.shutdown() }
+        let subscriber = try Socket(context, .subscribe)
+        try subscriber.subscribe(Array(ChangePublisher.topic.utf8))
+        try subscriber.setReceiveTimeout(.milliseconds(200))
+        try subscriber.connect(published)
+        let client = try StrangerSocket(endpoint)
+        let noticed = try await eventually(within: 20) {
+            _ = try await client.code("recipe.create", ["recipe": ["name": "Noticed"]])
             return try subscriber.receive() != nil
         }
         #expect(noticed, "a subscriber still gets the storage's change notices")
