@@ -195,6 +195,8 @@ final class ServerLoop {
     /// A connection that brought no whole request for this long is shut when the process holds more than it may.
     static let quietBeforeShed = Duration.seconds(5)
     private var nextMemoryShed = ContinuousClock.now
+    /// Whether the last look at the memory shut connections: the next hands what they held back to the system.
+    private var trimAfterShed = false
     /// The lines of connections shut past `--max-memory` or as they came, and what was shut since the last such line
     /// went out (a stranger reconnecting could otherwise have one written every look).
     private var memoryShedLog = LogThrottle(), shutAsTheyCameLog = LogThrottle()
@@ -290,7 +292,14 @@ final class ServerLoop {
         let now = ContinuousClock.now
         guard let budget = configuration.maxResidentBytes, now >= nextMemoryShed else { return }
         nextMemoryShed = now + .seconds(1)
-        guard let resident = ProcessMemory.residentBytes(), resident > budget else { return }
+        // What the connections shut at the last look held is freed after it; freed memory stays resident until the
+        // allocator hands it back, and would be taken for memory still held.
+        if trimAfterShed {
+            trimAfterShed = false
+            _ = ProcessMemory.residentBytesAfterTrim()
+        }
+        guard let measured = ProcessMemory.residentBytes(), measured > budget,
+              let resident = ProcessMemory.residentBytesAfterTrim(), resident > budget else { return }
         let quiet = connections.quiet(for: Self.quietBeforeShed, at: now).filter { shutConnection($0, port: port) }.count
         // And those whose replies are not leaving — the system's buffer for them full, and fewer than `slowestReader`
         // bytes a second taken since the last look — for what they asked for waits here. 200 connections that each
@@ -317,7 +326,9 @@ final class ServerLoop {
                          metadata: ["resident MiB": "\(resident / 1_048_576)", "connections": "\(connections.entries.count)", "buffers full": "\(full)",
                                     "bytes a second taken": "\(rates.sorted().prefix(12))", "replies held for": "\(backlog.clients.count)"])
         }
-        guard quiet + unread > 0, let counted = memoryShedLog.admit(adding: ["quiet": quiet, "not reading": unread]) else { return }
+        guard quiet + unread > 0 else { return }
+        trimAfterShed = true
+        guard let counted = memoryShedLog.admit(adding: ["quiet": quiet, "not reading": unread]) else { return }
         logger.warning("connections shut: \(configuration.serviceName) holds more memory than it may (its --max-memory); those that brought no whole request in the last \(Self.quietBeforeShed.components.seconds) seconds were shut, with what they had sent of one, and those not taking their replies, with the replies",
                        metadata: counted.merging(["resident MiB": "\(resident / 1_048_576)", "limit MiB": "\(budget / 1_048_576)"]) { $1 })
     }

@@ -97,7 +97,8 @@ final class RawZeroMQConnection: Sendable {
 
     /// Connects to `port` and greets as a `type` socket. `smallReceiveBuffer` makes the connection's receive buffer as small
     /// as the system allows from the start, so a service's replies back up soon when they are not read.
-    init(port: UInt16, as type: String = "DEALER", smallReceiveBuffer: Bool = false) throws {
+    /// `padding` bytes more in a property of its READY (a handshake of megabytes that ZeroMQ keeps with the connection).
+    init(port: UInt16, as type: String = "DEALER", smallReceiveBuffer: Bool = false, padding: Int = 0) throws {
         descriptor = try loopbackConnection(port: port, receiveBuffer: smallReceiveBuffer ? 1 : nil)
         var wait = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
@@ -107,8 +108,12 @@ final class RawZeroMQConnection: Sendable {
         try send([0xFF] + [UInt8](repeating: 0, count: 8) + [0x7F, 3, 0] + Array("NULL".utf8)
                  + [UInt8](repeating: 0, count: 16) + [0] + [UInt8](repeating: 0, count: 31))
         try receive(64)
-        let ready: [UInt8] = [5] + Array("READY".utf8) + [11] + Array("Socket-Type".utf8) + [0, 0, 0, UInt8(type.utf8.count)] + Array(type.utf8)
-        try send([0x04, UInt8(ready.count)] + ready)
+        var ready: [UInt8] = [5] + Array("READY".utf8) + [11] + Array("Socket-Type".utf8) + [0, 0, 0, UInt8(type.utf8.count)] + Array(type.utf8)
+        if padding > 0 {
+            ready += [5] + Array("X-Pad".utf8) + (0..<4).reversed().map { UInt8(truncatingIfNeeded: padding >> ($0 * 8)) } + [UInt8](repeating: 0x61, count: padding)
+        }
+        try send(ready.count < 256 ? [0x04, UInt8(ready.count)] + ready
+                                   : [0x06] + (0..<8).reversed().map { UInt8(truncatingIfNeeded: ready.count >> ($0 * 8)) } + ready)
         let header = try receive(2) // the service's READY: a short command
         try receive(Int(header[1]))
     }
@@ -736,6 +741,28 @@ struct HardeningTests {
         }
         #expect(noticed, "a subscriber still gets the storage's change notices")
         subscriber.close()
+        _ = try await storage.stop()
+    }
+
+    @Test("connections holding handshakes of 10 MB past --max-memory are shut, and the storage's memory comes back down (what was freed stayed resident: it stayed past the limit, and every quiet client was cut once a second)")
+    func memoryComesBackAfterAShed() async throws {
+        let storage = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", temporaryDataFolder(),
+                                                            "--max-memory", "250"])
+        let endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        let port = try #require(endpoint.split(separator: ":").last.flatMap { UInt16($0) })
+        let connections = await onOwnThread(named: "large handshakes") { () -> [RawZeroMQConnection] in
+            (0..<30).compactMap { _ in try? RawZeroMQConnection(port: port, padding: 10_000_000) }
+        }
+        defer { for connection in connections { connection.close() } }
+        _ = try await storage.waitForOutput("holds more memory than it may", timeout: .seconds(30))
+        var resident = 0
+        let down = try await eventually(within: 15) {
+            resident = residentMegabytes(storage.pid) ?? .max
+            return resident < 200
+        }
+        #expect(down, "\(connections.count) connections with handshakes of 10 MB shut; the storage still holds \(resident) MB")
+        let client = try StrangerSocket(endpoint)
+        #expect(try await client.code("recipe.list", [:] as [String: Any]) == "ok")
         _ = try await storage.stop()
     }
 
