@@ -11,11 +11,35 @@ extension RecipeStore {
     static let checkFindingsLimit = 100
     static let checkPhotosLimit = 1_000
 
+    /// What a check reads: every photo file too, and SQLite's whole `integrity_check` rather than its `quick_check`.
+    struct CheckScope: Hashable {
+        let photos: Bool
+        let full: Bool
+    }
+
     /// Reads the database (SQLite's `quick_check`, or `integrity_check` when `full`) and, with `photos`, every
     /// photo file a recipe names against its SHA-256. A damaged photo file is moved aside as a read would move it,
     /// and every missing or damaged one is noted for the next sync to bring back; damage in the database is
     /// remembered for `storage.stats` (so `recipes status`).
+    ///
+    /// A check asked for while the same check runs joins it and gets its answer: each reads the whole database and
+    /// every photo, so a client asking again and again (a cron job that overlaps itself, a stranger's connections
+    /// asking eight times each) would otherwise have as many read everything at once, and two at once could tell
+    /// one damaged photo two ways (the first moves it aside, the second finds it missing).
     public func check(photos checkPhotos: Bool, full: Bool) async throws -> StorageCheck {
+        let scope = CheckScope(photos: checkPhotos, full: full)
+        let running = checksRunning.withLock { running in
+            if let check = running[scope] { return check }
+            let check = Task { try await self.runCheck(photos: checkPhotos, full: full) }
+            running[scope] = check
+            return check
+        }
+        defer { checksRunning.withLock { if $0[scope] == running { $0[scope] = nil } } }
+        return try await running.value
+    }
+
+    private func runCheck(photos checkPhotos: Bool, full: Bool) async throws -> StorageCheck {
+        checksRun.add(1, ordering: .relaxed)
         let pragma = full ? "integrity_check" : "quick_check"
         var findings: [String]
         do {

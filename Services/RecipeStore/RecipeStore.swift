@@ -32,6 +32,10 @@ public final class RecipeStore: Sendable {
     let damageSeen = Mutex<String?>(nil)
     /// Backups being written: photo collection waits, so a copied database never names a collected blob.
     let backupsRunning = Mutex(0)
+    /// Checks running, by what they read: one asked for while the same check runs joins it (`check`).
+    let checksRunning = Mutex<[CheckScope: Task<StorageCheck, any Error>]>([:])
+    /// How many checks ran since the store opened (those that joined one count with it).
+    let checksRun = Atomic<Int>(0)
     /// How much processor time a read whose cost the client's text decides (a search, can-make) may use; see `QueryTimeLimit`.
     let clientReadLimit = Mutex<Duration>(RecipeStore.defaultClientReadLimit)
     /// 1.5 s: under the command line's wait for one try (2 s) when the machine is not busy; some 60 times a search

@@ -109,3 +109,27 @@ struct PhotoTests {
         }
     }
 }
+
+@Suite("Checks of the whole store")
+struct StoreCheckTests {
+    @Test("checks asked for while the same check runs join it: one reads everything, each gets its answer; a different check runs on its own")
+    func concurrentChecksJoin() async throws {
+        try await withStore { store async throws in
+            for index in 0..<30 {
+                let id = UUID()
+                _ = try await store.createRecipe(id: id, RecipeDraft(name: "Pie \(index)"))
+                for _ in 0..<10 { _ = try await store.addPhoto(recipeID: id, bytes: imageBytes(.jpeg, count: 20_000), position: nil) }
+            }
+            let answers = try await withThrowingTaskGroup(of: StorageCheck.self) { group in
+                for _ in 0..<6 { group.addTask { try await store.check(photos: true, full: false) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers.count == 6 && answers.allSatisfy { $0 == answers[0] && $0.photosChecked == 300 }, "\(answers)")
+            #expect(store.checksRun.load(ordering: .relaxed) == 1, "six checks at once read everything \(store.checksRun.load(ordering: .relaxed)) times")
+            // One finished is not joined: the next reads everything again.
+            _ = try await store.check(photos: true, full: false)
+            _ = try await store.check(photos: false, full: true)
+            #expect(store.checksRun.load(ordering: .relaxed) == 3)
+        }
+    }
+}
