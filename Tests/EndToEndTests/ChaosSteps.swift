@@ -24,6 +24,17 @@ enum ChaosSteps {
             // As a person would: cp puts the backup's files in place of the existing ones (each replaced, not written
             // through: a photo `loseBlob` made unreadable is a link to a file whose reads and writes fail, as a failing
             // disk's would, and cp writing through it failed the run — seed 200612579308831045).
+            // A folder `loseBlob` put in a photo file's place, not read since (so not moved aside), is in the way of the
+            // backup's file, and cp will not put a file over a folder: removed first, as a person would after cp said so
+            // (seed 4324851399791794770).
+            for path in FileManager.default.enumerator(atPath: backup.folder)?.compactMap({ $0 as? String }) ?? [] {
+                var isFolder: ObjCBool = false
+                let there = target.folder + "/" + path
+                if FileManager.default.fileExists(atPath: backup.folder + "/" + path, isDirectory: &isFolder), !isFolder.boolValue,
+                   FileManager.default.fileExists(atPath: there, isDirectory: &isFolder), isFolder.boolValue {
+                    try FileManager.default.removeItem(atPath: there)
+                }
+            }
             let copy = try Process.run(URL(fileURLWithPath: "/bin/cp"), arguments: ["-r", "--remove-destination", backup.folder + "/.", target.folder + "/"])
             copy.waitUntilExit()
             #expect(copy.terminationStatus == 0)
