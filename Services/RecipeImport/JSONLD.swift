@@ -13,19 +13,39 @@ enum JSONLD {
         var html = html
         let bodies: [String] = html.withUTF8 { page in
             var found: [String] = []
-            var index = 0
-            while let open = ByteScan.find("<script", in: page, from: index) {
-                guard let tagEnd = ByteScan.find(byte: UInt8(ascii: ">"), in: page, from: open + 7) else { break }
-                guard let close = ByteScan.find("</script", in: page, from: tagEnd + 1) else { break }
-                if ByteScan.find("ld+json", in: page, from: open + 7, to: tagEnd) != nil, close - tagEnd - 1 <= maxBlockBytes,
-                   found.count < maxBlocks {
-                    found.append(String(decoding: UnsafeBufferPointer(rebasing: page[(tagEnd + 1)..<close]), as: UTF8.self))
-                }
-                index = close + 8
+            eachBlock(in: page) { block in
+                if block.count <= maxBlockBytes { found.append(String(decoding: UnsafeBufferPointer(rebasing: page[block]), as: UTF8.self)) }
+                return found.count < maxBlocks
             }
             return found
         }
         return bodies.compactMap(parse)
+    }
+
+    /// The sizes in bytes of the page's JSON-LD blocks that `blocks` skips as past `maxBlockBytes`: what to tell a
+    /// person whose page gave no recipe, when the page does hold one.
+    static func oversizedBlocks(in html: String) -> [Int] {
+        var html = html
+        return html.withUTF8 { page in
+            var sizes: [Int] = []
+            var read = 0
+            eachBlock(in: page) { block in
+                if block.count > maxBlockBytes { sizes.append(block.count) } else { read += 1 }
+                return read < maxBlocks
+            }
+            return sizes
+        }
+    }
+
+    /// Calls `body` with the bytes of each `application/ld+json` script of `page`, in order, while it returns true.
+    private static func eachBlock(in page: UnsafeBufferPointer<UInt8>, _ body: (Range<Int>) -> Bool) {
+        var index = 0
+        while let open = ByteScan.find("<script", in: page, from: index) {
+            guard let tagEnd = ByteScan.find(byte: UInt8(ascii: ">"), in: page, from: open + 7) else { break }
+            guard let close = ByteScan.find("</script", in: page, from: tagEnd + 1) else { break }
+            if ByteScan.find("ld+json", in: page, from: open + 7, to: tagEnd) != nil, !body((tagEnd + 1)..<close) { break }
+            index = close + 8
+        }
     }
 
     /// Parses a block, repairing what sites get wrong: CDATA and comment wrappers, raw

@@ -25,6 +25,15 @@ public struct ImportedRecipe: Sendable, Equatable {
 
 /// Reads schema.org/Recipe from a page's HTML (JSON-LD; microdata when there is no JSON-LD recipe).
 public enum RecipeExtractor {
+    /// The sizes in bytes of the page's JSON-LD blocks that were not read for their size (at most 2 MB each are):
+    /// for the message of a page that gave no recipe.
+    public static func unreadJSONLDSizes(in html: String) -> [Int] {
+        JSONLD.oversizedBlocks(in: html)
+    }
+
+    /// The largest JSON-LD block read, in bytes.
+    public static var maxJSONLDBytes: Int { JSONLD.maxBlockBytes }
+
     /// The recipe on the page at `url`, or `nil` when the page has none.
     public static func extract(html: String, url: String) -> ImportedRecipe? {
         let blocks = JSONLD.blocks(in: html)

@@ -111,6 +111,12 @@ public struct PageImporter: Sendable {
            !(kind.contains("html") || kind.contains("xml") || kind.contains("json") || kind.hasPrefix("text/")) {
             return ServiceError(.noRecipeFound, "\(address) is \(kind), not a web page; give the address of the recipe's page")
         }
+        let unread = RecipeExtractor.unreadJSONLDSizes(in: body)
+        if let largest = unread.max() {
+            let megabytes = { (bytes: Int) in String(format: "%.1f MB", Double(bytes) / 1_000_000) }
+            return ServiceError(.noRecipeFound,
+                "no recipe found on \(address): its schema.org data (a JSON-LD block of \(megabytes(largest))\(unread.count > 1 ? ", and \(unread.count - 1) more past the limit" : "")) is past the \(megabytes(RecipeExtractor.maxJSONLDBytes)) the worker reads of one block (a recipe's is tens of kilobytes); the page has no microdata recipe either, nor ingredients and method headings with lists under them. Add the recipe with `recipes add`")
+        }
         return ServiceError(.noRecipeFound,
             "no recipe found on \(address): the page has no schema.org Recipe (JSON-LD or microdata), and no ingredients and method headings with lists under them. If it shows a recipe in a browser, the site may build it with scripts: save the page and try --html, or add the recipe with `recipes add`")
     }
