@@ -28,6 +28,11 @@ extension RecipeStore {
 
     /// The entry whose name or alias is `name` (normalized first: "Scallions" finds "spring onion").
     public func findIngredient(_ name: String) async throws -> CatalogueEntry {
+        // Names and aliases are at most `nameLength` characters: a longer one is no entry's, and is not read through
+        // (nor said back whole).
+        guard name.isWithin(characters: CatalogueLimits.nameLength) else {
+            throw ServiceError(.invalidArgument, "the name to find is \(name.count) characters (\"\(name.prefix(40))…\"); ingredient names and aliases are at most \(CatalogueLimits.nameLength)")
+        }
         let normalized = IngredientParser.normalizeFood(name)
         return try await pool.read { db in
             guard let entry = try Self.catalogueEntry(named: normalized, in: db) else {

@@ -1,10 +1,10 @@
 /// Where a recipe came from, as the user entered it.
-public enum SourceType: String, Codable, Sendable, CaseIterable {
+public enum SourceType: String, Codable, Sendable, CaseIterable, WireChoice {
     case book, url, manual
 }
 
 /// How a recipe came to be in this collection.
-public enum RecipeOrigin: String, Codable, Sendable, CaseIterable {
+public enum RecipeOrigin: String, Codable, Sendable, CaseIterable, WireChoice {
     /// A read-only sample recipe; duplicate it to change it.
     case starter
     /// Entered or edited by the user.
@@ -16,6 +16,6 @@ public enum RecipeOrigin: String, Codable, Sendable, CaseIterable {
 }
 
 /// What kind of food a catalogue entry is.
-public enum IngredientCategory: String, Codable, Sendable, CaseIterable {
+public enum IngredientCategory: String, Codable, Sendable, CaseIterable, WireChoice {
     case protein, vegetable, fruit, dairy, grain, pantryStaple, herb, spice, condiment, other
 }

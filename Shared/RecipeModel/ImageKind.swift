@@ -1,7 +1,7 @@
 import Foundation
 
 /// The photo formats RecipeVault keeps, judged by their bytes, never their name.
-public enum ImageKind: String, Codable, Sendable, CaseIterable {
+public enum ImageKind: String, Codable, Sendable, CaseIterable, WireChoice {
     case jpeg, png, webp, heic
 
     /// The media type stored and sent with the photo.

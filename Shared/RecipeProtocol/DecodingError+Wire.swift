@@ -11,9 +11,24 @@ extension DecodingError {
             return "\(Self.path(context.codingPath + [key])) is missing"
         case let .dataCorrupted(context):
             if context.codingPath.isEmpty { return "not valid JSON" }
-            return "\(Self.path(context.codingPath)) is not valid: \(context.debugDescription)"
+            return "\(Self.path(context.codingPath)) is not valid: \(Self.inProductWords(context.debugDescription))"
         @unknown default:
             return "the request could not be read"
+        }
+    }
+
+    /// Foundation's sentences for a value it could not read, as the product says them: what the field must be.
+    /// Others (the product's own, as `WireChoice`'s) are kept as they are.
+    static func inProductWords(_ sentence: String) -> String {
+        switch sentence {
+        case "Attempted to decode UUID from invalid UUID string.":
+            "it must be an id: a UUID of 36 characters, such as 5A3C0008-0000-4000-8000-000000000000"
+        case "Invalid URL string.":
+            "it must be a web address, such as https://example.com/soup"
+        case "Encountered Data is not valid Base64.":
+            "it must be bytes written in Base64"
+        default:
+            sentence
         }
     }
 

@@ -196,7 +196,7 @@ public enum JobOps {
         /// The most items one page may hold.
         public static let maxLimit = 1_000
         /// Which items, in which order.
-        public enum View: String, Codable, Sendable, CaseIterable {
+        public enum View: String, Codable, Sendable, CaseIterable, WireChoice {
             /// Every item, by position.
             case all
             /// Items with no result yet, by position.

@@ -1,7 +1,8 @@
 import Foundation
+import RecipeModel
 
 /// The apps whose exports `recipes migrate` reads (docs/MIGRATE.md).
-public enum MigrationFormat: String, Codable, Sendable, CaseIterable {
+public enum MigrationFormat: String, Codable, Sendable, CaseIterable, WireChoice {
     /// Paprika 3: a `.paprikarecipes` zip of gzip-compressed JSON recipes, or a folder of `.paprikarecipe` files.
     case paprika
     /// Mealie 1.x: its recipe export zip, or its backup zip (`database.json` and `data/`).

@@ -39,7 +39,7 @@ public struct RecipeSummary: Codable, Sendable, Equatable, Identifiable {
 }
 
 /// How a recipe list is ordered.
-public enum RecipeSort: String, Codable, Sendable, CaseIterable {
+public enum RecipeSort: String, Codable, Sendable, CaseIterable, WireChoice {
     case name, createdAt, updatedAt, rating, totalTime
 }
 

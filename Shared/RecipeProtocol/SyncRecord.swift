@@ -1,7 +1,8 @@
 import Foundation
+import RecipeModel
 
 /// What kind of record a synced record is.
-public enum SyncKind: String, Codable, Sendable, CaseIterable {
+public enum SyncKind: String, Codable, Sendable, CaseIterable, WireChoice {
     /// A cookbook (key: its id).
     case book
     /// A catalogue entry (key: its normalized name, which is unique).

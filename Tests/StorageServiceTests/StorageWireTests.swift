@@ -163,6 +163,22 @@ struct StorageWireTests {
                     "\(misspelt?.message ?? "")")
             let notUUID = await #expect(throws: ServiceError.self) { _ = try await client.call(UntypedGet.self, .init(id: "seven")) }
             #expect(notUUID?.code == .invalidBody)
+            // In the product's words, saying what is allowed (Foundation's and Swift's named their types: "Attempted to
+            // decode UUID from invalid UUID string.", "Cannot initialize SourceType from invalid String value bogus").
+            #expect(notUUID?.message == "body.id is not valid: it must be an id: a UUID of 36 characters, such as 5A3C0008-0000-4000-8000-000000000000",
+                    "\(notUUID?.message ?? "")")
+            for (field, allowed) in [("sourceType", "book, url, manual"), ("origin", "starter, custom, imported, conflictedCopy")] {
+                let notOne = await #expect(throws: ServiceError.self) {
+                    _ = try await client.call(UntypedCreate.self, .init(recipe: ["name": "Soup", field: "bogus"]))
+                }
+                #expect(notOne?.code == .invalidBody)
+                #expect(notOne?.message == "body.recipe.\(field) is not valid: it must be one of \(allowed); got \"bogus\"", "\(notOne?.message ?? "")")
+            }
+            // A name past any entry's is refused without being read through or said back whole.
+            let long = await #expect(throws: ServiceError.self) {
+                _ = try await client.call(IngredientOps.Find.self, .init(name: String(repeating: "a", count: 100_000)))
+            }
+            #expect(long?.code == .invalidArgument && (long?.message.count ?? .max) < 300, "\(long?.message.prefix(300) ?? "")")
             #expect(try await client.call(StorageOps.Stats.self, Empty()).recipes == 0)
         }
     }
