@@ -479,3 +479,39 @@ struct UnknownFieldTests {
         #expect(lenient?.body.a == 1)
     }
 }
+
+@Suite("Numbers that do not fit their field", .onOwnThread)
+struct NumberFitTests {
+    struct Fields: Codable, Equatable { var count: Int?; var small: Int8?; var amount: Double? }
+    struct Body: Codable, Equatable { var body: Fields }
+
+    enum Read: Equatable {
+        case success(Fields)
+        case failure(String)
+    }
+
+    func read(_ json: String) -> Read {
+        do {
+            return .success(try WireJSONDecoder().decode(Body.self, from: Data(json.utf8)).body)
+        } catch let error as DecodingError {
+            return .failure(error.wireDescription)
+        } catch {
+            return .failure("\(error)")
+        }
+    }
+
+    @Test("are refused naming the field and what it takes (Foundation on Linux called them not valid JSON, saying nowhere); whole values written otherwise still read")
+    func refusedWhereTheyAre() {
+        #expect(read(#"{"body": {"count": 5.5}}"#) == .failure("body.count is not valid: it must be a whole number from -9223372036854775808 to 9223372036854775807; found 5.5"))
+        #expect(read(#"{"body": {"count": 99999999999999999999999}}"#)
+                == .failure("body.count is not valid: it must be a whole number from -9223372036854775808 to 9223372036854775807; found 99999999999999999999999"))
+        #expect(read(#"{"body": {"small": 300}}"#) == .failure("body.small is not valid: it must be a whole number from -128 to 127; found 300"))
+        #expect(read(#"{"body": {"amount": 1e400}}"#)
+                == .failure("body.amount is not valid: it must be a number no larger than 1.8e308 either side of zero, and 0 or no smaller than 2.2e-308; found 1e400"))
+        #expect(read(#"{"body": {"amount": -1e-700}}"#)
+                == .failure("body.amount is not valid: it must be a number no larger than 1.8e308 either side of zero, and 0 or no smaller than 2.2e-308; found -1e-700"))
+        #expect(read(#"{"body": {"count": 1.0, "small": 1e2, "amount": 2.5}}"#) == .success(Fields(count: 1, small: 100, amount: 2.5)))
+        // Bytes that are not JSON are still said to be so.
+        #expect(read(#"{"body": {"count": 5.5"#) == .failure("not valid JSON"))
+    }
+}

@@ -7,7 +7,8 @@ import Foundation
 /// `WireCodec.makeDecoder()`) gives. Every error, and every case it leaves alone — duplicate keys,
 /// escaped keys, a whole number written as `1.0` or too large for its type, `Float`, `Decimal`, a
 /// byte-order mark — is decided again by Foundation's decoder, so error messages and edge cases
-/// are exactly what they were. Checked against Foundation by `WireJSONTests` and the fuzz targets.
+/// are what they were, but one: a number Foundation refuses as "not valid JSON" is said where it is
+/// (`decode`). Checked against Foundation by `WireJSONTests` and the fuzz targets.
 public struct WireJSONDecoder: Sendable {
     private let fallback: JSONDecoder
     private let userInfo: [CodingUserInfoKey: any Sendable]
@@ -27,17 +28,28 @@ public struct WireJSONDecoder: Sendable {
     public static let refusesUnknownFields = CodingUserInfoKey(rawValue: "WireJSONDecoder.refusesUnknownFields")!
 
     /// The value of type `T` in `data`, or the error Foundation's decoder gives for it.
+    ///
+    /// Foundation on Linux refuses a number that does not fit its field (`5.5` or `1e30` for a whole number, `1e400`)
+    /// as "not valid JSON", without saying where; when the bytes are JSON, the field and what it takes are said
+    /// instead (the fast path saw the number and why it could not take it).
     public func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        switch try fastRead(type, from: data) {
+        var refusal: DecodingError?
+        switch try fastRead(type, from: data, refusal: &refusal) {
         case .value(let value): return value
         case .unknownField(let error): throw error
-        case nil: return try fallback.decode(type, from: data)
+        case nil:
+            do {
+                return try fallback.decode(type, from: data)
+            } catch let error as DecodingError where error.isNotJSON {
+                throw refusal ?? error
+            }
         }
     }
 
     /// The fast path alone: the value, or `nil` when Foundation's decoder has to decide (tests compare the two).
     public func fastDecode<T: Decodable>(_ type: T.Type, from data: Data) -> T? {
-        if case .value(let value)? = try? fastRead(type, from: data) { return value }
+        var refusal: DecodingError?
+        if case .value(let value)? = try? fastRead(type, from: data, refusal: &refusal) { return value }
         return nil
     }
 
@@ -46,11 +58,12 @@ public struct WireJSONDecoder: Sendable {
         case unknownField(DecodingError)
     }
 
-    private func fastRead<T: Decodable>(_ type: T.Type, from data: Data) throws -> FastRead<T>? {
+    private func fastRead<T: Decodable>(_ type: T.Type, from data: Data, refusal: inout DecodingError?) throws -> FastRead<T>? {
         data.withUnsafeBytes { raw -> FastRead<T>? in
             let bytes = raw.bindMemory(to: UInt8.self)
             guard let tape = JSONTape(bytes) else { return nil }
             let session = TapeSession(bytes: bytes, nodes: tape.nodes, userInfo: userInfo)
+            defer { refusal = session.numberRefusal }
             guard let value = try? session.decode(type, at: 0, path: []), !session.unsure else { return nil }
             if let unknown = session.unknownField() { return .unknownField(unknown) }
             return .value(value)
@@ -145,6 +158,20 @@ private final class TapeSession {
         return LeftToFoundation()
     }
 
+    /// The first number left to Foundation, with what its field takes: said if Foundation refuses the bytes as
+    /// "not valid JSON" (its word on Linux for a number that does not fit), which does not say where.
+    @exclusivity(unchecked) private(set) var numberRefusal: DecodingError?
+
+    /// Leaves the number at `node` to Foundation, noting what its field takes (`takes`) if it is the first.
+    private func leave(number node: JSONTape.Node, path: [any CodingKey], takes: String) -> LeftToFoundation {
+        if numberRefusal == nil {
+            let literal = String(decoding: UnsafeBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)]), as: UTF8.self)
+            let shown = literal.count > 40 ? "\(literal.prefix(40))…" : literal
+            numberRefusal = .dataCorrupted(.init(codingPath: path, debugDescription: "it must be \(takes); found \(shown)"))
+        }
+        return leave()
+    }
+
     func mismatch(_ type: Any.Type, at index: Int, path: @autoclosure () -> [any CodingKey]) -> DecodingError {
         let found: String
         switch nodes[index].kind {
@@ -182,11 +209,12 @@ private final class TapeSession {
             return Double(whole) // exact: at most 15 digits
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)]), as: UTF8.self)
-        guard let value = Double(text), value.isFinite else { throw leave() }
-        // A literal that underflows to zero (`1e-700`): Foundation's rules decide whether it is refused.
+        let takes = "a number no larger than 1.8e308 either side of zero, and 0 or no smaller than 2.2e-308"
+        guard let value = Double(text), value.isFinite else { throw leave(number: node, path: path(), takes: takes) }
+        // A literal that underflows to zero (`1e-700`): Foundation refuses it.
         if value == 0, text.utf8.prefix(while: { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") })
             .contains(where: { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }) {
-            throw leave()
+            throw leave(number: node, path: path(), takes: takes)
         }
         return value
     }
@@ -195,7 +223,12 @@ private final class TapeSession {
         let node = nodes[index]
         guard node.kind == .number else { throw mismatch(I.self, at: index, path: path()) }
         // `1.0`, `1e2` and numbers past the type's range: Foundation's rules decide.
-        guard !node.flag, let whole = wholeNumber(node), let value = I(exactly: whole) else { throw leave() }
+        guard !node.flag, let whole = wholeNumber(node), let value = I(exactly: whole) else {
+            // Foundation takes `1.0` and `1e2` (whole values written otherwise); what it refuses is noted.
+            let literal = String(decoding: UnsafeBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)]), as: UTF8.self)
+            if let written = Double(literal), written.rounded() == written, abs(written) < 0x1p53, I(exactly: written) != nil { throw leave() }
+            throw leave(number: node, path: path(), takes: "a whole number from \(I.min) to \(I.max)")
+        }
         return value
     }
 
