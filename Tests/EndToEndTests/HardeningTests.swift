@@ -751,16 +751,18 @@ struct HardeningTests {
         let endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
         let port = try #require(endpoint.split(separator: ":").last.flatMap { UInt16($0) })
         let connections = await onOwnThread(named: "large handshakes") { () -> [RawZeroMQConnection] in
-            (0..<30).compactMap { _ in try? RawZeroMQConnection(port: port, padding: 10_000_000) }
+            (0..<40).compactMap { _ in try? RawZeroMQConnection(port: port, padding: 10_000_000) }
         }
         defer { for connection in connections { connection.close() } }
         _ = try await storage.waitForOutput("holds more memory than it may", timeout: .seconds(30))
+        // Back under its bound (connections that came last, not quiet yet, may still hold theirs): before, what the shed
+        // let go stayed resident, past the bound.
         var resident = 0
-        let down = try await eventually(within: 15) {
+        let down = try await eventually(within: 20) {
             resident = residentMegabytes(storage.pid) ?? .max
-            return resident < 200
+            return resident < 250
         }
-        #expect(down, "\(connections.count) connections with handshakes of 10 MB shut; the storage still holds \(resident) MB")
+        #expect(down, "\(connections.count) connections with handshakes of 10 MB, the quiet ones shut; the storage still holds \(resident) MB, its bound 250")
         let client = try StrangerSocket(endpoint)
         #expect(try await client.code("recipe.list", [:] as [String: Any]) == "ok")
         _ = try await storage.stop()
