@@ -83,12 +83,15 @@ public struct GuardedFetcher: Sendable {
     public static func parse(_ text: String) throws -> (url: URL, host: String) {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         let shown = trimmed.count > 200 ? String(trimmed.prefix(200)) + "…" : trimmed
+        guard !trimmed.isEmpty else {
+            throw ServiceError(.unsupportedURL, "the address is empty; write it like https://example.com/recipe")
+        }
         guard let components = URLComponents(string: trimmed), let scheme = components.scheme?.lowercased() else {
             throw ServiceError(.unsupportedURL, "\(shown) is not a web address; write it like https://example.com/recipe")
         }
         guard scheme == "http" || scheme == "https" else {
             throw ServiceError(.unsupportedURL,
-                "\(shown) is a \(scheme): address; only http:// and https:// pages can be imported (for a saved page use --html FILE --url URL)")
+                "\(shown) is not a web page's address (it starts \(scheme.prefix(40)):); only http:// and https:// pages can be imported (for a saved page use --html FILE --url URL)")
         }
         guard components.user == nil && components.password == nil else {
             throw ServiceError(.unsupportedURL,
@@ -96,6 +99,9 @@ public struct GuardedFetcher: Sendable {
         }
         guard var host = components.host, !host.isEmpty else {
             throw ServiceError(.unsupportedURL, "\(shown) has no host; write it like https://example.com/recipe")
+        }
+        if let port = components.port, !(1...65_535).contains(port) {
+            throw ServiceError(.unsupportedURL, "\(shown) names port \(port); a port is 1 to 65535 (most pages need none: https://example.com/recipe)")
         }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         host = host.lowercased()

@@ -60,6 +60,25 @@ struct FetchTests {
         #expect(server.connectionCount == 0, "a refused address was connected to")
     }
 
+    @Test("an address that is no page's says what is wrong with it: empty, another scheme, a port past 65535")
+    func unsupportedSaid() throws {
+        let cases: [(String, String)] = [
+            ("", "the address is empty; write it like https://example.com/recipe"),
+            ("  ", "the address is empty; write it like https://example.com/recipe"),
+            ("javascript:alert(1)", "javascript:alert(1) is not a web page's address (it starts javascript:); only http:// and https:// pages can be imported"),
+            ("ftp://example.com/recipe", "ftp://example.com/recipe is not a web page's address (it starts ftp:); only http:// and https:// pages can be imported"),
+            ("http://example.com:99999/soup", "http://example.com:99999/soup names port 99999; a port is 1 to 65535"),
+        ]
+        for (address, said) in cases {
+            do {
+                _ = try GuardedFetcher.parse(address)
+                Issue.record("\(address) was taken")
+            } catch let error as ServiceError {
+                #expect(error.code == .unsupportedURL && error.message.hasPrefix(said), "\(error.message)")
+            }
+        }
+    }
+
     @Test("the refusal says what the address is, and how to allow a LAN host (never cloud metadata)")
     func refusalMessage() async throws {
         let fetcher = GuardedFetcher(policy: FetchPolicy())
