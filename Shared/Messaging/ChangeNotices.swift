@@ -169,13 +169,21 @@ public final class ChangeSubscriber: Sendable {
                 if stopped { break }
                 if !endpoints.isEmpty {
                     for (endpoint, security) in endpoints {
+                        // An endpoint that cannot be listened to (a replica that gave a malformed one, say) loses its
+                        // own notices only: one failure here once ended the listening for every storage.
                         let socket = try Socket(context, .subscribe)
-                        try socket.setMaxMessageSize(ChangePublisher.maxFrameBytes)
-                        try socket.subscribe(Array(ChangePublisher.topic.utf8))
-                        if endpoint.contains("[") { try socket.setIPv6(true) }
-                        if let security { try socket.apply(security) }
-                        try socket.connect(endpoint)
-                        sockets.append(socket)
+                        do {
+                            try socket.setMaxMessageSize(ChangePublisher.maxFrameBytes)
+                            try socket.subscribe(Array(ChangePublisher.topic.utf8))
+                            if endpoint.contains("[") { try socket.setIPv6(true) }
+                            if let security { try socket.apply(security) }
+                            try socket.connect(endpoint)
+                            sockets.append(socket)
+                        } catch {
+                            socket.close()
+                            logger.warning("change notices from this endpoint unavailable; its pairs sync on the interval",
+                                           metadata: ["endpoint": "\(endpoint.prefix(200))", "error": "\(error)"])
+                        }
                     }
                     poller = Poller()
                     for socket in sockets { try poller.add(socket) }

@@ -1,0 +1,28 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+@testable import Messaging
+
+@Suite("Change notices between processes' ends")
+struct ChangeSubscriberTests {
+    @Test("an endpoint that cannot be listened to loses its own notices only: the others still arrive (one such endpoint ended the listening for every storage)")
+    func badEndpointAlone() async throws {
+        let logger = Logger(label: "test")
+        let publisher = try ChangePublisher(endpoint: "tcp://127.0.0.1:*", logger: logger)
+        let subscriber = ChangeSubscriber(logger: logger)
+        let noticed = Atomic<Int>(0)
+        subscriber.start { noticed.add(1, ordering: .relaxed) }
+        defer { subscriber.stop() }
+        // What a replica that gives a malformed publish endpoint makes the worker add, then a storage's.
+        subscriber.add("bogus://replica", security: nil, for: "malformed")
+        subscriber.add(publisher.endpoint, security: nil, for: "storage")
+        let deadline = ContinuousClock.now + .seconds(10)
+        while noticed.load(ordering: .relaxed) == 0, ContinuousClock.now < deadline {
+            publisher.announce("recipe.create")
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(noticed.load(ordering: .relaxed) > 0, "no notice from the storage's endpoint in 10 s")
+        await publisher.close()
+    }
+}
