@@ -29,7 +29,10 @@ extension RecipeStore {
     public func check(photos checkPhotos: Bool, full: Bool) async throws -> StorageCheck {
         let scope = CheckScope(photos: checkPhotos, full: full)
         let running = checksRunning.withLock { running in
-            if let check = running[scope] { return check }
+            if let check = running[scope] {
+                checksJoined.add(1, ordering: .relaxed)
+                return check
+            }
             let check = Task { try await self.runCheck(photos: checkPhotos, full: full) }
             running[scope] = check
             return check
@@ -40,6 +43,7 @@ extension RecipeStore {
 
     private func runCheck(photos checkPhotos: Bool, full: Bool) async throws -> StorageCheck {
         checksRun.add(1, ordering: .relaxed)
+        if let hold = beforeCheckReads.withLock({ $0 }) { await hold() }
         let pragma = full ? "integrity_check" : "quick_check"
         var findings: [String]
         do {

@@ -34,8 +34,11 @@ public final class RecipeStore: Sendable {
     let backupsRunning = Mutex(0)
     /// Checks running, by what they read: one asked for while the same check runs joins it (`check`).
     let checksRunning = Mutex<[CheckScope: Task<StorageCheck, any Error>]>([:])
-    /// How many checks ran since the store opened (those that joined one count with it).
+    /// How many checks ran since the store opened, and how many requests joined one running.
     let checksRun = Atomic<Int>(0)
+    let checksJoined = Atomic<Int>(0)
+    /// Awaited before a check reads anything (tests hold a check open with it; nil otherwise).
+    let beforeCheckReads = Mutex<(@Sendable () async -> Void)?>(nil)
     /// How much processor time a read whose cost the client's text decides (a search, can-make) may use; see `QueryTimeLimit`.
     let clientReadLimit = Mutex<Duration>(RecipeStore.defaultClientReadLimit)
     /// 1.5 s: under the command line's wait for one try (2 s) when the machine is not busy; some 60 times a search

@@ -115,17 +115,27 @@ struct StoreCheckTests {
     @Test("checks asked for while the same check runs join it: one reads everything, each gets its answer; a different check runs on its own")
     func concurrentChecksJoin() async throws {
         try await withStore { store async throws in
-            for index in 0..<30 {
+            for index in 0..<4 {
                 let id = UUID()
                 _ = try await store.createRecipe(id: id, RecipeDraft(name: "Pie \(index)"))
-                for _ in 0..<10 { _ = try await store.addPhoto(recipeID: id, bytes: imageBytes(.jpeg, count: 20_000), position: nil) }
+                for _ in 0..<5 { _ = try await store.addPhoto(recipeID: id, bytes: imageBytes(.jpeg, count: 20_000), position: nil) }
+            }
+            // The first check is held before it reads until the other five have come (or 30 s have passed), so they come
+            // while it runs however the tasks are scheduled.
+            store.beforeCheckReads.withLock { hold in
+                hold = {
+                    let deadline = ContinuousClock.now + .seconds(30)
+                    while store.checksJoined.load(ordering: .relaxed) < 5, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+                }
             }
             let answers = try await withThrowingTaskGroup(of: StorageCheck.self) { group in
                 for _ in 0..<6 { group.addTask { try await store.check(photos: true, full: false) } }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(answers.count == 6 && answers.allSatisfy { $0 == answers[0] && $0.photosChecked == 300 }, "\(answers)")
+            store.beforeCheckReads.withLock { $0 = nil }
+            #expect(answers.count == 6 && answers.allSatisfy { $0 == answers[0] && $0.photosChecked == 20 }, "\(answers)")
             #expect(store.checksRun.load(ordering: .relaxed) == 1, "six checks at once read everything \(store.checksRun.load(ordering: .relaxed)) times")
+            #expect(store.checksJoined.load(ordering: .relaxed) == 5)
             // One finished is not joined: the next reads everything again.
             _ = try await store.check(photos: true, full: false)
             _ = try await store.check(photos: false, full: true)
