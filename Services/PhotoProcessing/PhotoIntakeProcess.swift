@@ -90,6 +90,9 @@ public final class PhotoIntakeProcess: Sendable {
             // A helper that ended since the last photo (it was killed from outside) is replaced, once.
             for attempt in 0..<2 {
                 let running: Helper
+                // A helper kept from an earlier photo may have been killed from outside just before this one (it had
+                // not died yet when the photo was written to it): killed then, it gets one more try on a new helper.
+                let kept = helper != nil
                 if let helper { running = helper } else {
                     running = try start()
                     helper = running
@@ -122,6 +125,7 @@ public final class PhotoIntakeProcess: Sendable {
                         logger.error("the photo intake's helper ended before it answered", metadata: ["ended": "\(ended)", "program": "\(settings.executable)"])
                         throw ServiceError(.internalError, "the photo intake's helper ended before it answered (\(ended)); recipe-worker's log says more")
                     }
+                    if kept && attempt == 0 { continue }
                     logger.warning("a photo stopped the image decoder; the next photo gets a new one", metadata: [
                         "bytes": "\(input.count)", "ended": "\(ended)", "memory-limit": "\(Self.mebibytes(settings.memoryLimit))"])
                     throw ServiceError(.unreadableImage,
