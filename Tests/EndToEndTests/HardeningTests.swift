@@ -710,6 +710,23 @@ struct HardeningTests {
         _ = try await storage.stop()
     }
 
+    /// Whether a subscriber connecting to `published` gets a change notice within 20 s while recipes are created
+    /// through `endpoint`.
+    func subscriberGetsNotices(_ published: String, writingTo endpoint: String) async throws -> Bool {
+        let context = try Context()
+        defer { context.shutdown() }
+        let subscriber = try Socket(context, .subscribe)
+        defer { subscriber.close() }
+        try subscriber.subscribe(Array(ChangePublisher.topic.utf8))
+        try subscriber.setReceiveTimeout(.milliseconds(200))
+        try subscriber.connect(published)
+        let client = try StrangerSocket(endpoint)
+        return try await eventually(within: 20) {
+            _ = try await client.code("recipe.create", ["recipe": ["name": "Noticed"]])
+            return try subscriber.receive() != nil
+        }
+    }
+
     @Test("a connection to the change-notice endpoint sending a frame of a gigabyte is cut off at once, not held (it took the storage's memory); notices go on")
     func hugeFrameToNoticeEndpoint() async throws {
         let storage = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", temporaryDataFolder()])
@@ -728,19 +745,7 @@ struct HardeningTests {
         #expect(cut, "the connection sending the frame was cut off before 300 MB")
         let resident = try #require(residentMegabytes(storage.pid))
         #expect(resident < 150, "resident after it: \(resident) MB")
-        let context = try Context()
-        defer { context.shutdown() }
-        let subscriber = try Socket(context, .subscribe)
-        try subscriber.subscribe(Array(ChangePublisher.topic.utf8))
-        try subscriber.setReceiveTimeout(.milliseconds(200))
-        try subscriber.connect(published)
-        let stranger = try StrangerSocket(endpoint)
-        let noticed = try await eventually(within: 20) {
-            _ = try await stranger.code("recipe.create", ["recipe": ["name": "Noticed"]])
-            return try subscriber.receive() != nil
-        }
-        #expect(noticed, "a subscriber still gets the storage's change notices")
-        subscriber.close()
+        #expect(try await subscriberGetsNotices(published, writingTo: endpoint), "a subscriber still gets the storage's change notices")
         _ = try await storage.stop()
     }
 
@@ -796,19 +801,7 @@ struct HardeningTests {
         #expect(peak < before + 150, "the storage's memory went from \(before) MB to \(peak) MB")
         _ = try await storage.waitForOutput("change-notice connections that sent more than a subscriber does were disconnected", timeout: .seconds(10))
 
-        let context = try Context()
-        defer { context.shutdown() }
-        let subscriber = try Socket(context, .subscribe)
-        try subscriber.subscribe(Array(ChangePublisher.topic.utf8))
-        try subscriber.setReceiveTimeout(.milliseconds(200))
-        try subscriber.connect(published)
-        let client = try StrangerSocket(endpoint)
-        let noticed = try await eventually(within: 20) {
-            _ = try await client.code("recipe.create", ["recipe": ["name": "Noticed"]])
-            return try subscriber.receive() != nil
-        }
-        #expect(noticed, "a subscriber still gets the storage's change notices")
-        subscriber.close()
+        #expect(try await subscriberGetsNotices(published, writingTo: endpoint), "a subscriber still gets the storage's change notices")
         _ = try await storage.stop()
     }
 
