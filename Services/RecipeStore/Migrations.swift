@@ -386,8 +386,8 @@ enum Migrations {
             for line in lines {
                 let parsed = IngredientParser.parse(line["text"])
                 guard parsed.quantity != nil else { continue }
-                try db.execute(sql: "UPDATE recipe_ingredients SET quantity = ?, quantityMax = ?, unit = ?, food = ?, note = ? WHERE id = ?",
-                               arguments: [parsed.quantity, parsed.quantityMax, parsed.unit, parsed.food, parsed.note, line["id"]])
+                try db.cachedStatement(sql: "UPDATE recipe_ingredients SET quantity = ?, quantityMax = ?, unit = ?, food = ?, note = ? WHERE id = ?")
+                    .execute(arguments: [parsed.quantity, parsed.quantityMax, parsed.unit, parsed.food, parsed.note, line["id"]])
             }
         }
         migrator.registerMigration("v20 search rowids given once") { db in

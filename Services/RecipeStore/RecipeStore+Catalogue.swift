@@ -78,7 +78,7 @@ extension RecipeStore {
         }
         try db.execute(sql: "DELETE FROM ingredient_aliases WHERE ingredientId = ?", arguments: [key])
         for alias in aliases {
-            try db.execute(sql: "INSERT INTO ingredient_aliases (ingredientId, alias) VALUES (?, ?)", arguments: [key, alias])
+            try db.cachedStatement(sql: "INSERT INTO ingredient_aliases (ingredientId, alias) VALUES (?, ?)").execute(arguments: [key, alias])
         }
         guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM ingredients WHERE id = ?"), arguments: [key]) else {
             throw ServiceError(.internalError, "the ingredient just written could not be read back")

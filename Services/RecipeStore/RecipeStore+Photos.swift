@@ -91,10 +91,10 @@ extension RecipeStore {
     private static func renumber(_ order: [UUID], recipeID: UUID, in db: Database) throws {
         // Two passes keep UNIQUE(recipeId, position) satisfied while positions shuffle.
         for (index, id) in order.enumerated() {
-            try db.execute(sql: "UPDATE recipe_photos SET position = ? WHERE id = ?", arguments: [-1_000 - index, id.databaseText])
+            try db.cachedStatement(sql: "UPDATE recipe_photos SET position = ? WHERE id = ?").execute(arguments: [-1_000 - index, id.databaseText])
         }
         for (index, id) in order.enumerated() {
-            try db.execute(sql: "UPDATE recipe_photos SET position = ? WHERE id = ?", arguments: [index, id.databaseText])
+            try db.cachedStatement(sql: "UPDATE recipe_photos SET position = ? WHERE id = ?").execute(arguments: [index, id.databaseText])
         }
         try db.execute(sql: "UPDATE recipes SET version = version + 1, updatedAt = ? WHERE id = ?",
                        arguments: [now(), recipeID.databaseText])

@@ -228,7 +228,7 @@ extension RecipeStore {
             if let file { extra.append(("file", file)) }
             if mine.offset != 0 { extra.append(("clockOffset", String(mine.offset))) }
             for (key, value) in extra {
-                try db.execute(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES (?, ?)", arguments: [key, value])
+                try db.cachedStatement(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES (?, ?)").execute(arguments: [key, value])
             }
             try db.execute(sql: "DELETE FROM sync_cursors WHERE peer IN (?, ?)", arguments: [mine.replica, theirs.replica])
             try db.execute(sql: "INSERT INTO sync_cursors (peer, seq, syncedAt) VALUES (?, ?, ?)",

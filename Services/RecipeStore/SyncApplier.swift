@@ -112,7 +112,7 @@ struct SyncApplier {
             let (merged, _) = SyncMerge.merge(copy.states, states)
             guard merged != copy.states else { continue }
             try SyncLog.writeTables(.recipe, copy.id, states: merged, photos: photos, in: db)
-            try db.execute(sql: "DELETE FROM sync_pending WHERE kind = 'recipe' AND id = ?", arguments: [copy.id])
+            try db.cachedStatement(sql: "DELETE FROM sync_pending WHERE kind = 'recipe' AND id = ?").execute(arguments: [copy.id])
             try SyncLog.save(SyncRecord(kind: .recipe, id: copy.id, seq: seq, states: merged), source: state.replica, in: db)
             seq += 1
             changed += 1
@@ -238,7 +238,7 @@ struct SyncApplier {
                 states = updated
             }
             try SyncLog.writeTables(.recipe, copyID, states: states, photos: photos, in: db)
-            try db.execute(sql: "DELETE FROM sync_pending WHERE kind = 'recipe' AND id = ?", arguments: [copyID])
+            try db.cachedStatement(sql: "DELETE FROM sync_pending WHERE kind = 'recipe' AND id = ?").execute(arguments: [copyID])
             try SyncLog.save(SyncRecord(kind: .recipe, id: copyID, seq: seq, states: states), source: state.replica, in: db)
             seq += 1
             if existing == nil { made += 1 }

@@ -32,7 +32,7 @@ extension SyncLog {
             try db.execute(sql: "INSERT INTO ingredients (id, name, category, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?)",
                            arguments: [rowID, id, values["category"]?.string, SyncDates.text(values["createdAt"]), RecipeStore.now()])
             for alias in Set((values["aliases"]?.array ?? []).compactMap(\.string)) {
-                try db.execute(sql: "INSERT INTO ingredient_aliases (ingredientId, alias) VALUES (?, ?)", arguments: [rowID, alias])
+                try db.cachedStatement(sql: "INSERT INTO ingredient_aliases (ingredientId, alias) VALUES (?, ?)").execute(arguments: [rowID, alias])
             }
         case .cookLog:
             guard live else {
@@ -127,7 +127,7 @@ extension SyncLog {
         for id in dangling {
             // Only a row whose record still names the target (or has no record yet) is linked to it.
             guard try storedRecord(kind, id, in: db)?.fields[field]?.string ?? target == target else {
-                try db.execute(sql: "DELETE FROM sync_dangling WHERE kind = ? AND id = ?", arguments: [kind.rawValue, id])
+                try db.cachedStatement(sql: "DELETE FROM sync_dangling WHERE kind = ? AND id = ?").execute(arguments: [kind.rawValue, id])
                 continue
             }
             try link(id)

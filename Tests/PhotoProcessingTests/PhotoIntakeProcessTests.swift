@@ -35,6 +35,32 @@ struct PhotoIntakeProcessTests {
         }
     }
 
+    @Test("a helper kept from an earlier photo that is killed after this photo was written to it: the photo goes to a new helper, not refused as one that stopped the decoder")
+    func keptHelperKilled() throws {
+        // Each helper answers every request with a reply that holds no photo (an error of the intake, told apart from a
+        // crash). The first helper started is killed from outside (SIGKILL, as an operator or the OOM killer would) once
+        // it has read its second request, which was written to it whole while it was alive.
+        let marker = FileManager.default.temporaryDirectory.appendingPathComponent("rv-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: marker) }
+        let intake = intake("""
+            started=$(cat \(marker.path) 2>/dev/null | wc -l); echo started >> \(marker.path)
+            frame() { length=$(head -c 4 | od -An -tu1 | awk '{ print $1 * 16777216 + $2 * 65536 + $3 * 256 + $4 }')
+                      [ -n "$length" ] || exit 0; head -c "$length" > /dev/null; }
+            while true; do
+                frame; frame
+                if [ "$started" = 0 ] && [ -n "$answered" ]; then kill -KILL $$; fi
+                answered=1; printf '\\000\\000\\000\\002{}\\000\\000\\000\\000'
+            done
+            """)
+        for photoNumber in 1...3 {
+            let error = #expect(throws: ServiceError.self) { _ = try intake.fit(photo, limits: .init(), keepMetadata: false) }
+            #expect(error?.code == .internalError && error?.message == "the photo intake's reply held no photo",
+                    "photo \(photoNumber) was answered by a helper: \(error?.message ?? "")")
+        }
+        let starts = try String(contentsOf: marker, encoding: .utf8).split(separator: "\n").count
+        #expect(starts == 2, "the killed helper was replaced once and the new one kept")
+    }
+
     @Test("a helper that takes too long is stopped at the deadline and the photo refused")
     func hang() throws {
         let intake = intake("exec sleep 30", timeout: .milliseconds(300))
