@@ -103,8 +103,7 @@ public enum WireCodec {
             header = try decoder.decode(EnvelopeHeader.self, from: frame)
         } catch let error as DecodingError {
             if error.isNotJSON {
-                throw RejectedRequest(id: nil, error: ServiceError(.malformedJSON,
-                    "frame 0 is not valid UTF-8 JSON; it must be a JSON object {\"v\", \"id\", \"op\", \"body\"}"))
+                throw RejectedRequest(id: nil, error: ServiceError(.malformedJSON, notJSON(frame)))
             }
             let id = (try? decoder.decode(IDProbe.self, from: frame))?.id
             throw RejectedRequest(id: id, error: ServiceError(.invalidEnvelope,
@@ -123,6 +122,13 @@ public enum WireCodec {
         return RequestHeader(version: header.v, id: header.id, op: header.op)
     }
 
+    /// Why frame 0, which Foundation did not read as JSON, is refused: half a surrogate pair named where it is, or
+    /// the envelope's shape.
+    static func notJSON(_ frame: Data) -> String {
+        LoneSurrogate.problem(in: frame)
+            ?? "frame 0 is not valid UTF-8 JSON; it must be a JSON object {\"v\", \"id\", \"op\", \"body\"}"
+    }
+
     /// Reads the body of a request as `Body`. A missing `body` reads as `{}`.
     public static func decodeRequestBody<Body: Decodable>(_: Body.Type, from frame: Data, using decoder: some WireDecoding) throws(ServiceError) -> Body {
         if NULText.isEscaped(in: frame), let path = NULText.path(in: frame) {
@@ -134,7 +140,7 @@ public enum WireCodec {
         } catch let error as DecodingError {
             if error.isNotJSON {
                 // Only reached when the envelope was read on the fast path: the same answer the full path gives.
-                throw ServiceError(.malformedJSON, "frame 0 is not valid UTF-8 JSON; it must be a JSON object {\"v\", \"id\", \"op\", \"body\"}")
+                throw ServiceError(.malformedJSON, notJSON(frame))
             }
             var message = error.wireDescription
             if !message.hasPrefix("body") { message = "body: " + message }

@@ -58,6 +58,37 @@ struct WireCodecTests {
         #expect(reject(String(decoding: [0xff, 0xfe, 0x7b], as: UTF8.self))?.error.code == .malformedJSON)
     }
 
+    struct Named: Decodable { var recipe: [String: String] }
+
+    @Test("half a surrogate pair (text cut inside an emoji) is named with where it is; whole pairs and literal backslashes read")
+    func loneSurrogate() throws {
+        let envelope = { (name: String) in #"{"v":1,"id":"r-1","op":"recipe.create","body":{"recipe":{"name":"\#(name)"}}}"# }
+        for (name, escape) in [(#"Tomato \ud83c"#, #"\ud83c"#), (#"\udf45 soup"#, #"\udf45"#), (#"\udf45\ud83c"#, #"\udf45"#),
+                               (#"\\\ud83c"#, #"\ud83c"#), (#"\ud83c\u0041"#, #"\ud83c"#)] {
+            let frame = envelope(name)
+            let offset = try #require(frame.range(of: escape).map { frame.utf8.distance(from: frame.startIndex, to: $0.lowerBound) })
+            // The envelope reads (its fields are whole); the body is where Foundation stops.
+            #expect(reject(frame) == nil, "\(name)")
+            let rejected = #expect(throws: ServiceError.self) { try WireCodec.decodeRequestBody(Named.self, from: Data(frame.utf8), using: decoder) }
+            #expect(rejected?.code == .malformedJSON, "\(name)")
+            #expect(rejected?.message == "frame 0 holds \(escape) at byte \(offset): half of a character written as a UTF-16 surrogate "
+                    + "pair, without its other half (text cut inside an emoji or a rare letter); send whole characters, as the character "
+                    + #"itself or as both halves (🍅 is \ud83c\udf45)"#, "\(name): \(rejected?.message ?? "accepted")")
+        }
+        // A whole pair is a character; an escaped backslash before "ud83c" is a backslash and letters.
+        for name in [#"Tomato \ud83c\udf45"#, #"\\ud83c"#, #"\\\\ud83c"#, "🍅"] {
+            let body = try WireCodec.decodeRequestBody(Named.self, from: Data(envelope(name).utf8), using: decoder)
+            #expect(body.recipe["name"]?.isEmpty == false, "\(name)")
+            #expect(LoneSurrogate.first(in: Data(envelope(name).utf8)) == nil, "\(name)")
+        }
+        // The envelope's own fields are read on the same terms.
+        let inID = #"{"v":1,"id":"r-\ud83c","op":"recipe.create","body":{}}"#
+        #expect(reject(inID)?.error.message.hasPrefix(#"frame 0 holds \ud83c at byte 15: half of a character"#) == true,
+                "\(reject(inID)?.error.message ?? "accepted")")
+        // Other frames that are not JSON keep the general answer.
+        #expect(reject(#"{"v":1,"#)?.error.message.hasPrefix("frame 0 is not valid UTF-8 JSON") == true)
+    }
+
     @Test("JSON that is not an envelope is invalid_envelope, naming the field")
     func notAnEnvelope() throws {
         #expect(reject("[1, 2]")?.error.code == .invalidEnvelope)
