@@ -8,6 +8,17 @@ extension RecipeStore {
     /// runs) and of every photo blob it uses into `folder`, which must be absolute and empty or new.
     /// A storage started on the copy takes a new incarnation, so restoring a replica from it converges
     /// with its peers (docs/SYNC.md, "Backups and restores").
+    /// `url`'s path with the links of the part that exists followed (the rest, to be made, appended as written).
+    static func resolvingLinks(_ url: URL) -> String {
+        var existing = url
+        var rest: [String] = []
+        while !FileManager.default.fileExists(atPath: existing.path), existing.path != "/", !existing.path.isEmpty {
+            rest.insert(existing.lastPathComponent, at: 0)
+            existing = existing.deletingLastPathComponent()
+        }
+        return rest.reduce(existing.resolvingSymlinksInPath()) { $0.appendingPathComponent($1) }.path
+    }
+
     public func backup(to folder: String) async throws -> BackupOps.Backup.Response {
         guard folder.hasPrefix("/"), folder.utf8.count <= 4_096, !folder.split(separator: "/").contains("..") else {
             throw ServiceError(.invalidArgument, "folder \"\(folder.prefix(200))\" must be an absolute path on the storage's machine, without ..")
@@ -25,7 +36,10 @@ extension RecipeStore {
                 throw ServiceError(.invalidArgument, "folder \(target.path) is not empty; a backup goes into a new or empty folder, so nothing is overwritten")
             }
         }
-        guard !target.path.hasPrefix(self.folder.standardizedFileURL.path + "/"), target.path != self.folder.standardizedFileURL.path else {
+        // Compared with links followed: a path through a link into the data folder is inside it too.
+        let data = Self.resolvingLinks(self.folder.standardizedFileURL)
+        let resolved = Self.resolvingLinks(target)
+        guard !resolved.hasPrefix(data + "/"), resolved != data else {
             throw ServiceError(.invalidArgument, "folder \(target.path) is inside the storage's data folder; choose a folder outside it")
         }
         do {

@@ -121,4 +121,25 @@ struct UnfinishedBackupTests {
         let refused = await #expect(throws: ServiceError.self) { _ = try await store.backup(to: underAFile.path) }
         #expect(refused?.message == "cannot create \(underAFile.path): Not a directory", "\(refused?.message ?? "")")
     }
+
+    @Test("a backup into the data folder is refused, whether the path names it or reaches it through a link; nothing is written there")
+    func notIntoTheDataFolder() async throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rv-inside-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let data = scratch.appendingPathComponent("data")
+        let store = try RecipeStore(folder: data)
+        defer { try? store.close() }
+        _ = try await store.createRecipe(id: UUID(), .init(name: "Kept"))
+        let before = try FileManager.default.contentsOfDirectory(atPath: data.path).sorted()
+        let link = scratch.appendingPathComponent("shortcut")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: data)
+        for path in [data.appendingPathComponent("copy").path, link.appendingPathComponent("copy").path,
+                     link.appendingPathComponent("a/b").path] {
+            let refused = await #expect(throws: ServiceError.self) { _ = try await store.backup(to: path) }
+            #expect(refused?.code == .invalidArgument && refused?.message.hasSuffix("is inside the storage's data folder; choose a folder outside it") == true,
+                    "\(path): \(refused?.message ?? "written")")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: data.path).sorted() == before, "nothing was written into the data folder")
+        #expect(try await store.backup(to: scratch.appendingPathComponent("outside/copy").path).recipes == 1, "a folder outside it takes the backup")
+    }
 }
