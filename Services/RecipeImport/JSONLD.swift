@@ -1,4 +1,5 @@
 import Foundation
+import RecipeProtocol
 
 /// Every `application/ld+json` block of a page, read as tolerantly as real sites need.
 enum JSONLD {
@@ -67,7 +68,9 @@ enum JSONLD {
             body = String(body[open...close])
             if let value = try? JSONSerialization.jsonObject(with: Data(body.utf8), options: [.fragmentsAllowed]) { return value }
         }
-        let repaired = removeTrailingCommas(escapeControlCharacters(body))
+        // Half a surrogate pair (`\ud83c` where a site cut an emoji) is no character: browsers read past it, Foundation
+        // refused the whole block, and the page's recipe was not found.
+        let repaired = removeTrailingCommas(escapeControlCharacters(LoneSurrogate.removingHalves(from: body)))
         if let value = try? JSONSerialization.jsonObject(with: Data(repaired.utf8), options: [.fragmentsAllowed]) { return value }
         // Several values one after another (or junk after the first): read each balanced value.
         let values = topLevelValues(repaired).compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }

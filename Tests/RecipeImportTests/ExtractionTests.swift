@@ -93,6 +93,17 @@ struct ExtractionTests {
         }
     }
 
+    @Test("half a surrogate pair in a page's JSON-LD (a site cut an emoji) is left out and the recipe read, whole pairs kept")
+    func halfSurrogates() throws {
+        let read = try #require(RecipeExtractor.extract(html: page(#"""
+            {"@type":"Recipe","name":"Tomato Soup \ud83c","description":"Best \ud83c\udf45 soup \udf45ever","recipeIngredient":["2 tomatoes \\ud83c"]}
+            """#), url: "https://e/"))
+        #expect(read.draft.name == "Tomato Soup")
+        #expect(read.draft.description == "Best 🍅 soup ever")
+        #expect(read.draft.ingredients.map(\.text) == [#"2 tomatoes \ud83c"#], "an escaped backslash before the letters is kept as written")
+        #expect(LoneSurrogate.removingHalves(from: #"{"a":"\\ud83c \ud83c\udf45 \\\udf45"}"#) == #"{"a":"\\ud83c \ud83c\udf45 \\"}"#)
+    }
+
     @Test("sections become step sections; a single instruction string splits into its lines")
     func sections() throws {
         let sectioned = try #require(RecipeExtractor.extract(html: page(#"""
