@@ -114,14 +114,37 @@ enum JSONLD {
         return values
     }
 
-    /// Raw newlines and tabs inside strings become escapes.
+    /// Inside strings: raw newlines and tabs become escapes, and escapes JSON does not have are read as a browser's
+    /// script would read them: `\'` (PHP's addslashes) and `\-` as the character, `\x27` as `\u0027`. Without this
+    /// one `Mom\'s Pie` made the whole block unreadable and the page's recipe was not found.
     static func escapeControlCharacters(_ text: String) -> String {
         var result = ""
         var inString = false
         var escaped = false
-        for scalar in text.unicodeScalars {
+        let scalars = Array(text.unicodeScalars)
+        var index = 0
+        while index < scalars.count {
+            let scalar = scalars[index]
+            index += 1
             if inString {
-                if escaped { escaped = false } else if scalar == "\\" { escaped = true } else if scalar == "\"" { inString = false }
+                if escaped {
+                    escaped = false
+                    switch scalar {
+                    case "\"", "\\", "/", "b", "f", "n", "r", "t", "u":
+                        break
+                    case "x" where index + 1 < scalars.count && scalars[index].properties.isASCIIHexDigit
+                                   && scalars[index + 1].properties.isASCIIHexDigit:
+                        result += "u00"
+                        continue
+                    default:
+                        // Not an escape JSON has: the backslash goes, the character stays.
+                        result.unicodeScalars.removeLast()
+                    }
+                } else if scalar == "\\" {
+                    escaped = true
+                } else if scalar == "\"" {
+                    inString = false
+                }
                 if scalar.value < 0x20 {
                     switch scalar {
                     case "\n": result += "\\n"

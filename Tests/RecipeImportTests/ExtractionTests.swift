@@ -81,7 +81,7 @@ struct ExtractionTests {
     }
 
     @Test("broken JSON real sites ship is repaired: CDATA, raw control characters, trailing commas, two values in one block")
-    func repairs() {
+    func repairs() throws {
         let cases = [
             "<![CDATA[{\"@type\":\"Recipe\",\"name\":\"A\"}]]>",
             "{\"@type\":\"Recipe\",\"name\":\"A\",\"description\":\"line one\nline\ttwo\"}",
@@ -91,6 +91,13 @@ struct ExtractionTests {
         for json in cases {
             #expect(RecipeExtractor.extract(html: page(json), url: "https://e/")?.draft.name == "A", "\(json)")
         }
+        // Escapes JSON does not have, as PHP's addslashes and hand-written scripts make them: read as a browser would.
+        let escapes = try #require(RecipeExtractor.extract(html: page(#"""
+            {"@type":"Recipe","name":"Mom\'s Pie","description":"Grandma\x27s \-best\- \"pie\"\/tart","recipeIngredient":["2 apples\\"]}
+            """#), url: "https://e/"))
+        #expect(escapes.draft.name == "Mom's Pie")
+        #expect(escapes.draft.description == #"Grandma's -best- "pie"/tart"#)
+        #expect(escapes.draft.ingredients.map(\.text) == [#"2 apples\"#])
     }
 
     @Test("half a surrogate pair in a page's JSON-LD (a site cut an emoji) is left out and the recipe read, whole pairs kept")
