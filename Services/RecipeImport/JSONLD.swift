@@ -49,8 +49,8 @@ enum JSONLD {
         }
     }
 
-    /// Parses a block, repairing what sites get wrong: CDATA and comment wrappers, raw
-    /// control characters inside strings, trailing commas, and HTML entities around it.
+    /// Parses a block, repairing what sites get wrong: CDATA and comment wrappers, quotes written as HTML entities,
+    /// half surrogate pairs, what a script engine reads and JSON does not (`repairSyntax`), trailing commas.
     static func parse(_ text: String) -> Any? {
         var body = trimmed(text)
         for (prefix, suffix) in [("<![CDATA[", "]]>"), ("/*<![CDATA[*/", "/*]]>*/"), ("<!--", "-->"), ("//<![CDATA[", "//]]>")] {
@@ -70,7 +70,7 @@ enum JSONLD {
         }
         // Half a surrogate pair (`\ud83c` where a site cut an emoji) is no character: browsers read past it, Foundation
         // refused the whole block, and the page's recipe was not found.
-        let repaired = removeTrailingCommas(escapeControlCharacters(LoneSurrogate.removingHalves(from: body)))
+        let repaired = removeTrailingCommas(repairSyntax(LoneSurrogate.removingHalves(from: decodingQuoteEntities(body))))
         if let value = try? JSONSerialization.jsonObject(with: Data(repaired.utf8), options: [.fragmentsAllowed]) { return value }
         // Several values one after another (or junk after the first): read each balanced value.
         let values = topLevelValues(repaired).compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }
@@ -114,52 +114,113 @@ enum JSONLD {
         return values
     }
 
-    /// Inside strings: raw newlines and tabs become escapes, and escapes JSON does not have are read as a browser's
-    /// script would read them: `\'` (PHP's addslashes) and `\-` as the character, `\x27` as `\u0027`. Without this
-    /// one `Mom\'s Pie` made the whole block unreadable and the page's recipe was not found.
-    static func escapeControlCharacters(_ text: String) -> String {
-        var result = ""
-        var inString = false
-        var escaped = false
+    /// What a browser's script engine reads in a block that JSON does not allow, made JSON. Outside strings: comments
+    /// (`// …`, `/* … */`) go, `NaN`, `Infinity` and `undefined` become `null`, a key without quotes gets them, a value a
+    /// template left out (`"recipeYield": ,`) becomes `null`, and a string in single quotes gets double ones. Inside
+    /// strings: raw newlines and tabs become escapes, and escapes JSON does not have are read as a script reads them:
+    /// `\'` (PHP's addslashes) and `\-` as the character, `\x27` as `\u0027`. Any one of these made the whole block
+    /// unreadable, and the page's recipe was not found.
+    static func repairSyntax(_ text: String) -> String {
+        var result = String.UnicodeScalarView()
         let scalars = Array(text.unicodeScalars)
         var index = 0
+        /// The quote of the string being read (nil: outside strings), and whether the last scalar was its backslash.
+        var quote: Unicode.Scalar?
+        var escaped = false
+        /// The last scalar written outside strings that is not white space.
+        var lastOutside: Unicode.Scalar?
+        func isIdentifier(_ scalar: Unicode.Scalar, first: Bool) -> Bool {
+            scalar == "_" || scalar == "$" || scalar.properties.isAlphabetic || (!first && ("0"..."9").contains(scalar))
+        }
         while index < scalars.count {
             let scalar = scalars[index]
             index += 1
-            if inString {
+            if let open = quote {
                 if escaped {
                     escaped = false
                     switch scalar {
                     case "\"", "\\", "/", "b", "f", "n", "r", "t", "u":
-                        break
+                        result.append(scalar)
+                        continue
                     case "x" where index + 1 < scalars.count && scalars[index].properties.isASCIIHexDigit
                                    && scalars[index + 1].properties.isASCIIHexDigit:
-                        result += "u00"
+                        result.append(contentsOf: "u00".unicodeScalars)
                         continue
                     default:
                         // Not an escape JSON has: the backslash goes, the character stays.
-                        result.unicodeScalars.removeLast()
+                        result.removeLast()
                     }
                 } else if scalar == "\\" {
                     escaped = true
+                    result.append(scalar)
+                    continue
+                } else if scalar == open {
+                    quote = nil
+                    result.append("\"")
+                    lastOutside = "\""
+                    continue
                 } else if scalar == "\"" {
-                    inString = false
-                }
-                if scalar.value < 0x20 {
-                    switch scalar {
-                    case "\n": result += "\\n"
-                    case "\r": result += "\\r"
-                    case "\t": result += "\\t"
-                    default: result += String(format: "\\u%04x", scalar.value)
-                    }
+                    // A double quote inside a string in single quotes.
+                    result.append(contentsOf: "\\\"".unicodeScalars)
                     continue
                 }
-            } else if scalar == "\"" {
-                inString = true
+                switch scalar {
+                case "\n": result.append(contentsOf: "\\n".unicodeScalars)
+                case "\r": result.append(contentsOf: "\\r".unicodeScalars)
+                case "\t": result.append(contentsOf: "\\t".unicodeScalars)
+                case _ where scalar.value < 0x20: result.append(contentsOf: String(format: "\\u%04x", scalar.value).unicodeScalars)
+                default: result.append(scalar)
+                }
+                continue
             }
-            result.unicodeScalars.append(scalar)
+            switch scalar {
+            case "\"", "'":
+                quote = scalar
+                result.append("\"")
+                lastOutside = "\""
+            case "/" where index < scalars.count && scalars[index] == "/":
+                while index < scalars.count, scalars[index] != "\n" { index += 1 }
+            case "/" where index < scalars.count && scalars[index] == "*":
+                index += 1
+                while index < scalars.count, !(scalars[index] == "*" && index + 1 < scalars.count && scalars[index + 1] == "/") { index += 1 }
+                index = min(index + 2, scalars.count)
+            case ",", "}", "]":
+                if lastOutside == ":" { result.append(contentsOf: "null".unicodeScalars) }
+                result.append(scalar)
+                lastOutside = scalar
+            case _ where isIdentifier(scalar, first: true):
+                var end = index
+                while end < scalars.count, isIdentifier(scalars[end], first: false) { end += 1 }
+                let word = String(String.UnicodeScalarView(scalars[(index - 1)..<end]))
+                index = end
+                var next = index
+                while next < scalars.count, scalars[next].properties.isWhitespace { next += 1 }
+                if next < scalars.count, scalars[next] == ":", lastOutside == "{" || lastOutside == "," {
+                    result.append(contentsOf: "\"\(word)\"".unicodeScalars)
+                } else if ["NaN", "Infinity", "undefined"].contains(word) {
+                    if lastOutside == "-" { result.removeLast() }
+                    result.append(contentsOf: "null".unicodeScalars)
+                } else {
+                    result.append(contentsOf: word.unicodeScalars)
+                }
+                lastOutside = "a"
+            default:
+                result.append(scalar)
+                if !scalar.properties.isWhitespace { lastOutside = scalar }
+            }
         }
-        return result
+        return String(result)
+    }
+
+    /// A block whose every quote was written as an HTML entity (`{&quot;@type&quot;: …}`, a template that escaped it
+    /// for an attribute) with its entities read; `text` itself when it has raw quotes or none of those.
+    static func decodingQuoteEntities(_ text: String) -> String {
+        guard !text.contains("\""), text.contains("&quot;") || text.contains("&#34;") else { return text }
+        var decoded = text
+        for (entity, character) in [("&quot;", "\""), ("&#34;", "\""), ("&#39;", "'"), ("&apos;", "'"), ("&lt;", "<"), ("&gt;", ">"), ("&amp;", "&")] {
+            decoded = decoded.replacingOccurrences(of: entity, with: character)
+        }
+        return decoded
     }
 
     /// `[1, 2,]` → `[1, 2]`, `{"a": 1,}` → `{"a": 1}` (outside strings).

@@ -91,6 +91,22 @@ struct ExtractionTests {
         for json in cases {
             #expect(RecipeExtractor.extract(html: page(json), url: "https://e/")?.draft.name == "A", "\(json)")
         }
+        // What a script engine reads and JSON does not: comments, keys without quotes, single quotes, NaN, values a
+        // template left out, a block whose quotes are all HTML entities.
+        let scripts = [
+            "// Recipe data\n{\"@type\":\"Recipe\", /* its name */ \"name\":\"A\", \"recipeIngredient\":[\"1 egg\"]}",
+            "{'@type':'Recipe','name':'A','description':'say \"hi\"'}",
+            "{\"@type\":\"Recipe\",name:\"A\",\"aggregateRating\":{\"ratingValue\":NaN,\"ratingCount\":-Infinity},\"cookTime\":undefined}",
+            "{\"@type\":\"Recipe\",\"name\":\"A\",\"recipeYield\":,\"prepTime\": }",
+            "{&quot;@type&quot;:&quot;Recipe&quot;,&quot;name&quot;:&quot;A&quot;,&quot;description&quot;:&quot;Salt &amp; pepper&quot;}",
+        ]
+        for json in scripts {
+            #expect(RecipeExtractor.extract(html: page(json), url: "https://e/")?.draft.name == "A", "\(json)")
+        }
+        #expect(RecipeExtractor.extract(html: page(scripts[1]), url: "https://e/")?.draft.description == #"say "hi""#)
+        #expect(RecipeExtractor.extract(html: page(scripts[4]), url: "https://e/")?.draft.description == "Salt & pepper")
+        // URLs and slashes inside strings are text, never comments.
+        #expect(JSONLD.repairSyntax(#"{'url':'https://e.com/a//b/*c*/', "n": 'it\'s'}"#) == #"{"url":"https://e.com/a//b/*c*/", "n": "it's"}"#)
         // Escapes JSON does not have, as PHP's addslashes and hand-written scripts make them: read as a browser would.
         let escapes = try #require(RecipeExtractor.extract(html: page(#"""
             {"@type":"Recipe","name":"Mom\'s Pie","description":"Grandma\x27s \-best\- \"pie\"\/tart","recipeIngredient":["2 apples\\"]}
