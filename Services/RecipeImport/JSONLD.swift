@@ -129,6 +129,33 @@ enum JSONLD {
         var escaped = false
         /// The last scalar written outside strings that is not white space.
         var lastOutside: Unicode.Scalar?
+        /// Whether a quote before `position` ends its string: what follows it (past white space) is what follows a
+        /// key or a value — a colon, a closing bracket, the end, or a comma and then the start of a value or key.
+        func closesString(at position: Int) -> Bool {
+            func nextVisible(from start: Int) -> Int {
+                var next = start
+                while next < scalars.count, scalars[next].properties.isWhitespace { next += 1 }
+                return next
+            }
+            let next = nextVisible(from: position)
+            guard next < scalars.count else { return true }
+            switch scalars[next] {
+            case ":", "}", "]": return true
+            case ",":
+                let after = nextVisible(from: next + 1)
+                guard after < scalars.count else { return true }
+                let start = scalars[after]
+                // Anything but a word (a quote, a bracket, a number, a comment) starts what follows a value.
+                guard isIdentifier(start, first: true) else { return true }
+                // A word: a literal as a value, or a key without quotes (a colon after it).
+                var end = after
+                while end < scalars.count, isIdentifier(scalars[end], first: false) { end += 1 }
+                let word = String(String.UnicodeScalarView(scalars[after..<end]))
+                let colon = nextVisible(from: end)
+                return ["true", "false", "null", "NaN", "Infinity", "undefined"].contains(word) || (colon < scalars.count && scalars[colon] == ":")
+            default: return false
+            }
+        }
         func isIdentifier(_ scalar: Unicode.Scalar, first: Bool) -> Bool {
             scalar == "_" || scalar == "$" || scalar.properties.isAlphabetic || (!first && ("0"..."9").contains(scalar))
         }
@@ -153,6 +180,11 @@ enum JSONLD {
                 } else if scalar == "\\" {
                     escaped = true
                     result.append(scalar)
+                    continue
+                } else if scalar == open, !closesString(at: index) {
+                    // A quote inside the text that was not escaped ("The "Best" Pie"): what follows is not what
+                    // follows the end of a string.
+                    result.append(contentsOf: (scalar == "\"" ? "\\\"" : "'").unicodeScalars)
                     continue
                 } else if scalar == open {
                     quote = nil

@@ -105,6 +105,12 @@ struct ExtractionTests {
         }
         #expect(RecipeExtractor.extract(html: page(scripts[1]), url: "https://e/")?.draft.description == #"say "hi""#)
         #expect(RecipeExtractor.extract(html: page(scripts[4]), url: "https://e/")?.draft.description == "Salt & pepper")
+        // Quotes inside text that were not escaped: told from the string's end by what follows.
+        let quoted = try #require(RecipeExtractor.extract(html: page(#"""
+            {"@type":"Recipe","name":"The "Best" Pie","description":"He said "yes", then left, "no" ","keywords":"a, b","recipeYield":"4"}
+            """#), url: "https://e/"))
+        #expect(quoted.draft.name == #"The "Best" Pie"#)
+        #expect(quoted.draft.description == #"He said "yes", then left, "no""#)
         // URLs and slashes inside strings are text, never comments.
         #expect(JSONLD.repairSyntax(#"{'url':'https://e.com/a//b/*c*/', "n": 'it\'s'}"#) == #"{"url":"https://e.com/a//b/*c*/", "n": "it's"}"#)
         // Escapes JSON does not have, as PHP's addslashes and hand-written scripts make them: read as a browser would.
