@@ -73,7 +73,10 @@ enum JSONLD {
         let repaired = removeTrailingCommas(repairSyntax(LoneSurrogate.removingHalves(from: decodingQuoteEntities(body))))
         if let value = try? JSONSerialization.jsonObject(with: Data(repaired.utf8), options: [.fragmentsAllowed]) { return value }
         // Several values one after another (or junk after the first): read each balanced value.
-        let values = topLevelValues(repaired).compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }
+        // Also the values as written (trailing commas only): junk between two values that the script reading took for
+        // a string's start (a stray apostrophe) must not hide the second.
+        let values = (topLevelValues(repaired) + topLevelValues(removeTrailingCommas(body)))
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) }
         return values.isEmpty ? nil : values
     }
 

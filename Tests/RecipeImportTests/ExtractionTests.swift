@@ -111,6 +111,8 @@ struct ExtractionTests {
             """#), url: "https://e/"))
         #expect(quoted.draft.name == #"The "Best" Pie"#)
         #expect(quoted.draft.description == #"He said "yes", then left, "no""#)
+        // A stray apostrophe between two values hides neither.
+        #expect(RecipeExtractor.extract(html: page(#"{"@type":"WebSite"} ' {"@type":"Recipe","name":"A"}"#), url: "https://e/")?.draft.name == "A")
         // URLs and slashes inside strings are text, never comments.
         #expect(JSONLD.repairSyntax(#"{'url':'https://e.com/a//b/*c*/', "n": 'it\'s'}"#) == #"{"url":"https://e.com/a//b/*c*/", "n": "it's"}"#)
         // Escapes JSON does not have, as PHP's addslashes and hand-written scripts make them: read as a browser would.
