@@ -78,8 +78,10 @@ public actor ChangePublisher {
     deinit { executor.shutdown() }
 
     /// Queues a notice for `op`; never blocks the caller (a slow subscriber loses notices, not the service).
+    /// The task starts on the publisher's own thread, not Swift's shared pool: with the pool's threads held by work
+    /// that blocks, a notice waited for one to come free (a loaded test run saw none go out in 30 s).
     public nonisolated func announce(_ op: String) {
-        Task { await self.publish(op) }
+        Task(executorPreference: executor) { await self.publish(op) }
     }
 
     private func publish(_ op: String) {

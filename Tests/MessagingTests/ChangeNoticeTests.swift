@@ -1,10 +1,11 @@
 import Foundation
 import Logging
 import Synchronization
+import TestThreads
 import Testing
 @testable import Messaging
 
-@Suite("Change notices between processes' ends")
+@Suite("Change notices between processes' ends", .onOwnThread)
 struct ChangeSubscriberTests {
     @Test("an endpoint that cannot be listened to loses its own notices only: the others still arrive (one such endpoint ended the listening for every storage)")
     func badEndpointAlone() async throws {
@@ -17,7 +18,8 @@ struct ChangeSubscriberTests {
         // What a replica that gives a malformed publish endpoint makes the worker add, then a storage's.
         subscriber.add("bogus://replica", security: nil, for: "malformed")
         subscriber.add(publisher.endpoint, security: nil, for: "storage")
-        // Announcing goes through the task pool, which a loaded full run's other tests hold for tens of seconds.
+        // On a thread of its own: a loaded full run's other tests hold the task pool for tens of seconds, and this
+        // loop, waiting for the pool, ran past its deadline having announced little.
         let deadline = ContinuousClock.now + .seconds(30)
         while noticed.load(ordering: .relaxed) == 0, ContinuousClock.now < deadline {
             publisher.announce("recipe.create")
