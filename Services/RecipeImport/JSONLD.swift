@@ -143,7 +143,7 @@ enum JSONLD {
             let next = nextVisible(from: position)
             guard next < scalars.count else { return true }
             switch scalars[next] {
-            case ":", "}", "]": return true
+            case ":", "}", "]", "/": return true // a comment after a value
             case ",":
                 let after = nextVisible(from: next + 1)
                 guard after < scalars.count else { return true }

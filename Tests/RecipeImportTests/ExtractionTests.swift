@@ -111,6 +111,8 @@ struct ExtractionTests {
             """#), url: "https://e/"))
         #expect(quoted.draft.name == #"The "Best" Pie"#)
         #expect(quoted.draft.description == #"He said "yes", then left, "no""#)
+        // A comment right after a value ends it.
+        #expect(RecipeExtractor.extract(html: page(#"{"@type":"Recipe","name":"A" /* the name */, "x": NaN}"#), url: "https://e/")?.draft.name == "A")
         // A stray apostrophe between two values hides neither.
         #expect(RecipeExtractor.extract(html: page(#"{"@type":"WebSite"} ' {"@type":"Recipe","name":"A"}"#), url: "https://e/")?.draft.name == "A")
         // URLs and slashes inside strings are text, never comments.
