@@ -44,12 +44,12 @@ public enum LoneSurrogate {
     /// literal backslashes, after which no escape follows.
     private static func forEachHalf(in bytes: UnsafeBufferPointer<UInt8>, _ body: (Range<Int>) -> Bool) {
         guard let base = bytes.baseAddress else { return }
-        /// The value of the `\uXXXX` escape whose `u` is at `index`, or nil.
+        /// The value of the escape (`\u` and four hex digits) whose `u` is at `index`, or nil.
         func unit(at index: Int) -> UInt32? {
             guard index + 5 <= bytes.count, bytes[index] == UInt8(ascii: "u") else { return nil }
             var value: UInt32 = 0
             for offset in 1...4 {
-                guard let digit = hexValue(bytes[index + offset]) else { return nil }
+                guard let digit = JSONTape.hexValue(bytes[index + offset]) else { return nil }
                 value = value << 4 | digit
             }
             return value
@@ -85,14 +85,5 @@ public enum LoneSurrogate {
         return "\(frame) holds \(found.escape) at byte \(found.offset): half of a character written as a UTF-16 surrogate pair, "
             + "without its other half (text cut inside an emoji or a rare letter); send whole characters, as the character "
             + "itself or as both halves (🍅 is \\ud83c\\udf45)"
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt32? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(byte - UInt8(ascii: "0"))
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt32(byte - UInt8(ascii: "a") + 10)
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt32(byte - UInt8(ascii: "A") + 10)
-        default: nil
-        }
     }
 }
