@@ -41,6 +41,11 @@ struct RecipeStorageCommand: AsyncParsableCommand {
         valueName: "file"))
     var peerKeys: [String] = []
 
+    @Option(name: .long, help: ArgumentHelp(
+        "The only folder backups (recipes backup) are written into, made if missing; a backup may then be named by its folder's name alone. Without it, any absolute folder outside the data folder (environment: RECIPES_BACKUP_FOLDER).",
+        valueName: "folder"))
+    var backupFolder: String?
+
     @Flag(name: .long, help: "Load the sample books and starter recipes when the database is empty.")
     var seedSamples = false
 
@@ -73,6 +78,7 @@ struct RecipeStorageCommand: AsyncParsableCommand {
         configuration.replyCacheBytes = limits.replyCacheBytes
         configuration.dataFolder = URL(fileURLWithPath: data ?? ProcessEnvironment.value("RECIPES_DATA") ?? RecipeVault.defaultDataFolder)
         configuration.seedSamples = seedSamples
+        configuration.backupFolder = (backupFolder ?? ProcessEnvironment.value("RECIPES_BACKUP_FOLDER")).map { URL(fileURLWithPath: $0, isDirectory: true) }
         configuration.publishEndpoint = publish ?? ProcessEnvironment.value("RECIPES_STORAGE_PUBLISH") ?? RecipeVault.defaultStoragePublishEndpoint
         do {
             configuration.security = try ServerKeys.security(
@@ -93,7 +99,12 @@ struct RecipeStorageCommand: AsyncParsableCommand {
         try OpenFiles.raise(logger: logger, serviceName: "recipe-storage", minimum: OpenFiles.serviceMinimum)
         warnIfExposed(configuration.security, endpoints: [configuration.bindEndpoint, configuration.publishEndpoint], logger: logger)
 
-        let service = try await StorageService(configuration: configuration, logger: logger)
+        let service: StorageService
+        do {
+            service = try await StorageService(configuration: configuration, logger: logger)
+        } catch let refused as BackupFolderRefused {
+            throw ValidationError("--backup-folder (or RECIPES_BACKUP_FOLDER): \(refused.reason)")
+        }
         let group = ServiceGroup(
             services: [service.server],
             gracefulShutdownSignals: [.sigterm, .sigint],

@@ -4,10 +4,6 @@ import RecipeModel
 import RecipeProtocol
 
 extension RecipeStore {
-    /// Writes a consistent copy of the database (SQLite's online backup, taken while the storage
-    /// runs) and of every photo blob it uses into `folder`, which must be absolute and empty or new.
-    /// A storage started on the copy takes a new incarnation, so restoring a replica from it converges
-    /// with its peers (docs/SYNC.md, "Backups and restores").
     /// `url`'s path with the links of the part that exists followed (the rest, to be made, appended as written).
     static func resolvingLinks(_ url: URL) -> String {
         var existing = url
@@ -19,11 +15,55 @@ extension RecipeStore {
         return rest.reduce(existing.resolvingSymlinksInPath()) { $0.appendingPathComponent($1) }.path
     }
 
-    public func backup(to folder: String) async throws -> BackupOps.Backup.Response {
-        guard folder.hasPrefix("/"), folder.utf8.count <= 4_096, !folder.split(separator: "/").contains("..") else {
-            throw ServiceError(.invalidArgument, "folder \"\(folder.prefix(200))\" must be an absolute path on the storage's machine, without ..")
+    /// Writes backups only inside `folder` (`recipe-storage --backup-folder`), made if missing: a client, whoever it
+    /// is, can then neither write a copy of every recipe elsewhere on the storage's machine nor learn which folders
+    /// exist there. A backup's folder may then be given by its name inside it. Throws, saying why, for a folder that
+    /// is not absolute, cannot be made, or is the data folder or inside it.
+    public func confineBackups(to folder: URL) throws {
+        let path = folder.path
+        guard path.hasPrefix("/"), !path.split(separator: "/").contains("..") else {
+            throw ServiceError(.invalidArgument, "the backup folder \"\(path)\" must be an absolute path, without ..")
         }
-        let target = URL(fileURLWithPath: folder, isDirectory: true).standardizedFileURL
+        let standard = folder.standardizedFileURL
+        let data = Self.resolvingLinks(self.folder.standardizedFileURL)
+        let resolved = Self.resolvingLinks(standard)
+        guard resolved != data, !resolved.hasPrefix(data + "/") else {
+            throw ServiceError(.invalidArgument, "the backup folder \(standard.path) is the data folder or inside it; a backup there would be lost with the data it copies: choose a folder outside \(self.folder.path)")
+        }
+        do {
+            try FileManager.default.createDirectory(at: standard, withIntermediateDirectories: true)
+        } catch {
+            throw ServiceError(.invalidArgument, "the backup folder \(standard.path) cannot be made: \(FileErrorText.reason(error))")
+        }
+        backupFolder.withLock { $0 = URL(fileURLWithPath: resolved, isDirectory: true) }
+    }
+
+    /// Writes a consistent copy of the database (SQLite's online backup, taken while the storage
+    /// runs) and of every photo blob it uses into `folder`, new or empty: an absolute path outside the data folder,
+    /// and inside the backup folder when there is one (`confineBackups(to:)`), where a name alone names a folder too.
+    /// A storage started on the copy takes a new incarnation, so restoring a replica from it converges
+    /// with its peers (docs/SYNC.md, "Backups and restores").
+    public func backup(to folder: String) async throws -> BackupOps.Backup.Response {
+        let root = backupFolder.withLock { $0 }
+        // Inside the backup folder, a name alone (or a path under it) names a folder there.
+        let path = if let root, !folder.hasPrefix("/"), !folder.isEmpty { root.path + "/" + folder } else { folder }
+        guard path.hasPrefix("/"), path.utf8.count <= 4_096, !path.split(separator: "/").contains("..") else {
+            let shown = folder.isEmpty ? "folder is empty" : "folder \"\(folder.prefix(200))\""
+            if let root {
+                throw ServiceError(.invalidArgument, "\(shown): give the name of a new or empty folder inside the backup folder \(root.path), such as \"\(Self.exampleBackupName)\", or its absolute path there, without ..")
+            }
+            throw ServiceError(.invalidArgument, "\(shown): give an absolute path on the storage's machine, without .. (a name alone is read inside the backup folder of a storage started with --backup-folder; this one has none)")
+        }
+        let target = URL(fileURLWithPath: path, isDirectory: true).standardizedFileURL
+        // Compared with links followed: a path through a link out of the backup folder, or into the data folder, is there.
+        let resolved = Self.resolvingLinks(target)
+        // Before anything is said of the folder itself: a client learns nothing of folders outside the backup folder.
+        if let root, resolved == root.path {
+            throw ServiceError(.invalidArgument, "folder \(target.path) is the backup folder itself; give a new folder inside it, such as \(root.appendingPathComponent(Self.exampleBackupName).path), or its name alone")
+        }
+        if let root, !resolved.hasPrefix(root.path + "/") {
+            throw ServiceError(.invalidArgument, "folder \(target.path) is outside the backup folder \(root.path), the only place this storage writes backups (its --backup-folder); give a new folder inside it, such as \(root.appendingPathComponent(Self.exampleBackupName).path), or its name alone")
+        }
         let manager = FileManager.default
         let existed = manager.fileExists(atPath: target.path)
         if existed {
@@ -36,9 +76,7 @@ extension RecipeStore {
                 throw ServiceError(.invalidArgument, "folder \(target.path) is not empty; a backup goes into a new or empty folder, so nothing is overwritten")
             }
         }
-        // Compared with links followed: a path through a link into the data folder is inside it too.
         let data = Self.resolvingLinks(self.folder.standardizedFileURL)
-        let resolved = Self.resolvingLinks(target)
         guard !resolved.hasPrefix(data + "/"), resolved != data else {
             throw ServiceError(.invalidArgument, "folder \(target.path) is inside the storage's data folder; choose a folder outside it")
         }
@@ -108,6 +146,8 @@ extension RecipeStore {
 
     /// Photo bytes a backup holds in memory before writing them out together.
     static let backupBatchBytes = 32 << 20
+    /// The name errors suggest for a backup's folder: today's date.
+    static var exampleBackupName: String { String(ISO8601DateFormatter.string(from: Date(), timeZone: .gmt, formatOptions: [.withFullDate])) }
 }
 
 /// A folder that holds a backup `recipe-storage` began and did not finish: it was stopped (kill -9, a power cut)

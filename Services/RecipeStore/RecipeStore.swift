@@ -32,6 +32,9 @@ public final class RecipeStore: Sendable {
     let damageSeen = Mutex<String?>(nil)
     /// Backups being written: photo collection waits, so a copied database never names a collected blob.
     let backupsRunning = Mutex(0)
+    /// The only folder backups are written into (`--backup-folder`), its links followed; nil: any folder outside the
+    /// data folder. See `confineBackups(to:)`.
+    let backupFolder = Mutex<URL?>(nil)
     /// Checks running, by what they read: one asked for while the same check runs joins it (`check`).
     let checksRunning = Mutex<[CheckScope: Task<StorageCheck, any Error>]>([:])
     /// How many checks ran since the store opened, and how many requests joined one running.

@@ -88,11 +88,12 @@ struct BackupCommand: AsyncParsableCommand {
         commandName: "backup", abstract: "Copy the database and its photos into a folder, while the storage runs.",
         discussion: """
             DIR is a folder on the storage's machine (inside its container, for Docker: a mounted volume), absolute, \
-            new or empty. To restore: stop the storage, replace its data folder with DIR's contents, start it. A storage \
+            new or empty. A storage started with --backup-folder (as in the containers) writes backups only inside that \
+            folder, and DIR may be a name alone there ("recipes backup 2026-12-02"). To restore: stop the storage, replace its data folder with DIR's contents, start it. A storage \
             started from a backup continues as a new incarnation of its replica, and sync brings back what its peers have.
             """)
     @OptionGroup var connection: ConnectionOptions
-    @Argument(help: ArgumentHelp("Where to write the copy, on the storage's machine.", valueName: "DIR")) var folder: String
+    @Argument(help: ArgumentHelp("Where to write the copy, on the storage's machine (or its name inside the storage's --backup-folder).", valueName: "DIR")) var folder: String
 
     func run() async throws {
         try await connection.show {

@@ -29,6 +29,8 @@ public struct StorageConfiguration: Sendable {
     public var replyCacheBytes = WireProtocol.defaultReplyCacheBytes
     /// Load the sample collection when the database is empty.
     public var seedSamples = false
+    /// The only folder `storage.backup` writes into; `nil`: any folder outside the data folder.
+    public var backupFolder: URL?
     /// CURVE keys and the clients allowed in, for requests and change notices; `nil` is no security.
     public var security: CurveServerSecurity?
 

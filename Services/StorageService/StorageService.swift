@@ -28,6 +28,14 @@ public struct StorageService: Sendable {
         } catch {
             throw DataFolderError(folder: configuration.dataFolder, underlying: error)
         }
+        if let backupFolder = configuration.backupFolder {
+            do {
+                try store.confineBackups(to: backupFolder)
+            } catch let error as ServiceError {
+                throw BackupFolderRefused(reason: error.message)
+            }
+            logger.info("backups written only inside the backup folder", metadata: ["folder": "\(backupFolder.path)"])
+        }
         let settings = try store.durabilitySettings()
         logger.info("database open", metadata: [
             "path": "\(configuration.dataFolder.appendingPathComponent(RecipeVault.databaseFileName).path)",
@@ -62,4 +70,10 @@ public struct StorageService: Sendable {
         serverConfiguration.heldBackWith = [publisher.endpoint]
         server = try MessageServer(configuration: serverConfiguration, routes: routes, logger: logger)
     }
+}
+
+/// The configured backup folder cannot be one (`--backup-folder`): the storage does not start.
+public struct BackupFolderRefused: Error, CustomStringConvertible {
+    public let reason: String
+    public var description: String { reason }
 }

@@ -43,6 +43,7 @@ struct ComposeMirrorTests {
                 values[variable] = mapped
             }
             values["RECIPES_DATA"] = folder.appendingPathComponent(name).path
+            if values["RECIPES_BACKUP_FOLDER"] != nil { values["RECIPES_BACKUP_FOLDER"] = folder.appendingPathComponent("\(name)-backups").path }
             values["RECIPES_STORAGE_BIND"] = endpoints[name]
             values["RECIPES_WORKER_BIND"] = endpoints[name]
             values["RECIPES_STORAGE_PUBLISH"] = publish[name]
@@ -106,6 +107,15 @@ struct ComposeMirrorTests {
             #expect(keyless.status == 78 && keyless.output.contains("requires CURVE"), "\(keyless.output)")
             #expect(try await recipes(["list"], storage: cli["RECIPES_STORAGE"]!, environment: cli).status == 0)
             #expect(storage.printed.contains("refused a client"), "the storage logs the stranger")
+
+            // A backup, as the README says to take one: by name, into the backup volume; anywhere else is refused.
+            let backupFolder = try #require(try environment("storage")["RECIPES_BACKUP_FOLDER"], "the image sets the backup folder")
+            let backup = try await recipes(["backup", "2026-12-02"], storage: cli["RECIPES_STORAGE"]!, environment: cli)
+            #expect(backup.status == 0 && backup.output.contains("to \(backupFolder)/2026-12-02."), "\(backup.output)")
+            let elsewhere = folder.appendingPathComponent("elsewhere").path
+            let refusedBackup = try await recipes(["backup", elsewhere], storage: cli["RECIPES_STORAGE"]!, environment: cli)
+            #expect(refusedBackup.status != 0 && refusedBackup.output.contains("is outside the backup folder \(backupFolder)"), "\(refusedBackup.output)")
+            #expect(!FileManager.default.fileExists(atPath: elsewhere))
         } catch {
             for service in running { _ = try? await service.stop() }
             throw error

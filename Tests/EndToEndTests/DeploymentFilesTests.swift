@@ -63,6 +63,9 @@ struct DeploymentFilesTests {
         #expect(!user.hasPrefix("root") && !user.hasPrefix("0"))
         #expect(dockerfile.all("VOLUME").contains { $0.contains("/data") })
         #expect(dockerfile.environment["RECIPES_DATA"] == "/data")
+        // Backups go only into their volume: a client cannot have a copy of every recipe written elsewhere in the container.
+        #expect(dockerfile.environment["RECIPES_BACKUP_FOLDER"] == "/backups")
+        #expect(dockerfile.all("VOLUME").contains { $0.contains("/backups") })
         #expect(try #require(dockerfile.all("HEALTHCHECK").first).contains(#""recipes", "status""#))
         #expect(dockerfile.all("RUN").contains { $0.contains("--static-swift-stdlib") })
     }

@@ -217,6 +217,25 @@ struct StorageProcessTests {
         _ = try await storage.stop()
     }
 
+    @Test("a backup folder that cannot be one stops the storage at start (exit 64), saying why; a good one is made and logged")
+    func backupFolderAtStart() async throws {
+        let data = temporaryDataFolder()
+        for (folder, why) in [(data + "/backups", "is the data folder or inside it"), ("/proc/no-such-folder", "cannot be made")] {
+            let refused = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*",
+                                                                "--data", data, "--backup-folder", folder])
+            #expect(try await refused.waitForExit(timeout: .seconds(30)) == 64, "\(refused.printed)")
+            #expect(refused.printed.contains("--backup-folder (or RECIPES_BACKUP_FOLDER): the backup folder \(folder) \(why)"), "\(refused.printed)")
+        }
+        let backups = temporaryDataFolder() + "/nightly"
+        let storage = try ServiceProcess("recipe-storage", ["--bind", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", data],
+                                         environment: ["RECIPES_BACKUP_FOLDER": backups])
+        let endpoint = try await storage.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        #expect(storage.printed.contains("backups written only inside the backup folder") && FileManager.default.fileExists(atPath: backups))
+        let backup = try await recipes(["backup", "first"], storage: endpoint)
+        #expect(backup.status == 0 && backup.output.contains("to \(backups)/first."), "\(backup.output)")
+        _ = try await storage.stop()
+    }
+
     @Test("a flood of idle connections does not keep clients out: started with a low soft limit on open files, the storage raises it to the hard one")
     func connectionFlood() async throws {
         // A soft limit of 64, as a low `ulimit -n` gives a service; the hard limit stays the system's.

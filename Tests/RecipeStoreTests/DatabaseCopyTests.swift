@@ -142,4 +142,66 @@ struct UnfinishedBackupTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: data.path).sorted() == before, "nothing was written into the data folder")
         #expect(try await store.backup(to: scratch.appendingPathComponent("outside/copy").path).recipes == 1, "a folder outside it takes the backup")
     }
+
+    @Test("with a backup folder, backups go only inside it: a name alone is read there, a path outside it or through a link out of it is refused without a word about that folder, and nothing is made outside")
+    func onlyInsideTheBackupFolder() async throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rv-confined-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let data = scratch.appendingPathComponent("data")
+        let store = try RecipeStore(folder: data)
+        defer { try? store.close() }
+        _ = try await store.createRecipe(id: UUID(), .init(name: "Kept"))
+
+        // The backup folder may be neither the data folder nor inside it, nor a relative path; it is made if missing.
+        for folder in [data, data.appendingPathComponent("backups")] {
+            let refused = #expect(throws: ServiceError.self) { try store.confineBackups(to: folder) }
+            #expect(refused?.message.contains("is the data folder or inside it") == true, "\(refused?.message ?? "accepted")")
+        }
+        let root = scratch.appendingPathComponent("backups/nightly")
+        try store.confineBackups(to: root)
+        #expect(FileManager.default.fileExists(atPath: root.path))
+
+        // Outside it: refused the same way whether the folder exists, is full or is missing (a client learns nothing
+        // of it), by a path, a path that climbs out, or a link from inside the folder to outside.
+        let outside = scratch.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: outside.appendingPathComponent("full"), withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: outside.appendingPathComponent("full/file"))
+        let link = root.appendingPathComponent("out")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: outside)
+        for path in [outside.path, outside.appendingPathComponent("full").path, outside.appendingPathComponent("new").path,
+                     link.appendingPathComponent("copy").path, "/", scratch.appendingPathComponent("backups").path] {
+            let refused = await #expect(throws: ServiceError.self) { _ = try await store.backup(to: path) }
+            #expect(refused?.code == .invalidArgument, "\(path)")
+            #expect(refused?.message.contains("is outside the backup folder \(root.path), the only place this storage writes backups") == true,
+                    "\(path): \(refused?.message ?? "written")")
+        }
+        for text in ["../elsewhere/new", "a/../../b", ""] {
+            let refused = await #expect(throws: ServiceError.self) { _ = try await store.backup(to: text) }
+            #expect(refused?.message.contains("inside the backup folder \(root.path)") == true, "\(text): \(refused?.message ?? "written")")
+        }
+        let itself = await #expect(throws: ServiceError.self) { _ = try await store.backup(to: root.path + "/") }
+        #expect(itself?.message.contains("is the backup folder itself; give a new folder inside it") == true, "\(itself?.message ?? "written")")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).sorted() == ["full"], "nothing was made outside")
+
+        // Inside it: by name alone, by a path under it, and by its absolute path.
+        let byName = try await store.backup(to: "2026-12-02")
+        #expect(byName.folder == root.appendingPathComponent("2026-12-02").path && byName.recipes == 1)
+        #expect(try await store.backup(to: "weekly/1").folder == root.appendingPathComponent("weekly/1").path)
+        #expect(try await store.backup(to: root.appendingPathComponent("by-path").path).recipes == 1)
+        #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("2026-12-02/\(RecipeVault.databaseFileName)").path))
+        // The rules that hold everywhere hold here too: a used folder is never written over.
+        let refused = await #expect(throws: ServiceError.self) { _ = try await store.backup(to: "2026-12-02") }
+        #expect(refused?.message.contains("is not empty") == true, "\(refused?.message ?? "written")")
+    }
+
+    @Test("without a backup folder a name alone is refused, saying a path is needed")
+    func aNameAloneNeedsABackupFolder() async throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rv-unconfined-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let store = try RecipeStore(folder: scratch.appendingPathComponent("data"))
+        defer { try? store.close() }
+        let refused = await #expect(throws: ServiceError.self) { _ = try await store.backup(to: "2026-12-02") }
+        #expect(refused?.message == "folder \"2026-12-02\": give an absolute path on the storage's machine, without .. (a name alone is read inside the backup folder of a storage started with --backup-folder; this one has none)",
+                "\(refused?.message ?? "written")")
+    }
 }
