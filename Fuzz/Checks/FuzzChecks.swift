@@ -378,6 +378,8 @@ public enum FuzzChecks {
     static let storage: Storage = {
         atexit { try? FileManager.default.removeItem(at: FuzzChecks.storageFolder) }
         let store = try! RecipeStore(folder: storageFolder.appendingPathComponent("store"))
+        // A fuzzed storage.backup writes into this process's own folder, never where its input says on the machine.
+        try! store.confineBackups(to: storageFolder.appendingPathComponent("backups"))
         var routes = Routes()
         routes.translateFailures(RecipeStore.reply(for:during:)) // as the storage service answers
         routes.addSystemOperations(service: "recipe-storage")
