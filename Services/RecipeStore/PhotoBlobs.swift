@@ -301,7 +301,7 @@ extension RecipeStore {
     /// sync retried the page for ever.)
     func collectUnusedPhotos() async {
         let photos = self.photos
-        guard backupsRunning.withLock({ $0 }) == 0 else { return } // the next collection takes what is unused
+        guard backupRunning.withLock({ $0 }) == nil else { return } // the next collection takes what is unused
         let held = heldPhotos.withLock { held in
             held = held.filter { $0.value > Date(timeIntervalSinceNow: -3_600) }
             return Set(held.keys)

@@ -64,6 +64,18 @@ extension RecipeStore {
         if let root, !resolved.hasPrefix(root.path + "/") {
             throw ServiceError(.invalidArgument, "folder \(target.path) is outside the backup folder \(root.path), the only place this storage writes backups (its --backup-folder); give a new folder inside it, such as \(root.appendingPathComponent(Self.exampleBackupName).path), or its name alone")
         }
+        // One at a time: each copies every photo on the thread the storage's other file work runs on, so backups
+        // asked for again and again (a stranger's, a cron job overlapping itself) would hold it for their sum.
+        let running = backupRunning.withLock { running -> String? in
+            if let running { return running }
+            running = target.path
+            return nil
+        }
+        if let running {
+            throw ServiceError(.busy, "a backup into \(running) is being written; the storage writes one backup at a time: retry when it ends")
+        }
+        defer { backupRunning.withLock { $0 = nil } }
+        backupPhotosCopied.store(0, ordering: .relaxed)
         let manager = FileManager.default
         let existed = manager.fileExists(atPath: target.path)
         if existed {
@@ -90,9 +102,7 @@ extension RecipeStore {
         // keeps the note it began with, and a storage refuses to start on it (`UnfinishedBackup`).
         do {
             try UnfinishedBackup.begin(in: target)
-            // Blobs are not collected while the copy is taken: every photo the copied database names is still here.
-            backupsRunning.withLock { $0 += 1 }
-            defer { backupsRunning.withLock { $0 -= 1 } }
+            // Blobs are not collected while the copy is taken (`backupRunning`): every photo the copied database names is still here.
             let databasePath = target.appendingPathComponent(RecipeVault.databaseFileName).path
             let copy = try DatabaseQueue(path: databasePath)
             try await copyDatabase(into: copy)
@@ -110,6 +120,10 @@ extension RecipeStore {
             var batch: [(sha256: String, bytes: Data)] = []
             var batchBytes = 0
             for hash in hashes {
+                // Between two photos the storage's other file work has its turn (a photo added or read, a sync's):
+                // a backup of thousands of photos does not hold it up for its length.
+                await Task.yield()
+                defer { backupPhotosCopied.add(1, ordering: .relaxed) }
                 // Checked against its hash on the way. A blob lost here is left out, not fatal: the copy is still
                 // worth having, and a storage started on it gets the blob back from a replica that holds it.
                 let data: Data

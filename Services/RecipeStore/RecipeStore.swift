@@ -30,8 +30,11 @@ public final class RecipeStore: Sendable {
     /// The first damage a request met since the store opened (what and when), for `stats` and so `recipes status`:
     /// a damaged page stays damaged until a backup is restored.
     let damageSeen = Mutex<String?>(nil)
-    /// Backups being written: photo collection waits, so a copied database never names a collected blob.
-    let backupsRunning = Mutex(0)
+    /// The folder of the backup being written, one at a time: photo collection waits, so a copied database never
+    /// names a collected blob.
+    let backupRunning = Mutex<String?>(nil)
+    /// The photos the backup being written has copied so far.
+    let backupPhotosCopied = Atomic<Int>(0)
     /// The only folder backups are written into (`--backup-folder`), its links followed; nil: any folder outside the
     /// data folder. See `confineBackups(to:)`.
     let backupFolder = Mutex<URL?>(nil)

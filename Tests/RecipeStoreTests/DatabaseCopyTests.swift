@@ -194,6 +194,53 @@ struct UnfinishedBackupTests {
         #expect(refused?.message.contains("is not empty") == true, "\(refused?.message ?? "written")")
     }
 
+    @Test("a backup lets the storage's other file work run between two photos, and a second backup asked for meanwhile is answered busy, naming the first")
+    func oneBackupAtATimeTakingTurns() async throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rv-turns-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let store = try RecipeStore(folder: scratch.appendingPathComponent("data"))
+        defer { try? store.close() }
+        let photos = 6
+        for _ in 0..<photos {
+            let id = UUID()
+            _ = try await store.createRecipe(id: id, .init(name: "Photographed"))
+            _ = try await store.addPhoto(recipeID: id, bytes: imageBytes(.jpeg), position: nil)
+        }
+        let first = scratch.appendingPathComponent("first").path
+        // One thread for both, as the storage runs its file work: the second task runs only when the backup lets it.
+        let (backup, seen, refusal) = try await onOwnExecutor { () async throws -> (BackupOps.Backup.Response, Set<Int>, ServiceError?) in
+            let finished = Atomic<Bool>(false)
+            async let backup = { () async throws -> BackupOps.Backup.Response in
+                defer { finished.store(true, ordering: .relaxed) }
+                return try await store.backup(to: first)
+            }()
+            // The photos copied each time this task has the thread, until the backup ends (a bounded wait).
+            var seen = Set<Int>(), refusal: ServiceError?
+            let deadline = ContinuousClock.now + .seconds(60)
+            while !finished.load(ordering: .relaxed), ContinuousClock.now < deadline {
+                let copied = store.backupPhotosCopied.load(ordering: .relaxed)
+                seen.insert(copied)
+                if copied > 0, refusal == nil {
+                    do {
+                        _ = try await store.backup(to: scratch.appendingPathComponent("second").path)
+                        Issue.record("a second backup was written while the first ran")
+                    } catch let error as ServiceError {
+                        refusal = error
+                    }
+                }
+                await Task.yield()
+            }
+            return (try await backup, seen, refusal)
+        }
+        #expect(backup.photos == photos)
+        #expect(seen.contains { $0 > 0 && $0 < photos }, "other work ran between the backup's photos: \(seen.sorted())")
+        #expect(refusal?.code == .busy, "\(String(describing: refusal))")
+        #expect(refusal?.message == "a backup into \(first) is being written; the storage writes one backup at a time: retry when it ends")
+        #expect(!FileManager.default.fileExists(atPath: scratch.appendingPathComponent("second").path), "the refused backup made nothing")
+        // Once it ends, the next is taken.
+        #expect(try await store.backup(to: scratch.appendingPathComponent("third").path).photos == photos)
+    }
+
     @Test("without a backup folder a name alone is refused, saying a path is needed")
     func aNameAloneNeedsABackupFolder() async throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rv-unconfined-\(UUID().uuidString)")
