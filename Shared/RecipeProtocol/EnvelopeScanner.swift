@@ -124,7 +124,7 @@ enum EnvelopeScanner {
                         guard index + 4 < end else { return nil }
                         var code: UInt32 = 0
                         for offset in 1...4 {
-                            guard let digit = Self.hexValue(bytes[index + offset]) else { return nil }
+                            guard let digit = JSONTape.hexValue(bytes[index + offset]) else { return nil }
                             code = code << 4 | digit
                         }
                         // Surrogate pairs are left to the full path.
@@ -166,15 +166,6 @@ enum EnvelopeScanner {
             for offset in 2..<count where bytes[index + offset] & 0xC0 != 0x80 { return false }
             index += count
             return true
-        }
-
-        static func hexValue(_ byte: UInt8) -> UInt32? {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(byte - UInt8(ascii: "0"))
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt32(byte - UInt8(ascii: "a") + 10)
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt32(byte - UInt8(ascii: "A") + 10)
-            default: nil
-            }
         }
 
         /// A plain integer (no fraction or exponent) that fits an `Int`; `nil` for any other value.
