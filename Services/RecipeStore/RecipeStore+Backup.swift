@@ -64,6 +64,10 @@ extension RecipeStore {
         if let root, !resolved.hasPrefix(root.path + "/") {
             throw ServiceError(.invalidArgument, "folder \(target.path) is outside the backup folder \(root.path), the only place this storage writes backups (its --backup-folder); give a new folder inside it, such as \(root.appendingPathComponent(Self.exampleBackupName).path), or its name alone")
         }
+        // SQLite opens no file whose path is longer than it allows: a folder past it was made, and then the copy failed.
+        guard target.path.utf8.count <= Self.maxBackupFolderBytes else {
+            throw ServiceError(.invalidArgument, "folder \(target.path.prefix(100))… is \(target.path.utf8.count) bytes long; a backup's folder may be at most \(Self.maxBackupFolderBytes) bytes (the database copied into it needs a path SQLite can open): choose a shorter one")
+        }
         // One at a time: each copies every photo on the thread the storage's other file work runs on, so backups
         // asked for again and again (a stranger's, a cron job overlapping itself) would hold it for their sum.
         let running = backupRunning.withLock { running -> String? in
@@ -92,9 +96,15 @@ extension RecipeStore {
         guard !resolved.hasPrefix(data + "/"), resolved != data else {
             throw ServiceError(.invalidArgument, "folder \(target.path) is inside the storage's data folder; choose a folder outside it")
         }
+        // The outermost folder this backup makes: what a failed one removes, so it leaves no empty folders behind either.
+        var outermostMade = target
+        while !existed, outermostMade.path != "/", !manager.fileExists(atPath: outermostMade.deletingLastPathComponent().path) {
+            outermostMade = outermostMade.deletingLastPathComponent()
+        }
         do {
             try manager.createDirectory(at: target, withIntermediateDirectories: true)
         } catch {
+            if !existed { try? manager.removeItem(at: outermostMade) }
             throw ServiceError(.invalidArgument, "cannot create \(target.path): \(FileErrorText.reason(error))")
         }
         // A backup that fails part way (a full disk, say) leaves nothing behind: a folder holding part of a copy
@@ -152,11 +162,19 @@ extension RecipeStore {
                     try? manager.removeItem(at: target.appendingPathComponent(name))
                 }
             } else {
-                try? manager.removeItem(at: target)
+                try? manager.removeItem(at: outermostMade)
             }
             throw error
         }
     }
+
+    /// The longest path of a database file SQLite opens here, in bytes (its Unix file layer keeps a path's journal's name
+    /// within 512 bytes), its links followed.
+    static let maxDatabasePathBytes = 504
+    /// The longest path of a backup's folder, in bytes: the database copied into it must open.
+    static let maxBackupFolderBytes = maxDatabasePathBytes - "/\(RecipeVault.databaseFileName)".utf8.count
+    /// The longest path of a data folder, in bytes: the longest database path in it, a snapshot's, must open.
+    public static let maxDataFolderBytes = maxDatabasePathBytes - "/snapshots/\(UUID().uuidString).sqlite".utf8.count
 
     /// Photo bytes a backup holds in memory before writing them out together.
     static let backupBatchBytes = 32 << 20

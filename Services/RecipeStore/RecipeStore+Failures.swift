@@ -142,7 +142,7 @@ public struct DataFolderError: Error, CustomStringConvertible {
     }
 
     public var description: String {
-        if underlying is UnfinishedBackup { return "cannot open the data folder \(folder.path): \(reason)" }
+        if underlying is UnfinishedBackup || underlying is DataFolderPathTooLong { return "cannot open the data folder \(folder.path): \(reason)" }
         return "cannot open the data folder \(folder.path): \(reason). (\(Self.plain(underlying)))"
     }
 
@@ -153,6 +153,10 @@ public struct DataFolderError: Error, CustomStringConvertible {
         let choose = "choose another with --data or RECIPES_DATA"
         if underlying is UnfinishedBackup {
             return "it holds a backup that recipe-storage began and did not finish (\(RecipeVault.unfinishedBackupFileName) is still there; it was stopped while copying): the database may be empty or part-written and photos may be missing, so it is not a copy to restore from. Restore another backup, or \(choose)"
+        }
+        if let tooLong = underlying as? DataFolderPathTooLong {
+            let resolved = tooLong.path == folder.standardizedFileURL.path ? "" : " (\(tooLong.path), its links followed)"
+            return "its path\(resolved) is \(tooLong.path.utf8.count) bytes long, and SQLite opens the files recipe-storage keeps there only under a folder of at most \(RecipeStore.maxDataFolderBytes) bytes; \(choose), with a shorter path"
         }
         if manager.fileExists(atPath: folder.path, isDirectory: &isFolder), !isFolder.boolValue {
             return "it is a file, not a folder; \(choose)"
@@ -184,4 +188,10 @@ public struct DataFolderError: Error, CustomStringConvertible {
         if let error = error as? PhotoStorageError { return error.description } // the folder's own files say their path and why
         return FileErrorText.reason(error)
     }
+}
+
+/// A data folder whose path is too long for SQLite to open every database recipe-storage keeps in it.
+public struct DataFolderPathTooLong: Error {
+    /// The folder's path, its links followed.
+    public let path: String
 }

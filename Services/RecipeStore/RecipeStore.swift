@@ -111,6 +111,9 @@ public final class RecipeStore: Sendable {
     /// Opens (creating if needed) the store in `folder` and brings its schema up to date.
     public init(folder: URL) throws {
         self.folder = folder
+        // SQLite opens no database under a longer path: the store would open, and its snapshots would not.
+        let resolved = Self.resolvingLinks(folder.standardizedFileURL)
+        guard resolved.utf8.count <= Self.maxDataFolderBytes else { throw DataFolderPathTooLong(path: resolved) }
         // Never a half-copied backup: SQLite would roll its database back to empty and start on that.
         try UnfinishedBackup.check(folder)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

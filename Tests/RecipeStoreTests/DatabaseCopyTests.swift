@@ -241,6 +241,57 @@ struct UnfinishedBackupTests {
         #expect(try await store.backup(to: scratch.appendingPathComponent("third").path).photos == photos)
     }
 
+    @Test("a folder whose path is too long for SQLite to open the copy is refused before anything is made (it was an internal error, after thousands of folders were made); one just short enough takes the backup; a folder that cannot be made leaves none of its parents behind")
+    func folderPathLengths() async throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rv-long-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let store = try RecipeStore(folder: scratch.appendingPathComponent("data"))
+        defer { try? store.close() }
+        _ = try await store.createRecipe(id: UUID(), .init(name: "Kept"))
+        let deep = scratch.path + "/" + String(repeating: "y/", count: 1_900)
+        let refused = await #expect(throws: ServiceError.self) { _ = try await store.backup(to: deep) }
+        #expect(refused?.code == .invalidArgument && refused?.message.contains("bytes long; a backup's folder may be at most \(RecipeStore.maxBackupFolderBytes) bytes") == true,
+                "\(refused?.message ?? "written")")
+        #expect(!FileManager.default.fileExists(atPath: scratch.appendingPathComponent("y").path), "nothing was made")
+
+        // Exactly as long as allowed: components of at most 200 bytes.
+        var longest = scratch.path
+        while longest.utf8.count < RecipeStore.maxBackupFolderBytes {
+            let room = RecipeStore.maxBackupFolderBytes - longest.utf8.count - 1
+            longest += "/" + String(repeating: "z", count: max(1, min(200, room)))
+        }
+        #expect(longest.utf8.count == RecipeStore.maxBackupFolderBytes)
+        #expect(try await store.backup(to: longest).recipes == 1)
+
+        // A name the file system refuses (over 255 bytes), under two folders made on the way: both go again.
+        let unmade = scratch.appendingPathComponent("a/b/" + String(repeating: "n", count: 300)).path
+        let cannot = await #expect(throws: ServiceError.self) { _ = try await store.backup(to: unmade) }
+        #expect(cannot?.message.hasPrefix("cannot create ") == true, "\(cannot?.message ?? "written")")
+        #expect(!FileManager.default.fileExists(atPath: scratch.appendingPathComponent("a").path), "the folders made on the way were removed")
+    }
+
+    @Test("a data folder whose path is too long for SQLite to open its snapshots is refused at open, saying so; one just short enough makes a snapshot")
+    func dataFolderPathLength() async throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rv-longdata-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        func folder(bytes: Int) -> URL {
+            var path = scratch.path
+            while path.utf8.count < bytes { path += "/" + String(repeating: "d", count: max(1, min(200, bytes - path.utf8.count - 1))) }
+            return URL(fileURLWithPath: path)
+        }
+        let longest = folder(bytes: RecipeStore.maxDataFolderBytes)
+        let store = try RecipeStore(folder: longest)
+        _ = try await store.createRecipe(id: UUID(), .init(name: "Kept"))
+        let snapshot = try await store.makeSnapshot()
+        #expect(snapshot.records >= 1 && snapshot.bytes > 0)
+        try store.close()
+
+        let tooLong = folder(bytes: RecipeStore.maxDataFolderBytes + 1)
+        let refused = #expect(throws: DataFolderPathTooLong.self) { try RecipeStore(folder: tooLong) }
+        let said = DataFolderError(folder: tooLong, underlying: try #require(refused)).description
+        #expect(said == "cannot open the data folder \(tooLong.path): its path is \(RecipeStore.maxDataFolderBytes + 1) bytes long, and SQLite opens the files recipe-storage keeps there only under a folder of at most \(RecipeStore.maxDataFolderBytes) bytes; choose another with --data or RECIPES_DATA, with a shorter path", "\(said)")
+    }
+
     @Test("without a backup folder a name alone is refused, saying a path is needed")
     func aNameAloneNeedsABackupFolder() async throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rv-unconfined-\(UUID().uuidString)")
