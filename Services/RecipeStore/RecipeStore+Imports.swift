@@ -12,6 +12,13 @@ extension RecipeStore {
     /// page number and photos. Re-importing an unchanged page changes nothing.
     public func saveImported(id: UUID, _ draft: RecipeDraft, sameAs: [String]) async throws -> (recipe: Recipe, outcome: ImportOutcome) {
         try draft.validate()
+        // Each is a value of a lookup's statement: a list without end was SQLite's "too many SQL variables".
+        guard sameAs.count <= RecipeOps.SaveImported.Request.maxSameAs else {
+            throw ServiceError(.invalidArgument, "sameAs names \(sameAs.count) addresses; it may name at most \(RecipeOps.SaveImported.Request.maxSameAs) (the page as asked, after its redirects, and its canonical address)")
+        }
+        if let index = sameAs.firstIndex(where: { $0.count > RecipeDraft.Limits.lineLength }) {
+            throw ServiceError(.invalidArgument, "sameAs[\(index)] is \(sameAs[index].count) characters long (\"\(sameAs[index].prefix(60))…\"); an address may be at most \(RecipeDraft.Limits.lineLength), as a recipe's website")
+        }
         let addresses = Array(Set((sameAs + [draft.website].compactMap { $0 }).filter { !$0.isEmpty }))
         guard !addresses.isEmpty else {
             throw ServiceError(.invalidBody, "an imported recipe needs the page it came from: set recipe.website or sameAs")

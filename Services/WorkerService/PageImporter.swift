@@ -65,7 +65,8 @@ public struct PageImporter: Sendable {
         }
         let saved = try await storage.call(RecipeOps.SaveImported.self, .init(
             id: id ?? UUID.timeOrdered(), recipe: imported.draft,
-            sameAs: Array(Set([website, pageURL.absoluteString] + sameAs.flatMap { [Self.canonical($0), $0.absoluteString] }))))
+            sameAs: Array(Set([website, pageURL.absoluteString] + sameAs.flatMap { [Self.canonical($0), $0.absoluteString] }))
+                .filter { $0.count <= RecipeDraft.Limits.lineLength }))
         logger.info("recipe imported", metadata: [
             "recipe": "\(saved.recipe.id)", "outcome": "\(saved.outcome.rawValue)", "source": "\(website)",
         ])

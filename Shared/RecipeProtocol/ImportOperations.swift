@@ -14,8 +14,10 @@ extension RecipeOps {
             /// The id for a new recipe (chosen by the client, so a retry lands once).
             public var id: UUID?
             public var recipe: RecipeDraft
-            /// The addresses that name the same page (as asked, after redirects, canonical).
+            /// The addresses that name the same page (as asked, after redirects, canonical): at most `maxSameAs`,
+            /// each at most a line's length (`RecipeDraft.Limits.lineLength`), as `website` is.
             public var sameAs: [String]
+            public static let maxSameAs = 16
             public init(id: UUID? = nil, recipe: RecipeDraft, sameAs: [String]) {
                 self.id = id
                 self.recipe = recipe

@@ -182,6 +182,24 @@ struct StorageWireTests {
             #expect(try await client.call(StorageOps.Stats.self, Empty()).recipes == 0)
         }
     }
+
+    @Test("an imported recipe's sameAs is held to 16 addresses of at most a line each: 250,000 of them were SQLite's \"too many SQL variables\", an internal error; nothing is stored")
+    func sameAsBounds() async throws {
+        try await withStorage(seedSamples: false) { client async throws in
+            let draft = RecipeDraft(name: "Pie", website: "https://example.com/pie")
+            for (sameAs, said) in [((0..<250_000).map { "https://e.com/\($0)" }, "sameAs names 250000 addresses; it may name at most 16"),
+                                   ((0..<17).map { "https://e.com/\($0)" }, "sameAs names 17 addresses; it may name at most 16"),
+                                   (["https://e.com/" + String(repeating: "a", count: 1_000)], "sameAs[0] is 1014 characters long")] {
+                let refused = await #expect(throws: ServiceError.self) {
+                    _ = try await client.call(RecipeOps.SaveImported.self, .init(id: UUID(), recipe: draft, sameAs: sameAs))
+                }
+                #expect(refused?.code == .invalidArgument && refused?.message.hasPrefix(said) == true, "\(refused?.message.prefix(300) ?? "stored")")
+            }
+            #expect(try await client.call(StorageOps.Stats.self, Empty()).recipes == 0)
+            let sixteen = (0..<16).map { "https://e.com/\($0)" }
+            #expect(try await client.call(RecipeOps.SaveImported.self, .init(id: UUID(), recipe: draft, sameAs: sixteen)).outcome == .created)
+        }
+    }
 }
 
 @Suite("Text holding U+0000")
