@@ -313,6 +313,47 @@ struct HardeningTests {
         _ = try await storage.stop()
     }
 
+    @Test("every list of text or numbers in the committed requests (Fuzz/Corpus/storage-request), sent with 260,000 distinct entries — past SQLite's 250,000 values a statement may take, and sizes libFuzzer's 64 KB inputs never reach: answered with a code that says what was wrong, never internal_error; the storage answers after")
+    func listsPastSQLiteVariables() async throws {
+        let corpus = projectFolder.appendingPathComponent("Fuzz/Corpus/storage-request")
+        let files = try FileManager.default.contentsOfDirectory(at: corpus, includingPropertiesForKeys: nil).sorted { $0.path < $1.path }
+        // Each list of text or numbers in a request's body, by the op and the keys that reach it.
+        var lists: [(op: String, body: [String: Any], path: [String])] = []
+        func findLists(_ value: Any, _ path: [String], op: String, body: [String: Any]) {
+            if let object = value as? [String: Any] {
+                for (key, inner) in object { findLists(inner, path + [key], op: op, body: body) }
+            } else if let list = value as? [Any], let first = list.first, first is String || first is NSNumber,
+                      !lists.contains(where: { $0.op == op && $0.path == path }) {
+                lists.append((op, body, path))
+            }
+        }
+        for file in files {
+            guard let request = try? JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any],
+                  let op = request["op"] as? String, let body = request["body"] as? [String: Any] else { continue }
+            findLists(body, [], op: op, body: body)
+        }
+        #expect(lists.count >= 8, "the corpus holds the lists this test sends: \(lists.map { "\($0.op) \($0.path)" })")
+        func replacing(_ value: Any, at path: ArraySlice<String>, with list: [Any]) -> Any {
+            guard let key = path.first, var object = value as? [String: Any] else { return list }
+            object[key] = replacing(object[key] as Any, at: path.dropFirst(), with: list)
+            return object
+        }
+        let (storage, endpoint) = try await startStorage(samples: true, folder: temporaryDataFolder())
+        let stranger = try StrangerSocket(endpoint)
+        let photo = Data([0xFF, 0xD8, 0xFF, 0xE0] + (0..<3_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        for (op, body, path) in lists {
+            let many: [Any] = (0..<260_000).map { "entry \($0)" }
+            let sent = replacing(body, at: path[...], with: many)
+            let reply = try await stranger.request(op, sent, frames: [photo])
+            let error = reply?["error"] as? [String: Any]
+            let code = reply == nil ? "no reply" : (error?["code"] as? String ?? "ok")
+            #expect(!["no reply", "internal_error", "storage_damaged"].contains(code),
+                    "\(op) with \(path.joined(separator: ".")) of 260,000 entries: \(code) \(String(describing: error?["message"]).prefix(300))")
+        }
+        #expect(try await stranger.code("system.health", [:] as [String: Any]) == "ok")
+        _ = try await storage.stop()
+    }
+
     @Test("text of many bytes a character: what could not be read back or listed is refused, and every list of the largest items a person may write still reads, a page at a time")
     func manyBytesACharacter() async throws {
         let folder = temporaryDataFolder()
