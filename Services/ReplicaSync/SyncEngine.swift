@@ -207,7 +207,7 @@ public enum SyncEngine {
             }
             readAhead = nil
             if page.records.isEmpty && page.next == cursor { break }
-            try requireProgress(page, after: cursor, from: source)
+            try requireProgress(page, after: cursor, limit: pageSize, from: source)
             if page.more && pages + 1 < maxPages {
                 let since = page.next
                 readAhead = Task { try await source.changes(since: since, exclude: targetID, limit: pageSize) }
@@ -267,8 +267,14 @@ public enum SyncEngine {
     /// are then sent as usual.
     /// A page of the feed moves the cursor on: records, or more to come, come with a `next` past the cursor they were
     /// read from. A source whose feed stands still or goes back (a damaged or hostile peer) would otherwise be read
-    /// and applied over and over, and the pair never finish; the pull ends with an error that names it.
-    static func requireProgress(_ page: SyncOps.Changes.Response, after cursor: Int, from source: any SyncEndpoint) throws {
+    /// and applied over and over, and the pair never finish; the pull ends with an error that names it. So does a page
+    /// of more records than were asked for: passed on, the target refused it as this pull's own request ("send at most
+    /// 1000 at a time"), after the photos of all of them had been fetched.
+    static func requireProgress(_ page: SyncOps.Changes.Response, after cursor: Int, limit: Int, from source: any SyncEndpoint) throws {
+        guard page.records.count <= limit else {
+            throw ServiceError(.internalError,
+                "\(source.name) answered the changes after \(cursor) with \(page.records.count) records where at most \(limit) were asked for: a page that large is not taken, so this pull stopped (is the replica there damaged, or not a recipe-storage?)")
+        }
         guard page.next <= cursor else { return }
         throw ServiceError(.internalError,
             "\(source.name) answered the changes after \(cursor) with \(page.records.count) records and a next position of \(page.next)\(page.more ? ", saying more follow" : ""): its feed does not move on, so this pull stopped (is the replica there damaged, or not a recipe-storage?)")

@@ -18,6 +18,8 @@ struct StalledPeerTests {
         case feedGoesBack
         /// The first page of a snapshot's photo listing at every call, with `more`.
         case photoListingRepeats
+        /// Pages of more records than were asked for.
+        case pageTooLarge
     }
 
     final class StalledSource: ForwardingEndpoint, @unchecked Sendable {
@@ -40,11 +42,12 @@ struct StalledPeerTests {
 
         func changes(since: Int, exclude: String?, limit: Int) async throws -> SyncOps.Changes.Response {
             try count("changes")
-            let page = try await base.changes(since: stall == .feedStandsStill ? 0 : since, exclude: exclude, limit: limit)
+            let page = try await base.changes(since: stall == .feedStandsStill ? 0 : since, exclude: exclude,
+                                              limit: stall == .pageTooLarge ? limit * 4 : limit)
             switch stall {
             case .feedStandsStill: return .init(records: page.records, next: since, more: true)
             case .feedGoesBack: return .init(records: page.records, next: since - 1, more: page.more)
-            case .photoListingRepeats: return page
+            case .photoListingRepeats, .pageTooLarge: return page
             }
         }
 
@@ -80,6 +83,24 @@ struct StalledPeerTests {
             #expect(error?.message.contains("its feed does not move on") == true)
             #expect(try target.store.integrityCheck() == "ok")
             // The same source, answering as it should, then brings the target all the way.
+            _ = try await SyncEngine.pull(from: source, to: target, snapshotAbove: .max)
+            try await expectSameContent(source, target)
+        }
+    }
+
+    @Test("a page of more records than were asked for ends the pull with an error naming the peer and the sizes, before any of its photos is fetched or anything applied")
+    func pageLargerThanAsked() async throws {
+        try await withReplicas(2) { replicas in
+            let (source, target) = (replicas[0], replicas[1])
+            try await fill(source)
+            let error = await #expect(throws: ServiceError.self) {
+                _ = try await SyncEngine.pull(from: StalledSource(source, .pageTooLarge), to: target, pageSize: 2, snapshotAbove: .max)
+            }
+            #expect(error?.message.contains("\(source.name) answered the changes after 0 with 5 records where at most 2 were asked for") == true,
+                    "\(String(describing: error))")
+            let photoFiles = FileManager.default.enumerator(atPath: target.store.folder.appendingPathComponent(RecipeVault.photoFolderName).path)?
+                .compactMap { $0 as? String }.filter { $0.count > 60 } ?? []
+            #expect(try await target.store.stats().recipes == 0 && photoFiles.isEmpty, "nothing of the page was taken: \(photoFiles)")
             _ = try await SyncEngine.pull(from: source, to: target, snapshotAbove: .max)
             try await expectSameContent(source, target)
         }
