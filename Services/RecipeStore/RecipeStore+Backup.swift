@@ -64,9 +64,11 @@ extension RecipeStore {
         if let root, !resolved.hasPrefix(root.path + "/") {
             throw ServiceError(.invalidArgument, "folder \(target.path) is outside the backup folder \(root.path), the only place this storage writes backups (its --backup-folder); give a new folder inside it, such as \(root.appendingPathComponent(Self.exampleBackupName).path), or its name alone")
         }
-        // SQLite opens no file whose path is longer than it allows: a folder past it was made, and then the copy failed.
-        guard target.path.utf8.count <= Self.maxBackupFolderBytes else {
-            throw ServiceError(.invalidArgument, "folder \(target.path.prefix(100))… is \(target.path.utf8.count) bytes long; a backup's folder may be at most \(Self.maxBackupFolderBytes) bytes (the database copied into it needs a path SQLite can open): choose a shorter one")
+        // SQLite opens no file whose path is longer than it allows (it follows links: the resolved path is what counts):
+        // a folder past it was made, and then the copy failed.
+        guard resolved.utf8.count <= Self.maxBackupFolderBytes else {
+            let through = resolved == target.path ? "" : " (\(resolved.prefix(100))…, its links followed)"
+            throw ServiceError(.invalidArgument, "folder \(target.path.prefix(100))…\(through) is \(resolved.utf8.count) bytes long; a backup's folder may be at most \(Self.maxBackupFolderBytes) bytes (the database copied into it needs a path SQLite can open): choose a shorter one")
         }
         // One at a time: each copies every photo on the thread the storage's other file work runs on, so backups
         // asked for again and again (a stranger's, a cron job overlapping itself) would hold it for their sum.
