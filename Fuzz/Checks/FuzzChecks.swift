@@ -211,7 +211,13 @@ public enum FuzzChecks {
         case .mealie: "recipe.json"
         case .schema: first & 0x80 == 0 ? "recipe.json" : "recipe.html"
         }
-        let entry = MigrationEntry(label: name, format: format, files: [.init(name: name, data: body), .init(name: "full.jpg", data: body.prefix(64))])
+        // A Tandoor entry is its inner zip alone (as the export holds it), or with the high bit its recipe.json and a
+        // photo: with a photo beside it the zip is never opened, and the recipe's JSON was never reached.
+        let entry = switch (format, first & 0x80 == 0) {
+        case (.tandoor, true): MigrationEntry(label: name, format: format, files: [.init(name: name, data: body)])
+        case (.tandoor, false): MigrationEntry(label: "1.zip", format: format, files: [.init(name: "recipe.json", data: body), .init(name: "full.jpg", data: body.prefix(64))])
+        default: MigrationEntry(label: name, format: format, files: [.init(name: name, data: body), .init(name: "full.jpg", data: body.prefix(64))])
+        }
         do {
             let recipe = try MigrationReader.read(entry)
             do { try recipe.draft.validate() } catch { broken("a migrated recipe storage would refuse: \(error.message)") }

@@ -196,7 +196,7 @@ enum CooklangRecipe {
     /// "2", "1.5", "1/2", "1 1/2".
     static func number(_ text: String) -> Double? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        if let value = Double(trimmed) { return value > 0 && value < 1e9 ? value : nil }
+        if let value = Double(trimmed) { return value > 0 && value < RecipeSketch.largestNumber ? value : nil }
         let pieces = trimmed.split(separator: " ")
         var total = 0.0
         for piece in pieces {
@@ -204,7 +204,8 @@ enum CooklangRecipe {
             if fraction.count == 2, let top = Double(fraction[0]), let bottom = Double(fraction[1]), bottom != 0 { total += top / bottom }
             else if let whole = Double(piece) { total += whole } else { return nil }
         }
-        return pieces.isEmpty || total <= 0 ? nil : total
+        // "1e18/0.1" is a fraction over a tiny divisor: past the size of any recipe's number, as a plain number is.
+        return pieces.isEmpty || !(total > 0 && total < RecipeSketch.largestNumber) ? nil : total
     }
 
     // MARK: Writing (recipes export --format cooklang)

@@ -167,13 +167,20 @@ struct RecipeSketch {
         return nil
     }
 
-    /// A number written as a number or as text ("4", "4.5").
+    /// The size past which a number in an export is no recipe's (a rating, minutes, servings, a quantity, an order):
+    /// such a number is read as absent. It also keeps every whole-number conversion after the readers in range.
+    static let largestNumber = 1e9
+
+    /// A number written as a number or as text ("4", "4.5"), when a recipe could hold it: finite and of a size
+    /// under `largestNumber` ("1e300", "inf" and "nan" are read as no number).
     static func number(_ value: Any?) -> Double? {
-        switch value {
-        case let number as NSNumber where !isBoolean(number): number.doubleValue.isFinite ? number.doubleValue : nil
+        let read: Double? = switch value {
+        case let number as NSNumber where !isBoolean(number): number.doubleValue
         case let text as String: Double(text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: ",", with: "."))
         default: nil
         }
+        guard let read, read.isFinite, abs(read) < largestNumber else { return nil }
+        return read
     }
 
     /// True, 1, "1", "yes", "true".
@@ -198,6 +205,8 @@ struct RecipeSketch {
     /// An amount as a cook writes it: 2, 0.5 → "1/2", 1.25 → "1 1/4"; other decimals as they are.
     static func amount(_ value: Double) -> String {
         guard value.isFinite, value > 0 else { return "" }
+        // Quantities of one ingredient added up (Cooklang) can pass any whole number: written as they are.
+        guard value < largestNumber else { return String(value) }
         let whole = value.rounded(.down)
         let fraction = value - whole
         let known: [(Double, String)] = [(0.125, "1/8"), (0.25, "1/4"), (1.0 / 3, "1/3"), (0.5, "1/2"), (2.0 / 3, "2/3"), (0.75, "3/4")]
