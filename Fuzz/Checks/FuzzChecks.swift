@@ -53,6 +53,15 @@ public enum FuzzChecks {
             storedAsSent(data, reply: reply[0])
             takenByAnotherReplica()
         }
+        discardBackups()
+    }
+
+    /// Removes what fuzzed `storage.backup` requests wrote: each is a whole copy of the store, and a long run would
+    /// otherwise fill the disk with them.
+    static func discardBackups() {
+        let manager = FileManager.default
+        guard let made = try? manager.contentsOfDirectory(at: backupFolder, includingPropertiesForKeys: nil), !made.isEmpty else { return }
+        for item in made { try? manager.removeItem(at: item) }
     }
 
     /// Where the second replica has read the fuzzed store's feed up to.
@@ -198,26 +207,8 @@ public enum FuzzChecks {
     /// what it gives is a recipe storage accepts, or `unreadable_entry` with a sentence. The same bytes
     /// also go through the zip reader, the capped inflater and the entry frame decoder.
     public static func migration(_ data: Data) {
-        guard let first = data.first else { return }
-        let formats = MigrationFormat.allCases
-        let format = formats[Int(first & 0x7F) % formats.count]
+        guard let entry = migrationEntry(data) else { return }
         let body = Data(data.dropFirst())
-        let name = switch format {
-        case .paprika: "Recipe.paprikarecipe"
-        case .tandoor: "1.zip"
-        case .cooklang: "Recipe.cook"
-        case .chowdown: "recipe.md"
-        case .nextcloud: "recipe.json"
-        case .mealie: "recipe.json"
-        case .schema: first & 0x80 == 0 ? "recipe.json" : "recipe.html"
-        }
-        // A Tandoor entry is its inner zip alone (as the export holds it), or with the high bit its recipe.json and a
-        // photo: with a photo beside it the zip is never opened, and the recipe's JSON was never reached.
-        let entry = switch (format, first & 0x80 == 0) {
-        case (.tandoor, true): MigrationEntry(label: name, format: format, files: [.init(name: name, data: body)])
-        case (.tandoor, false): MigrationEntry(label: "1.zip", format: format, files: [.init(name: "recipe.json", data: body), .init(name: "full.jpg", data: body.prefix(64))])
-        default: MigrationEntry(label: name, format: format, files: [.init(name: name, data: body), .init(name: "full.jpg", data: body.prefix(64))])
-        }
         do {
             let recipe = try MigrationReader.read(entry)
             do { try recipe.draft.validate() } catch { broken("a migrated recipe storage would refuse: \(error.message)") }
@@ -238,6 +229,49 @@ public enum FuzzChecks {
         if let archive = try? ZipArchive(body) {
             for entry in archive.entries.prefix(16) {
                 if let bytes = try? archive.read(entry, limit: limit), bytes.count > limit { broken("a zip entry unpacked past the cap") }
+            }
+        }
+    }
+
+    /// The entry a migration input stands for: byte 0 picks the format (and, with its high bit, a variant), the rest
+    /// is the entry's file.
+    static func migrationEntry(_ data: Data) -> MigrationEntry? {
+        guard let first = data.first else { return nil }
+        let formats = MigrationFormat.allCases
+        let format = formats[Int(first & 0x7F) % formats.count]
+        let body = Data(data.dropFirst())
+        let name = switch format {
+        case .paprika: "Recipe.paprikarecipe"
+        case .tandoor: "1.zip"
+        case .cooklang: "Recipe.cook"
+        case .chowdown: "recipe.md"
+        case .nextcloud: "recipe.json"
+        case .mealie: "recipe.json"
+        case .schema: first & 0x80 == 0 ? "recipe.json" : "recipe.html"
+        }
+        // A Tandoor entry is its inner zip alone (as the export holds it), or with the high bit its recipe.json and a
+        // photo: with a photo beside it the zip is never opened, and the recipe's JSON was never reached.
+        return switch (format, first & 0x80 == 0) {
+        case (.tandoor, true): MigrationEntry(label: name, format: format, files: [.init(name: name, data: body)])
+        case (.tandoor, false): MigrationEntry(label: "1.zip", format: format, files: [.init(name: "recipe.json", data: body), .init(name: "full.jpg", data: body.prefix(64))])
+        default: MigrationEntry(label: name, format: format, files: [.init(name: name, data: body), .init(name: "full.jpg", data: body.prefix(64))])
+        }
+    }
+
+    /// What the committed seeds reach, for the replay test to hold the corpus to: a seed that stops at the first
+    /// refusal (an unknown operation, an entry that never gets to its recipe) leaves the code behind it unfuzzed.
+    public enum Reach {
+        /// Every operation recipe-storage answers.
+        public static var storageOperations: [String] { storage.routes.operations }
+
+        /// The format a migration input is read as, and why it gives no recipe (nil when it gives one).
+        public static func migration(_ data: Data) -> (format: String, refusal: String?)? {
+            guard let entry = migrationEntry(data) else { return nil }
+            do {
+                _ = try MigrationReader.read(entry)
+                return (entry.format.rawValue, nil)
+            } catch {
+                return (entry.format.rawValue, error.message)
             }
         }
     }
@@ -380,12 +414,15 @@ public enum FuzzChecks {
     /// The folder of the fuzzing process's store, removed when the process exits.
     private static let storageFolder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-fuzz-\(UUID().uuidString)")
 
+    /// Where the fuzzed store's backups go.
+    static let backupFolder = storageFolder.appendingPathComponent("backups")
+
     /// One store per fuzzing process, in a fresh temporary folder.
     static let storage: Storage = {
         atexit { try? FileManager.default.removeItem(at: FuzzChecks.storageFolder) }
         let store = try! RecipeStore(folder: storageFolder.appendingPathComponent("store"))
         // A fuzzed storage.backup writes into this process's own folder, never where its input says on the machine.
-        try! store.confineBackups(to: storageFolder.appendingPathComponent("backups"))
+        try! store.confineBackups(to: backupFolder)
         var routes = Routes()
         routes.translateFailures(RecipeStore.reply(for:during:)) // as the storage service answers
         routes.addSystemOperations(service: "recipe-storage")

@@ -18,6 +18,7 @@ extension FuzzChecks {
     /// server still answers `system.health` after the last.
     public static func storageSocket(_ data: Data) {
         converse(data, with: SocketPeer.storage)
+        discardBackups()
     }
 
     /// Messages to recipe-worker's request socket, framed as for `storageSocket`: imports of saved pages, photos to fit

@@ -11,9 +11,13 @@ struct CorpusReplayTests {
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fuzz/Corpus")
 
     static func inputs(_ target: String) throws -> [Data] {
+        try named(target).map(\.data)
+    }
+
+    static func named(_ target: String) throws -> [(name: String, data: Data)] {
         let folder = corpus.appendingPathComponent(target)
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix(".") }.sorted()
-        return try names.map { try Data(contentsOf: folder.appendingPathComponent($0)) }
+        return try names.map { ($0, try Data(contentsOf: folder.appendingPathComponent($0))) }
     }
 
     /// Runs `check` on every input, on a thread of its own: the checks wait for their async work with a semaphore
@@ -32,6 +36,15 @@ struct CorpusReplayTests {
         let inputs = try Self.inputs(target)
         #expect(inputs.count >= 20, "the seed corpus holds a request for every operation")
         await Self.replay(inputs, through: FuzzChecks.storageRequest)
+    }
+
+    @Test("the storage requests' seeds name every operation recipe-storage answers: one never named is left to chance")
+    func everyStorageOperationSeeded() throws {
+        struct Envelope: Decodable { var op: String }
+        let named = Set(try Self.inputs("storage-request").compactMap { try? JSONDecoder().decode(Envelope.self, from: $0).op })
+        let operations = FuzzChecks.Reach.storageOperations
+        #expect(operations.count >= 50)
+        #expect(Set(operations).subtracting(named).isEmpty, "no seed sends \(Set(operations).subtracting(named).sorted())")
     }
 
     @Test("messages to a storage server's socket: the saved conversations, and every saved request sent as a message")
@@ -88,6 +101,15 @@ struct CorpusReplayTests {
         let inputs = try Self.inputs("migration")
         #expect(inputs.count >= 6, "the seed corpus holds an entry of each format")
         await Self.replay(inputs, through: FuzzChecks.migration)
+        // Each seed (but those named for a crash or a refusal) gets to its recipe: one refused at its first check (a
+        // Tandoor entry whose zip was never opened) leaves that format's reader unfuzzed.
+        var reached: Set<String> = []
+        for (name, data) in try Self.named("migration") where !name.contains("crash") && !name.contains("refused") {
+            guard let (format, refusal) = FuzzChecks.Reach.migration(data) else { continue }
+            #expect(refusal == nil, "the seed \(name) (\(format)) gives no recipe: \(refusal ?? "")")
+            if refusal == nil { reached.insert(format) }
+        }
+        #expect(reached.count == 7, "seeds read as a recipe in: \(reached.sorted())")
     }
 
     @Test("sync.apply records")
