@@ -56,18 +56,29 @@ extension RecipeStore {
         }
     }
 
+    /// Whether `alias` is the name or an alias of an entry other than the one of row id `key`.
+    static func aliasTaken(_ alias: String, byOtherThan key: String, in db: Database) throws -> Bool {
+        try String.fetchOne(db.cachedStatement(sql: """
+            SELECT id FROM ingredients WHERE name = ? AND id != ?
+            UNION SELECT ingredientId FROM ingredient_aliases WHERE alias = ? AND ingredientId != ?
+            """), arguments: [alias, key, alias, key]) != nil
+    }
+
+    /// The name of the entry of row id `key`, if there is one.
+    static func ingredientName(rowID key: String, in db: Database) throws -> String? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT name FROM ingredients WHERE id = ?"), arguments: [key])
+    }
+
     static func upsert(_ entry: CatalogueEntry, aliases: [String], in db: Database) throws -> CatalogueEntry {
         let now = now()
         let existingID = try String.fetchOne(db.cachedStatement(sql: "SELECT id FROM ingredients WHERE name = ?"), arguments: [entry.name])
         let key = existingID ?? entry.id.databaseText
-        for alias in aliases {
-            let owner = try String.fetchOne(db.cachedStatement(sql: """
-                SELECT id FROM ingredients WHERE name = ? AND id != ?
-                UNION SELECT ingredientId FROM ingredient_aliases WHERE alias = ? AND ingredientId != ?
-                """), arguments: [alias, key, alias, key])
-            if owner != nil {
-                throw ServiceError(.invalidArgument, "\"\(alias)\" already names another ingredient; an alias can belong to one ingredient only")
-            }
+        if existingID == nil, let owner = try ingredientName(rowID: key, in: db) {
+            throw ServiceError(.invalidArgument, "the id \(key) is the ingredient \"\(owner.prefix(100))\"'s; an id names one ingredient: "
+                               + "leave it out for a new one, or send the name \"\(owner.prefix(100))\" to change that one")
+        }
+        for alias in aliases where try aliasTaken(alias, byOtherThan: key, in: db) {
+            throw ServiceError(.invalidArgument, "\"\(alias)\" already names another ingredient; an alias can belong to one ingredient only")
         }
         if existingID != nil {
             try db.execute(sql: "UPDATE ingredients SET category = ?, updatedAt = ? WHERE id = ?",

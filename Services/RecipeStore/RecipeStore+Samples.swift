@@ -25,12 +25,16 @@ extension RecipeStore {
                 try db.execute(sql: "INSERT INTO books (id, title, author, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?)",
                                arguments: [book.id.databaseText, book.title, book.author, date, date])
             }
+            var written: [String] = []
             for (index, item) in SampleData.catalogue.enumerated() {
-                let entry = CatalogueEntry(id: SampleData.id("5A3F", index + 1), name: item.name, category: item.category,
+                var entry = CatalogueEntry(id: SampleData.id("5A3F", index + 1), name: item.name, category: item.category,
                                            aliases: item.aliases, createdAt: date, updatedAt: date)
-                if try Self.catalogueEntry(named: entry.name, in: db) == nil {
-                    _ = try Self.upsert(entry, aliases: entry.aliases, in: db)
-                }
+                guard try Self.catalogueEntry(named: entry.name, in: db) == nil else { continue }
+                // Entries a person made first keep what they hold: a sample's id or alias they took is left to them
+                // (the sample gets another id, and does without that alias), so loading the samples never fails on them.
+                if try Self.ingredientName(rowID: entry.id.databaseText, in: db) != nil { entry.id = UUID.timeOrdered() }
+                let aliases = try entry.aliases.filter { try !Self.aliasTaken($0, byOtherThan: entry.id.databaseText, in: db) }
+                written.append(try Self.upsert(entry, aliases: aliases, in: db).id.databaseText)
             }
             for sample in SampleData.recipes {
                 let id = SampleData.recipeID(sample.number)
@@ -40,8 +44,11 @@ extension RecipeStore {
                 if let book = draft.bookID, deletedBooks.contains(book) { draft.bookID = nil }
                 try Self.insertRecipe(id, draft, createdAt: date, updatedAt: date, in: db)
             }
-            // Catalogue rows written above carry today's date; samples are dated alike everywhere.
-            try db.execute(sql: "UPDATE ingredients SET createdAt = ?, updatedAt = ? WHERE id LIKE '5A3F%'", arguments: [date, date])
+            // Catalogue rows written above carry today's date; samples are dated alike everywhere (only they: an entry
+            // of a person's with a sample's id keeps its dates).
+            for id in written {
+                try db.cachedStatement(sql: "UPDATE ingredients SET createdAt = ?, updatedAt = ? WHERE id = ?").execute(arguments: [date, date, id])
+            }
             return SampleLoadResult(loaded: true, books: counts.books, recipes: counts.recipes, ingredients: counts.ingredients)
         }
     }

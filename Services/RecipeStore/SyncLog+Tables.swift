@@ -5,6 +5,31 @@ import RecipeProtocol
 
 /// Merged fields written back to the tables (and rows that named a record not here yet, linked once it is).
 extension SyncLog {
+    /// The row id the catalogue entry `name` takes here: the one its record names, unless another entry holds it.
+    /// Of two entries given one id, the name that sorts first keeps it and the other moves to an id made from its
+    /// name, so every replica ends with the same ids whichever it applied first. (The move of an entry stored here
+    /// is a change of its `id` field like any other, and goes into the feed.)
+    private static func ingredientRowID(name: String, wanted: String, in db: Database) throws -> String {
+        guard let holder = try RecipeStore.ingredientName(rowID: wanted, in: db) else { return wanted }
+        guard name < holder else { return try freeIngredientID(derivedIngredientID(name), in: db) }
+        let moved = try freeIngredientID(derivedIngredientID(holder), in: db)
+        let aliases = try String.fetchAll(db.cachedStatement(sql: "SELECT alias FROM ingredient_aliases WHERE ingredientId = ?"), arguments: [wanted])
+        try db.cachedStatement(sql: "DELETE FROM ingredient_aliases WHERE ingredientId = ?").execute(arguments: [wanted])
+        try db.cachedStatement(sql: "UPDATE ingredients SET id = ? WHERE id = ?").execute(arguments: [moved, wanted])
+        for alias in aliases {
+            try db.cachedStatement(sql: "INSERT INTO ingredient_aliases (ingredientId, alias) VALUES (?, ?)").execute(arguments: [moved, alias])
+        }
+        return wanted
+    }
+
+    /// The id made from a catalogue entry's name.
+    private static func derivedIngredientID(_ name: String) -> String { DerivedID.uuid("ingredient|\(name)").uuidString }
+
+    /// `id` when no entry holds it here; a new one otherwise (a replica that sent an id made from another name).
+    private static func freeIngredientID(_ id: String, in db: Database) throws -> String {
+        try RecipeStore.ingredientName(rowID: id, in: db) == nil ? id : UUID.timeOrdered().uuidString
+    }
+
     /// Makes the tables hold `values` (or not hold the record when it is not live).
     static func writeTables(_ kind: SyncKind, _ id: String, states: [String: SyncField],
                             photos: PhotoBlobs, in db: Database) throws {
@@ -26,9 +51,11 @@ extension SyncLog {
                                  SyncDates.text(values["createdAt"]), RecipeStore.now()])
             try relink(target: id, table: "recipes", column: "bookId", kind: .recipe, in: db)
         case .ingredient:
-            let rowID = values["id"]?.string ?? UUID.timeOrdered().uuidString
-            try db.execute(sql: "DELETE FROM ingredients WHERE name = ? OR id = ?", arguments: [id, rowID])
+            // The name is the entry's key across replicas. Deleting by the row id as well removed another entry that
+            // held it (given the same id on two replicas, or by a replica that reused it) while its record stayed.
+            try db.cachedStatement(sql: "DELETE FROM ingredients WHERE name = ?").execute(arguments: [id])
             guard live else { return }
+            let rowID = try ingredientRowID(name: id, wanted: values["id"]?.string ?? Self.derivedIngredientID(id), in: db)
             try db.execute(sql: "INSERT INTO ingredients (id, name, category, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?)",
                            arguments: [rowID, id, values["category"]?.string, SyncDates.text(values["createdAt"]), RecipeStore.now()])
             for alias in Set((values["aliases"]?.array ?? []).compactMap(\.string)) {

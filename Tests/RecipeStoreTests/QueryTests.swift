@@ -31,6 +31,24 @@ struct QueryTests {
         }
     }
 
+    @Test("the samples load beside catalogue entries a person made first with a sample's id or one of its aliases, which stay theirs")
+    func samplesBesidePeoplesEntries() async throws {
+        try await withStore { store async throws in
+            // The first sample entry's id (spaghetti's), and an alias of olive oil's, taken before the samples load.
+            let mine = try await store.upsertIngredient(id: SampleData.id("5A3F", 1), name: "linguine", category: .grain, aliases: ["extra virgin olive oil"])
+            let loaded = try await store.loadSamples()
+            #expect(loaded.loaded)
+            #expect(try await store.stats().ingredients == 44)
+            #expect(try await store.findIngredient("basil").createdAt == SampleData.createdAt)
+            let linguine = try await store.findIngredient("linguine")
+            #expect(linguine == mine, "\(linguine) \(mine)")
+            #expect(try await store.findIngredient("extra virgin olive oil").name == "linguine")
+            let spaghetti = try await store.findIngredient("spaghetti")
+            #expect(spaghetti.id != mine.id)
+            #expect(try await store.findIngredient("olive oil").aliases.isEmpty)
+        }
+    }
+
     @Test("lists filter, sort and page with a cursor that visits every recipe once")
     func listing() async throws {
         try await withStore { store async throws in
@@ -180,6 +198,14 @@ struct QueryTests {
                 _ = try await store.upsertIngredient(id: UUID(), name: "leek", category: nil, aliases: ["scallion"])
             }
             #expect(clash?.message.contains("already names another ingredient") == true)
+            // An id another entry has is refused, saying whose (it was a UNIQUE failure answered as internal_error);
+            // the same id with that entry's own name updates it.
+            let taken = await #expect(throws: ServiceError.self) {
+                _ = try await store.upsertIngredient(id: added.id, name: "courgette", category: .vegetable, aliases: [])
+            }
+            #expect(taken?.code == .invalidArgument && taken?.message.contains("is the ingredient \"aubergine\"'s") == true)
+            #expect(try await store.upsertIngredient(id: added.id, name: "aubergine", category: .vegetable, aliases: []).id == added.id)
+            #expect(try await store.findIngredient("aubergine").aliases.isEmpty)
             #expect(try await store.listIngredients(category: .herb).map(\.name) == ["basil", "cilantro", "parsley", "thyme"])
         }
     }

@@ -233,6 +233,28 @@ struct ScenarioTests {
         }
     }
 
+    @Test("two catalogue entries given the same row id on two replicas both stay on each, with the same ids on both (the name sorting first keeps it)")
+    func catalogueRowIDOnTwoReplicas() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let shared = UUID()
+            _ = try await a.store.upsertIngredient(id: shared, name: "banana", category: .fruit, aliases: ["plantain"])
+            _ = try await b.store.upsertIngredient(id: shared, name: "apple", category: .fruit, aliases: ["pippin"])
+            try await syncAll([a, b])
+            for replica in [a, b] {
+                // Applying banana on b once deleted apple's row (by the id) while apple's record stayed live.
+                #expect(try await replica.store.listIngredients(category: .fruit).map(\.name) == ["apple", "banana"], "\(replica.name)")
+                #expect(try await replica.store.findIngredient("pippin").name == "apple")
+                #expect(try await replica.store.findIngredient("plantain").name == "banana")
+            }
+            try await expectSameContent(a, b)
+            _ = try await a.store.upsertIngredient(id: UUID(), name: "apple", category: .fruit, aliases: ["pippin", "russet"])
+            try await syncAll([a, b])
+            #expect(try await b.store.findIngredient("russet").name == "apple")
+            #expect(try await b.store.findIngredient("plantain").name == "banana")
+        }
+    }
+
     @Test("books, catalogue entries and cook-log entries replicate, and a cook-log entry waits for its recipe")
     func otherRecords() async throws {
         try await withReplicas(2) { replicas in
