@@ -84,7 +84,12 @@ public enum FuzzChecks {
                 _ = try await shadow.applySync(from: replica, records: page.records, cursor: nil, expecting: nil, after: nil)
                 shadowCursor = page.next
                 let held = try await shadow.heldRecords().filter { $0.missingPhotos.isEmpty }
-                return held.isEmpty ? nil : "another replica held back what a client wrote: \(held.map { "\($0.kind.rawValue) \($0.id): \($0.reason)" })"
+                if !held.isEmpty { return "another replica held back what a client wrote: \(held.map { "\($0.kind.rawValue) \($0.id): \($0.reason)" })" }
+                for (name, replica) in [("the store", store), ("another replica", shadow)] {
+                    let disagreements = try await replica.feedDisagreements()
+                    if !disagreements.isEmpty { return "\(name)'s feed and tables disagree: \(disagreements)" }
+                }
+                return nil
             } catch {
                 return "the feed could not be applied to another replica: \(error)"
             }
@@ -328,8 +333,10 @@ public enum FuzzChecks {
             } catch {
                 broken("sync.apply failed outside the protocol: \(error)")
             }
-            // Whatever was stored reads back and encodes.
+            // Whatever was stored reads back and encodes, and the feed says what the tables hold.
             do {
+                let disagreements = try await store.feedDisagreements()
+                if !disagreements.isEmpty { broken("after sync.apply the feed and the tables disagree: \(disagreements)") }
                 let listed = try await store.syncChanges(since: 0, exclude: nil, limit: 1_000)
                 _ = try JSONEncoder().encode(listed)
                 for record in request.records where record.kind == .recipe {

@@ -120,6 +120,11 @@ func difference(_ a: LocalReplica, _ b: LocalReplica) async throws -> String {
 func expectSameContent(_ a: LocalReplica, _ b: LocalReplica, sourceLocation: SourceLocation = #_sourceLocation) async throws {
     let diff = try await difference(a, b)
     #expect(diff.isEmpty, "\(diff)", sourceLocation: sourceLocation)
+    // Each replica's change feed says what its tables hold: what it passes on is what it answers from.
+    for replica in [a, b] {
+        let disagreements = try await replica.store.feedDisagreements()
+        #expect(disagreements.isEmpty, "\(replica.name)'s feed and tables disagree on \(disagreements)", sourceLocation: sourceLocation)
+    }
 }
 
 /// Syncs every pair until nothing changes, then records an issue for any replica still holding a record or holding
