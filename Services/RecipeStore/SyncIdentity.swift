@@ -24,14 +24,23 @@ enum SampleIdentity {
         return SampleData.recipes.first { SampleData.recipeID($0.number).uuidString == id }?.draft.bookID?.uuidString
     }
 
+    /// Whether a record seen for the first time is one of the samples as `loadSamples` writes it: a sample's id
+    /// *and* its name (a book's title). The id alone said so, and a person's own book, recipe or catalogue entry
+    /// given a sample's id (a client chooses ids) was written with the samples' version, which every other write
+    /// replaces: its edits were lost to older ones made elsewhere.
     static func isSample(_ kind: SyncKind, id: String, values: [String: JSONValue]) -> Bool {
-        let key = kind == .ingredient ? (values["id"]?.string ?? "") : id
-        guard key.count == 36, key.dropFirst(8).hasPrefix("-0000-4000-8000-") else { return false }
         switch kind {
-        case .recipe: return key.hasPrefix("5A3C") && values["origin"] == .string(RecipeOrigin.starter.rawValue)
-        case .book: return key.hasPrefix("5A3B")
-        case .ingredient: return key.hasPrefix("5A3F")
-        case .cookLog: return false
+        case .recipe:
+            guard values["origin"] == .string(RecipeOrigin.starter.rawValue), let name = values["name"]?.string else { return false }
+            return SampleData.recipes.contains { SampleData.recipeID($0.number).uuidString == id && $0.draft.name.composed == name }
+        case .book:
+            guard let title = values["title"]?.string else { return false }
+            return SampleData.books.contains { $0.id.uuidString == id && $0.title.composed == title }
+        case .ingredient:
+            guard let rowID = values["id"]?.string else { return false }
+            return SampleData.catalogue.indices.contains { SampleData.id("5A3F", $0 + 1).uuidString == rowID && SampleData.catalogue[$0].name.composed == id }
+        case .cookLog:
+            return false
         }
     }
 }

@@ -7,8 +7,9 @@ import RecipeProtocol
 extension SyncLog {
     /// The row id the catalogue entry `name` takes here: the one its record names, unless another entry holds it.
     /// Of two entries given one id, the name that sorts first keeps it and the other moves to an id made from its
-    /// name, so every replica ends with the same ids whichever it applied first. (The move of an entry stored here
-    /// is a change of its `id` field like any other, and goes into the feed.)
+    /// name, so every replica ends with the same ids whichever it applied first. The move is the merge's doing, not
+    /// a person's edit: it is not a new version (the record keeps the id it was given, on every replica alike, as a
+    /// merged line id that two lists share is made unique in the tables only).
     private static func ingredientRowID(name: String, wanted: String, in db: Database) throws -> String {
         guard let holder = try RecipeStore.ingredientName(rowID: wanted, in: db) else { return wanted }
         guard name < holder else { return try freeIngredientID(derivedIngredientID(name), in: db) }
@@ -19,6 +20,7 @@ extension SyncLog {
         for alias in aliases {
             try db.cachedStatement(sql: "INSERT INTO ingredient_aliases (ingredientId, alias) VALUES (?, ?)").execute(arguments: [moved, alias])
         }
+        try db.cachedStatement(sql: "DELETE FROM sync_pending WHERE kind = 'ingredient' AND id = ?").execute(arguments: [holder])
         return wanted
     }
 

@@ -388,12 +388,14 @@ struct History {
             }
         case 8:
             // The ingredient catalogue: entries keyed by name, made or changed on any replica (the same name at once on
-            // two replicas is one entry); an alias another entry holds here is refused, as for a person.
+            // two replicas is one entry); an alias another entry holds here is refused, as for a person. A client may
+            // give the id: one of two shared ids, so two names given one id on two replicas meet in a sync.
             let name = pick(["garlic", "onion", "basil"])
             let before = try await store.syncRecord(.ingredient, id: name)
             let aliases = ["allium", "herb", "bulb", "garlic"].filter { $0 != name && chance(25) }
+            let id = chance(40) ? pick([UUID(uuidString: "0C6E9F5B-2F43-4A43-9A86-6E2C2B7A1D11")!, UUID(uuidString: "5A3F0001-0000-4000-8000-000000000000")!]) : newID()
             do {
-                _ = try await store.upsertIngredient(id: newID(), name: name, category: pick([nil, .vegetable, .herb]), aliases: aliases)
+                _ = try await store.upsertIngredient(id: id, name: name, category: pick([nil, .vegetable, .herb]), aliases: aliases)
                 try await remember(.ingredient, name, before: before)
             } catch let error as ServiceError where error.code == .invalidArgument {
                 trace("\(replica.name) catalogue \(name) refused: \(error.message)")

@@ -255,6 +255,28 @@ struct ScenarioTests {
         }
     }
 
+    @Test("a person's book, recipe or catalogue entry given a sample's id is theirs: written after the samples, it replaces them everywhere")
+    func samplesIDsTakenByAPerson() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            _ = try await b.store.loadSamples()
+            // The samples' ids (The Wok, the first starter, the first catalogue entry), chosen by a client on a.
+            let wok = UUID(uuidString: "5A3B0002-0000-4000-8000-000000000000")!
+            let starter = UUID(uuidString: "5A3C0001-0000-4000-8000-000000000000")!
+            _ = try await a.store.createBook(id: wok, title: "My wok notes", author: nil)
+            _ = try await a.store.createRecipe(id: starter, RecipeDraft(name: "My pasta", ingredients: [.init(text: "200 g linguine")]))
+            _ = try await a.store.upsertIngredient(id: UUID(uuidString: "5A3F0001-0000-4000-8000-000000000000")!, name: "linguine", category: .grain, aliases: [])
+            try await syncAll([a, b])
+            // Written with the samples' own version, they were no newer than the samples: which stayed was a tie's.
+            for replica in replicas {
+                #expect(try await replica.store.book(wok, limit: 1, after: nil).book.title == "My wok notes", "\(replica.name)")
+                #expect(try await replica.store.recipe(starter).name == "My pasta", "\(replica.name)")
+                #expect(try await replica.store.findIngredient("linguine").category == .grain, "\(replica.name)")
+            }
+            try await expectSameContent(a, b)
+        }
+    }
+
     @Test("books, catalogue entries and cook-log entries replicate, and a cook-log entry waits for its recipe")
     func otherRecords() async throws {
         try await withReplicas(2) { replicas in
