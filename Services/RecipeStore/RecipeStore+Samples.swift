@@ -10,7 +10,10 @@ extension RecipeStore {
         try await write { db in
             let counts = SampleLoadResult(loaded: false, books: SampleData.books.count, recipes: SampleData.recipes.count,
                                           ingredients: SampleData.catalogue.count)
-            if try Row.fetchOne(db, sql: "SELECT 1 FROM recipes WHERE id = ?", arguments: [SampleData.recipeID(1).databaseText]) != nil {
+            // Loaded already when a starter is here (a person's own recipe given a starter's id is not one).
+            let starters = SampleData.recipes.map { SampleData.recipeID($0.number).databaseText }
+            if try Row.fetchOne(db, sql: "SELECT 1 FROM recipes WHERE origin = 'starter' AND id IN (\(databaseQuestionMarks(count: starters.count)))",
+                                arguments: StatementArguments(starters)) != nil {
                 return counts
             }
             let date = SampleData.createdAt
@@ -38,6 +41,8 @@ extension RecipeStore {
             }
             for sample in SampleData.recipes {
                 let id = SampleData.recipeID(sample.number)
+                // A recipe already here with a sample's id (a person's, given it by a client) keeps it.
+                if try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM recipes WHERE id = ?"), arguments: [id.databaseText]) != nil { continue }
                 var draft = sample.draft
                 draft.origin = .starter
                 // Its row is unlinked from a deleted book; its record still names it (SyncLog.capture).

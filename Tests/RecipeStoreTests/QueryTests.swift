@@ -34,11 +34,17 @@ struct QueryTests {
     @Test("the samples load beside catalogue entries a person made first with a sample's id or one of its aliases, which stay theirs")
     func samplesBesidePeoplesEntries() async throws {
         try await withStore { store async throws in
-            // The first sample entry's id (spaghetti's), and an alias of olive oil's, taken before the samples load.
+            // The first sample entry's id (spaghetti's), and an alias of olive oil's, taken before the samples load; and
+            // the first starter's id, by a recipe of a person's (it said the samples were loaded already).
             let mine = try await store.upsertIngredient(id: SampleData.id("5A3F", 1), name: "linguine", category: .grain, aliases: ["extra virgin olive oil"])
+            _ = try await store.createRecipe(id: SampleData.recipeID(1), RecipeDraft(name: "My pasta"))
             let loaded = try await store.loadSamples()
             #expect(loaded.loaded)
             #expect(try await store.stats().ingredients == 44)
+            #expect(try await store.stats().starters == 7)
+            #expect(try await store.recipe(SampleData.recipeID(1)).name == "My pasta")
+            let again = try await store.loadSamples()
+            #expect(!again.loaded)
             #expect(try await store.findIngredient("basil").createdAt == SampleData.createdAt)
             let linguine = try await store.findIngredient("linguine")
             #expect(linguine == mine, "\(linguine) \(mine)")
