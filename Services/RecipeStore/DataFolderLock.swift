@@ -23,7 +23,8 @@ public final class DataFolderLock: Sendable {
 
     /// Creates `folder` when it is missing and takes its lock, or throws `DataFolderInUse` naming the storage that holds it.
     public init(folder: URL) throws {
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // Made for this storage's user alone: it holds every recipe, and other users of the machine have no need of it.
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let path = folder.appendingPathComponent(RecipeVault.storageLockFileName).path
         // Never through a link: the file is truncated and written once locked, and must be this folder's own.
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)

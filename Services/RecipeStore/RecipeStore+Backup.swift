@@ -31,7 +31,7 @@ extension RecipeStore {
             throw ServiceError(.invalidArgument, "the backup folder \(standard.path) is the data folder or inside it; a backup there would be lost with the data it copies: choose a folder outside \(self.folder.path)")
         }
         do {
-            try FileManager.default.createDirectory(at: standard, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: standard, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw ServiceError(.invalidArgument, "the backup folder \(standard.path) cannot be made: \(FileErrorText.reason(error))")
         }
@@ -104,7 +104,8 @@ extension RecipeStore {
             outermostMade = outermostMade.deletingLastPathComponent()
         }
         do {
-            try manager.createDirectory(at: target, withIntermediateDirectories: true)
+            // For this storage's user alone, as the data folder it copies.
+            try manager.createDirectory(at: target, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             if !existed { try? manager.removeItem(at: outermostMade) }
             throw ServiceError(.invalidArgument, "cannot create \(target.path): \(FileErrorText.reason(error))")

@@ -116,7 +116,7 @@ public final class RecipeStore: Sendable {
         guard resolved.utf8.count <= Self.maxDataFolderBytes else { throw DataFolderPathTooLong(path: resolved) }
         // Never a half-copied backup: SQLite would roll its database back to empty and start on that.
         try UnfinishedBackup.check(folder)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         Self.removeAbandonedTransfers(in: folder)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true

@@ -7,6 +7,23 @@ import Testing
 
 @Suite("Store hardening: temp files, job attempts, numbers that must not overflow")
 struct HardeningStoreTests {
+    @Test("the data folder, the backup folder and each backup's folder are made for the storage's user alone (0700)")
+    func privateFolders() async throws {
+        let root = Scratch.url("rv-private")
+        let data = root.appendingPathComponent("nested/data")
+        let store = try RecipeStore(folder: data)
+        let backups = root.appendingPathComponent("backups")
+        try store.confineBackups(to: backups)
+        _ = try await store.createRecipe(id: UUID(), RecipeDraft(name: "Kept"))
+        _ = try await store.backup(to: "tonight")
+        func mode(_ url: URL) throws -> Int { try (FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? Int) ?? -1 }
+        // Made with the process's umask (022 here), they were readable by every user of the machine.
+        for folder in [data, backups, backups.appendingPathComponent("tonight")] {
+            let found = try mode(folder)
+            #expect(found == 0o700, "\(folder.path): \(String(found, radix: 8))")
+        }
+    }
+
     @Test("stale photo temp files are removed at start-up; blobs stay")
     func staleTemporaries() throws {
         let folder = Scratch.url("rv-blobs")

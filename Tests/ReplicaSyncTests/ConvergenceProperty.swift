@@ -393,7 +393,10 @@ struct History {
             let name = pick(["garlic", "onion", "basil"])
             let before = try await store.syncRecord(.ingredient, id: name)
             let aliases = ["allium", "herb", "bulb", "garlic"].filter { $0 != name && chance(25) }
-            let id = chance(40) ? pick([UUID(uuidString: "0C6E9F5B-2F43-4A43-9A86-6E2C2B7A1D11")!, UUID(uuidString: "5A3F0001-0000-4000-8000-000000000000")!]) : newID()
+            // (Chosen from the new id's own bytes: drawing again would change every earlier seed's history.)
+            let fresh = newID()
+            let shared = [UUID(uuidString: "0C6E9F5B-2F43-4A43-9A86-6E2C2B7A1D11")!, UUID(uuidString: "5A3F0001-0000-4000-8000-000000000000")!]
+            let id = fresh.uuid.15 < 102 ? shared[Int(fresh.uuid.14 & 1)] : fresh
             do {
                 _ = try await store.upsertIngredient(id: id, name: name, category: pick([nil, .vegetable, .herb]), aliases: aliases)
                 try await remember(.ingredient, name, before: before)
