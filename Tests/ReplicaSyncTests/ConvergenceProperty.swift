@@ -309,9 +309,15 @@ struct History {
         }
         switch random.next() % 20 {
         case 0:
-            let id = newID()
+            // A client chooses the id: now and then one a person deleted (here or elsewhere), made again under it.
+            // (Chosen from the new id's own bytes: drawing again would change every earlier seed's history.)
+            let fresh = newID()
+            let deleted = ledger.deletions.filter { $0.kind == .recipe && $0.record.fields["origin"] != .string(RecipeOrigin.conflictedCopy.rawValue) }
+            let id = fresh.uuid.15 < 100 && !deleted.isEmpty ? UUID(uuidString: deleted[Int(fresh.uuid.14) % deleted.count].record.id)! : fresh
+            let before = try await store.syncRecord(.recipe, id: id.uuidString)
+            if id != fresh { trace("\(replica.name) makes recipe \(id.uuidString.prefix(8)) again (here: \(before.map { $0.isLive ? "live" : "deleted" } ?? "never seen"))") }
             _ = try await store.createRecipe(id: id, RecipeDraft(name: pick(["Soup", "Stew", "Salad"]), notes: pick(["x", "y", nil])))
-            try await remember(.recipe, id.uuidString, before: nil)
+            try await remember(.recipe, id.uuidString, before: before)
         case 1 where !recipes.isEmpty:
             let id = pick(recipes)
             try await deleting(.recipe, id.uuidString)
