@@ -455,6 +455,9 @@ let package = Package(
             dependencies: [
                 "StorageService",
                 "TestDamage",
+                "TestImages",
+                "TestRandom",
+                "TestScratch",
                 "RecipeStore",
                 "ReplicaSync",
                 "Messaging",
