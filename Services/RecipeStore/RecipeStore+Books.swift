@@ -13,6 +13,9 @@ extension RecipeStore {
             let now = Self.now()
             try db.execute(sql: "INSERT INTO books (id, title, author, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?)",
                            arguments: [id.databaseText, title, author?.nilIfBlank, now, now])
+            // A book made again under the id of a deleted one: recipes whose records still file them in it go back in,
+            // as on every replica the book reaches by a sync.
+            try SyncLog.relinkWaiting(for: .book, id.databaseText, in: db)
             return try Self.fetchBook(id, in: db)
         }
     }

@@ -245,6 +245,8 @@ extension RecipeStore {
         if let newRow {
             try db.cachedStatement(sql: insertRow)
                 .execute(arguments: StatementArguments([key, newRow.origin.rawValue, newRow.createdAt, newRow.updatedAt] + fields))
+            // A recipe made again under the id of a deleted one, here or by a sync alike: cook-log entries that still name it link to it.
+            try SyncLog.relinkWaiting(for: .recipe, key, in: db)
         } else {
             try db.cachedStatement(sql: updateFields).execute(arguments: StatementArguments(fields + [key]))
         }

@@ -142,6 +142,16 @@ extension SyncLog {
         return nil
     }
 
+    /// Points the rows that refer to a `kind` record (cook-log entries to a recipe, recipes to a book) and waited for
+    /// it at `id`, now that its row is here.
+    static func relinkWaiting(for kind: SyncKind, _ id: String, in db: Database) throws {
+        switch kind {
+        case .recipe: try relink(target: id, table: "cook_log", column: "recipeId", kind: .cookLog, in: db)
+        case .book: try relink(target: id, table: "recipes", column: "bookId", kind: .recipe, in: db)
+        case .ingredient, .cookLog: break
+        }
+    }
+
     /// Points rows that waited for `target` at it now that it is here: those remembered as dangling, and those the
     /// database unlinked earlier in this same transaction (`target` removed by one record of a sync, and brought back by
     /// another before the transaction's capture could remember them as dangling).

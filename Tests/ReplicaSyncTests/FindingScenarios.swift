@@ -676,4 +676,48 @@ struct FindingScenarios {
             }
         }
     }
+
+    // MARK: 11. Made again under a deleted one's id
+
+    @Test("a recipe a client makes again under the id of a deleted one: its cook-log entries link to it on every replica, the one that made it too (seed 12489887121820252679)")
+    func recipeMadeAgainKeepsItsCookLog() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let id = UUID()
+            _ = try await a.store.createRecipe(id: id, RecipeDraft(name: "Recipe 2"))
+            let entry = try await a.store.addCookLogEntry(id: UUID(), recipeID: id, cookedAt: nil, rating: 1, note: nil, servings: nil)
+            try await syncAll([a, b])
+            _ = try await b.store.deleteRecipe(id: id)
+            try await syncAll([a, b])
+            for replica in replicas { #expect(try await replica.store.cookLog(recipeID: id, limit: 10).isEmpty, "\(replica.name)") }
+            // Made again on b: the replica that receives it by a sync linked the entry back; b, making it, did not.
+            _ = try await b.store.createRecipe(id: id, RecipeDraft(name: "Salad"))
+            try await syncAll([a, b])
+            for replica in replicas {
+                #expect(try await replica.store.cookLog(recipeID: id, limit: 10).map(\.id) == [entry.id], "\(replica.name)")
+            }
+            try await expectSameContent(a, b)
+        }
+    }
+
+    @Test("a book made again under the id of a deleted one: recipes whose records file them in it go back in, on every replica")
+    func bookMadeAgainTakesItsRecipes() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let book = try await a.store.createBook(id: UUID(), title: "Jerusalem", author: nil)
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Shakshuka"))
+            try await syncAll([a, b])
+            // b deletes the book while a, not having seen that, files the recipe in it: the recipe's record names a book gone.
+            try await b.store.deleteBook(id: book.id)
+            var draft = RecipeDraft(try await a.store.recipe(recipe.id))
+            draft.bookID = book.id
+            _ = try await a.store.updateRecipe(id: recipe.id, expectedVersion: try await a.store.recipe(recipe.id).version, draft)
+            try await syncAll([a, b])
+            for replica in replicas { #expect(try await replica.store.recipe(recipe.id).bookID == nil, "\(replica.name)") }
+            _ = try await b.store.createBook(id: book.id, title: "Jerusalem", author: nil)
+            try await syncAll([a, b])
+            for replica in replicas { #expect(try await replica.store.recipe(recipe.id).bookID == book.id, "\(replica.name)") }
+            try await expectSameContent(a, b)
+        }
+    }
 }
