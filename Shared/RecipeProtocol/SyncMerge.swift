@@ -81,10 +81,11 @@ public enum SyncMerge {
         let aSeesB = b.clock.isCovered(by: a.clock)
         let bSeesA = a.clock.isCovered(by: b.clock)
         let element = SyncRecord.isElementField(name)
-        if aSeesB && bSeesA { return (ranksHigher(a, b, element: element) ? a : b, nil) } // the same writes seen
+        let deleteFlag = name == SyncRecord.deletedField
+        if aSeesB && bSeesA { return (ranksHigher(a, b, element: element, deleteFlag: deleteFlag) ? a : b, nil) } // the same writes seen
         if aSeesB { return (a, nil) }
         if bSeesA { return (b, nil) }
-        let (winner, loser) = ranksHigher(a, b, element: element) ? (a, b) : (b, a)
+        let (winner, loser) = ranksHigher(a, b, element: element, deleteFlag: deleteFlag) ? (a, b) : (b, a)
         let field = SyncField(value: winner.value, clock: SyncClock(vv: SyncClock.join(a.clock.vv, b.clock.vv), stamp: winner.clock.stamp))
         // A set element, the delete flag and conflict bookkeeping never make a conflict of their own.
         let quiet = element || name == SyncRecord.deletedField || SyncRecord.isRecordOnlyField(name)
@@ -93,9 +94,13 @@ public enum SyncMerge {
     }
 
     /// The deterministic order between two versions: for a set element, present beats removed
-    /// (an add the removal had not seen survives it); then the stamp, then the value text.
-    static func ranksHigher(_ a: SyncField, _ b: SyncField, element: Bool = false) -> Bool {
+    /// (an add the removal had not seen survives it), and so for the record itself: a re-creation the delete
+    /// had not seen survives it (by the stamp, the delete won when its replica's clock ran ahead, and its
+    /// version, joined with the re-creation's, then read as having seen every field); then the stamp, then the
+    /// value text.
+    static func ranksHigher(_ a: SyncField, _ b: SyncField, element: Bool = false, deleteFlag: Bool = false) -> Bool {
         if element, (a.value == .null) != (b.value == .null) { return b.value == .null }
+        if deleteFlag, (a.value == .bool(true)) != (b.value == .bool(true)) { return b.value == .bool(true) }
         if a.clock.stamp != b.clock.stamp { return StampOrder.precedes(b.clock.stamp, a.clock.stamp) }
         return a.value.canonicalText >= b.value.canonicalText
     }

@@ -98,6 +98,18 @@ struct History {
                                        UInt16(truncatingIfNeeded: a >> 48) & 0xFFF, UInt16(truncatingIfNeeded: b) & 0xFFF, b >> 16))!
     }
 
+    /// The id a client gives a new recipe, book or cook-log entry: a new one, or now and then (two times in five
+    /// when there is one) that of one a person deleted, here or elsewhere, made again under it. Chosen from the new
+    /// id's own bytes: drawing again would change every earlier seed's history.
+    mutating func clientID(_ kind: SyncKind, ledger: Ledger) -> UUID {
+        let fresh = newID()
+        let deleted = ledger.deletions.filter { $0.kind == kind && $0.record.fields["origin"] != .string(RecipeOrigin.conflictedCopy.rawValue) }
+        guard fresh.uuid.15 < 100, !deleted.isEmpty else { return fresh }
+        let id = deleted[Int(fresh.uuid.14) % deleted.count].record.id
+        trace("a client gives \(kind.rawValue) id \(id.prefix(8)) again, of one deleted")
+        return UUID(uuidString: id)!
+    }
+
     mutating func pick<T>(_ items: [T]) -> T { items[Int(random.next() % UInt64(items.count))] }
     mutating func chance(_ percent: UInt64) -> Bool { random.next() % 100 < percent }
 
@@ -310,13 +322,8 @@ struct History {
         }
         switch random.next() % 20 {
         case 0:
-            // A client chooses the id: now and then one a person deleted (here or elsewhere), made again under it.
-            // (Chosen from the new id's own bytes: drawing again would change every earlier seed's history.)
-            let fresh = newID()
-            let deleted = ledger.deletions.filter { $0.kind == .recipe && $0.record.fields["origin"] != .string(RecipeOrigin.conflictedCopy.rawValue) }
-            let id = fresh.uuid.15 < 100 && !deleted.isEmpty ? UUID(uuidString: deleted[Int(fresh.uuid.14) % deleted.count].record.id)! : fresh
+            let id = clientID(.recipe, ledger: ledger)
             let before = try await store.syncRecord(.recipe, id: id.uuidString)
-            if id != fresh { trace("\(replica.name) makes recipe \(id.uuidString.prefix(8)) again (here: \(before.map { $0.isLive ? "live" : "deleted" } ?? "never seen"))") }
             _ = try await store.createRecipe(id: id, RecipeDraft(name: pick(["Soup", "Stew", "Salad"]), notes: pick(["x", "y", nil])))
             try await remember(.recipe, id.uuidString, before: before)
         case 1 where !recipes.isEmpty:
@@ -344,9 +351,10 @@ struct History {
             // Books: made, renamed, deleted; recipes filed in them.
             let books = try await store.listBooks().map(\.book.id)
             if books.isEmpty || chance(30) {
-                let id = newID()
+                let id = clientID(.book, ledger: ledger)
+                let before = try await store.syncRecord(.book, id: id.uuidString)
                 _ = try await store.createBook(id: id, title: pick(["Bread", "Soups", "Cakes"]), author: nil)
-                try await remember(.book, id.uuidString, before: nil)
+                try await remember(.book, id.uuidString, before: before)
             } else if chance(50) {
                 let id = pick(books)
                 let before = try await store.syncRecord(.book, id: id.uuidString)
@@ -385,9 +393,10 @@ struct History {
             // The cook log: entries made (for starters too) and deleted.
             let entries = try await store.cookLog(recipeID: nil, limit: 100)
             if entries.isEmpty || chance(60) {
-                let id = newID()
+                let id = clientID(.cookLog, ledger: ledger)
+                let before = try await store.syncRecord(.cookLog, id: id.uuidString)
                 _ = try await store.addCookLogEntry(id: id, recipeID: pick(listed).id, cookedAt: nil, rating: 1 + Int(random.next() % 5), note: nil, servings: nil)
-                try await remember(.cookLog, id.uuidString, before: nil)
+                try await remember(.cookLog, id.uuidString, before: before)
             } else {
                 let id = pick(entries).id
                 try await deleting(.cookLog, id.uuidString)
@@ -426,11 +435,12 @@ struct History {
             }
         case 15 where !listed.isEmpty:
             // A recipe (a starter too) duplicated with its photos (a blob lost here is refused, as for a person).
-            let source = pick(listed).id, id = newID()
+            let source = pick(listed).id, id = clientID(.recipe, ledger: ledger)
+            let before = try await store.syncRecord(.recipe, id: id.uuidString)
             do {
                 _ = try await store.duplicateRecipe(id: source, newID: id, name: chance(50) ? nil : "Copy")
                 trace("\(replica.name) duplicates \(source.uuidString.prefix(8)) as \(id.uuidString.prefix(8))")
-                try await remember(.recipe, id.uuidString, before: nil)
+                try await remember(.recipe, id.uuidString, before: before)
             } catch let error as ServiceError {
                 trace("\(replica.name) cannot duplicate \(source.uuidString.prefix(8)): \(error.message)")
             }

@@ -720,4 +720,53 @@ struct FindingScenarios {
             try await expectSameContent(a, b)
         }
     }
+
+    @Test("a cook-log entry a client makes again under the id of a deleted one is there on every replica (seed 10619367782051367157)")
+    func cookLogEntryMadeAgain() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Recipe 1"))
+            let id = UUID()
+            _ = try await a.store.addCookLogEntry(id: id, recipeID: recipe.id, cookedAt: nil, rating: 3, note: nil, servings: nil)
+            try await syncAll([a, b])
+            _ = try await a.store.deleteCookLogEntry(id: id)
+            try await syncAll([a, b])
+            _ = try await b.store.addCookLogEntry(id: id, recipeID: recipe.id, cookedAt: nil, rating: 2, note: nil, servings: nil)
+            #expect(try await b.store.cookLog(recipeID: nil, limit: 10).map(\.rating) == [2])
+            try await syncAll([a, b])
+            for replica in replicas {
+                #expect(try await replica.store.cookLog(recipeID: nil, limit: 10).map(\.rating) == [2], "\(replica.name)")
+                #expect(try await replica.store.syncRecord(.cookLog, id: id.uuidString)?.isLive == true, "\(replica.name)")
+            }
+            try await expectSameContent(a, b)
+        }
+    }
+
+    @Test("a delete and a re-creation of the same record that have not seen each other: the re-creation survives, whichever clock runs ahead (seed 10619367782051367157)")
+    func reCreationSurvivesConcurrentDelete() async throws {
+        for aheadOnDeleter in [true, false] {
+            try await withReplicas(2) { replicas in
+                let (a, b) = (replicas[0], replicas[1])
+                try await (aheadOnDeleter ? a : b).store.setClockOffset(milliseconds: 20 * 60_000)
+                let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Recipe 1"))
+                _ = try await b.store.createRecipe(id: recipe.id, RecipeDraft(name: "Recipe 1"))
+                let entry = UUID(), book = UUID()
+                // a makes and deletes them; b, never having seen either, makes them under the same ids (a client's choice).
+                _ = try await a.store.addCookLogEntry(id: entry, recipeID: recipe.id, cookedAt: nil, rating: 3, note: nil, servings: nil)
+                _ = try await a.store.createBook(id: book, title: "Bread", author: nil)
+                _ = try await a.store.deleteCookLogEntry(id: entry)
+                try await a.store.deleteBook(id: book)
+                _ = try await b.store.addCookLogEntry(id: entry, recipeID: recipe.id, cookedAt: nil, rating: 2, note: nil, servings: nil)
+                _ = try await b.store.createBook(id: book, title: "Cakes", author: nil)
+                try await syncAll([a, b])
+                // By the stamps alone the delete won where its clock ran ahead, and b's entry and book were gone everywhere.
+                // (Their values are each field's newer write, by the stamps: a's where its clock runs ahead.)
+                for replica in replicas {
+                    #expect(try await replica.store.cookLog(recipeID: nil, limit: 10).count == 1, "\(replica.name), ahead on the deleter: \(aheadOnDeleter)")
+                    #expect(try await replica.store.listBooks().count == 1, "\(replica.name), ahead on the deleter: \(aheadOnDeleter)")
+                }
+                try await expectSameContent(a, b)
+            }
+        }
+    }
 }
