@@ -29,6 +29,7 @@ struct ConvergenceProperty {
         UInt64(9732620500973730226), // a line moved to the other list while that list was edited elsewhere (lineMovedWhileListEdited)
         UInt64(4171528483115889514), // a recipe removed and brought back in one sync lost its cook-log links (deletedAndBroughtBackInOneSync)
         UInt64(12489887121820252679), // a recipe made again under a deleted one's id left its cook-log entry unlinked where it was made (recipeMadeAgainKeepsItsCookLog)
+        UInt64(10619367782051367157), // a cook-log entry made again under a deleted id lost to the delete by the stamps (reCreationSurvivesConcurrentDelete)
         UInt64(2009931618152024339), // loading the samples brought back a sample book a person deleted (deletedSampleBookStaysDeleted)
         UInt64(462311724542110485), // importing a page again overwrote a duplicate of the person's own (saveImportedLeavesOwnRecipes)
         UInt64(12406217097409647674), // resolving a conflict failed where one of the recipe's photos was lost (resolvedWhilePhotoLost)
