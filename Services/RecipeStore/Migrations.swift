@@ -4,7 +4,8 @@ import RecipeModel
 /// The schema, as versioned migrations that only ever add.
 ///
 /// v1 is the first schema (seed 001's tables and columns); every later version
-/// adds columns with `ALTER TABLE … ADD COLUMN` or adds tables, so a file at any
+/// adds columns with `ALTER TABLE … ADD COLUMN` or adds tables (v22 alone makes two
+/// tables again, copying every row, to change their primary key), so a file at any
 /// older version upgrades in place without losing data.
 enum Migrations {
     static var migrator: DatabaseMigrator {
@@ -217,22 +218,8 @@ enum Migrations {
                 ) WITHOUT ROWID;
                 CREATE INDEX sync_dangling_target ON sync_dangling(target);
                 """)
-            // Every committed change marks its record; the writing transaction turns marks into feed entries.
-            // Not INSERT OR IGNORE: a foreign-key action (a deleted book unlinking recipes) would override its IGNORE.
-            func add(_ kind: String, _ key: String) -> String {
-                "INSERT INTO sync_pending (kind, id) SELECT '\(kind)', k FROM (SELECT \(key) AS k) WHERE k IS NOT NULL "
-                    + "AND NOT EXISTS (SELECT 1 FROM sync_pending WHERE kind = '\(kind)' AND id = k);"
-            }
             func mark(_ table: String, _ kind: String, new: String, old: String) throws {
-                try db.execute(sql: """
-                    CREATE TRIGGER sync_\(table)_insert AFTER INSERT ON \(table) BEGIN
-                        \(add(kind, new)) END;
-                    CREATE TRIGGER sync_\(table)_update AFTER UPDATE ON \(table) BEGIN
-                        \(add(kind, new))
-                        \(add(kind, old)) END;
-                    CREATE TRIGGER sync_\(table)_delete AFTER DELETE ON \(table) BEGIN
-                        \(add(kind, old)) END;
-                    """)
+                try markChanges(table, kind, new: new, old: old, in: db)
             }
             try mark("recipes", "recipe", new: "NEW.id", old: "OLD.id")
             for table in ["recipe_ingredients", "recipe_instructions", "recipe_keywords", "recipe_photos"] {
@@ -403,7 +390,53 @@ enum Migrations {
             // counted as a worker that stopped.
             try db.execute(sql: "ALTER TABLE import_job_items ADD COLUMN startedBy TEXT")
         }
+        migrator.registerMigration("v22 line ids within their recipe") { db in
+            // A line's id names it within its recipe. Unique across every recipe, a line id two recipes were given (by
+            // clients on two replicas) was replaced by a random one wherever the second arrived, so replicas differed
+            // for ever. The one change to a table that is not an addition: SQLite changes no primary key in place, so
+            // both tables are made again, their rows copied (the copy marks nothing for the feed: no value changes).
+            for (table, columns) in [
+                ("recipe_ingredients", "quantity REAL, quantityMax REAL, unit TEXT, food TEXT, note TEXT"),
+                ("recipe_instructions", "section TEXT, title TEXT"),
+            ] {
+                let names = columns.split(separator: ",").map { $0.split(separator: " ")[0] }.joined(separator: ", ")
+                try db.execute(sql: """
+                    CREATE TABLE \(table)_v22 (
+                        id TEXT NOT NULL,
+                        recipeId TEXT NOT NULL REFERENCES recipes(id) ON DELETE CASCADE,
+                        position INTEGER NOT NULL,
+                        text TEXT NOT NULL,
+                        \(columns),
+                        PRIMARY KEY (recipeId, id),
+                        UNIQUE (recipeId, position)
+                    );
+                    INSERT INTO \(table)_v22 (id, recipeId, position, text, \(names)) SELECT id, recipeId, position, text, \(names) FROM \(table);
+                    DROP TABLE \(table);
+                    ALTER TABLE \(table)_v22 RENAME TO \(table);
+                    """)
+                try markChanges(table, "recipe", new: "NEW.recipeId", old: "OLD.recipeId", in: db)
+            }
+        }
         return migrator
+    }
+
+    /// Triggers that mark the record of every row `table` gains, changes or loses (`kind`, its id `new` or `old`):
+    /// every committed change marks its record; the writing transaction turns marks into feed entries. Not INSERT OR
+    /// IGNORE: a foreign-key action (a deleted book unlinking recipes) would override its IGNORE.
+    static func markChanges(_ table: String, _ kind: String, new: String, old: String, in db: Database) throws {
+        func add(_ kind: String, _ key: String) -> String {
+            "INSERT INTO sync_pending (kind, id) SELECT '\(kind)', k FROM (SELECT \(key) AS k) WHERE k IS NOT NULL "
+                + "AND NOT EXISTS (SELECT 1 FROM sync_pending WHERE kind = '\(kind)' AND id = k);"
+        }
+        try db.execute(sql: """
+            CREATE TRIGGER sync_\(table)_insert AFTER INSERT ON \(table) BEGIN
+                \(add(kind, new)) END;
+            CREATE TRIGGER sync_\(table)_update AFTER UPDATE ON \(table) BEGIN
+                \(add(kind, new))
+                \(add(kind, old)) END;
+            CREATE TRIGGER sync_\(table)_delete AFTER DELETE ON \(table) BEGIN
+                \(add(kind, old)) END;
+            """)
     }
 }
 

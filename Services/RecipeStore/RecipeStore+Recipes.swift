@@ -254,7 +254,7 @@ extension RecipeStore {
         // child rows or search entry to replace: its row did not exist, and theirs go with it.)
         if newRow == nil { try db.cachedStatement(sql: "DELETE FROM recipe_ingredients WHERE recipeId = ?").execute(arguments: [key]) }
         for (position, (line, read)) in zip(draft.ingredients, prepared.lines).enumerated() {
-            let lineID = try freeID(line.id, table: "recipe_ingredients", in: db)
+            let lineID = try freeID(line.id, table: "recipe_ingredients", recipe: key, position: position, in: db)
             try db.cachedStatement(sql: """
                 INSERT INTO recipe_ingredients (id, recipeId, position, text, quantity, quantityMax, unit, food, note)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -264,7 +264,7 @@ extension RecipeStore {
         if newRow == nil { try db.cachedStatement(sql: "DELETE FROM recipe_instructions WHERE recipeId = ?").execute(arguments: [key]) }
         for (position, step) in draft.instructions.enumerated() {
             try db.cachedStatement(sql: "INSERT INTO recipe_instructions (id, recipeId, position, text, section, title) VALUES (?, ?, ?, ?, ?, ?)")
-                .execute(arguments: [try freeID(step.id, table: "recipe_instructions", in: db).databaseText, key, position,
+                .execute(arguments: [try freeID(step.id, table: "recipe_instructions", recipe: key, position: position, in: db).databaseText, key, position,
                                      step.text.trimmingWhitespace(), step.section, step.title])
         }
         if newRow == nil { try db.cachedStatement(sql: "DELETE FROM recipe_keywords WHERE recipeId = ?").execute(arguments: [key]) }
@@ -378,10 +378,15 @@ extension RecipeStore {
     private static let readBackEncoder = WireJSONEncoder()
 
     /// `id` when no other recipe's line uses it (ids are global), else a new one.
-    private static func freeID(_ id: UUID?, table: String, in db: Database) throws -> UUID {
+    /// The id a line at `position` of `recipe` is stored under: its own, unless a line before it in the same list
+    /// has it (a replica's record can hold one twice; a client's is refused), then one made from the recipe, the
+    /// list, the position and that id — the same on every replica that writes the same record. A line id names a
+    /// line within its recipe: another recipe's line may have it too (v22).
+    private static func freeID(_ id: UUID?, table: String, recipe: String, position: Int, in db: Database) throws -> UUID {
         guard let id else { return UUID.timeOrdered() }
-        let taken = try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(table) WHERE id = ?"), arguments: [id.databaseText]) != nil
-        return taken ? UUID.timeOrdered() : id
+        let taken = try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(table) WHERE recipeId = ? AND id = ?"),
+                                     arguments: [recipe, id.databaseText]) != nil
+        return taken ? DerivedID.uuid("line|\(recipe)|\(table)|\(position)|\(id.uuidString)") : id
     }
 
     /// Now, to the millisecond (what the database and the wire keep).

@@ -91,6 +91,48 @@ struct SchemaTests {
         }
     }
 
+    @Test("v22: a file at v21 keeps every line and step; a line id then names a line within its recipe, and line changes still reach the feed")
+    func lineIDsWithinTheirRecipe() async throws {
+        try await withFolder { folder async throws in
+            let path = folder.appendingPathComponent(RecipeVault.databaseFileName).path
+            let soup = UUID(), line = UUID(), step = UUID()
+            do {
+                let old = try DatabaseQueue(path: path)
+                try Migrations.migrator.migrate(old, upTo: "v21 import begins by worker run")
+                try await old.write { db in
+                    let (r, l, st) = (soup.uuidString, line.uuidString, step.uuidString)
+                    try db.execute(sql: """
+                        INSERT INTO recipes (id, title, createdAt, updatedAt) VALUES ('\(r)', 'Soup', '2026-05-01 10:00:00.000', '2026-05-01 10:00:00.000');
+                        INSERT INTO recipe_ingredients (id, recipeId, position, text, quantity, quantityMax, unit, food, note) VALUES
+                            ('\(l)', '\(r)', 0, '2 onions, sliced', 2, NULL, NULL, 'onion', 'sliced'),
+                            ('22222222-2222-4222-8222-222222222222', '\(r)', 1, 'salt', NULL, NULL, NULL, 'salt', NULL);
+                        INSERT INTO recipe_instructions (id, recipeId, position, text, section, title) VALUES ('\(st)', '\(r)', 0, 'Stir.', 'Base', 'Start');
+                        """)
+                }
+                try old.close()
+            }
+            let store = try RecipeStore(folder: folder)
+            defer { try? store.close() }
+            #expect(try store.appliedMigrations() == Migrations.migrator.migrations)
+            let kept = try await store.recipe(soup)
+            #expect(kept.ingredients.map(\.text) == ["2 onions, sliced", "salt"] && kept.ingredients[0].id == line)
+            #expect(kept.ingredients[0].quantity == 2 && kept.ingredients[0].food == "onion" && kept.ingredients[0].note == "sliced")
+            #expect(kept.instructions.map(\.id) == [step] && kept.instructions[0].section == "Base" && kept.instructions[0].title == "Start")
+            // Another recipe may have the same line and step ids; each keeps its own.
+            let (stew, _) = try await store.createRecipe(id: UUID(), RecipeDraft(name: "Stew", ingredients: [.init(id: line, text: "1 leek")],
+                                                                                instructions: [.init(id: step, text: "Bake.")]))
+            #expect(stew.ingredients.map(\.id) == [line] && stew.instructions.map(\.id) == [step])
+            #expect(try await store.recipe(soup).ingredients[0].id == line)
+            // The rebuilt tables still mark their recipe's record: an edit of a line is a new version in the feed.
+            let before = try #require(try await store.syncRecord(.recipe, id: soup.uuidString)).seq
+            var draft = RecipeDraft(kept)
+            draft.ingredients[1].text = "a pinch of salt"
+            _ = try await store.updateRecipe(id: soup, expectedVersion: kept.version, draft)
+            #expect(try #require(try await store.syncRecord(.recipe, id: soup.uuidString)).seq > before)
+            #expect(try store.integrityCheck() == "ok")
+        }
+    }
+
     @Test("the schema has the tables and constraints the design names")
     func tables() async throws {
         try await withStore { store async throws in

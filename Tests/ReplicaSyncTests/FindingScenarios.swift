@@ -769,4 +769,24 @@ struct FindingScenarios {
             }
         }
     }
+
+    @Test("two recipes given one line id by clients on two replicas (a line id names one line in one recipe): both arrive everywhere, each line once")
+    func oneLineIDInTwoRecipes() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let line = UUID(), step = UUID()
+            let (first, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup", ingredients: [.init(id: line, text: "1 onion")],
+                                                                                  instructions: [.init(id: step, text: "Stir.")]))
+            let (second, _) = try await b.store.createRecipe(id: UUID(), RecipeDraft(name: "Stew", ingredients: [.init(id: line, text: "2 eggs")],
+                                                                                   instructions: [.init(id: step, text: "Bake.")]))
+            try await syncAll([a, b])
+            for replica in replicas {
+                #expect(try await replica.store.heldRecords().isEmpty, "\(replica.name)")
+                #expect(try await replica.store.recipe(first.id).ingredients.map(\.text) == ["1 onion"], "\(replica.name)")
+                #expect(try await replica.store.recipe(second.id).ingredients.map(\.text) == ["2 eggs"], "\(replica.name)")
+                #expect(try await replica.store.recipe(second.id).instructions.map(\.text) == ["Bake."], "\(replica.name)")
+            }
+            try await expectSameContent(a, b)
+        }
+    }
 }
