@@ -30,6 +30,7 @@ struct ConvergenceProperty {
         UInt64(4171528483115889514), // a recipe removed and brought back in one sync lost its cook-log links (deletedAndBroughtBackInOneSync)
         UInt64(12489887121820252679), // a recipe made again under a deleted one's id left its cook-log entry unlinked where it was made (recipeMadeAgainKeepsItsCookLog)
         UInt64(10619367782051367157), // a cook-log entry made again under a deleted id lost to the delete by the stamps (reCreationSurvivesConcurrentDelete)
+        UInt64(17119265240684567224), // a photo removed by a delete made during syncs, its recipe made again since, read as an edit lost (the ledger's)
         UInt64(2009931618152024339), // loading the samples brought back a sample book a person deleted (deletedSampleBookStaysDeleted)
         UInt64(462311724542110485), // importing a page again overwrote a duplicate of the person's own (saveImportedLeavesOwnRecipes)
         UInt64(12406217097409647674), // resolving a conflict failed where one of the recipe's photos was lost (resolvedWhilePhotoLost)
@@ -98,6 +99,10 @@ struct History {
         return UUID(uuidString: String(format: "%08X-%04X-4%03X-8%03X-%012llX", UInt32(truncatingIfNeeded: a), UInt16(truncatingIfNeeded: a >> 32),
                                        UInt16(truncatingIfNeeded: a >> 48) & 0xFFF, UInt16(truncatingIfNeeded: b) & 0xFFF, b >> 16))!
     }
+
+    /// Line ids clients give lines of different recipes (see the "lines" edit).
+    static let sharedLineIDs = ["7A11E000-0000-4000-8000-000000000001", "7A11E000-0000-4000-8000-000000000002",
+                                "7A11E000-0000-4000-8000-000000000003"].map { UUID(uuidString: $0)! }
 
     /// The id a client gives a new recipe, book or cook-log entry: a new one, or now and then (two times in five
     /// when there is one) that of one a person deleted, here or elsewhere, made again under it. Chosen from the new
@@ -513,9 +518,15 @@ struct History {
             case "ingredients": draft.ingredients = [.init(text: "\(1 + random.next() % 4) eggs"), .init(text: pick(["salt", "pepper"]))]
             default:
                 // Lines kept with their ids: one added below the others, a step added, or a line moved to the other list.
+                // A client may give a new line an id of its own choosing: one of three shared ids, which other recipes (here
+                // or elsewhere) may hold too, when this recipe has none of them yet. (Picked from the counts alone, with no
+                // draw of its own: drawing would change every earlier seed's history.)
+                let held = Set(draft.ingredients.compactMap(\.id) + draft.instructions.compactMap(\.id))
+                let shared = Self.sharedLineIDs[(draft.ingredients.count + 2 * draft.instructions.count) % Self.sharedLineIDs.count]
+                let given = (draft.ingredients.count + draft.instructions.count) % 2 == 0 && !held.contains(shared) ? shared : nil
                 switch random.next() % 3 {
-                case 0 where draft.ingredients.count < 6: draft.ingredients.append(.init(text: pick(["1 onion", "2 eggs", "salt"])))
-                case 1 where draft.instructions.count < 6: draft.instructions.append(.init(text: pick(["Stir.", "Bake.", "Rest."])))
+                case 0 where draft.ingredients.count < 6: draft.ingredients.append(.init(id: given, text: pick(["1 onion", "2 eggs", "salt"])))
+                case 1 where draft.instructions.count < 6: draft.instructions.append(.init(id: given, text: pick(["Stir.", "Bake.", "Rest."])))
                 default:
                     if chance(50), let line = draft.ingredients.first {
                         draft.ingredients.removeFirst()
@@ -622,6 +633,11 @@ struct History {
             // Deleted, while syncs ran, by a delete whose version had seen it (the record read just before did not show it yet).
             if ledger.deletedDuringSyncs.contains(edit.recipe), let record, !record.isLive,
                let deleted = record.states[SyncRecord.deletedField], SyncClock.covers(deleted.clock.vv, edit.clock.vv) { continue }
+            // The same for a photo or keyword of a record made again since: the delete removed the element, having seen
+            // it, and the re-creation (which the delete had not seen) brought the record back without it (seed
+            // 17119265240684567224).
+            if ledger.deletedDuringSyncs.contains(edit.recipe), SyncRecord.isElementField(edit.field), let element = record?.states[edit.field],
+               element.value == .null, SyncClock.covers(element.clock.vv, edit.clock.vv) { continue }
             // Replaced by a later edit whose version had seen it, though what the person read just before writing did not
             // show it yet: a sync running at the same time brought it in between (the two-syncs phase, seed 9427947738418396320).
             if ledger.edits.contains(where: { later in
