@@ -42,7 +42,7 @@ extension RecipeStore {
             for sample in SampleData.recipes {
                 let id = SampleData.recipeID(sample.number)
                 // A recipe already here with a sample's id (a person's, given it by a client) keeps it.
-                if try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM recipes WHERE id = ?"), arguments: [id.databaseText]) != nil { continue }
+                if try SyncLog.exists(id.databaseText, in: "recipes", db) { continue }
                 var draft = sample.draft
                 draft.origin = .starter
                 // Its row is unlinked from a deleted book; its record still names it (SyncLog.capture).

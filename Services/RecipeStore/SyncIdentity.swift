@@ -31,18 +31,21 @@ enum SampleIdentity {
     static func isSample(_ kind: SyncKind, id: String, values: [String: JSONValue]) -> Bool {
         switch kind {
         case .recipe:
-            guard values["origin"] == .string(RecipeOrigin.starter.rawValue), let name = values["name"]?.string else { return false }
-            return SampleData.recipes.contains { SampleData.recipeID($0.number).uuidString == id && $0.draft.name.composed == name }
-        case .book:
-            guard let title = values["title"]?.string else { return false }
-            return SampleData.books.contains { $0.id.uuidString == id && $0.title.composed == title }
-        case .ingredient:
-            guard let rowID = values["id"]?.string else { return false }
-            return SampleData.catalogue.indices.contains { SampleData.id("5A3F", $0 + 1).uuidString == rowID && SampleData.catalogue[$0].name.composed == id }
-        case .cookLog:
-            return false
+            values["origin"] == .string(RecipeOrigin.starter.rawValue) && starterNames[id] != nil && values["name"]?.string == starterNames[id]
+        case .book: bookTitles[id] != nil && values["title"]?.string == bookTitles[id]
+        case .ingredient: values["id"]?.string.flatMap { catalogueNames[$0] } == id
+        case .cookLog: false
         }
     }
+
+    /// Each sample's id and name as stored (composed), worked out once: every record's first capture asks.
+    private static let starterNames = Dictionary(uniqueKeysWithValues: SampleData.recipes.map {
+        (SampleData.recipeID($0.number).uuidString, $0.draft.name.composed)
+    })
+    private static let bookTitles = Dictionary(uniqueKeysWithValues: SampleData.books.map { ($0.id.uuidString, $0.title.composed) })
+    private static let catalogueNames = Dictionary(uniqueKeysWithValues: SampleData.catalogue.indices.map {
+        (SampleData.id("5A3F", $0 + 1).uuidString, SampleData.catalogue[$0].name.composed)
+    })
 }
 
 /// Ids made from text: the same conflict gives the same copy on every replica.
