@@ -31,6 +31,7 @@ struct ConvergenceProperty {
         UInt64(12489887121820252679), // a recipe made again under a deleted one's id left its cook-log entry unlinked where it was made (recipeMadeAgainKeepsItsCookLog)
         UInt64(10619367782051367157), // a cook-log entry made again under a deleted id lost to the delete by the stamps (reCreationSurvivesConcurrentDelete)
         UInt64(17119265240684567224), // a photo removed by a delete made during syncs, its recipe made again since, read as an edit lost (the ledger's)
+        UInt64(596573422720689051), // a re-creation's origin kept in a conflicted copy read as an edit lost (the ledger's)
         UInt64(2009931618152024339), // loading the samples brought back a sample book a person deleted (deletedSampleBookStaysDeleted)
         UInt64(462311724542110485), // importing a page again overwrote a duplicate of the person's own (saveImportedLeavesOwnRecipes)
         UInt64(12406217097409647674), // resolving a conflict failed where one of the recipe's photos was lost (resolvedWhilePhotoLost)
@@ -690,6 +691,9 @@ enum SyncLogView {
         guard let copy else { return false }
         switch field {
         case "name": return copy == .string((edited.string ?? "") + " (conflicted copy)")
+        // A copy is a conflicted copy whatever the write it keeps made (a recipe made again as custom under the id of an
+        // imported one deleted elsewhere, seed 596573422720689051).
+        case "origin": return copy == .string(RecipeOrigin.conflictedCopy.rawValue)
         case "ingredients", "instructions":
             func texts(_ value: JSONValue) -> [JSONValue] { (value.array ?? []).map { $0.object?["text"] ?? .null } }
             return texts(copy) == texts(edited)
