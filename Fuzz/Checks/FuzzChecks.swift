@@ -269,6 +269,20 @@ public enum FuzzChecks {
         /// Every operation recipe-storage answers.
         public static var storageOperations: [String] { storage.routes.operations }
 
+        /// How the worker's sync against the stranger replica of a `syncPeer` input ended: nil when the input runs no
+        /// sync, "done", or the code of the error it ended with ("other" for an error that is not a service's).
+        public static func syncPeer(_ data: Data) -> String? {
+            syncWithStranger(data).map { ended in ended.map { ($0 as? ServiceError)?.code.rawValue ?? "other" } ?? "done" }
+        }
+
+        /// The error code the fuzzing store answers a storage request with (nil: `ok`), as `storageRequest` sends it.
+        public static func storageReply(_ data: Data) -> ErrorCode?? {
+            let reply = blocking { await storage.routes.reply(to: data, frames: [samplePhoto], logger: quiet) }
+            guard let first = reply.first, let header = try? WireCodec.decodeReplyHeader(first, using: WireCodec.makeDecoder()) else { return nil }
+            discardBackups()
+            return .some(header.error?.code)
+        }
+
         /// The format a migration input is read as, and why it gives no recipe (nil when it gives one).
         public static func migration(_ data: Data) -> (format: String, refusal: String?)? {
             guard let entry = migrationEntry(data) else { return nil }

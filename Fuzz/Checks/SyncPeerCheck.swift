@@ -16,11 +16,18 @@ extension FuzzChecks {
     /// Promise: the sync ends — done, or with an error — and never traps (a trap is recipe-worker ended, and
     /// restarted into the same replica: a crash loop); the real storage answers and reads back after.
     public static func syncPeer(_ data: Data) {
-        guard let mode = data.first else { return }
+        _ = syncWithStranger(data)
+    }
+
+    /// Runs `syncPeer`'s sync and checks; returns how the sync ended (nil: done, else its error).
+    @discardableResult
+    static func syncWithStranger(_ data: Data) -> (any Error)?? {
+        guard let mode = data.first else { return nil }
         let (them, us) = (Stranger.replica, Stranger.storage) // made outside `blocking`, which they use
         Stranger.asReplica.load(conversation(data.dropFirst(), limit: 32))
-        blocking {
+        return blocking { () -> (any Error)?? in
             let snapshotAbove = mode & 4 == 0 ? SyncEngine.snapshotThreshold : 0
+            var ended: (any Error)?
             do {
                 switch mode & 3 {
                 case 0: _ = try await SyncEngine.pull(from: them, to: us, pageSize: 3, maxPages: 4, snapshotAbove: snapshotAbove)
@@ -31,6 +38,7 @@ extension FuzzChecks {
             } catch {
                 // Any error is an answer: the worker logs it and tries again at the next pass.
                 if traceSync { FileHandle.standardError.write(Data("sync mode \(mode): \(error)\n".utf8)) }
+                ended = error
             }
             do {
                 let info = try await us.info()
@@ -38,6 +46,7 @@ extension FuzzChecks {
             } catch {
                 broken("the storage does not answer after a sync with a stranger: \(error)")
             }
+            return .some(ended)
         }
     }
 

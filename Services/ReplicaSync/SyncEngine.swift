@@ -177,6 +177,12 @@ public enum SyncEngine {
                                + "reached at two addresses (give it to the worker once), or one data folder is a copy of the other's "
                                + "that has not started as a new incarnation; restart the copied one (it takes a new replica id when its database file was copied)")
         }
+        // Both replicas must merge by this worker's rules: two merging the same changes differently never converge.
+        for (endpoint, info) in [(source, sourceInfo), (target, targetInfo)] {
+            if let mismatch = SyncRules.mismatch(info.rules, of: "the recipe-storage at \(endpoint.name)", here: "this recipe-worker") {
+                throw ServiceError(.unsupportedVersion, mismatch)
+            }
+        }
         var cursor = try await target.cursor(peer: sourceID).seq
         // The source's feed is shorter than what the target applied of it: it was restored from an older
         // copy. Read it all again (merging what is already here changes nothing).

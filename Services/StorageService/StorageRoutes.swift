@@ -115,6 +115,11 @@ extension Routes {
 }
 
 extension Routes {
+    /// Refuses a sync request from a worker of other sync rules than this storage's, before anything is read or applied.
+    static func requireSyncRules(_ rules: Int?, of who: String) throws {
+        if let mismatch = SyncRules.mismatch(rules, of: who, here: "this recipe-storage") { throw ServiceError(.unsupportedVersion, mismatch) }
+    }
+
     /// The replica-sync operations: the change feed, photo blobs by hash, and applying another replica's changes.
     /// `announce` is told when an apply changed something (so a third replica hears of it).
     public mutating func addSyncOperations(store: RecipeStore, publishEndpoint: String?, announce: @escaping @Sendable (String) -> Void) {
@@ -136,7 +141,8 @@ extension Routes {
         }
         handle(BackupOps.Backup.self) { request, _ in try await store.backup(to: request.folder) }
         handle(SyncOps.Changes.self) { request, _ in
-            try await store.syncChanges(since: request.since, exclude: request.exclude, limit: request.limit ?? 200)
+            try Self.requireSyncRules(request.rules, of: "the recipe-worker reading this storage's changes")
+            return try await store.syncChanges(since: request.since, exclude: request.exclude, limit: request.limit ?? 200)
         }
         handle(SyncOps.Pending.self) { request, _ in
             .init(count: try await store.syncPendingCount(since: request.since, exclude: request.exclude))
@@ -175,6 +181,7 @@ extension Routes {
             return .init(stored: try store.putPhotoBlobs(blobs))
         }
         handle(SyncOps.Apply.self) { request, _ in
+            try Self.requireSyncRules(request.rules, of: "the recipe-worker sending these changes")
             let result = try await store.applySync(from: request.from, records: request.records, cursor: request.cursor,
                                                    expecting: request.to, after: request.after)
             if result.changed > 0 { announce(SyncOps.Apply.name) }

@@ -2,6 +2,30 @@ import Foundation
 
 // MARK: Operations of recipe-storage
 
+/// The rules by which a storage merges another replica's records and settles what they claim in its tables. Two
+/// storages that merged the same records by different rules would hold different things for ever, each sure it had
+/// seen the other's every change: so every storage says its rules (`sync.info`), a worker says the rules it syncs by
+/// in every `sync.changes` and `sync.apply`, and a storage, or a worker, meeting other rules than its own refuses to
+/// sync (`unsupported_version`, saying which side is behind) until all run one release. A new number whenever a
+/// change to the merge or to that settling would let two replicas end differently.
+public enum SyncRules {
+    /// 1: the releases before rules were numbered (they said none): a delete and a concurrent re-creation settled by
+    /// the stamps; a line id unique across every recipe.
+    /// 2: a record present beats one removed when neither has seen the other; a line id names a line within its recipe.
+    public static let current = 2
+
+    /// Why `who`, saying `rules` (nil: a release from before rules were numbered), cannot sync with `here` (the side
+    /// judging, which runs this release); nil when it can.
+    public static func mismatch(_ rules: Int?, of who: String, here: String) -> String? {
+        let theirs = rules ?? 1
+        guard theirs != current else { return nil }
+        let (release, behind) = theirs < current ? ("an older RecipeVault release", who) : ("a newer RecipeVault release", here)
+        return "\(who) syncs by sync rules \(theirs) (\(release)) and \(here) by \(current): two replicas merging "
+            + "the same changes by different rules would end up different for ever, so nothing is synced between them until "
+            + "both run one release; upgrade \(behind)"
+    }
+}
+
 /// Replica sync operations of `recipe-storage`: its change feed, its photo blobs, and applying another replica's changes.
 public enum SyncOps {
     /// `sync.info`: this replica's id and feed position.
@@ -27,8 +51,11 @@ public enum SyncOps {
             /// Photo blobs a recipe here names that are gone from this storage's disk (removed, or damaged and moved
             /// aside), at most 500; a sync sends them from a replica that holds them. Absent when there are none.
             public var lostPhotos: [String]?
+            /// The sync rules this storage merges by (`SyncRules`); absent from a storage of a release before they were numbered.
+            public var rules: Int?
             public init(replicaID: String, publishEndpoint: String?, latestSeq: Int, conflictsCreated: Int, held: [HeldRecord]? = nil,
-                        empty: Bool? = nil, lostPhotos: [String]? = nil) {
+                        empty: Bool? = nil, lostPhotos: [String]? = nil, rules: Int? = SyncRules.current) {
+                self.rules = rules
                 self.replicaID = replicaID
                 self.publishEndpoint = publishEndpoint
                 self.latestSeq = latestSeq
@@ -53,7 +80,11 @@ public enum SyncOps {
             public var exclude: String?
             /// At most this many records (1 to 1000; default 200). A page also stops near 4 MB.
             public var limit: Int?
-            public init(since: Int, exclude: String? = nil, limit: Int? = nil) {
+            /// The sync rules of the worker reading (`SyncRules`): `sync.changes` refuses other rules than the storage's,
+            /// and their absence (a worker from before they were numbered). `sync.pending` does not look at it.
+            public var rules: Int?
+            public init(since: Int, exclude: String? = nil, limit: Int? = nil, rules: Int? = SyncRules.current) {
+                self.rules = rules
                 self.since = since
                 self.exclude = exclude
                 self.limit = limit
@@ -220,7 +251,11 @@ public enum SyncOps {
             /// The cursor for `from` the page continues from. A storage whose cursor is behind it refuses the
             /// page with `sync_restart` (applying it would skip the changes in between).
             public var after: Int?
-            public init(from: String, records: [SyncRecord], cursor: Int?, to: String? = nil, after: Int? = nil) {
+            /// The sync rules of the worker sending (`SyncRules`), which has found them the sending replica's too: other
+            /// rules than this storage's, or none (a worker from before they were numbered), are refused before anything is applied.
+            public var rules: Int?
+            public init(from: String, records: [SyncRecord], cursor: Int?, to: String? = nil, after: Int? = nil, rules: Int? = SyncRules.current) {
+                self.rules = rules
                 self.from = from
                 self.records = records
                 self.cursor = cursor

@@ -285,7 +285,7 @@ struct HardeningTests {
             syncRecord(kind: "recipe", id: someID, fields: ["name": "R", "secret": "not a recipe field"]),
         ] {
             // Held back with the reason (the rest of a page would apply), never written.
-            let reply = try #require(try await stranger.request("sync.apply", ["from": "peer1", "records": [record]]))
+            let reply = try #require(try await stranger.request("sync.apply", ["from": "peer1", "records": [record], "rules": SyncRules.current]))
             #expect((reply["body"] as? [String: Any])?["held"] as? Int ?? 0 >= 1, "\(record["fields"]!): \(reply)")
         }
         #expect(try await stranger.code("recipe.get", ["id": someID]) == "not_found", "nothing of a held record is stored")

@@ -1,9 +1,11 @@
 import Foundation
+import Logging
 import Messaging
 import RecipeModel
 import RecipeProtocol
 import TestImages
 import Testing
+import Synchronization
 
 /// A recipe-storage process on ephemeral ports with its own data folder.
 func startStorage(samples: Bool = true, folder: String = temporaryDataFolder()) async throws -> (process: ServiceProcess, endpoint: String) {
@@ -56,7 +58,7 @@ struct SyncEndToEndTests {
         // A record the laptop will not take (a third replica's, its name past the limit): in step but for it, and said so.
         let stranger = try StrangerSocket(laptopEndpoint)
         let bad = syncRecord(kind: "recipe", id: UUID().uuidString, fields: ["name": String(repeating: "n", count: 500)])
-        #expect(((try await stranger.request("sync.apply", ["from": "peer1", "records": [bad]]))?["body"] as? [String: Any])?["held"] as? Int == 1)
+        #expect(((try await stranger.request("sync.apply", ["from": "peer1", "records": [bad], "rules": SyncRules.current]))?["body"] as? [String: Any])?["held"] as? Int == 1)
         let held = try await recipes(["sync"] + cli, storage: homeEndpoint)
         #expect(held.status == 0 && held.output.contains("⇄ \(laptopEndpoint): already in step; 1 record held back at \(laptopEndpoint) (recipes sync status says why)"),
                 "\(held.output)")
@@ -79,6 +81,51 @@ struct SyncEndToEndTests {
 
         _ = try await worker.stop()
         _ = try await laptop.stop()
+        _ = try await home.stop()
+    }
+
+    @Test("a replica of an older release (its sync.info says no sync rules) is not synced with: recipes sync and sync status say why and which to upgrade; nothing reaches either side")
+    func olderReleaseReplicaRefused() async throws {
+        let (home, homeEndpoint) = try await startStorage()
+        // What a recipe-storage of a release before sync rules were numbered answers: its feed, and no rules.
+        let olderID = "older-release-0001"
+        let asked = Mutex<[String]>([])
+        var routes = Routes()
+        routes.handle(SyncOps.Info.self) { _, _ in
+            asked.withLock { $0.append(SyncOps.Info.name) }
+            return .init(replicaID: olderID, publishEndpoint: nil, latestSeq: 7, conflictsCreated: 0, held: [], empty: false, rules: nil)
+        }
+        routes.handle(SyncOps.Pending.self) { _, _ in .init(count: 7) }
+        routes.handle(SyncOps.Cursor.self) { request, _ in .init(peer: request.peer, seq: 0, syncedAt: nil) }
+        routes.handle(SyncOps.Changes.self) { _, _ in
+            asked.withLock { $0.append(SyncOps.Changes.name) }
+            return .init(records: [], next: 7, more: false)
+        }
+        let older = try MessageServer(configuration: .init(endpoint: "tcp://127.0.0.1:*", serviceName: "recipe-storage"), routes: routes,
+                                      logger: Logger(label: "older"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await older.run() }
+            defer { older.stop() }
+            let olderEndpoint = try await older.boundEndpoint
+            let worker = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", homeEndpoint,
+                                                              "--replica", olderEndpoint, "--sync-interval", "3600"])
+            let cli = ["--worker", try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#)]
+            let refusal = "the recipe-storage at \(olderEndpoint) syncs by sync rules 1 (an older RecipeVault release) and this recipe-worker by \(SyncRules.current)"
+
+            let synced = try await recipes(["sync"] + cli, storage: homeEndpoint)
+            #expect(synced.status != 0, "\(synced.output)")
+            #expect(synced.output.contains("\(olderEndpoint): not synced") && synced.output.contains(refusal)
+                    && synced.output.contains("upgrade the recipe-storage at \(olderEndpoint)"), "\(synced.output)")
+            let status = try await recipes(["sync", "status"] + cli, storage: homeEndpoint)
+            #expect(status.output.contains(refusal), "\(status.output)")
+            // Nothing was read from it or written to home: the sync stopped at the first answer.
+            #expect(!asked.withLock { $0 }.contains(SyncOps.Changes.name), "the older replica's feed was read: \(asked.withLock { $0 })")
+            let cursor = try await StrangerSocket(homeEndpoint).request("sync.cursor", ["peer": olderID])
+            #expect((cursor?["body"] as? [String: Any])?["seq"] as? Int == 0, "\(String(describing: cursor))")
+            _ = try await worker.stop()
+            older.stop()
+            try await group.waitForAll()
+        }
         _ = try await home.stop()
     }
 

@@ -47,6 +47,20 @@ struct CorpusReplayTests {
         #expect(Set(operations).subtracting(named).isEmpty, "no seed sends \(Set(operations).subtracting(named).sorted())")
     }
 
+    @Test("the seeds of the sync operations that read or merge records get past the refusals before them (the sync rules), so the fuzzer starts from what they guard")
+    func syncSeedsReachTheirWork() throws {
+        struct Envelope: Decodable { var op: String }
+        var answered: [String: [String]] = [:]
+        for input in try Self.inputs("storage-request") {
+            guard let op = try? JSONDecoder().decode(Envelope.self, from: input).op, ["sync.changes", "sync.apply"].contains(op),
+                  let code = FuzzChecks.Reach.storageReply(input) else { continue }
+            answered[op, default: []].append(code?.rawValue ?? "ok")
+        }
+        #expect(answered["sync.changes"]?.contains("ok") == true, "sync.changes seeds answered \(answered["sync.changes"] ?? [])")
+        #expect(answered["sync.apply"]?.contains("ok") == true, "sync.apply seeds answered \(answered["sync.apply"] ?? [])")
+        #expect(answered.values.joined().contains("unsupported_version"), "a seed says other sync rules: the refusal is fuzzed too")
+    }
+
     @Test("messages to a storage server's socket: the saved conversations, and every saved request sent as a message")
     func storageSocket() async throws {
         let inputs = try Self.inputs("storage-socket")
@@ -66,6 +80,19 @@ struct CorpusReplayTests {
         let inputs = try Self.inputs("sync-peer")
         #expect(inputs.count >= 6, "the seed corpus holds pulls both ways, a snapshot, frame references and counts out of range, errors")
         await Self.replay(inputs, through: FuzzChecks.syncPeer)
+    }
+
+    @Test("the sync-peer seeds get past the stranger's first answer: most syncs run on (its sync rules are this release's); one seed says none, and is refused")
+    func syncPeerSeedsReachTheSync() async throws {
+        var refusedForRules = 0, past = 0
+        FuzzChecks.patientReplies()
+        let inputs = try Self.inputs("sync-peer")
+        let endings = await onOwnThread(named: "sync-peer seeds") { inputs.compactMap { FuzzChecks.Reach.syncPeer($0) } }
+        for ended in endings {
+            if ended == "unsupported_version" { refusedForRules += 1 } else { past += 1 }
+        }
+        #expect(refusedForRules == 1, "seeds refused for their sync rules: \(refusedForRules)")
+        #expect(past >= 8, "seeds whose sync got past sync.info: \(past)")
     }
 
     @Test("a storage that answers anything: the worker's batch-job scan and passes against the saved replies")

@@ -461,3 +461,50 @@ struct PhotoBatchWireTests {
 private enum PhotoBlobsHash {
     static func of(_ bytes: Data) -> String { SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined() }
 }
+
+@Suite("Sync rules on the wire: a worker of other rules reads and applies nothing")
+struct SyncRulesWireTests {
+    @Test("sync.changes and sync.apply from a worker saying older, no or newer sync rules are refused as unsupported_version, saying why; nothing is applied and the cursor stays",
+          arguments: [nil, 1, 3] as [Int?])
+    func otherRulesRefused(rules: Int?) async throws {
+        // Another replica's change, to send as a worker would.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-rules-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let other = try RecipeStore(folder: folder)
+        let id = UUID()
+        _ = try await other.createRecipe(id: id, RecipeDraft(name: "From the other replica", ingredients: [.init(text: "3 pears")]))
+        let page = try await other.syncChanges(since: 0, exclude: nil, limit: 100)
+        let from = try await other.syncInfo().replicaID
+        try other.close()
+
+        try await withStorage(seedSamples: false) { client in
+            let said = rules ?? 1
+            let upgrade = said < SyncRules.current ? "upgrade the recipe-worker sending these changes" : "upgrade this recipe-storage"
+            let applying = await #expect(throws: ServiceError.self) {
+                try await client.call(SyncOps.Apply.self, .init(from: from, records: page.records, cursor: page.next, rules: rules))
+            }
+            #expect(applying?.code == .unsupportedVersion)
+            #expect(applying?.message.hasPrefix("the recipe-worker sending these changes syncs by sync rules \(said) (") == true
+                    && applying?.message.contains("this recipe-storage by \(SyncRules.current)") == true
+                    && applying?.message.hasSuffix(upgrade) == true, "\(applying?.message ?? "")")
+            let reading = await #expect(throws: ServiceError.self) {
+                try await client.call(SyncOps.Changes.self, .init(since: 0, limit: 10, rules: rules))
+            }
+            #expect(reading?.code == .unsupportedVersion && reading?.message.hasPrefix("the recipe-worker reading this storage's changes syncs by") == true,
+                    "\(reading?.message ?? "")")
+            let missing = await #expect(throws: ServiceError.self) { try await client.call(RecipeOps.Get.self, .init(id: id)) }
+            #expect(missing?.code == .notFound, "nothing of the refused page is stored")
+            #expect(try await client.call(SyncOps.Cursor.self, .init(peer: from)).seq == 0)
+            // A count of what is waiting says nothing of merging: it answers whatever the rules.
+            #expect(try await client.call(SyncOps.Pending.self, .init(since: 0, rules: rules)).count == 0)
+
+            // The same page from a worker of this release's rules applies.
+            let applied = try await client.call(SyncOps.Apply.self, .init(from: from, records: page.records, cursor: page.next))
+            #expect(applied.changed == 1)
+            #expect(try await client.call(RecipeOps.Get.self, .init(id: id)).recipe.name == "From the other replica")
+            #expect(try await client.call(SyncOps.Cursor.self, .init(peer: from)).seq == page.next)
+            #expect(try await client.call(SyncOps.Changes.self, .init(since: 0, limit: 10)).records.count == 1)
+            #expect(try await client.call(SyncOps.Info.self, .init()).rules == SyncRules.current)
+        }
+    }
+}
