@@ -194,6 +194,7 @@ extension RecipeStore {
         let conditional = expected != nil || after != nil
         let outcome = try await pool.write { db -> Result<SyncOps.Apply.Response, ServiceError> in
             ReadBack.forget() // as every write begins (see `write`)
+            try SyncLog.restartClockIfAhead(in: db) // a clock left ahead restarts before it stamps a merge
             try SyncLog.capture(in: db) // anything local first, so the merge sees it
             var state = try SyncState.load(db)
             guard peer != state.replica else {

@@ -52,6 +52,8 @@ public final class RecipeStore: Sendable {
     public static let defaultClientReadLimit = Duration.milliseconds(1_500)
     /// Set when this open started a new incarnation (the file was restored or copied): for the service's log.
     public let incarnationNote: String?
+    /// Why this replica's clock restarted at open (it had run ahead of the machine's), or nil.
+    public let clockNote: String?
     /// Set when this open moved aside a write-ahead log that belonged to the database a restored backup
     /// replaced (see `StaleWriteAheadLog`): for the service's log.
     public let setAsideLogNote: String?
@@ -145,6 +147,7 @@ public final class RecipeStore: Sendable {
         try Migrations.migrator.migrate(pool)
         try pool.write { db in try SyncLog.capture(in: db) } // changes left unrecorded by an older version
         incarnationNote = try pool.write { db in try SyncState.checkIncarnation(db, path: path) }
+        clockNote = try pool.write { db in try SyncLog.restartClockIfAhead(in: db) }
         if incarnationNote != nil {
             // The file itself must stop saying it is a backup before anything else is written: a log found beside a
             // file that says so is set aside at the next start (a kill -9 from here on must not lose writes that way).

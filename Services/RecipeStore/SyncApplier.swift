@@ -4,7 +4,9 @@ import RecipeModel
 import RecipeProtocol
 
 /// Applies other replicas' records inside one `sync.apply` transaction: merges each with the
-/// local version, writes the tables, keeps what lost, and holds back what cannot be applied yet.
+/// local version, writes the tables, keeps what lost, and holds back what cannot be applied yet. How it settles
+/// what records claim in the tables (ids two records claim, lines, references) is part of the sync rules: a change
+/// that would leave two replicas' tables different raises `SyncRules.current` (see `SyncMerge`).
 struct SyncApplier {
     var state: SyncState
     let photos: PhotoBlobs

@@ -37,8 +37,10 @@ struct SyncState {
     /// written by the store (`RecipeStore.now()`) and the stamps capture makes agree to the millisecond.
     static func pinningTime<T>(of db: Database, _ body: () throws -> T) throws -> T {
         guard pinned == nil else { return try body() }
-        let state = try load(db)
+        var state = try load(db)
         let now = nowMilliseconds() + state.offset
+        // A clock left ahead by a machine's clock since set right restarts before this write is stamped.
+        if state.wall > now + SyncValidation.maxClockAheadMilliseconds, try SyncLog.restartClockIfAhead(in: db) != nil { state = try load(db) }
         let wall = now > state.wall ? now : (state.counter < maxCounter ? state.wall : min(state.wall + 1, maxWall))
         // A clock already pushed far ahead (stored by an older build) stamps on, but dates stay the real time.
         guard wall <= now + SyncValidation.maxClockAheadMilliseconds else { return try body() }

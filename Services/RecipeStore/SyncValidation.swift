@@ -127,7 +127,7 @@ enum SyncValidation {
             return "stamp \"\(clock.stamp.prefix(80))\" is not wall-milliseconds.counter.replica (up to 16 and 9 digits, a replica id of letters, digits and dashes)"
         }
         if stamp.wall > now + maxClockAheadMilliseconds {
-            return "stamp \(clock.stamp.prefix(80)) is \((stamp.wall - now) / 60_000) minutes ahead of this replica's clock; at most \(maxClockAheadMilliseconds / 60_000) minutes are accepted (check the clock of the replica it came from)"
+            return "stamp \(clock.stamp.prefix(80)) is \((stamp.wall - now) / 60_000) minutes ahead of this replica's clock; at most \(maxClockAheadMilliseconds / 60_000) minutes are accepted (check the clock of the replica it came from: once it is set right, that replica stamps these again at its next write or start)"
         }
         guard clock.vv.count <= maxVersionVectorEntries else {
             return "a version names \(clock.vv.count) replicas; at most \(maxVersionVectorEntries) are allowed"

@@ -50,6 +50,9 @@ public struct StorageService: Sendable {
         if let note = store.incarnationNote {
             logger.notice("new replica incarnation", metadata: ["why": "\(note)"])
         }
+        if let note = store.clockNote {
+            logger.notice("replica clock restarted", metadata: ["why": "\(note)"])
+        }
         if configuration.seedSamples {
             if try await store.isEmpty() {
                 let result = try await store.loadSamples()

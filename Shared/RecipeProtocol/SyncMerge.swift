@@ -49,7 +49,9 @@ public enum StampOrder {
 }
 
 /// Merging two versions of a record, field by field. Pure functions: every replica
-/// merging the same two versions gets the same result, in either order.
+/// merging the same two versions gets the same result, in either order. Every replica must merge by the same
+/// functions: a change here that gives any two versions another result raises `SyncRules.current`, so replicas of
+/// the release before it refuse to sync with this one instead of settling the same changes differently.
 public enum SyncMerge {
     /// A value that lost to a concurrent write of the same field.
     public struct Loss: Sendable, Hashable {

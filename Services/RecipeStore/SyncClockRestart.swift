@@ -1,0 +1,76 @@
+import Foundation
+import GRDB
+import RecipeModel
+import RecipeProtocol
+
+extension SyncLog {
+    /// The earliest wall time a machine's clock can rightly show to this release (2026-01-01, before it was made): a
+    /// machine showing an earlier one (started without a battery-backed clock, before the network set it) is wrong,
+    /// not this replica's stamps ahead of it.
+    static let earliestTrueWall: Int64 = 1_767_225_600_000
+
+    /// Restarts this replica's clock when it has run further ahead of the machine's clock than any replica accepts.
+    ///
+    /// The hybrid clock only moves forward: a machine whose clock was ahead for a while (a wrong time at boot, a time
+    /// zone taken for UTC) and was then set right left the clock at that time, so every later write was stamped ahead
+    /// too — and every other replica holds such records back ("stamp … is N minutes ahead of this replica's clock")
+    /// until real time catches up, which may be never in practice. So when the clock is more than
+    /// `SyncValidation.maxClockAheadMilliseconds` ahead of the machine's, it restarts at the machine's time, and every
+    /// field stamped that far ahead gets a new version of the same value: one local write that has seen the old one,
+    /// so it supersedes it everywhere by causality, and other replicas take it (dropping what they held of it).
+    ///
+    /// Unless the machine's clock is the one that is wrong: earlier than this release could be made, or behind the
+    /// newest change applied from another replica by more than the same tolerance. The clock then stamps on as before.
+    ///
+    /// Runs at the start of every write transaction (and at open); the check is one read of `sync_state`. Returns a
+    /// note for the log when it restarted the clock.
+    @discardableResult
+    static func restartClockIfAhead(in db: Database) throws -> String? {
+        var state = try SyncState.load(db)
+        let now = SyncState.nowMilliseconds() + state.offset
+        let limit = now + SyncValidation.maxClockAheadMilliseconds
+        guard state.wall > limit, now >= earliestTrueWall else { return nil }
+        if let newestApplied = try String.fetchOne(db.cachedStatement(sql: """
+                SELECT body FROM sync_records WHERE source != ? ORDER BY seq DESC LIMIT 1
+                """), arguments: [state.replica]),
+           let record = try? decode(newestApplied, seq: 0),
+           record.clocks.contains(where: { (SyncStamp($0.stamp)?.wall ?? 0) > limit }) {
+            return nil
+        }
+        let ahead = state.wall - now
+        state.wall = now
+        state.counter = 0
+        var tick: (write: Int64, stamp: String)?
+        var seq = try nextSeq(in: db)
+        var restamped = 0
+        // Every record is read once; only those holding a stamp past the limit are written (a new feed entry each).
+        for row in try Row.fetchAll(db, sql: "SELECT seq, body FROM sync_records ORDER BY seq") {
+            // (A record that does not read is left as it is: `storage.check` names it; it must not stop every write.)
+            guard let record = try? decode(row["body"], seq: row["seq"]), record.clocks.contains(where: { (SyncStamp($0.stamp)?.wall ?? 0) > limit }) else { continue }
+            if tick == nil { tick = state.tick() }
+            var states = record.states
+            for (name, field) in states where (SyncStamp(field.clock.stamp)?.wall ?? 0) > limit {
+                var vv = field.clock.vv
+                vv[state.replica] = tick!.write
+                states[name] = SyncField(value: field.value, clock: SyncClock(vv: vv, stamp: tick!.stamp))
+            }
+            try save(SyncRecord(kind: record.kind, id: record.id, seq: seq, states: states), source: state.replica, in: db)
+            seq += 1
+            restamped += 1
+            // A recipe's modification time is its newest version's, as on every replica that applies this one.
+            if record.kind == .recipe, let modified = modifiedAt(states) {
+                try db.cachedStatement(sql: "UPDATE recipes SET updatedAt = ?1 WHERE id = ?2 AND updatedAt IS NOT ?1")
+                    .execute(arguments: [StoredDate(modified), record.id])
+            }
+        }
+        try state.save(db)
+        let minutes = ahead / 60_000
+        let note = "this replica's clock had run \(minutes) minute\(minutes == 1 ? "" : "s") ahead of this machine's (the machine's clock was "
+            + "ahead and has been set right): it restarts at the machine's time, and \(restamped) record\(restamped == 1 ? "" : "s") stamped "
+            + "ahead meanwhile \(restamped == 1 ? "was" : "were") stamped again, so other replicas take \(restamped == 1 ? "it" : "them") instead of holding \(restamped == 1 ? "it" : "them") back"
+        let history = (try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'clockRestarts'")).map { $0 + "\n" } ?? ""
+        try db.execute(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('clockRestarts', ?)",
+                       arguments: [String(history.suffix(4_000)) + "\(RecipeStore.now()): \(note)"])
+        return note
+    }
+}

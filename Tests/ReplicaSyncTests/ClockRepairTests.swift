@@ -1,0 +1,117 @@
+import Foundation
+import RecipeModel
+import RecipeProtocol
+import RecipeStore
+import ReplicaSync
+import Testing
+
+/// A machine whose clock was ahead for a while (a wrong time at boot, a time zone taken for UTC) and was then set
+/// right: the replica's hybrid clock only moves forward, so before the restart every later write was stamped ahead
+/// too, and every other replica held them back until real time caught up — a year, for a clock a year ahead.
+@Suite("A replica's clock left ahead by the machine's, after the machine's clock is set right")
+struct ClockRepairTests {
+    static let year: Int64 = 365 * 86_400_000
+
+    /// `a` makes and edits recipes, a book and a cook-log entry while its machine's clock is `ahead` ms ahead; then the
+    /// clock is set right. Returns the recipe edited on both sides of the fix, and the one made after it.
+    static func writeAhead(_ a: LocalReplica, _ b: LocalReplica, ahead: Int64) async throws -> (shared: UUID, later: UUID) {
+        let (shared, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Shared"))
+        _ = try await syncAll([a, b])
+        try await a.store.setClockOffset(milliseconds: ahead)
+        _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Made while ahead", ingredients: [.init(text: "2 eggs")]))
+        var current = try await a.store.recipe(shared.id)
+        _ = try await a.store.updateRecipe(id: shared.id, expectedVersion: current.version, RecipeDraft(name: "Shared, edited ahead", notes: "ahead"))
+        let book = try await a.store.createBook(id: UUID(), title: "Ahead", author: nil)
+        _ = try await a.store.addCookLogEntry(id: UUID(), recipeID: shared.id, cookedAt: nil, rating: 4, note: nil, servings: nil)
+        _ = book
+        try await a.store.setClockOffset(milliseconds: 0)
+        let (later, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Made after the fix"))
+        current = try await a.store.recipe(shared.id)
+        _ = try await a.store.updateRecipe(id: shared.id, expectedVersion: current.version, RecipeDraft(name: "Shared, edited after", notes: "ahead"))
+        return (shared.id, later.id)
+    }
+
+    @Test("the next write restarts the clock and stamps again what was written ahead: the other replica takes every record, holds none, and both end alike",
+          arguments: [2 * 3_600_000, year] as [Int64])
+    func nextWriteRestarts(ahead: Int64) async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (shared, later) = try await Self.writeAhead(a, b, ahead: ahead)
+            let stamp = try #require(try await a.store.syncRecord(.recipe, id: later.uuidString)?.states["name"]?.clock.stamp)
+            let wall = try #require(Int64(stamp.prefix(16)))
+            #expect(abs(wall - Int64(Date().timeIntervalSince1970 * 1_000)) < 60_000, "the write after the fix is stamped now: \(stamp)")
+            _ = try await syncAll([a, b])
+            let held = try await b.store.syncInfo().held
+            #expect(held.isEmpty, "\(held.map(\.reason))")
+            #expect(try await b.store.recipe(shared).name == "Shared, edited after")
+            #expect(try await b.store.recipe(shared).notes == "ahead")
+            #expect(try await b.store.listRecipes(.init(limit: 20)).recipes.map(\.name).sorted()
+                    == ["Made after the fix", "Made while ahead", "Shared, edited after"])
+            #expect(try await b.store.listBooks().map(\.book.title) == ["Ahead"])
+            #expect(try await b.store.cookLog(recipeID: nil, limit: 10).count == 1)
+            try await expectSameContent(a, b)
+            // No stamp anywhere is still ahead of the machine's clock.
+            let limit = Int64(Date().timeIntervalSince1970 * 1_000) + 3_600_000
+            for replica in [a, b] {
+                for record in try await replica.store.syncChanges(since: 0, exclude: nil, limit: 1_000).records {
+                    #expect(record.clocks.allSatisfy { (Int64($0.stamp.prefix(16)) ?? 0) <= limit }, "\(record.kind) \(record.id): \(record.clocks.map(\.stamp))")
+                }
+            }
+            // And b's own edit after it merges by causality as ever.
+            let current = try await b.store.recipe(shared)
+            _ = try await b.store.updateRecipe(id: shared, expectedVersion: current.version, RecipeDraft(name: "Shared, then b"))
+            _ = try await syncAll([a, b])
+            #expect(try await a.store.recipe(shared).name == "Shared, then b")
+            #expect(try await a.store.conflicts().isEmpty)
+        }
+    }
+
+    @Test("with nothing written after the fix, a restart of the storage restarts the clock; the records written ahead reach the other replica")
+    func openRestarts() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("rv-clock-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (folderA, folderB) = (root.appendingPathComponent("a"), root.appendingPathComponent("b"))
+        var a = LocalReplica(store: try RecipeStore(folder: folderA))
+        let b = LocalReplica(store: try RecipeStore(folder: folderB))
+        try await a.store.setClockOffset(milliseconds: Self.year)
+        let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Made while ahead"))
+        try await a.store.setClockOffset(milliseconds: 0)
+        try a.store.close()
+        a = LocalReplica(store: try RecipeStore(folder: folderA))
+        let note = try #require(a.store.clockNote)
+        #expect(note.hasPrefix("this replica's clock had run 525") && note.contains("1 record stamped ahead meanwhile was stamped again"), "\(note)")
+        _ = try await syncAll([a, b])
+        #expect(try await b.store.recipe(recipe.id).name == "Made while ahead")
+        #expect(try await b.store.syncInfo().held.isEmpty)
+        try await expectSameContent(a, b)
+        // Opened again, nothing is left to restart.
+        try a.store.close()
+        let again = try RecipeStore(folder: folderA)
+        #expect(again.clockNote == nil)
+        try again.close()
+        try b.store.close()
+    }
+
+    @Test("a machine clock that is wrong — behind the changes taken from another replica, or before this release — does not restart the clock: writes stamp on")
+    func wrongMachineClockLeavesItAlone() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            _ = try await b.store.createRecipe(id: UUID(), RecipeDraft(name: "From b"))
+            _ = try await syncAll([a, b])
+            // a's machine clock goes two hours back (a clock behind, not a's stamps ahead): b's change is newer than it.
+            try await a.store.setClockOffset(milliseconds: -2 * 3_600_000)
+            let (made, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Made while behind"))
+            let stamp = try #require(try await a.store.syncRecord(.recipe, id: made.id.uuidString)?.states["name"]?.clock.stamp)
+            #expect(abs((Int64(stamp.prefix(16)) ?? 0) - Int64(Date().timeIntervalSince1970 * 1_000)) < 60_000,
+                    "stamped on above what it has seen, not restarted two hours back: \(stamp)")
+            // Back to 1970: earlier than any machine running this release can rightly show.
+            try await a.store.setClockOffset(milliseconds: -Int64(Date().timeIntervalSince1970 * 1_000) + 5_000)
+            let (old, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Made in 1970"))
+            let oldStamp = try #require(try await a.store.syncRecord(.recipe, id: old.id.uuidString)?.states["name"]?.clock.stamp)
+            #expect((Int64(oldStamp.prefix(16)) ?? 0) >= Int64(stamp.prefix(16)) ?? 0, "\(oldStamp)")
+            try await a.store.setClockOffset(milliseconds: 0)
+            _ = try await syncAll([a, b])
+            try await expectSameContent(a, b)
+        }
+    }
+}
