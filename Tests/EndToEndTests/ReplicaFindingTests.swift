@@ -355,6 +355,41 @@ struct ReplicaFindingTests {
         }
     }
 
+    @Test("a storage whose machine clock runs a year ahead, then is set right while it runs: what it wrote meanwhile is held elsewhere until its next write, which restarts its clock; then every replica has everything and nothing is held")
+    func clockSetRightWhileRunning() async throws {
+        try await withRig(2) { rig in
+            try await rig.cli(0, ["add", "--name", "Shared", "--ingredient", "1 egg"])
+            try await rig.syncUntilQuiet()
+            // The machine's clock, as the storage reads it (the same file, from beside it: a running storage reads it at each write).
+            func setClock(aheadBy milliseconds: Int64) throws {
+                let database = try DatabaseQueue(path: rig.nodes[0].folder + "/Recipes.sqlite", configuration: {
+                    var configuration = Configuration()
+                    configuration.busyMode = .timeout(10)
+                    return configuration
+                }())
+                try database.write { db in
+                    try db.execute(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('clockOffset', ?)", arguments: [String(milliseconds)])
+                }
+                try database.close()
+            }
+            try setClock(aheadBy: 365 * 86_400_000)
+            try await rig.cli(0, ["add", "--name", "Made while ahead", "--ingredient", "2 eggs"])
+            try await rig.cli(0, ["edit", "Shared", "--notes", "edited while ahead"])
+            _ = try await recipes(["sync", "--json", "--worker", rig.workerEndpoint], storage: rig.nodes[0].endpoint)
+            let held = try await rig.json(WorkerSyncOps.Status.Response.self, 0, ["sync", "status"]).pairs.flatMap { $0.held ?? [] }
+            #expect(held.count == 2 && held.allSatisfy { $0.reason.contains("minutes ahead of this replica's clock") }, "\(held)")
+            #expect(try await names(rig, 1) == ["Shared"])
+
+            try setClock(aheadBy: 0)
+            try await rig.cli(0, ["add", "--name", "Made after the fix", "--ingredient", "3 eggs"])
+            try await rig.syncUntilQuiet()
+            #expect(try await names(rig, 1) == ["Made after the fix", "Made while ahead", "Shared"])
+            #expect(try await recipe(rig, 1, "Shared").notes == "edited while ahead")
+            #expect(try await rig.json(WorkerSyncOps.Status.Response.self, 0, ["sync", "status"]).pairs.allSatisfy { ($0.held ?? []).isEmpty })
+            try await rig.expectSameExports()
+        }
+    }
+
     // MARK: 7. Sets
 
     @Test("a photo and a keyword added on each replica at once: the recipe has both of each and no conflicted copy; a removal holds over an add it never saw")
