@@ -56,6 +56,11 @@ public enum FuzzChecks {
         discardBackups()
     }
 
+    /// Runs `body`, which must not fail: a failure is a promise broken, saying what was being done.
+    static func must(_ what: String, _ body: () async throws -> Void) async {
+        do { try await body() } catch { broken("could not \(what): \(error)") }
+    }
+
     /// Removes what fuzzed `storage.backup` requests wrote: each is a whole copy of the store, and a long run would
     /// otherwise fill the disk with them.
     static func discardBackups() {
@@ -275,6 +280,11 @@ public enum FuzzChecks {
             syncWithStranger(data).map { ended in ended.map { ($0 as? ServiceError)?.code.rawValue ?? "other" } ?? "done" }
         }
 
+        /// How many times the fuzzing store's clock has restarted (`syncApply` inputs with `after`).
+        public static func clockRestarts() -> Int {
+            blocking { (try? await storage.store.clockRestarts().count) ?? -1 }
+        }
+
         /// The error code the fuzzing store answers a storage request with (nil: `ok`), as `storageRequest` sends it.
         public static func storageReply(_ data: Data) -> ErrorCode?? {
             let reply = blocking { await storage.routes.reply(to: data, frames: [samplePhoto], logger: quiet) }
@@ -336,16 +346,33 @@ public enum FuzzChecks {
     /// `sync.apply` from a peer: any records either merge into something that reads back,
     /// or are held back (never written), or the request is refused with `invalid_argument` (or `busy` once
     /// 10,000 records are held); the store keeps working.
+    ///
+    /// With `after` (which this target does not send on), the machine's clock runs that many minutes ahead while the
+    /// records are applied (up to 20 years), and is then set right: the next write restarts the replica's clock and
+    /// stamps again what was stamped ahead, and the promises above hold after that too.
     public static func syncApply(_ data: Data) {
         guard let request = try? WireCodec.makeDecoder().decode(SyncOps.Apply.Request.self, from: data) else { return }
         let store = storage.store
         blocking {
+            let ahead = request.after.map { Int64(min(max($0, 0), 20 * 525_600)) * 60_000 }
+            // A person's write while the clock is ahead, so there is something stamped ahead of the machine's time after.
+            let written = UUID()
+            if let ahead {
+                await must("set the clock ahead") { try await store.setClockOffset(milliseconds: ahead) }
+                await must("write while the clock is ahead") { _ = try await store.createBook(id: written, title: "Clock check", author: nil) }
+            }
             do {
                 _ = try await store.applySync(from: request.from, records: request.records, cursor: request.cursor)
             } catch let error as ServiceError {
                 if ![.invalidArgument, .missingPhoto, .busy].contains(error.code) { broken("sync.apply failed with \(error)") }
             } catch {
                 broken("sync.apply failed outside the protocol: \(error)")
+            }
+            if ahead != nil {
+                await must("set the clock right") { try await store.setClockOffset(milliseconds: 0) }
+                // The next write (an apply of nothing, which retries what is held) restarts the clock.
+                await must("apply after the clock was set right") { _ = try await store.applySync(from: "fuzzclock", records: [], cursor: nil) }
+                await must("write after the clock was set right") { _ = try await store.deleteBook(id: written) }
             }
             // Whatever was stored reads back and encodes, and the feed says what the tables hold.
             do {

@@ -314,6 +314,15 @@ extension RecipeStore {
         }
     }
 
+    /// Each time this replica's clock restarted because it had run ahead of the machine's (`SyncLog.restartClockIfAhead`),
+    /// oldest first, as "date: why".
+    public func clockRestarts() async throws -> [String] {
+        try await pool.read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'clockRestarts'")?
+                .split(separator: "\n").map(String.init) ?? []
+        }
+    }
+
     /// This replica's id, and the ids it had before (a restored or copied database takes a new one).
     public func incarnations() async throws -> (current: String, history: [String]) {
         try await pool.read { db in

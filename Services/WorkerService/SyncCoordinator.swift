@@ -24,6 +24,11 @@ public actor SyncCoordinator {
     /// The pairs whose last run sent the storage photos: a record another pair's replica holds for want of one can
     /// then be let through, and no change notice says so (a photo is not a change of the feed).
     private var broughtPhotos: Set<String> = []
+    /// The last failure logged for each pair, when, and how many times it failed the same way since: a pair that
+    /// keeps failing alike (a replica down, one of another release) runs at every change notice, and logs it again
+    /// only when the failure changes or `failureRelog` has passed.
+    private var failuresLogged: [String: (error: String, at: ContinuousClock.Instant, since: Int)] = [:]
+    static let failureRelog = Duration.seconds(600)
     private var tails: [String: Task<PairSync, Never>] = [:]
     /// Per pair, the run that is queued and has not started: later requests join it (one pending run at most).
     private var queued: [String: Task<PairSync, Never>] = [:]
@@ -184,6 +189,10 @@ public actor SyncCoordinator {
             result.heldAtReplica = sent.held
             result.heldAtStorage = received.held
             if received.photos > 0 { broughtPhotos.insert(replica.name) }
+            if let failed = failuresLogged.removeValue(forKey: replica.name) {
+                logger.notice("replica sync works again", metadata: ["storage": "\(storage.name)", "replica": "\(replica.name)",
+                                                                     "failed before": "\(failed.error)", "failures not logged": "\(failed.since)"])
+            }
             if both.changed > 0 {
                 logger.info("replicas synced", metadata: [
                     "storage": "\(storage.name)", "replica": "\(replica.name)", "toReplica": "\(sent.changed)",
@@ -193,7 +202,15 @@ public actor SyncCoordinator {
         } catch {
             // One replica down does not stop the others; the next run resumes from the saved cursors.
             result.error = "\(error)"
-            logger.warning("replica sync failed", metadata: ["storage": "\(storage.name)", "replica": "\(replica.name)", "error": "\(error)"])
+            let now = ContinuousClock.now
+            if let last = failuresLogged[replica.name], last.error == result.error, now - last.at < Self.failureRelog {
+                failuresLogged[replica.name]?.since += 1
+            } else {
+                var metadata: Logger.Metadata = ["storage": "\(storage.name)", "replica": "\(replica.name)", "error": "\(error)"]
+                if let since = failuresLogged[replica.name]?.since, since > 0 { metadata["failures not logged"] = "\(since)" }
+                logger.warning("replica sync failed", metadata: metadata)
+                failuresLogged[replica.name] = (result.error ?? "", now, 0)
+            }
         }
         result.finishedAt = Date()
         lastRuns[replica.name] = result

@@ -61,6 +61,23 @@ struct CorpusReplayTests {
         #expect(answered.values.joined().contains("unsupported_version"), "a seed says other sync rules: the refusal is fuzzed too")
     }
 
+    @Test("the sync-apply seeds with the clock ahead reach the clock's restart: its code is fuzzed from there")
+    func clockSeedsReachTheRestart() async throws {
+        let inputs = try Self.named("sync-apply").filter { $0.name.hasPrefix("clock-ahead") }
+        #expect(inputs.count == 2)
+        FuzzChecks.patientReplies()
+        let restarts = await onOwnThread(named: "clock seeds") { () -> [String: Int] in
+            var restarts: [String: Int] = [:]
+            for input in inputs {
+                let before = FuzzChecks.Reach.clockRestarts()
+                FuzzChecks.syncApply(input.data)
+                restarts[input.name] = FuzzChecks.Reach.clockRestarts() - before
+            }
+            return restarts
+        }
+        #expect(restarts == ["clock-ahead-two-hours.json": 1, "clock-ahead-ten-years.json": 1], "\(restarts)")
+    }
+
     @Test("messages to a storage server's socket: the saved conversations, and every saved request sent as a message")
     func storageSocket() async throws {
         let inputs = try Self.inputs("storage-socket")
