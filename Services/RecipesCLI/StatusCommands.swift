@@ -60,7 +60,7 @@ struct Status: AsyncParsableCommand {
                 for (name, service) in [("recipe-storage", report.storage), ("recipe-worker", report.worker)] {
                     guard let service else { continue }
                     if let health = service.health, service.reachable {
-                        print("\(name): up at \(service.endpoint), version \(health.version), protocol \(health.protocolVersion), up \(Output.minutes(Int(health.uptimeSeconds / 60)))")
+                        print("\(name): up at \(service.endpoint), version \(health.version), protocol \(health.protocolVersion), sync rules \(health.syncRules ?? 1), up \(Output.minutes(Int(health.uptimeSeconds / 60)))")
                     } else if service.refused == true || service.misdirected == true, let error = service.error {
                         print("\(name): \(error)")
                     } else {

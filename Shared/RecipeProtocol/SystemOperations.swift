@@ -16,9 +16,13 @@ public enum System {
             public var protocolVersion: Int
             /// Seconds since the service started.
             public var uptimeSeconds: Double
+            /// The sync rules it merges or syncs replicas by (`SyncRules`): two replicas sync only when every storage and
+            /// worker between them says the same. Absent from a release before they were numbered.
+            public var syncRules: Int?
 
             /// A health report.
-            public init(service: String, version: String, protocolVersion: Int, uptimeSeconds: Double) {
+            public init(service: String, version: String, protocolVersion: Int, uptimeSeconds: Double, syncRules: Int? = SyncRules.current) {
+                self.syncRules = syncRules
                 self.service = service
                 self.version = version
                 self.protocolVersion = protocolVersion

@@ -1,4 +1,5 @@
 import Foundation
+import RecipeProtocol
 import Testing
 import Synchronization
 import TestHTTPServer
@@ -103,6 +104,7 @@ struct LocalRunTests {
             let status = try await recipes(["status"], storage: local.storage, environment: cli)
             #expect(status.status == 0, "\(status.output)")
             #expect(status.output.contains("recipe-worker: up at \(local.worker)"), "\(status.output)")
+            #expect(status.output.contains("protocol 1, sync rules \(SyncRules.current), up"), "\(status.output)")
             #expect(status.output.contains("8 recipes (8 starters"), "\(status.output)")
 
             let page = "\(server.baseURL)/pages/allsavoryrecipes.com/allsavoryrecipes_1.html"
