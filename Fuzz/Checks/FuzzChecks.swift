@@ -280,6 +280,9 @@ public enum FuzzChecks {
             syncWithStranger(data).map { ended in ended.map { ($0 as? ServiceError)?.code.rawValue ?? "other" } ?? "done" }
         }
 
+        /// Whether a `snapshotInstall` input is installed (after the checks it runs).
+        public static func snapshotInstalled(_ data: Data) -> Bool { installSnapshot(data) }
+
         /// How many times the fuzzing store's clock has restarted (`syncApply` inputs with `after`).
         public static func clockRestarts() -> Int {
             blocking { (try? await storage.store.clockRestarts().count) ?? -1 }
@@ -396,8 +399,27 @@ public enum FuzzChecks {
     /// installs it, and then everything the storage reads — lists, each recipe, search, the feed, conflicts, the
     /// cook log, the catalogue, its statistics — reads without trapping, and the file passes SQLite's integrity check.
     public static func snapshotInstall(_ data: Data) {
-        guard !data.isEmpty else { return }
-        blocking {
+        _ = installSnapshot(data)
+    }
+
+    /// A database file of an earlier release brought to this release's schema, as a peer of this release would send
+    /// it (`RecipeStore.upgradeDatabaseFile`); other bytes as they are. A snapshot is installed only at the receiver's
+    /// exact schema: without this every seed (made at v16) was refused at that first comparison after each schema
+    /// change, and the fuzzer never reached the checks and the install behind it.
+    static func currentSchema(_ data: Data) -> Data {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rv-fuzz-upgrade-\(UUID().uuidString).sqlite").path
+        defer { RecipeStore.removeDatabaseFile(path) }
+        guard (try? data.write(to: URL(fileURLWithPath: path))) != nil,
+              (try? RecipeStore.upgradeDatabaseFile(at: path)) != nil,
+              let upgraded = try? Data(contentsOf: URL(fileURLWithPath: path)) else { return data }
+        return upgraded
+    }
+
+    /// Runs `snapshotInstall`'s checks; returns whether the snapshot was installed.
+    static func installSnapshot(_ input: Data) -> Bool {
+        guard !input.isEmpty else { return false }
+        let data = currentSchema(input)
+        return blocking { () -> Bool in
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-fuzz-install-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: folder) }
             do {
@@ -414,11 +436,11 @@ public enum FuzzChecks {
                     result = try await store.installSnapshot(.init(snapshot: id, from: from, seq: seq, bytes: data.count, sha256: sha))
                 } catch let error as ServiceError where error.code == .invalidArgument {
                     guard try await store.syncInfo().empty else { broken("a refused snapshot left something behind: \(error.message)") }
-                    return
+                    return false
                 }
                 guard result.installed else {
                     guard try await store.syncInfo().empty else { broken("a snapshot not installed left something behind") }
-                    return
+                    return false
                 }
                 // Installed: everything reads back.
                 let page = try await store.listRecipes(RecipeListQuery(limit: 200))
@@ -430,8 +452,10 @@ public enum FuzzChecks {
                 _ = try await store.stats()
                 _ = try await store.canonicalDump()
                 guard try store.integrityCheck() == "ok" else { broken("an installed snapshot fails the integrity check") }
+                return true
             } catch let error as ServiceError where error.code == .invalidArgument || error.code == .notFound {
                 // Refused with a reason (checked above), or a recipe listed but gone: the store still answers.
+                return false
             } catch {
                 broken("installing or reading a snapshot failed outside the protocol: \(error)")
             }

@@ -264,6 +264,16 @@ extension RecipeStore {
             """)
     }
 
+    /// Brings the database file at `path`, made by an earlier release, to this release's schema, as a storage does at
+    /// its first start on it (the file's own changes are not captured into its feed). Throws when it is not a database
+    /// this can migrate. (A snapshot is only installed at the receiver's exact schema: a peer of an earlier release
+    /// sends its records instead. The fuzz target `snapshot-install` keeps its seeds of earlier releases current so.)
+    public static func upgradeDatabaseFile(at path: String) throws {
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        try Migrations.migrator.migrate(queue)
+    }
+
     /// Removes a database file and the journal, log and index SQLite may have left beside it; `false` when it was gone.
     @discardableResult
     public static func removeDatabaseFile(_ path: String) -> Bool {

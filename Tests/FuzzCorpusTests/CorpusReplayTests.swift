@@ -78,6 +78,13 @@ struct CorpusReplayTests {
         #expect(restarts == ["clock-ahead-two-hours.json": 1, "clock-ahead-ten-years.json": 1], "\(restarts)")
     }
 
+    @Test("the snapshot seeds, made at an earlier schema, are brought to this one: the store of the samples installs, so the fuzzer starts past the schema comparison")
+    func snapshotSeedsInstall() async throws {
+        let seeds = try Self.named("snapshot-install")
+        let installed = await onOwnThread(named: "snapshot seeds") { seeds.filter { FuzzChecks.Reach.snapshotInstalled($0.data) }.map(\.name) }
+        #expect(installed.contains("samples.sqlite"), "installed: \(installed)")
+    }
+
     @Test("messages to a storage server's socket: the saved conversations, and every saved request sent as a message")
     func storageSocket() async throws {
         let inputs = try Self.inputs("storage-socket")
