@@ -44,7 +44,10 @@ public enum FuzzChecks {
         agree(BodyOf<RecipeDraft>.self, data)
         agree(BodyOf<SyncRecord>.self, data)
         agree(BodyOf<[String: Int64]>.self, data)
-        let reply = blocking { await storage.routes.reply(to: data, frames: [samplePhoto], logger: quiet) }
+        let reply = blocking {
+            await Fixtures.ensure(storage.store)
+            return await storage.routes.reply(to: data, frames: [samplePhoto], logger: quiet)
+        }
         if reply.isEmpty { broken("no reply frames") }
         let header = try? WireCodec.decodeReplyHeader(reply[0], using: WireCodec.makeDecoder())
         if header == nil { broken("the reply is not a reply envelope: \(String(decoding: reply[0].prefix(200), as: UTF8.self))") }
@@ -280,6 +283,14 @@ public enum FuzzChecks {
             syncWithStranger(data).map { ended in ended.map { ($0 as? ServiceError)?.code.rawValue ?? "other" } ?? "done" }
         }
 
+        /// The ids of the fixture recipe's photos (`Fixtures`), in order.
+        public static func fixturePhotos() -> [UUID] {
+            blocking {
+                await Fixtures.ensure(storage.store)
+                return (try? await storage.store.recipe(Fixtures.recipe).photos.map(\.id)) ?? []
+            }
+        }
+
         /// Whether a `snapshotInstall` input is installed (after the checks it runs).
         public static func snapshotInstalled(_ data: Data) -> Bool { installSnapshot(data) }
 
@@ -290,7 +301,10 @@ public enum FuzzChecks {
 
         /// The error code the fuzzing store answers a storage request with (nil: `ok`), as `storageRequest` sends it.
         public static func storageReply(_ data: Data) -> ErrorCode?? {
-            let reply = blocking { await storage.routes.reply(to: data, frames: [samplePhoto], logger: quiet) }
+            let reply = blocking {
+                await Fixtures.ensure(storage.store)
+                return await storage.routes.reply(to: data, frames: [samplePhoto], logger: quiet)
+            }
             guard let first = reply.first, let header = try? WireCodec.decodeReplyHeader(first, using: WireCodec.makeDecoder()) else { return nil }
             discardBackups()
             return .some(header.error?.code)
@@ -501,6 +515,53 @@ public enum FuzzChecks {
         routes.addStorageOperations(store: store)
         return Storage(store: store, routes: routes)
     }()
+
+    /// Records at fixed ids that the seeds name: a recipe with lines and two photos, a book, a cook-log entry, a
+    /// catalogue entry, a batch job and a migration job with an entry staged. Without them, every seed naming a record
+    /// was answered `not_found`, and no mutation of an id (which SQLite compares, out of libFuzzer's sight) finds one:
+    /// what lies behind each lookup went unfuzzed. Put back as they were before every input, so an input replayed
+    /// alone meets the store it met while fuzzed.
+    public enum Fixtures {
+        public static let recipe = UUID(uuidString: "F0220000-0000-4000-8000-000000000001")!
+        public static let book = UUID(uuidString: "F0220000-0000-4000-8000-000000000002")!
+        public static let cookLogEntry = UUID(uuidString: "F0220000-0000-4000-8000-000000000003")!
+        public static let job = UUID(uuidString: "F0220000-0000-4000-8000-000000000004")!
+        public static let migrationJob = UUID(uuidString: "F0220000-0000-4000-8000-000000000005")!
+        public static let ingredient = "fuzz salt"
+        /// The recipe's two photos: the frame every request carries, and another.
+        public static var photos: [Data] { [samplePhoto, samplePhoto + Data([0])] }
+        /// Their SHA-256s, as photo blobs are named.
+        public static var photoHashes: [String] { photos.map { SHA256.hash(data: $0).map { String(format: "%02x", $0) }.joined() } }
+        static let draft = RecipeDraft(name: "Fuzz fixture stew", description: "For the seeds",
+                                       ingredients: [.init(text: "2 leeks"), .init(text: "1 l stock"), .init(text: "salt")],
+                                       instructions: [.init(text: "Simmer."), .init(text: "Season.")], servings: 4, bookID: book)
+
+        nonisolated(unsafe) static var madeVersion: Int?
+
+        /// Puts every fixture back as made (a recipe changed in any way is made again under its id).
+        static func ensure(_ store: RecipeStore) async {
+            if (try? await store.book(book)) == nil { _ = try? await store.createBook(id: book, title: "Fuzz fixtures", author: nil) }
+            // Its version as made says it is unchanged (every write to it moves the version on).
+            if let current = try? await store.recipe(recipe), current.version != madeVersion { _ = try? await store.deleteRecipe(id: recipe) }
+            if (try? await store.recipe(recipe)) == nil {
+                _ = try? await store.createRecipe(id: recipe, draft)
+                for photo in photos { _ = try? await store.addPhoto(recipeID: recipe, bytes: photo, position: nil) }
+                madeVersion = (try? await store.recipe(recipe))?.version
+            }
+            if (try? await store.cookLog(recipeID: recipe, limit: 100))?.contains(where: { $0.id == cookLogEntry }) != true {
+                _ = try? await store.addCookLogEntry(id: cookLogEntry, recipeID: recipe, cookedAt: nil, rating: 4, note: "fixture", servings: nil)
+            }
+            if (try? await store.findIngredient(ingredient)) == nil {
+                _ = try? await store.upsertIngredient(id: UUID(), name: ingredient, category: nil, aliases: [])
+            }
+            if (try? await store.job(job)) == nil { _ = try? await store.createJob(id: job, urls: ["https://example.com/fuzz-fixture"]) }
+            if (try? await store.job(migrationJob)) == nil {
+                _ = try? await store.createMigration(id: migrationJob, plan: MigrationPlan(format: .paprika, source: "fuzz fixture export",
+                                                                                          entries: [MigrationEntryInfo(label: "stew.paprikarecipe")]))
+                try? await store.stageJobEntry(jobID: migrationJob, position: 0, bytes: Data("{\"name\":\"Stew\"}".utf8))
+            }
+        }
+    }
 
     /// The services' logger while fuzzed: every line is made, as at the most verbose level (its message and metadata
     /// are only computed when the level lets them through, and a trap there ends a service as any other), and dropped.

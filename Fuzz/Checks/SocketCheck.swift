@@ -17,6 +17,7 @@ extension FuzzChecks {
     /// Promise: each message gets exactly one reply within 10 s (while fuzzing), a reply envelope that is not `internal_error`, and the
     /// server still answers `system.health` after the last.
     public static func storageSocket(_ data: Data) {
+        blocking { await Fixtures.ensure(storage.store) } // the records the seeds name, as for `storageRequest`
         converse(data, with: SocketPeer.storage)
         discardBackups()
     }
@@ -27,6 +28,7 @@ extension FuzzChecks {
     /// allow-list. Promise: as for `storageSocket`, each message gets exactly one reply within 10 s, never
     /// `internal_error`, and health answers after.
     public static func workerSocket(_ data: Data) {
+        blocking { await Fixtures.ensure(storage.store) }
         converse(data, with: SocketPeer.worker)
     }
 
