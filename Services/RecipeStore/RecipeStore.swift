@@ -146,8 +146,10 @@ public final class RecipeStore: Sendable {
         }
         try Migrations.migrator.migrate(pool)
         try pool.write { db in try SyncLog.capture(in: db) } // changes left unrecorded by an older version
-        incarnationNote = try pool.write { db in try SyncState.checkIncarnation(db, path: path) }
-        clockNote = try pool.write { db in try SyncLog.restartClockIfAhead(in: db) }
+        // One write at start: a new incarnation if the file was copied, then a clock left ahead restarted.
+        (incarnationNote, clockNote) = try pool.write { db in
+            (try SyncState.checkIncarnation(db, path: path), try SyncLog.restartClockIfAhead(in: db))
+        }
         if incarnationNote != nil {
             // The file itself must stop saying it is a backup before anything else is written: a log found beside a
             // file that says so is set aside at the next start (a kill -9 from here on must not lose writes that way).

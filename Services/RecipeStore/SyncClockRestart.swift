@@ -30,11 +30,12 @@ extension SyncLog {
         let now = SyncState.nowMilliseconds() + state.offset
         let limit = now + SyncValidation.maxClockAheadMilliseconds
         guard state.wall > limit, now >= earliestTrueWall else { return nil }
+        func isAhead(_ clock: SyncClock) -> Bool { (SyncStamp(clock.stamp)?.wall ?? 0) > limit }
         if let newestApplied = try String.fetchOne(db.cachedStatement(sql: """
                 SELECT body FROM sync_records WHERE source != ? ORDER BY seq DESC LIMIT 1
                 """), arguments: [state.replica]),
            let record = try? decode(newestApplied, seq: 0),
-           record.clocks.contains(where: { (SyncStamp($0.stamp)?.wall ?? 0) > limit }) {
+           record.clocks.contains(where: isAhead) {
             return nil
         }
         let ahead = state.wall - now
@@ -46,10 +47,10 @@ extension SyncLog {
         // Every record is read once; only those holding a stamp past the limit are written (a new feed entry each).
         for row in try Row.fetchAll(db, sql: "SELECT seq, body FROM sync_records ORDER BY seq") {
             // (A record that does not read is left as it is: `storage.check` names it; it must not stop every write.)
-            guard let record = try? decode(row["body"], seq: row["seq"]), record.clocks.contains(where: { (SyncStamp($0.stamp)?.wall ?? 0) > limit }) else { continue }
+            guard let record = try? decode(row["body"], seq: row["seq"]), record.clocks.contains(where: isAhead) else { continue }
             if tick == nil { tick = state.tick() }
             var states = record.states
-            for (name, field) in states where (SyncStamp(field.clock.stamp)?.wall ?? 0) > limit {
+            for (name, field) in states where isAhead(field.clock) {
                 var vv = field.clock.vv
                 vv[state.replica] = tick!.write
                 states[name] = SyncField(value: field.value, clock: SyncClock(vv: vv, stamp: tick!.stamp))
@@ -57,20 +58,14 @@ extension SyncLog {
             try save(SyncRecord(kind: record.kind, id: record.id, seq: seq, states: states), source: state.replica, in: db)
             seq += 1
             restamped += 1
-            // A recipe's modification time is its newest version's, as on every replica that applies this one.
-            if record.kind == .recipe, let modified = modifiedAt(states) {
-                try db.cachedStatement(sql: "UPDATE recipes SET updatedAt = ?1 WHERE id = ?2 AND updatedAt IS NOT ?1")
-                    .execute(arguments: [StoredDate(modified), record.id])
-            }
+            if record.kind == .recipe { try dateRecipe(record.id, by: states, in: db) }
         }
         try state.save(db)
         let minutes = ahead / 60_000
         let note = "this replica's clock had run \(minutes) minute\(minutes == 1 ? "" : "s") ahead of this machine's (the machine's clock was "
             + "ahead and has been set right): it restarts at the machine's time, and \(restamped) record\(restamped == 1 ? "" : "s") stamped "
             + "ahead meanwhile \(restamped == 1 ? "was" : "were") stamped again, so other replicas take \(restamped == 1 ? "it" : "them") instead of holding \(restamped == 1 ? "it" : "them") back"
-        let history = (try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'clockRestarts'")).map { $0 + "\n" } ?? ""
-        try db.execute(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('clockRestarts', ?)",
-                       arguments: [String(history.suffix(4_000)) + "\(RecipeStore.now()): \(note)"])
+        try SyncState.appendHistory("clockRestarts", "\(RecipeStore.now()): \(note)", keeping: 4_000, in: db)
         return note
     }
 }

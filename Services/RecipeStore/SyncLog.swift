@@ -113,10 +113,7 @@ enum SyncLog {
             // A recipe's modification time is its newest version's, on every replica alike (a write that
             // changed nothing leaves it as it was).
             // (A new recipe's row already says so: it is not written again.)
-            if kind == .recipe, let modified = modifiedAt(states) {
-                try db.cachedStatement(sql: "UPDATE recipes SET updatedAt = ?1 WHERE id = ?2 AND updatedAt IS NOT ?1")
-                    .execute(arguments: [StoredDate(modified), id])
-            }
+            if kind == .recipe { try dateRecipe(id, by: states, in: db) }
         }
         try db.execute(sql: "DELETE FROM sync_pending")
         if tick != nil { try state.save(db) }
@@ -134,6 +131,13 @@ enum SyncLog {
         states[field] = SyncField(value: value, clock: SyncClock(vv: vv, stamp: tick.stamp))
         try save(SyncRecord(kind: kind, id: id, seq: try nextSeq(in: db), states: states), source: state.replica, in: db)
         try state.save(db)
+    }
+
+    /// Sets a recipe's modification time to its newest version's (`modifiedAt`), as on every replica holding that version.
+    static func dateRecipe(_ id: String, by states: [String: SyncField], in db: Database) throws {
+        guard let modified = modifiedAt(states) else { return }
+        try db.cachedStatement(sql: "UPDATE recipes SET updatedAt = ?1 WHERE id = ?2 AND updatedAt IS NOT ?1")
+            .execute(arguments: [StoredDate(modified), id])
     }
 
     /// When a recipe last changed, as every replica holding the same version agrees: the wall-clock

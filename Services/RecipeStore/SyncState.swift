@@ -56,10 +56,16 @@ struct SyncState {
     mutating func newIncarnation(_ db: Database, reason: String) throws {
         let old = replica
         replica = try String.fetchOne(db, sql: "SELECT lower(hex(randomblob(6)))")!
-        let history = (try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'incarnations'")).map { $0 + "\n" } ?? ""
         try db.execute(sql: "UPDATE sync_state SET value = ? WHERE key = 'replica'", arguments: [replica])
-        try db.execute(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('incarnations', ?)",
-                       arguments: [history + "\(old) → \(replica) at \(RecipeStore.now()): \(reason)"])
+        try Self.appendHistory("incarnations", "\(old) → \(replica) at \(RecipeStore.now()): \(reason)", in: db)
+    }
+
+    /// Adds `line` to the history kept under `key` in `sync_state` (lines, oldest first), keeping at most the last
+    /// `keeping` characters of what was there before when given.
+    static func appendHistory(_ key: String, _ line: String, keeping: Int? = nil, in db: Database) throws {
+        let history = (try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = ?", arguments: [key])).map { $0 + "\n" } ?? ""
+        try db.execute(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES (?, ?)",
+                       arguments: [key, String(keeping.map { history.suffix($0) } ?? Substring(history)) + line])
     }
 
     /// The database file's identity (device and inode). A copy or a restored backup is a new file.
