@@ -74,6 +74,7 @@ extension RecipeStore {
             } else if let field = conflict.fields.first, let value = conflict.lostValues?[field] {
                 states[field]?.value = value
                 try SyncLog.writeTables(conflict.kind, conflict.recordID, states: states, photos: photos, in: db)
+                if conflict.kind == .ingredient { try SyncLog.settleCatalogue(in: db) }
                 try SyncLog.capture(in: db)
                 try Self.setConflictState(conflict, "resolved", in: db)
             }

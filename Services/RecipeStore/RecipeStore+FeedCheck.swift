@@ -24,6 +24,13 @@ extension RecipeStore {
                     LIMIT ?
                     """, arguments: [kind.rawValue, kind.rawValue, limit]).map { "\(kind.rawValue) \($0)" }
             }
+            // A catalogue entry's row id is the records' to give (`SyncLog.settleCatalogue`), whatever order they came in.
+            if found.count < limit {
+                let (placed, target) = try SyncLog.cataloguePlacement(in: db)
+                for (name, id) in placed.sorted(by: { $0.key < $1.key }) where target[name] != id {
+                    found.append("ingredient \(name): its row id is \(id), and the records place it at \(target[name] ?? "none")")
+                }
+            }
             return Array(found.prefix(limit))
         }
     }

@@ -34,8 +34,12 @@ extension RecipeStore {
                                            aliases: item.aliases, createdAt: date, updatedAt: date)
                 guard try Self.catalogueEntry(named: entry.name, in: db) == nil else { continue }
                 // Entries a person made first keep what they hold: a sample's id or alias they took is left to them
-                // (the sample gets another id, and does without that alias), so loading the samples never fails on them.
-                if try Self.ingredientName(rowID: entry.id.databaseText, in: db) != nil { entry.id = UUID.timeOrdered() }
+                // (the sample gets the id made from its name, the same on every replica, and does without that alias),
+                // so loading the samples never fails on them.
+                if try Self.ingredientName(rowID: entry.id.databaseText, in: db) != nil {
+                    let derived = SyncLog.derivedIngredientID(entry.name)
+                    entry.id = try Self.ingredientName(rowID: derived, in: db) == nil ? UUID(uuidString: derived)! : UUID.timeOrdered()
+                }
                 let aliases = try entry.aliases.filter { try !Self.aliasTaken($0, byOtherThan: entry.id.databaseText, in: db) }
                 written.append(try Self.upsert(entry, aliases: aliases, in: db).id.databaseText)
             }

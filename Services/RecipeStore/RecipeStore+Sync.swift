@@ -24,11 +24,22 @@ extension RecipeStore {
 
     // MARK: The change feed
 
+    /// A clock left ahead restarts before this replica's feed is read (`sync.info`, `sync.changes`, `sync.pending`), not
+    /// only at its next write (`SyncLog.restartClockIfAhead`): a replica only read from since its machine's clock was
+    /// set right (by NTP, say, while it ran) had its records held by every other replica until a person wrote there.
+    /// One read of `sync_state` when no restart is due.
+    func restartClockBeforeFeedRead() async throws {
+        let due = try await pool.read { db in SyncLog.clockRestartPoint(try SyncState.load(db)) != nil }
+        guard due else { return }
+        try await pool.write { db in _ = try SyncLog.restartClockIfAhead(in: db) }
+    }
+
     /// This replica's id, the newest feed position, and how many conflicts it has recorded.
     /// `lostPhotos`: blobs a recipe here names that are gone from the disk (see `RecipeStore+LostPhotos.swift`).
     public func syncInfo() async throws
         -> (replicaID: String, latestSeq: Int, conflictsCreated: Int, held: [HeldRecord], empty: Bool, lostPhotos: [String]) {
-        try await pool.read { db in
+        try await restartClockBeforeFeedRead()
+        return try await pool.read { db in
             let replica = try SyncState.load(db).replica
             let latest = try Int.fetchOne(db, sql: "SELECT MAX(seq) FROM sync_records") ?? 0
             let conflicts = try SyncApplier.openConflictCount(in: db)
@@ -41,6 +52,7 @@ extension RecipeStore {
     public func syncChanges(since: Int, exclude: String?, limit: Int) async throws -> SyncOps.Changes.Response {
         guard (1...1_000).contains(limit) else { throw ServiceError(.invalidArgument, "limit is \(limit); it must be 1 to 1000") }
         guard since >= 0 else { throw ServiceError(.invalidArgument, "since is \(since); it must be 0 or more") }
+        try await restartClockBeforeFeedRead()
         return try await pool.read { db in
             var records: [SyncRecord] = []
             var next = since
@@ -66,7 +78,8 @@ extension RecipeStore {
 
     /// How many changes after `since` did not come from `exclude`.
     public func syncPendingCount(since: Int, exclude: String?) async throws -> Int {
-        try await pool.read { db in
+        try await restartClockBeforeFeedRead()
+        return try await pool.read { db in
             try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM sync_records WHERE seq > ? AND source IS NOT ?"),
                              arguments: [since, exclude]) ?? 0
         }
@@ -233,6 +246,7 @@ extension RecipeStore {
             for held in try SyncApplier.settledHeldRecords(in: db, photos: photos, now: applier.now, touched: touched) {
                 try applier.apply(held.record, from: held.peer, in: db)
             }
+            if applier.catalogueWritten { try SyncLog.settleCatalogue(in: db) }
             try applier.state.save(db)
             if let cursor {
                 // A page that continues the feed from behind the stored cursor (another sync of the same pair applied

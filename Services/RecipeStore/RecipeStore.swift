@@ -145,7 +145,10 @@ public final class RecipeStore: Sendable {
             try db.execute(sql: "PRAGMA journal_size_limit = \(Self.logSizeLimit)")
         }
         try Migrations.migrator.migrate(pool)
-        try pool.write { db in try SyncLog.capture(in: db) } // changes left unrecorded by an older version
+        try pool.write { db in
+            try SyncLog.capture(in: db) // changes left unrecorded by an older version
+            try SyncLog.settleCatalogueOnce(in: db) // entries an older version placed by the order their records came in
+        }
         // One write at start: a new incarnation if the file was copied, then a clock left ahead restarted.
         (incarnationNote, clockNote) = try pool.write { db in
             (try SyncState.checkIncarnation(db, path: path), try SyncLog.restartClockIfAhead(in: db))

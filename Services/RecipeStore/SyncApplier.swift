@@ -13,6 +13,8 @@ struct SyncApplier {
     var seq: Int
     var changed = 0
     var conflicts = 0
+    /// Whether a catalogue entry was written: the catalogue is settled once the page is applied (`SyncLog.settleCatalogue`).
+    var catalogueWritten = false
     let now: Int64
 
     /// The most records held back at once; a peer that sends more is refused until some apply.
@@ -75,6 +77,7 @@ struct SyncApplier {
         }
         try SyncLog.writeTables(record.kind, record.id, states: result, photos: photos, in: db)
         try db.execute(sql: "DELETE FROM sync_pending WHERE kind = ? AND id = ?", arguments: [record.kind.rawValue, record.id])
+        if record.kind == .ingredient { catalogueWritten = true }
         // Copies go into the feed before the merged record: a peer that has the record (which has seen the losing
         // write) has its copy too, however a sync is cut off — and a replica lost after passing the record on loses nothing.
         if record.kind == .recipe && !losses.isEmpty {

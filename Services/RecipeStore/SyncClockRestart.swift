@@ -9,6 +9,19 @@ extension SyncLog {
     /// not this replica's stamps ahead of it.
     static let earliestTrueWall: Int64 = 1_767_225_600_000
 
+    /// The wall time this replica's clock restarts at (`restartClockIfAhead`): the machine's, when the clock is more
+    /// than the tolerance ahead of it and the machine's clock can be right; nil when no restart is due.
+    ///
+    /// Not held back by changes taken from other replicas that are ahead of the machine's clock too: two replicas whose
+    /// machines' clocks were ahead alike (one wrong time zone) and were set right would each take the other's changes
+    /// for a sign that its own machine's clock is behind, and neither restart until real time caught up. A machine
+    /// whose clock did go behind restarts once, re-dating what was stamped past it (the same writes, whoever made
+    /// them), and holds other replicas' newer changes until it is set right, as it did before.
+    static func clockRestartPoint(_ state: SyncState) -> Int64? {
+        let machine = SyncState.nowMilliseconds() + state.offset
+        return state.wall > machine + SyncValidation.maxClockAheadMilliseconds && machine >= earliestTrueWall ? machine : nil
+    }
+
     /// Restarts this replica's clock when it has run further ahead of the machine's clock than any replica accepts.
     ///
     /// The hybrid clock only moves forward: a machine whose clock was ahead for a while (a wrong time at boot, a time
@@ -16,28 +29,23 @@ extension SyncLog {
     /// too — and every other replica holds such records back ("stamp … is N minutes ahead of this replica's clock")
     /// until real time catches up, which may be never in practice. So when the clock is more than
     /// `SyncValidation.maxClockAheadMilliseconds` ahead of the machine's, it restarts at the machine's time, and every
-    /// field stamped that far ahead gets a new version of the same value: one local write that has seen the old one,
-    /// so it supersedes it everywhere by causality, and other replicas take it (dropping what they held of it).
+    /// field stamped that far ahead is re-dated: the same write, the same value, a stamp of now and one more count in
+    /// the version's `SyncClock.restartEntry`. It supersedes the version it re-dates everywhere, and other replicas
+    /// take it (dropping what they held of it); it is not a write of its own, so a delete or an edit made elsewhere
+    /// having seen the original still supersedes it (re-dated as a new write, it would have brought a recipe deleted
+    /// elsewhere back, or beaten a later edit by its newer stamp).
     ///
-    /// Unless the machine's clock is the one that is wrong: earlier than this release could be made, or behind the
-    /// newest change applied from another replica by more than the same tolerance. The clock then stamps on as before.
+    /// Unless the machine's clock is the one that is plainly wrong: earlier than this release could be made. The clock
+    /// then stamps on as before.
     ///
     /// Runs at the start of every write transaction (and at open); the check is one read of `sync_state`. Returns a
     /// note for the log when it restarted the clock.
     @discardableResult
     static func restartClockIfAhead(in db: Database) throws -> String? {
         var state = try SyncState.load(db)
-        let now = SyncState.nowMilliseconds() + state.offset
+        guard let now = clockRestartPoint(state) else { return nil }
         let limit = now + SyncValidation.maxClockAheadMilliseconds
-        guard state.wall > limit, now >= earliestTrueWall else { return nil }
         func isAhead(_ clock: SyncClock) -> Bool { (SyncStamp(clock.stamp)?.wall ?? 0) > limit }
-        if let newestApplied = try String.fetchOne(db.cachedStatement(sql: """
-                SELECT body FROM sync_records WHERE source != ? ORDER BY seq DESC LIMIT 1
-                """), arguments: [state.replica]),
-           let record = try? decode(newestApplied, seq: 0),
-           record.clocks.contains(where: isAhead) {
-            return nil
-        }
         let ahead = state.wall - now
         state.wall = now
         state.counter = 0
@@ -52,7 +60,7 @@ extension SyncLog {
             var states = record.states
             for (name, field) in states where isAhead(field.clock) {
                 var vv = field.clock.vv
-                vv[state.replica] = tick!.write
+                vv[SyncClock.restartEntry, default: 0] += 1
                 states[name] = SyncField(value: field.value, clock: SyncClock(vv: vv, stamp: tick!.stamp))
             }
             try save(SyncRecord(kind: record.kind, id: record.id, seq: seq, states: states), source: state.replica, in: db)

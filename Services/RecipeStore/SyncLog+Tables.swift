@@ -5,31 +5,93 @@ import RecipeProtocol
 
 /// Merged fields written back to the tables (and rows that named a record not here yet, linked once it is).
 extension SyncLog {
-    /// The row id the catalogue entry `name` takes here: the one its record names, unless another entry holds it.
-    /// Of two entries given one id, the name that sorts first keeps it and the other moves to an id made from its
-    /// name, so every replica ends with the same ids whichever it applied first. The move is the merge's doing, not
-    /// a person's edit: it is not a new version (the record keeps the id it was given, on every replica alike, as a
-    /// merged line id that two lists share is made unique in the tables only).
-    private static func ingredientRowID(name: String, wanted: String, in db: Database) throws -> String {
-        guard let holder = try RecipeStore.ingredientName(rowID: wanted, in: db) else { return wanted }
-        guard name < holder else { return try freeIngredientID(derivedIngredientID(name), in: db) }
-        let moved = try freeIngredientID(derivedIngredientID(holder), in: db)
-        let aliases = try String.fetchAll(db.cachedStatement(sql: "SELECT alias FROM ingredient_aliases WHERE ingredientId = ?"), arguments: [wanted])
-        try db.cachedStatement(sql: "DELETE FROM ingredient_aliases WHERE ingredientId = ?").execute(arguments: [wanted])
-        try db.cachedStatement(sql: "UPDATE ingredients SET id = ? WHERE id = ?").execute(arguments: [moved, wanted])
-        for alias in aliases {
-            try db.cachedStatement(sql: "INSERT INTO ingredient_aliases (ingredientId, alias) VALUES (?, ?)").execute(arguments: [moved, alias])
+    /// The id made from a catalogue entry's name: where an entry whose id another holds goes (`settleCatalogue`).
+    static func derivedIngredientID(_ name: String) -> String { DerivedID.uuid("ingredient|\(name)").uuidString }
+
+    /// Puts every catalogue entry at the row id the merged records give it, whatever order they arrived in: one id
+    /// two or more entries' records claim is held by the name that sorts first; each other claimant takes the id made
+    /// from its name (or, when a record claims that one too, the next made from its name and a count) — so two replicas
+    /// holding the same records hold the same ids. A move is the merge's doing, not a person's edit: no new version
+    /// (the record keeps the id it was given). Run once after every write of merged catalogue records
+    /// (`writeTables`), over the whole catalogue: what an entry leaving an id changes reaches entries it never named.
+    static func settleCatalogue(in db: Database) throws {
+        let (placed, target) = try cataloguePlacement(in: db)
+        let moving = placed.filter { name, id in target[name].map { $0 != id } ?? false }.keys.sorted()
+        guard !moving.isEmpty else { return }
+        let pending = Set(try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM sync_pending WHERE kind = 'ingredient'")))
+        // Out of the way first (an entry may move into the id another leaves), then into place; aliases follow.
+        var aliases: [String: [String]] = [:]
+        for name in moving {
+            let id = placed[name]!
+            aliases[name] = try String.fetchAll(db.cachedStatement(sql: "SELECT alias FROM ingredient_aliases WHERE ingredientId = ?"), arguments: [id])
+            try db.cachedStatement(sql: "DELETE FROM ingredient_aliases WHERE ingredientId = ?").execute(arguments: [id])
+            try db.cachedStatement(sql: "UPDATE ingredients SET id = ? WHERE id = ?").execute(arguments: ["settling|\(name)", id])
         }
-        try db.cachedStatement(sql: "DELETE FROM sync_pending WHERE kind = 'ingredient' AND id = ?").execute(arguments: [holder])
-        return wanted
+        for name in moving {
+            let id = target[name]!
+            try db.cachedStatement(sql: "UPDATE ingredients SET id = ? WHERE id = ?").execute(arguments: [id, "settling|\(name)"])
+            for alias in aliases[name] ?? [] {
+                try db.cachedStatement(sql: "INSERT INTO ingredient_aliases (ingredientId, alias) VALUES (?, ?)").execute(arguments: [id, alias])
+            }
+            // Not an edit to capture (one pending before, a person's, still is).
+            if !pending.contains(name) {
+                try db.cachedStatement(sql: "DELETE FROM sync_pending WHERE kind = 'ingredient' AND id = ?").execute(arguments: [name])
+            }
+        }
     }
 
-    /// The id made from a catalogue entry's name.
-    private static func derivedIngredientID(_ name: String) -> String { DerivedID.uuid("ingredient|\(name)").uuidString }
+    /// Each catalogue entry's row id here (name → id), and the one the records give it (`catalogueRowIDs`).
+    static func cataloguePlacement(in db: Database) throws -> (placed: [String: String], target: [String: String]) {
+        var wanted: [String: String] = [:] // name → the id its record claims
+        for row in try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT id, CASE json_type(body, '$.fields.id') WHEN 'text' THEN json_extract(body, '$.fields.id') END AS wanted
+            FROM sync_records WHERE kind = 'ingredient' AND live
+            """)) {
+            let name: String = row["id"]
+            wanted[name] = (row["wanted"] as String?) ?? derivedIngredientID(name)
+        }
+        var placed: [String: String] = [:]
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT name, id FROM ingredients")) {
+            let name: String = row["name"]
+            placed[name] = row["id"]
+            // A row without a live record (none is left so by a merge) claims the id it has.
+            if wanted[name] == nil { wanted[name] = row["id"] }
+        }
+        return (placed, catalogueRowIDs(wanted))
+    }
 
-    /// `id` when no entry holds it here; a new one otherwise (a replica that sent an id made from another name).
-    private static func freeIngredientID(_ id: String, in db: Database) throws -> String {
-        try RecipeStore.ingredientName(rowID: id, in: db) == nil ? id : UUID.timeOrdered().uuidString
+    /// `settleCatalogue` once for the database, at the first start of a release with sync rules 3 (an earlier one placed
+    /// entries by the order their records arrived in); later starts read one row of `sync_state`, not the feed.
+    static func settleCatalogueOnce(in db: Database) throws {
+        let key = "catalogueSettled"
+        guard try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM sync_state WHERE key = ?"), arguments: [key]) == nil else { return }
+        try settleCatalogue(in: db)
+        try db.cachedStatement(sql: "INSERT INTO sync_state (key, value) VALUES (?, ?)").execute(arguments: [key, String(SyncRules.current)])
+    }
+
+    /// The row id of each entry, from the id each one's record claims (name → id): a function of the claims alone.
+    static func catalogueRowIDs(_ wanted: [String: String]) -> [String: String] {
+        var claimants: [String: [String]] = [:]
+        for (name, id) in wanted { claimants[id, default: []].append(name) }
+        var target: [String: String] = [:]
+        var displaced: [String] = []
+        for (id, names) in claimants {
+            let sorted = names.sorted()
+            target[sorted[0]] = id
+            displaced += sorted.dropFirst()
+        }
+        var taken = Set(claimants.keys)
+        for name in displaced.sorted() {
+            var id = derivedIngredientID(name)
+            var count = 0
+            while taken.contains(id) {
+                count += 1
+                id = DerivedID.uuid("ingredient-moved|\(count)|\(name)").uuidString
+            }
+            taken.insert(id)
+            target[name] = id
+        }
+        return target
     }
 
     /// Makes the tables hold `values` (or not hold the record when it is not live).
@@ -57,7 +119,9 @@ extension SyncLog {
             // held it (given the same id on two replicas, or by a replica that reused it) while its record stayed.
             try db.cachedStatement(sql: "DELETE FROM ingredients WHERE name = ?").execute(arguments: [id])
             guard live else { return }
-            let rowID = try ingredientRowID(name: id, wanted: values["id"]?.string ?? Self.derivedIngredientID(id), in: db)
+            // Where its record says, when free; `settleCatalogue`, run after, puts it (and every entry) where the records say.
+            let wanted = values["id"]?.string ?? Self.derivedIngredientID(id)
+            let rowID = try RecipeStore.ingredientName(rowID: wanted, in: db) == nil ? wanted : UUID.timeOrdered().uuidString
             try db.execute(sql: "INSERT INTO ingredients (id, name, category, createdAt, updatedAt) VALUES (?, ?, ?, ?, ?)",
                            arguments: [rowID, id, values["category"]?.string, SyncDates.text(values["createdAt"]), RecipeStore.now()])
             for alias in Set((values["aliases"]?.array ?? []).compactMap(\.string)) {

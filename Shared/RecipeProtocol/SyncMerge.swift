@@ -61,7 +61,8 @@ public enum SyncMerge {
     }
 
     /// Merges `local` and `remote`. For each field: a version that has seen the
-    /// other's write wins; versions that have not seen each other are concurrent,
+    /// other's write wins; of two that have seen the same writes, the one a clock restart re-dated more often
+    /// (`SyncClock.restartEntry`); versions that have not seen each other are concurrent,
     /// and the higher stamp wins (ties: the larger value text). The losing value of
     /// a concurrent pair is reported when it differs from the winner.
     public static func merge(_ local: [String: SyncField], _ remote: [String: SyncField]) -> (merged: [String: SyncField], losses: [Loss]) {
@@ -84,7 +85,10 @@ public enum SyncMerge {
         let bSeesA = a.clock.isCovered(by: b.clock)
         let element = SyncRecord.isElementField(name)
         let deleteFlag = name == SyncRecord.deletedField
-        if aSeesB && bSeesA { return (ranksHigher(a, b, element: element, deleteFlag: deleteFlag) ? a : b, nil) } // the same writes seen
+        if aSeesB && bSeesA { // the same writes seen: a re-dated version supersedes the one it re-dated
+            if a.clock.restarts != b.clock.restarts { return (a.clock.restarts > b.clock.restarts ? a : b, nil) }
+            return (ranksHigher(a, b, element: element, deleteFlag: deleteFlag) ? a : b, nil)
+        }
         if aSeesB { return (a, nil) }
         if bSeesA { return (b, nil) }
         let (winner, loser) = ranksHigher(a, b, element: element, deleteFlag: deleteFlag) ? (a, b) : (b, a)

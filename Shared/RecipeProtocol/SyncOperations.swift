@@ -12,7 +12,9 @@ public enum SyncRules {
     /// 1: the releases before rules were numbered (they said none): a delete and a concurrent re-creation settled by
     /// the stamps; a line id unique across every recipe.
     /// 2: a record present beats one removed when neither has seen the other; a line id names a line within its recipe.
-    public static let current = 2
+    /// 3: a catalogue entry's row id is worked out from every entry's record, not from the order they arrived in; a
+    /// version a clock restart re-dated is the same write (`SyncClock.restartEntry`), not a new one.
+    public static let current = 3
 
     /// Why `who`, saying `rules` (nil: a release from before rules were numbered), cannot sync with `here` (the side
     /// judging, which runs this release); nil when it can.

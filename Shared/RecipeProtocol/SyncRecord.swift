@@ -39,12 +39,21 @@ public struct SyncClock: Codable, Sendable, Hashable {
     /// The clock of the sample collection: below every real write, the same on every replica.
     public static let genesis = SyncClock(vv: [:], stamp: "0000000000000000.000000.starter")
 
+    /// The entry a version re-dated by a clock restart counts in (`SyncLog.restartClockIfAhead`): the same write
+    /// with a new stamp, not a write of anyone's — so not part of what a version has seen (`covers`). Of two versions
+    /// that have seen the same writes, the one re-dated more often supersedes the other (`SyncMerge`); a write that had
+    /// seen the original (an edit, a delete) supersedes every re-dating of it.
+    public static let restartEntry = "restart"
+
+    /// How many times this version was re-dated by a clock restart.
+    public var restarts: Int64 { vv[Self.restartEntry] ?? 0 }
+
     /// `true` when every write `self` has seen, `other` has seen too.
     public func isCovered(by other: SyncClock) -> Bool { Self.covers(other.vv, self.vv) }
 
-    /// `true` when version vector `a` has seen every write `b` has.
+    /// `true` when version vector `a` has seen every write `b` has (a re-dating is not a write: `restartEntry`).
     public static func covers(_ a: [String: Int64], _ b: [String: Int64]) -> Bool {
-        b.allSatisfy { replica, count in a[replica, default: 0] >= count }
+        b.allSatisfy { replica, count in replica == restartEntry || a[replica, default: 0] >= count }
     }
 
     /// The writes either has seen.

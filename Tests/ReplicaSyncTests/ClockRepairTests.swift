@@ -68,6 +68,71 @@ struct ClockRepairTests {
         }
     }
 
+    @Test("a recipe made while one machine's clock was ahead and deleted on another whose clock was ahead too stays deleted when both restart before hearing of each other (seed 7179111056887966857)")
+    func reDatingDoesNotBringBackADelete() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            try await a.store.setClockOffset(milliseconds: 2 * 3_600_000)
+            try await b.store.setClockOffset(milliseconds: 86_400_000)
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Made ahead", notes: "n"))
+            _ = try await SyncEngine.pull(from: a, to: b) // b, a day ahead, takes it, and a person there deletes it
+            _ = try await b.store.deleteRecipe(id: recipe.id)
+            // Both machines' clocks are set right; each writes before any sync, so each restarts its clock and re-dates
+            // what it holds stamped ahead: a the recipe's fields, b the recipe's tombstone. Re-dated as new writes,
+            // a's fields were present where b's delete had not seen them, and brought the recipe back.
+            for replica in replicas {
+                try await replica.store.setClockOffset(milliseconds: 0)
+                _ = try await replica.store.createRecipe(id: UUID(), RecipeDraft(name: "After the fix on \(replica.name)"))
+                #expect(try await replica.store.clockRestarts().count == 1, "\(replica.name)")
+            }
+            try await expectConverged([a, b])
+            for replica in replicas {
+                await #expect(throws: ServiceError.self, "\(replica.name)") { _ = try await replica.store.recipe(recipe.id) }
+                #expect(try await replica.store.heldRecords().isEmpty, "\(replica.name)")
+                #expect(try await replica.store.listRecipes(.init(limit: 10)).recipes.count == 2, "\(replica.name)")
+            }
+        }
+    }
+
+    @Test("an edit made on another replica having seen a version written ahead is not beaten by that version's re-dating, stamped later")
+    func reDatingDoesNotBeatALaterEdit() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            for replica in replicas { try await replica.store.setClockOffset(milliseconds: 2 * 3_600_000) }
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Draft"))
+            _ = try await SyncEngine.pull(from: a, to: b)
+            let current = try await b.store.recipe(recipe.id)
+            _ = try await b.store.updateRecipe(id: recipe.id, expectedVersion: current.version, RecipeDraft(name: "Final"))
+            // Set right, b first: b re-dates its edit, then a re-dates the version b's edit replaced, with a later stamp.
+            for replica in [b, a] {
+                try await replica.store.setClockOffset(milliseconds: 0)
+                _ = try await replica.store.createBook(id: UUID(), title: "After the fix on \(replica.name)", author: nil)
+                #expect(try await replica.store.clockRestarts().count == 1, "\(replica.name)")
+            }
+            try await expectConverged([a, b])
+            for replica in replicas {
+                #expect(try await replica.store.recipe(recipe.id).name == "Final", "\(replica.name)")
+                #expect(try await replica.store.conflicts().isEmpty, "\(replica.name): the edit had seen the version, so nothing conflicts")
+            }
+        }
+    }
+
+    @Test("a replica only read from after its machine's clock was set right (by NTP while it ran): the sync reading its feed restarts its clock, and the other replica takes its records instead of holding them")
+    func feedReadRestarts() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            try await a.store.setClockOffset(milliseconds: 2 * 3_600_000)
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Made ahead"))
+            try await a.store.setClockOffset(milliseconds: 0)
+            let report = try await SyncEngine.pull(from: a, to: b)
+            #expect(report.held == 0)
+            #expect(try await b.store.heldRecords().isEmpty)
+            #expect(try await b.store.recipe(recipe.id).name == "Made ahead")
+            #expect(try await a.store.clockRestarts().count == 1)
+            try await expectConverged([a, b])
+        }
+    }
+
     @Test("with nothing written after the fix, a restart of the storage restarts the clock; the records written ahead reach the other replica")
     func openRestarts() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("rv-clock-\(UUID().uuidString)")
@@ -94,27 +159,46 @@ struct ClockRepairTests {
         try b.store.close()
     }
 
-    @Test("a machine clock that is wrong — behind the changes taken from another replica, or before this release — does not restart the clock: writes stamp on")
-    func wrongMachineClockLeavesItAlone() async throws {
+    @Test("a machine clock behind restarts the replica's clock once, re-dating what was stamped past it; one before this release does not restart it: writes stamp on")
+    func machineClockBehindOrBefore2026() async throws {
         try await withReplicas(2) { replicas in
             let (a, b) = (replicas[0], replicas[1])
             _ = try await b.store.createRecipe(id: UUID(), RecipeDraft(name: "From b"))
             _ = try await syncAll([a, b])
-            // a's machine clock goes two hours back (a clock behind, not a's stamps ahead): b's change is newer than it.
+            // a's machine clock goes two hours back: the next write restarts a's clock there, once.
             try await a.store.setClockOffset(milliseconds: -2 * 3_600_000)
             let (made, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Made while behind"))
+            _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Made while behind, again"))
+            #expect(try await a.store.clockRestarts().count == 1)
             let stamp = try #require(try await a.store.syncRecord(.recipe, id: made.id.uuidString)?.states["name"]?.clock.stamp)
-            // Above b's change (the newest it has seen), not restarted two hours back (however long a loaded machine took).
-            let fromB = try #require(try await b.store.syncChanges(since: 0, exclude: nil, limit: 100).records.first?.clocks.first?.stamp)
-            #expect(StampOrder.precedes(fromB, stamp), "stamped on above what it has seen, not restarted two hours back: \(stamp) after \(fromB)")
             // Back to 1970: earlier than any machine running this release can rightly show.
             try await a.store.setClockOffset(milliseconds: -Int64(Date().timeIntervalSince1970 * 1_000) + 5_000)
             let (old, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Made in 1970"))
             let oldStamp = try #require(try await a.store.syncRecord(.recipe, id: old.id.uuidString)?.states["name"]?.clock.stamp)
             #expect((Int64(oldStamp.prefix(16)) ?? 0) >= Int64(stamp.prefix(16)) ?? 0, "\(oldStamp)")
+            #expect(try await a.store.clockRestarts().count == 1)
             try await a.store.setClockOffset(milliseconds: 0)
             _ = try await syncAll([a, b])
-            try await expectSameContent(a, b)
+            try await expectConverged([a, b])
+            #expect(try await a.store.listRecipes(.init(limit: 10)).recipes.count == 4)
+        }
+    }
+
+    @Test("two replicas whose machines' clocks were ahead alike, each taking the other's changes, both restart once set right: nothing is held")
+    func bothAheadAlike() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            for replica in replicas { try await replica.store.setClockOffset(milliseconds: Self.year) }
+            _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "On a"))
+            _ = try await b.store.createRecipe(id: UUID(), RecipeDraft(name: "On b"))
+            try await syncAll([a, b])
+            for replica in replicas { try await replica.store.setClockOffset(milliseconds: 0) }
+            try await syncAll([a, b])
+            try await expectConverged([a, b])
+            for replica in replicas {
+                #expect(try await replica.store.heldRecords().isEmpty, "\(replica.name)")
+                #expect(try await replica.store.clockRestarts().count == 1, "\(replica.name)")
+            }
         }
     }
 }
