@@ -7,7 +7,9 @@ import Foundation
 /// seen the other's every change: so every storage says its rules (`sync.info`), a worker says the rules it syncs by
 /// in every `sync.changes` and `sync.apply`, and a storage, or a worker, meeting other rules than its own refuses to
 /// sync (`unsupported_version`, saying which side is behind) until all run one release. A new number whenever a
-/// change to the merge or to that settling would let two replicas end differently.
+/// change to the merge or to that settling would let two replicas end differently (`SyncRulesFingerprintTests` holds
+/// the answers of the merge and the catalogue's settling to a fixed set of inputs under each number, and fails when
+/// they change under the same one).
 public enum SyncRules {
     /// 1: the releases before rules were numbered (they said none): a delete and a concurrent re-creation settled by
     /// the stamps; a line id unique across every recipe.
