@@ -145,13 +145,12 @@ public final class RecipeStore: Sendable {
             try db.execute(sql: "PRAGMA journal_size_limit = \(Self.logSizeLimit)")
         }
         try Migrations.migrator.migrate(pool)
-        try pool.write { db in
-            try SyncLog.capture(in: db) // changes left unrecorded by an older version
-            try SyncLog.settleCatalogueOnce(in: db) // entries an older version placed by the order their records came in
-        }
-        // One write at start: a new incarnation if the file was copied, then a clock left ahead restarted.
+        // One write at start: changes an older version left unrecorded, a catalogue it placed by the order its records
+        // came in, a new incarnation if the file was copied, then a clock left ahead restarted.
         (incarnationNote, clockNote) = try pool.write { db in
-            (try SyncState.checkIncarnation(db, path: path), try SyncLog.restartClockIfAhead(in: db))
+            try SyncLog.capture(in: db)
+            try SyncLog.settleCatalogueOnce(in: db)
+            return (try SyncState.checkIncarnation(db, path: path), try SyncLog.restartClockIfAhead(in: db))
         }
         if incarnationNote != nil {
             // The file itself must stop saying it is a backup before anything else is written: a log found beside a

@@ -40,7 +40,7 @@ struct SyncState {
         var state = try load(db)
         let now = nowMilliseconds() + state.offset
         // A clock left ahead by a machine's clock since set right restarts before this write is stamped.
-        if state.wall > now + SyncValidation.maxClockAheadMilliseconds, try SyncLog.restartClockIfAhead(in: db) != nil { state = try load(db) }
+        if SyncLog.clockRestartPoint(state) != nil, try SyncLog.restartClockIfAhead(in: db) != nil { state = try load(db) }
         let wall = now > state.wall ? now : (state.counter < maxCounter ? state.wall : min(state.wall + 1, maxWall))
         // A clock already pushed far ahead (stored by an older build) stamps on, but dates stay the real time.
         guard wall <= now + SyncValidation.maxClockAheadMilliseconds else { return try body() }
