@@ -208,15 +208,37 @@ private final class TapeSession {
         if !node.flag, node.end - node.start <= 15, let whole = wholeNumber(node) {
             return Double(whole) // exact: at most 15 digits
         }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)]), as: UTF8.self)
+        let literal = UnsafeBufferPointer(rebasing: bytes[Int(node.start)..<Int(node.end)])
         let takes = "a number no larger than 1.8e308 either side of zero, and 0 or no smaller than 2.2e-308"
-        guard let value = Double(text), value.isFinite else { throw leave(number: node, path: path(), takes: takes) }
-        // A literal that underflows to zero (`1e-700`): Foundation refuses it.
-        if value == 0, text.utf8.prefix(while: { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") })
-            .contains(where: { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }) {
+        guard let value = Double(String(decoding: literal, as: UTF8.self)), value.isFinite else {
             throw leave(number: node, path: path(), takes: takes)
         }
+        if value == 0, !Self.foundationReadsAsZero(literal) {
+            // A literal that underflows to zero (`1e-700`), or a zero Foundation's scan takes for one (`0.00e4`).
+            let mantissa = literal.prefix { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }
+            let underflows = mantissa.contains { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }
+            throw leave(number: node, path: path(), takes: underflows ? takes : "zero written without an exponent (0 or 0.0)")
+        }
         return value
+    }
+
+    /// Whether Foundation's decoder (swift-foundation's `JSONDecoderImpl.isTrueZero`) takes a literal that parsed to
+    /// zero as a true zero rather than as an underflow, which it refuses. It looks for a digit 1 to 9 before the
+    /// first `e`, reading four bytes at a time from the front and then the last `count % 4` bytes from the back, so
+    /// a nonzero exponent digit among those last bytes counts too: `0e4`, `0.00e4` and `-0.0e1` are refused while
+    /// `0.0e4` and `0e10` are read. Mirrored exactly, so a body reads alike on either path.
+    static func foundationReadsAsZero(_ literal: UnsafeBufferPointer<UInt8>) -> Bool {
+        func verdict(_ byte: UInt8) -> Bool? {
+            switch byte {
+            case UInt8(ascii: "1")...UInt8(ascii: "9"): false
+            case UInt8(ascii: "e"), UInt8(ascii: "E"): true
+            default: nil
+            }
+        }
+        let whole = literal.count - literal.count % 4
+        for byte in literal[..<whole] { if let answer = verdict(byte) { return answer } }
+        for byte in literal[whole...].reversed() { if let answer = verdict(byte) { return answer } }
+        return true
     }
 
     func integer<I: FixedWidthInteger>(_: I.Type, at index: Int, path: @autoclosure () -> [any CodingKey]) throws -> I {
