@@ -36,15 +36,58 @@ extension RecipeStore {
 
     /// This replica's id, the newest feed position, and how many conflicts it has recorded.
     /// `lostPhotos`: blobs a recipe here names that are gone from the disk (see `RecipeStore+LostPhotos.swift`).
+    /// `retired`: replica ids that have ended (this replica's own before a new incarnation, and those learned of).
     public func syncInfo() async throws
-        -> (replicaID: String, latestSeq: Int, conflictsCreated: Int, held: [HeldRecord], empty: Bool, lostPhotos: [String]) {
+        -> (replicaID: String, latestSeq: Int, conflictsCreated: Int, held: [HeldRecord], empty: Bool, lostPhotos: [String], retired: [String]) {
         try await restartClockBeforeFeedRead()
         return try await pool.read { db in
             let replica = try SyncState.load(db).replica
             let latest = try Int.fetchOne(db, sql: "SELECT MAX(seq) FROM sync_records") ?? 0
             let conflicts = try SyncApplier.openConflictCount(in: db)
-            return (replica, latest, conflicts, try SyncApplier.heldSummaries(in: db), try Self.holdsNothing(db), try currentLostPhotos(in: db))
+            return (replica, latest, conflicts, try SyncApplier.heldSummaries(in: db), try Self.holdsNothing(db), try currentLostPhotos(in: db),
+                    try SyncLog.retiredReplicas(in: db))
         }
+    }
+
+    /// `sync.info` as the wire carries it.
+    public func syncInfoResponse(publishEndpoint: String?) async throws -> SyncOps.Info.Response {
+        let info = try await syncInfo()
+        return .init(replicaID: info.replicaID, publishEndpoint: publishEndpoint, latestSeq: info.latestSeq, conflictsCreated: info.conflictsCreated,
+                     held: info.held, empty: info.empty, lostPhotos: info.lostPhotos.isEmpty ? nil : info.lostPhotos,
+                     retired: info.retired.isEmpty ? nil : info.retired)
+    }
+
+    /// Learns that the replicas `ids` have ended (another replica's `sync.info` lists them; `sync.retire`), then
+    /// re-dates and applies the records held here for being stamped too far ahead by one of them: nothing else
+    /// would ever stamp them again (`SyncApplier.redatingRetired`). Idempotent: ids known already change nothing.
+    public func retireReplicas(_ ids: [String]) async throws -> SyncOps.Apply.Response {
+        guard ids.count <= SyncOps.Retire.maxIDs else {
+            throw ServiceError(.invalidArgument, "the request names \(ids.count) replica ids; at most \(SyncOps.Retire.maxIDs) at a time")
+        }
+        if let bad = ids.first(where: { !SyncValidation.isReplicaID($0) }) {
+            throw ServiceError(.invalidArgument, "\"\(bad.prefix(80))\" is not a replica id (1 to \(SyncValidation.maxReplicaIDLength) letters, digits and dashes)")
+        }
+        let photos = self.photos
+        let result = try await pool.write { db -> SyncOps.Apply.Response in
+            guard try !SyncLog.addRetired(ids, in: db).isEmpty else {
+                return .init(changed: 0, conflicts: 0, held: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sync_held") ?? 0)
+            }
+            ReadBack.forget() // as every write begins (see `write`)
+            try SyncLog.restartClockIfAhead(in: db)
+            try SyncLog.capture(in: db) // anything local first, so the merge sees it
+            let retired = Set(try SyncLog.retiredReplicas(in: db))
+            var applier = SyncApplier(state: try SyncState.load(db), photos: photos, seq: try SyncLog.nextSeq(in: db), retired: retired)
+            for held in try SyncApplier.heldRecords(in: db, photos: photos, now: applier.now, retired: retired) {
+                try applier.apply(held.record, from: held.peer, in: db)
+            }
+            if applier.catalogueWritten { try SyncLog.settleCatalogue(in: db) }
+            try applier.state.save(db)
+            try SyncLog.capture(in: db)
+            let held = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sync_held") ?? 0
+            return .init(changed: applier.changed, conflicts: applier.conflicts, held: held)
+        }
+        if result.changed > 0 { await collectUnusedPhotos() }
+        return result
     }
 
     /// Records changed after `since`, oldest change first, leaving out those whose last
@@ -233,9 +276,10 @@ extension RecipeStore {
                     return .failure(Self.restart("this storage was restored from an older copy and took a new incarnation (\(state.replica)) on this page"))
                 }
             }
-            var applier = SyncApplier(state: state, photos: photos, seq: try SyncLog.nextSeq(in: db))
+            let retired = Set(try SyncLog.retiredReplicas(in: db))
+            var applier = SyncApplier(state: state, photos: photos, seq: try SyncLog.nextSeq(in: db), retired: retired)
             // Held records first (a blob or the time they waited for may be here now), then the page.
-            for held in try SyncApplier.heldRecords(in: db, photos: photos, now: applier.now) {
+            for held in try SyncApplier.heldRecords(in: db, photos: photos, now: applier.now, retired: retired) {
                 try applier.apply(held.record, from: held.peer, in: db)
             }
             for record in records.sorted(by: { ($0.kind.applyOrder, $0.seq) < ($1.kind.applyOrder, $1.seq) }) {

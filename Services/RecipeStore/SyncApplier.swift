@@ -16,37 +16,85 @@ struct SyncApplier {
     /// Whether a catalogue entry was written: the catalogue is settled once the page is applied (`SyncLog.settleCatalogue`).
     var catalogueWritten = false
     let now: Int64
+    /// Replica ids that have ended (`SyncLog.retiredReplicas`): what they stamped too far ahead is re-dated here.
+    let retired: Set<String>
 
     /// The most records held back at once; a peer that sends more is refused until some apply.
     static let maxHeld = 10_000
     /// The version-vector entry that ranks a conflicted copy's kept values above its other fields.
     static let conflictReplica = "conflict"
 
-    init(state: SyncState, photos: PhotoBlobs, seq: Int) {
+    init(state: SyncState, photos: PhotoBlobs, seq: Int, retired: Set<String>) {
         self.state = state
         self.photos = photos
         self.seq = seq
+        self.retired = retired
         now = state.now
+    }
+
+    /// Whether `clock` is stamped further ahead of `now` than a replica accepts by a replica in `retired`.
+    static func isRetiredAhead(_ clock: SyncClock, retired: Set<String>, now: Int64) -> Bool {
+        guard !retired.isEmpty, let stamp = SyncStamp(clock.stamp), stamp.wall > now + SyncValidation.maxClockAheadMilliseconds,
+              let author = clock.stamp.split(separator: ".").last else { return false }
+        return retired.contains(String(author))
+    }
+
+    /// `record` with every version a replica that has ended stamped too far ahead re-dated here: the same write and
+    /// value under a stamp of this replica's now, one more count in its `restart` entry — what that replica would
+    /// have done at a clock restart, had it not ended (restored from an older backup that lacks those writes, no
+    /// replica will ever stamp them again). A version already re-dated here (`stored` holds the same writes and value
+    /// re-dated more often) is taken as it is, so the same record arriving again from another peer changes nothing.
+    /// Another replica re-dating the same version makes an equal one with another stamp; the merge keeps one of them.
+    mutating func redatingRetired(_ record: SyncRecord, stored: [String: SyncField]) -> SyncRecord {
+        let (retired, now) = (retired, now)
+        // A record whose fields and clocks do not pair up is left for the check to refuse as it stands.
+        guard record.fieldClocks.count == record.fields.count,
+              record.fields.keys.allSatisfy({ record.fieldClocks[$0].map(record.clocks.indices.contains) ?? false }),
+              record.clocks.contains(where: { Self.isRetiredAhead($0, retired: retired, now: now) }) else { return record }
+        var states = record.states
+        var stamp: String?
+        for (name, field) in states where Self.isRetiredAhead(field.clock, retired: retired, now: now) {
+            if let kept = stored[name], kept.value == field.value, kept.clock.restarts > field.clock.restarts,
+               field.clock.isCovered(by: kept.clock), kept.clock.isCovered(by: field.clock) {
+                states[name] = kept
+                continue
+            }
+            if stamp == nil { stamp = state.tick().stamp }
+            var vv = field.clock.vv
+            vv[SyncClock.restartEntry, default: 0] += 1
+            states[name] = SyncField(value: field.value, clock: SyncClock(vv: vv, stamp: stamp!))
+        }
+        return SyncRecord(kind: record.kind, id: record.id, seq: record.seq, states: states)
     }
 
     /// Merges `record` from `peer`, or holds it (with the reason) when it cannot be applied yet.
     mutating func apply(_ record: SyncRecord, from peer: String, in db: Database) throws {
         // Text is stored composed (NFC) on every replica; a record in another form (an older or foreign peer's) is read
         // as that, or its values would differ from the replicas' own by bytes that Swift calls equal.
-        let record = record.composed
-        // A newer version from the same sender replaces one held before: a replica's record only ever moves forward.
-        try db.cachedStatement(sql: "DELETE FROM sync_held WHERE peer = ? AND kind = ? AND id = ?")
-            .execute(arguments: [peer, record.kind.rawValue, record.id])
+        var record = record.composed
+        // A newer version from the same sender replaces one held before — but pages of one feed can land out of order
+        // (two syncs of one pair at once each apply a page, and the one read first may land last), and an older version
+        // must not replace a newer one held: that one was lost for good, the cursor already past it. So the held version
+        // stays when it has everything the arriving one has and more (an older page landing late), and the arriving one
+        // is applied, or held, on its own; it goes in every other case, the same version tried again among them.
+        let key: StatementArguments = [peer, record.kind.rawValue, record.id]
+        var keepsHeld = false
+        if let body = try String.fetchOne(db.cachedStatement(sql: "SELECT body FROM sync_held WHERE peer = ? AND kind = ? AND id = ?"), arguments: key),
+           let held = try? SyncLog.decode(body, seq: 0).composed.states, held != record.states {
+            keepsHeld = SyncMerge.merge(held, record.states).merged == held
+        }
+        if !keepsHeld { try db.cachedStatement(sql: "DELETE FROM sync_held WHERE peer = ? AND kind = ? AND id = ?").execute(arguments: key) }
+        let stored = try SyncLog.storedRecord(record.kind, record.id, in: db)
+        if !retired.isEmpty { record = redatingRetired(record, stored: stored?.states ?? [:]) }
         do {
             try SyncValidation.check(record, now: now)
         } catch {
             // A stamp ahead of time is retried once that time comes; anything else when a newer version replaces it.
             let ahead = record.clocks.compactMap { StampOrder.parts($0.stamp)?.wall }.max() ?? 0
             let retry = ahead > now + SyncValidation.maxClockAheadMilliseconds ? "clock:\(ahead)" : "never"
-            return try hold(record, from: peer, reason: error.message, missing: [], retry: retry, in: db)
+            return try hold(record, from: peer, unless: keepsHeld, reason: error.message, missing: [], retry: retry, in: db)
         }
         for clock in record.clocks { state.observe(clock.stamp) }
-        let stored = try SyncLog.storedRecord(record.kind, record.id, in: db)
         let local = stored?.states ?? [:]
         let remote = record.states
         let (merged, losses) = SyncMerge.merge(local, remote)
@@ -54,13 +102,13 @@ struct SyncApplier {
         let live = SyncMerge.isLive(merged)
         // What is stored must be what a person could have written, however the merge combined it.
         if let problem = SyncValidation.mergedProblem(record.kind, id: record.id, merged) {
-            return try hold(record, from: peer, reason: "merged with this replica's version it is not valid: \(problem)", missing: [],
+            return try hold(record, from: peer, unless: keepsHeld, reason: "merged with this replica's version it is not valid: \(problem)", missing: [],
                             retry: "never", in: db)
         }
         if record.kind == .recipe && live {
             let missing = Self.missingPhotos(merged, photos: photos)
             if !missing.isEmpty {
-                return try hold(record, from: peer, reason: "waiting for \(missing.count) photo(s) not stored here yet", missing: missing,
+                return try hold(record, from: peer, unless: keepsHeld, reason: "waiting for \(missing.count) photo(s) not stored here yet", missing: missing,
                                 retry: "photos", in: db)
             }
         }
@@ -124,7 +172,11 @@ struct SyncApplier {
         }
     }
 
-    private func hold(_ record: SyncRecord, from peer: String, reason: String, missing: [String], retry: String, in db: Database) throws {
+    /// Holds `record` from `peer`, unless `keepsNewer`: a newer version of it from the same sender is held already, and
+    /// stays (it has everything this one has).
+    private func hold(_ record: SyncRecord, from peer: String, unless keepsNewer: Bool = false, reason: String, missing: [String], retry: String,
+                      in db: Database) throws {
+        guard !keepsNewer else { return }
         guard record.id.utf8.count <= 200 else {
             throw ServiceError(.invalidArgument, "\(record.kind.rawValue) \(record.id.prefix(64))…: an id of \(record.id.utf8.count) bytes is not an id")
         }
@@ -149,15 +201,20 @@ struct SyncApplier {
 
     /// The held records worth another try before a page: those whose photos are all here now, and those whose
     /// stamps are no longer too far ahead. Cheap (no record is decoded unless it is tried), so it runs on every page.
-    static func heldRecords(in db: Database, photos: PhotoBlobs, now: Int64) throws -> [(peer: String, record: SyncRecord)] {
+    /// Those stamped ahead by a replica in `retired` are tried too (they are re-dated here).
+    static func heldRecords(in db: Database, photos: PhotoBlobs, now: Int64, retired: Set<String>) throws -> [(peer: String, record: SyncRecord)] {
         var ready: [(peer: String, record: SyncRecord)] = []
         for row in try Row.fetchAll(db, sql: "SELECT peer, body, missing, retry FROM sync_held WHERE retry != 'never' ORDER BY heldAt, peer, kind, id") {
             let retry: String = row["retry"]
             if retry == "photos" {
                 let missing = (try? JSONDecoder().decode([String].self, from: Data((row["missing"] as String).utf8))) ?? []
                 guard missing.allSatisfy(photos.contains) else { continue }
-            } else if retry.hasPrefix("clock:"), let wall = Int64(retry.dropFirst(6)) {
-                guard wall <= now + SyncValidation.maxClockAheadMilliseconds else { continue }
+            } else if retry.hasPrefix("clock:"), let wall = Int64(retry.dropFirst(6)), wall > now + SyncValidation.maxClockAheadMilliseconds {
+                // Still ahead: worth a try only when a replica that has ended stamped it (decoded only then).
+                guard !retired.isEmpty, let record = try? SyncLog.decode(row["body"], seq: 0),
+                      record.clocks.contains(where: { isRetiredAhead($0, retired: retired, now: now) }) else { continue }
+                ready.append((row["peer"], record))
+                continue
             }
             guard let record = try? SyncLog.decode(row["body"], seq: 0) else { continue }
             ready.append((row["peer"], record))

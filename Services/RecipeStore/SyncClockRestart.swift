@@ -77,3 +77,27 @@ extension SyncLog {
         return note
     }
 }
+
+extension SyncLog {
+    /// Replica ids that have ended, oldest first: this replica's own before each new incarnation, and those other
+    /// replicas said had ended (`sync.retire`). What they stamped too far ahead is re-dated here, not held
+    /// (`SyncApplier.redatingRetired`).
+    static func retiredReplicas(in db: Database) throws -> [String] {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM sync_state WHERE key = 'retired'"))?
+            .split(separator: "\n").map(String.init) ?? []
+    }
+
+    /// Adds `ids` to the replicas that have ended (keeping the newest `SyncOps.Retire.maxIDs`); returns those new here.
+    /// This replica's own id is never among them.
+    static func addRetired(_ ids: [String], in db: Database) throws -> [String] {
+        var known = try retiredReplicas(in: db)
+        let own = try SyncState.load(db).replica
+        var seen = Set(known)
+        let added = ids.filter { $0 != own && seen.insert($0).inserted }
+        guard !added.isEmpty else { return [] }
+        known += added
+        try db.execute(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('retired', ?)",
+                       arguments: [known.suffix(SyncOps.Retire.maxIDs).joined(separator: "\n")])
+        return added
+    }
+}

@@ -58,6 +58,7 @@ struct SyncState {
         replica = try String.fetchOne(db, sql: "SELECT lower(hex(randomblob(6)))")!
         try db.execute(sql: "UPDATE sync_state SET value = ? WHERE key = 'replica'", arguments: [replica])
         try Self.appendHistory("incarnations", "\(old) → \(replica) at \(RecipeStore.now()): \(reason)", in: db)
+        _ = try SyncLog.addRetired([old], in: db)
     }
 
     /// Adds `line` to the history kept under `key` in `sync_state` (lines, oldest first), keeping at most the last

@@ -13,8 +13,8 @@ enum SyncValidation {
     static let maxClockAheadMilliseconds: Int64 = 3_600_000
     /// The most replicas one version vector may name.
     static let maxVersionVectorEntries = 256
-    /// The longest replica id accepted (ids made here are UUIDs; `conflict` and `starter` are reserved names).
-    static let maxReplicaIDLength = 64
+    /// The longest replica id accepted.
+    static let maxReplicaIDLength = SyncOps.Retire.maxReplicaIDLength
     /// The most fields a record may carry.
     static let maxFields = 1_024
     // Made once: every record of every page is read through them (they are values, safe to share).
@@ -127,7 +127,7 @@ enum SyncValidation {
             return "stamp \"\(clock.stamp.prefix(80))\" is not wall-milliseconds.counter.replica (up to 16 and 9 digits, a replica id of letters, digits and dashes)"
         }
         if stamp.wall > now + maxClockAheadMilliseconds {
-            return "stamp \(clock.stamp.prefix(80)) is \((stamp.wall - now) / 60_000) minutes ahead of this replica's clock; at most \(maxClockAheadMilliseconds / 60_000) minutes are accepted (check the clock of the replica it came from: once it is set right, that replica stamps these again at its next write or start)"
+            return "stamp \(clock.stamp.prefix(80)) is \((stamp.wall - now) / 60_000) minutes ahead of this replica's clock; at most \(maxClockAheadMilliseconds / 60_000) minutes are accepted (check the clock of the replica it came from: once it is set right, that replica stamps these again at its next write, start or sync; restored from an older backup that lacks them, it has ended, and this replica re-dates them once a sync says so)"
         }
         guard clock.vv.count <= maxVersionVectorEntries else {
             return "a version names \(clock.vv.count) replicas; at most \(maxVersionVectorEntries) are allowed"
@@ -146,11 +146,7 @@ enum SyncValidation {
         return UUID(uuidString: text)?.uuidString == text
     }
 
-    static func isReplicaID(_ text: String) -> Bool {
-        (1...maxReplicaIDLength).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
-            (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) || byte == UInt8(ascii: "-")
-        }
-    }
+    static func isReplicaID(_ text: String) -> Bool { SyncOps.Retire.isReplicaID(text) }
 
     /// Why `values` could not be written by a person (or `nil` when they could).
     static func valuesProblem(_ kind: SyncKind, id: String, _ values: [String: JSONValue]) -> String? {

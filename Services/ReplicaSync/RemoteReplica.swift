@@ -92,6 +92,10 @@ public struct RemoteReplica: SyncEndpoint {
         }
     }
 
+    public func retire(_ ids: [String]) async throws -> SyncOps.Apply.Response {
+        try await client.call(SyncOps.Retire.self, .init(ids: ids))
+    }
+
     public func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?) async throws -> SyncOps.Apply.Response {
         try await client.call(SyncOps.Apply.self, .init(from: from, records: records, cursor: cursor, to: to, after: after))
     }

@@ -21,6 +21,9 @@ public protocol SyncEndpoint: Sendable {
     /// storage was restored behind the same endpoint, or its cursor moved back), the page is refused with
     /// `sync_restart` and nothing is applied.
     func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?) async throws -> SyncOps.Apply.Response
+    /// Tells the endpoint that the replicas `ids` have ended (`sync.retire`): it re-dates and applies what it held of
+    /// theirs for being stamped too far ahead.
+    func retire(_ ids: [String]) async throws -> SyncOps.Apply.Response
     func cursor(peer: String) async throws -> SyncOps.Cursor.Response
 
     // Snapshots, for a replica that holds nothing yet (`sync.snapshot`, `sync.install` and the calls between).
@@ -235,6 +238,16 @@ public enum SyncEngine {
             pages += 1
             retries = 0
             if !page.more { break }
+        }
+        // Replicas the source knows have ended and the target does not: what the target held of theirs for a clock far
+        // ahead, no one will stamp again, so it re-dates and applies it. A storage of an older release does not know the
+        // operation: it holds such records until their time comes, as it did.
+        // (Only ids shaped as ids: a damaged or hostile source's list must not fail the pull.)
+        let retired = Set((sourceInfo.retired ?? []).filter(SyncOps.Retire.isReplicaID)).subtracting(targetInfo.retired ?? []).subtracting([targetID])
+        if !retired.isEmpty {
+            do {
+                report.add(try await target.retire(Array(retired.sorted().prefix(SyncOps.Retire.maxIDs))))
+            } catch let error as ServiceError where error.code == .unknownOp {}
         }
         // Records the target holds for want of a photo: send those the source has, and let the target retry.
         let waiting = (targetInfo.held ?? []).flatMap(\.missingPhotos)

@@ -123,10 +123,11 @@ extension Routes {
     /// The replica-sync operations: the change feed, photo blobs by hash, and applying another replica's changes.
     /// `announce` is told when an apply changed something (so a third replica hears of it).
     public mutating func addSyncOperations(store: RecipeStore, publishEndpoint: String?, announce: @escaping @Sendable (String) -> Void) {
-        handle(SyncOps.Info.self) { _, _ in
-            let info = try await store.syncInfo()
-            return .init(replicaID: info.replicaID, publishEndpoint: publishEndpoint, latestSeq: info.latestSeq,
-                         conflictsCreated: info.conflictsCreated, held: info.held, empty: info.empty, lostPhotos: info.lostPhotos.isEmpty ? nil : info.lostPhotos)
+        handle(SyncOps.Info.self) { _, _ in try await store.syncInfoResponse(publishEndpoint: publishEndpoint) }
+        handle(SyncOps.Retire.self) { request, _ in
+            let result = try await store.retireReplicas(request.ids)
+            if result.changed > 0 { announce(SyncOps.Retire.name) }
+            return result
         }
         handle(ConflictOps.List.self) { request, _ in try await store.conflicts(limit: request.limit, after: request.after) }
         handle(ConflictOps.Resolve.self) { request, _ in

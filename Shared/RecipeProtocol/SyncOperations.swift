@@ -57,9 +57,14 @@ public enum SyncOps {
             public var lostPhotos: [String]?
             /// The sync rules this storage merges by (`SyncRules`); absent from a storage of a release before they were numbered.
             public var rules: Int?
+            /// Replica ids that have ended, in order: this storage's own before it took a new incarnation (restored from
+            /// a backup, or its folder copied), and those it learned of from other replicas (`sync.retire`). Absent when
+            /// there are none.
+            public var retired: [String]?
             public init(replicaID: String, publishEndpoint: String?, latestSeq: Int, conflictsCreated: Int, held: [HeldRecord]? = nil,
-                        empty: Bool? = nil, lostPhotos: [String]? = nil, rules: Int? = SyncRules.current) {
+                        empty: Bool? = nil, lostPhotos: [String]? = nil, rules: Int? = SyncRules.current, retired: [String]? = nil) {
                 self.rules = rules
+                self.retired = retired
                 self.replicaID = replicaID
                 self.publishEndpoint = publishEndpoint
                 self.latestSeq = latestSeq
@@ -69,6 +74,35 @@ public enum SyncOps {
                 self.lostPhotos = lostPhotos
             }
         }
+    }
+
+    /// `sync.retire`: replica ids that have ended, as another replica's `sync.info` lists them. Nothing can set right
+    /// a record stamped far ahead by a replica that has ended (a clock ahead, then a restore from an older backup lost
+    /// what it wrote meanwhile): no replica will stamp it again. So a storage re-dates such records it holds itself —
+    /// the same write and value under a stamp of now, counted in the version's `restart` entry, as the writing replica
+    /// would have — and applies them, instead of holding them until that time comes. Idempotent; the answer counts as
+    /// `sync.apply`'s does.
+    public enum Retire: WireOperation {
+        public static let role = OperationRole.peer
+        public static let name = "sync.retire"
+        public static let isWrite = false
+        /// The most ids one request may name, and the most a storage keeps (the oldest are let go).
+        public static let maxIDs = 1_000
+        /// The longest replica id (ids made by a storage are 12 hex digits; `conflict` and `starter` are reserved names).
+        public static let maxReplicaIDLength = 64
+
+        /// Whether `text` is shaped as a replica id: 1 to `maxReplicaIDLength` ASCII letters, digits and dashes.
+        public static func isReplicaID(_ text: String) -> Bool {
+            (1...maxReplicaIDLength).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
+                (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) || byte == UInt8(ascii: "-")
+            }
+        }
+        public struct Request: Codable, Sendable, Equatable {
+            /// Replica ids (1 to 64 letters, digits and dashes), at most `maxIDs`.
+            public var ids: [String]
+            public init(ids: [String]) { self.ids = ids }
+        }
+        public typealias Response = Apply.Response
     }
 
     /// `sync.changes`: records changed after `since`, in feed order, a page at a time.

@@ -201,4 +201,78 @@ struct ClockRepairTests {
             }
         }
     }
+
+    @Test("records written while a clock was ahead and then lost to a restore from an older backup are re-dated by the replicas holding them, through a third, not held until that time comes (seeds 730286858499422610, 896739720408702217)")
+    func heldFromAnEndedReplicaIsReDated() async throws {
+        try await withReplicas(3) { replicas in
+            let (a, b, c) = (replicas[0], replicas[1], replicas[2])
+            let (shared, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Shared"))
+            _ = try await syncAll([a, b, c])
+            let backup = a.store.folder.deletingLastPathComponent().appendingPathComponent("a-backup")
+            _ = try await a.store.backup(to: backup.path)
+            let oldID = try await a.info().replicaID
+            try await a.store.setClockOffset(milliseconds: Self.year)
+            let (ahead, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Made a year ahead", ingredients: [.init(text: "1 egg")]))
+            let current = try await a.store.recipe(shared.id)
+            _ = try await a.store.updateRecipe(id: shared.id, expectedVersion: current.version, RecipeDraft(name: "Shared, edited a year ahead"))
+            _ = try await SyncEngine.pull(from: a, to: b)
+            #expect(try await b.store.syncInfo().held.count == 2, "b holds what a stamped a year ahead")
+            // a is restored from its backup, which has neither write, on a machine whose clock is right: no replica will
+            // ever stamp those writes again.
+            let folder = a.store.folder
+            try a.store.close()
+            try FileManager.default.removeItem(at: folder)
+            try FileManager.default.moveItem(at: backup, to: folder)
+            let restored = LocalReplica(store: try RecipeStore(folder: folder))
+            defer { try? restored.store.close() }
+            #expect(try await restored.info().retired == [oldID])
+            // b hears of it only through c.
+            _ = try await syncAll([restored, c])
+            #expect(try await c.info().retired == [oldID])
+            _ = try await syncAll([c, b])
+            let stillHeld = try await b.store.syncInfo().held
+            #expect(stillHeld.isEmpty, "\(stillHeld.map(\.reason))")
+            _ = try await syncAll([restored, b, c])
+            for replica in [restored, b, c] {
+                #expect(try await replica.store.recipe(ahead.id).name == "Made a year ahead", "\(replica.name)")
+                #expect(try await replica.store.recipe(shared.id).name == "Shared, edited a year ahead", "\(replica.name)")
+                #expect(try await replica.store.syncInfo().held.isEmpty, "\(replica.name)")
+                // Nothing anywhere is stamped ahead any more.
+                let limit = Int64(Date().timeIntervalSince1970 * 1_000) + 3_600_000
+                for record in try await replica.store.syncChanges(since: 0, exclude: nil, limit: 1_000).records {
+                    #expect(record.clocks.allSatisfy { (Int64($0.stamp.prefix(16)) ?? 0) <= limit }, "\(record.kind) \(record.id): \(record.clocks.map(\.stamp))")
+                }
+            }
+            try await expectSameContent(restored, b)
+            try await expectSameContent(b, c)
+            #expect(try await syncAll([restored, b, c]) == 0)
+            // An edit made since, anywhere, supersedes the re-dated version as any later write would.
+            let now = try await c.store.recipe(shared.id)
+            _ = try await c.store.updateRecipe(id: shared.id, expectedVersion: now.version, RecipeDraft(name: "Shared, then c"))
+            _ = try await syncAll([restored, b, c])
+            #expect(try await b.store.recipe(shared.id).name == "Shared, then c")
+            #expect(try await b.store.conflicts().isEmpty)
+        }
+    }
+
+    @Test("sync.retire takes replica ids only, at most 1000, never this replica's own, and the same ids again change nothing")
+    func retireChecksWhatItTakes() async throws {
+        try await withReplicas(1) { replicas in
+            let store = replicas[0].store
+            await #expect(throws: ServiceError(.invalidArgument, "\"a b\" is not a replica id (1 to 64 letters, digits and dashes)")) {
+                _ = try await store.retireReplicas(["0a1b2c3d4e5f", "a b"])
+            }
+            await #expect(throws: ServiceError(.invalidArgument, "the request names 1001 replica ids; at most 1000 at a time")) {
+                _ = try await store.retireReplicas(Array(repeating: "0a1b2c3d4e5f", count: 1_001))
+            }
+            #expect(try await store.syncInfo().retired.isEmpty, "a refused request retires nothing")
+            let own = try await replicas[0].info().replicaID
+            _ = try await store.retireReplicas([own, "0a1b2c3d4e5f", "0a1b2c3d4e5f"])
+            #expect(try await store.syncInfo().retired == ["0a1b2c3d4e5f"])
+            #expect(try await store.retireReplicas(["0a1b2c3d4e5f"]) == .init(changed: 0, conflicts: 0, held: 0))
+            // A write still stamps under this replica's own id.
+            _ = try await store.createRecipe(id: UUID(), RecipeDraft(name: "Still mine"))
+            #expect(try await replicas[0].info().replicaID == own)
+        }
+    }
 }

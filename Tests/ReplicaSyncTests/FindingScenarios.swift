@@ -817,4 +817,30 @@ struct FindingScenarios {
             }
         }
     }
+
+    @Test("a newer version held for its photo is not undone by an older page of the same feed arriving after it (two syncs of one pair at once; seed 5623852123695253732)")
+    func olderPageDoesNotUndoAHeldNewerVersion() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup", notes: "first"))
+            let older = try await a.store.syncChanges(since: 0, exclude: nil, limit: 100)
+            let bytes = jpegBytes(seed: 40)
+            _ = try await a.store.addPhoto(recipeID: recipe.id, bytes: bytes, position: nil)
+            let newer = try await a.store.syncChanges(since: 0, exclude: nil, limit: 100)
+            let from = try await a.info().replicaID
+            // The newer page lands first, before its photo: held.
+            _ = try await b.store.applySync(from: from, records: newer.records, cursor: newer.next, after: 0)
+            #expect(try await b.store.syncInfo().held.map(\.missingPhotos.count) == [1])
+            // The older page, read by the other sync before the photo was added, lands after it.
+            _ = try await b.store.applySync(from: from, records: older.records, cursor: older.next, after: 0)
+            #expect(try await b.store.syncInfo().held.map(\.missingPhotos.count) == [1], "the newer version is still held")
+            // The photo arrives: the held version applies, and nothing is left to send.
+            _ = try b.store.putPhotoBlob(sha256: PhotoBlobsProbe.hash(bytes), bytes: bytes)
+            _ = try await b.store.applySync(from: from, records: [], cursor: nil)
+            #expect(try await b.store.recipe(recipe.id).photos.count == 1)
+            #expect(try await b.store.syncInfo().held.isEmpty)
+            #expect(try await syncAll([a, b]) == 0)
+            try await expectSameContent(a, b)
+        }
+    }
 }

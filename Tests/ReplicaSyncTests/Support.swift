@@ -12,11 +12,8 @@ struct LocalReplica: SyncEndpoint {
     let store: RecipeStore
     var name: String { store.folder.lastPathComponent }
 
-    func info() async throws -> SyncOps.Info.Response {
-        let info = try await store.syncInfo()
-        return .init(replicaID: info.replicaID, publishEndpoint: nil, latestSeq: info.latestSeq, conflictsCreated: info.conflictsCreated,
-                     held: info.held, empty: info.empty, lostPhotos: info.lostPhotos.isEmpty ? nil : info.lostPhotos)
-    }
+    func info() async throws -> SyncOps.Info.Response { try await store.syncInfoResponse(publishEndpoint: nil) }
+    func retire(_ ids: [String]) async throws -> SyncOps.Apply.Response { try await store.retireReplicas(ids) }
     func changes(since: Int, exclude: String?, limit: Int) async throws -> SyncOps.Changes.Response {
         try await store.syncChanges(since: since, exclude: exclude, limit: limit)
     }
@@ -166,6 +163,7 @@ extension ForwardingEndpoint {
     func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?) async throws -> SyncOps.Apply.Response {
         try await forwardee.apply(from: from, records: records, cursor: cursor, to: to, after: after)
     }
+    func retire(_ ids: [String]) async throws -> SyncOps.Apply.Response { try await forwardee.retire(ids) }
     func cursor(peer: String) async throws -> SyncOps.Cursor.Response { try await forwardee.cursor(peer: peer) }
     func snapshot() async throws -> SyncOps.Snapshot.Response { try await forwardee.snapshot() }
     func snapshotPhotos(_ id: UUID, after: String?) async throws -> SyncOps.SnapshotPhotos.Response {
