@@ -59,7 +59,7 @@ extension RecipeStore {
 
     /// Learns that the replicas `ids` have ended (another replica's `sync.info` lists them; `sync.retire`), then
     /// re-dates and applies the records held here for being stamped too far ahead by one of them: nothing else
-    /// would ever stamp them again (`SyncApplier.redatingRetired`). Idempotent: ids known already change nothing.
+    /// would ever stamp them again (`SyncApplier.settlingAhead`). Idempotent: ids known already change nothing.
     public func retireReplicas(_ ids: [String]) async throws -> SyncOps.Apply.Response {
         guard ids.count <= SyncOps.Retire.maxIDs else {
             throw ServiceError(.invalidArgument, "the request names \(ids.count) replica ids; at most \(SyncOps.Retire.maxIDs) at a time")

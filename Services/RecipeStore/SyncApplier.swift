@@ -32,37 +32,42 @@ struct SyncApplier {
         now = state.now
     }
 
-    /// Whether `clock` is stamped further ahead of `now` than a replica accepts by a replica in `retired`.
+    /// Whether `clock` is stamped further ahead of `now` than a replica accepts.
+    static func isAhead(_ clock: SyncClock, now: Int64) -> Bool {
+        guard let stamp = SyncStamp(clock.stamp) else { return false }
+        return stamp.wall > now + SyncValidation.maxClockAheadMilliseconds
+    }
+
+    /// Whether `clock` is stamped too far ahead (`isAhead`) by a replica in `retired`.
     static func isRetiredAhead(_ clock: SyncClock, retired: Set<String>, now: Int64) -> Bool {
-        guard !retired.isEmpty, let stamp = SyncStamp(clock.stamp), stamp.wall > now + SyncValidation.maxClockAheadMilliseconds,
-              let author = clock.stamp.split(separator: ".").last else { return false }
+        guard !retired.isEmpty, isAhead(clock, now: now), let author = clock.stamp.split(separator: ".").last else { return false }
         return retired.contains(String(author))
     }
 
-    /// `record` with every version a replica that has ended stamped too far ahead re-dated here: the same write and
-    /// value under a stamp of this replica's now, one more count in its `restart` entry — what that replica would
-    /// have done at a clock restart, had it not ended (restored from an older backup that lacks those writes, no
-    /// replica will ever stamp them again). A version already re-dated here (`stored` holds the same writes and value
-    /// re-dated more often) is taken as it is, so the same record arriving again from another peer changes nothing.
-    /// Another replica re-dating the same version makes an equal one with another stamp; the merge keeps one of them.
-    mutating func redatingRetired(_ record: SyncRecord, stored: [String: SyncField]) -> SyncRecord {
+    /// `record` with what it holds stamped too far ahead settled where that can be done here:
+    /// - a field whose version this replica's stored one supersedes (the same write re-dated, or a later one) is the
+    ///   stored field: the merge would keep it anyway, and an outdated stamp must not hold the rest of the record back;
+    /// - a version a replica that has ended stamped is re-dated here: the same write and value under a stamp of this
+    ///   replica's now, one more count in its `restart` entry — what that replica would have done at a clock restart,
+    ///   had it not ended (restored from an older backup that lacks those writes, no replica will ever stamp them
+    ///   again). Another replica re-dating the same version makes an equal one with another stamp; the merge keeps one.
+    /// What a live replica stamped ahead stays as it is: that replica re-dates it when its clock is set right.
+    mutating func settlingAhead(_ record: SyncRecord, stored: [String: SyncField]) -> SyncRecord {
         let (retired, now) = (retired, now)
         // A record whose fields and clocks do not pair up is left for the check to refuse as it stands.
-        guard record.fieldClocks.count == record.fields.count,
-              record.fields.keys.allSatisfy({ record.fieldClocks[$0].map(record.clocks.indices.contains) ?? false }),
-              record.clocks.contains(where: { Self.isRetiredAhead($0, retired: retired, now: now) }) else { return record }
+        guard record.clocks.contains(where: { Self.isAhead($0, now: now) }), record.fieldClocks.count == record.fields.count,
+              record.fields.keys.allSatisfy({ record.fieldClocks[$0].map(record.clocks.indices.contains) ?? false }) else { return record }
         var states = record.states
         var stamp: String?
-        for (name, field) in states where Self.isRetiredAhead(field.clock, retired: retired, now: now) {
-            if let kept = stored[name], kept.value == field.value, kept.clock.restarts > field.clock.restarts,
-               field.clock.isCovered(by: kept.clock), kept.clock.isCovered(by: field.clock) {
+        for (name, field) in states where Self.isAhead(field.clock, now: now) {
+            if let kept = stored[name], SyncMerge.merge([name: kept], [name: field]).merged[name] == kept {
                 states[name] = kept
-                continue
+            } else if Self.isRetiredAhead(field.clock, retired: retired, now: now) {
+                if stamp == nil { stamp = state.tick().stamp }
+                var vv = field.clock.vv
+                vv[SyncClock.restartEntry, default: 0] += 1
+                states[name] = SyncField(value: field.value, clock: SyncClock(vv: vv, stamp: stamp!))
             }
-            if stamp == nil { stamp = state.tick().stamp }
-            var vv = field.clock.vv
-            vv[SyncClock.restartEntry, default: 0] += 1
-            states[name] = SyncField(value: field.value, clock: SyncClock(vv: vv, stamp: stamp!))
         }
         return SyncRecord(kind: record.kind, id: record.id, seq: record.seq, states: states)
     }
@@ -85,7 +90,7 @@ struct SyncApplier {
         }
         if !keepsHeld { try db.cachedStatement(sql: "DELETE FROM sync_held WHERE peer = ? AND kind = ? AND id = ?").execute(arguments: key) }
         let stored = try SyncLog.storedRecord(record.kind, record.id, in: db)
-        if !retired.isEmpty { record = redatingRetired(record, stored: stored?.states ?? [:]) }
+        record = settlingAhead(record, stored: stored?.states ?? [:])
         do {
             try SyncValidation.check(record, now: now)
         } catch {

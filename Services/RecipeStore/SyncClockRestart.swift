@@ -81,7 +81,7 @@ extension SyncLog {
 extension SyncLog {
     /// Replica ids that have ended, oldest first: this replica's own before each new incarnation, and those other
     /// replicas said had ended (`sync.retire`). What they stamped too far ahead is re-dated here, not held
-    /// (`SyncApplier.redatingRetired`).
+    /// (`SyncApplier.settlingAhead`).
     static func retiredReplicas(in db: Database) throws -> [String] {
         try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM sync_state WHERE key = 'retired'"))?
             .split(separator: "\n").map(String.init) ?? []

@@ -255,6 +255,41 @@ struct ClockRepairTests {
         }
     }
 
+    @Test("a record held from a replica that has ended, which also carries fields a live replica stamped ahead and has since re-dated, applies: those fields are the live replica's re-dated ones (seed 112997393202565900)")
+    func heldFromAnEndedReplicaWithAnotherReplicasAheadFields() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let backup = b.store.folder.deletingLastPathComponent().appendingPathComponent("b-backup")
+            _ = try await b.store.backup(to: backup.path)
+            // Both machines a year ahead: a makes a recipe, b takes it and deletes it.
+            try await a.store.setClockOffset(milliseconds: Self.year)
+            try await b.store.setClockOffset(milliseconds: Self.year)
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Made a year ahead"))
+            _ = try await SyncEngine.pull(from: a, to: b)
+            _ = try await b.store.deleteRecipe(id: recipe.id)
+            // a's clock is set right and a writes: it re-dates its recipe. Then b's delete reaches a: held (b's stamp, and
+            // a's own original ones, a year ahead).
+            try await a.store.setClockOffset(milliseconds: 0)
+            _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "After the fix"))
+            _ = try await SyncEngine.pull(from: b, to: a)
+            #expect(try await a.store.syncInfo().held.map(\.id) == [recipe.id.uuidString])
+            // b is restored from its backup (from before it all): its id has ended.
+            let folder = b.store.folder
+            try b.store.close()
+            try FileManager.default.removeItem(at: folder)
+            try FileManager.default.moveItem(at: backup, to: folder)
+            let restored = LocalReplica(store: try RecipeStore(folder: folder))
+            defer { try? restored.store.close() }
+            _ = try await syncAll([a, restored])
+            for replica in [a, restored] {
+                let held = try await replica.store.syncInfo().held
+                #expect(held.isEmpty, "\(replica.name): \(held.map(\.reason))")
+                #expect(try await replica.store.listRecipes(.init(limit: 10)).recipes.map(\.name) == ["After the fix"], "b's delete had seen the recipe")
+            }
+            try await expectSameContent(a, restored)
+        }
+    }
+
     @Test("sync.retire takes replica ids only, at most 1000, never this replica's own, and the same ids again change nothing")
     func retireChecksWhatItTakes() async throws {
         try await withReplicas(1) { replicas in

@@ -47,6 +47,7 @@ struct ConvergenceProperty {
         UInt64(6715012426108478710), // two replicas ahead alike each took the other's changes as a sign its clock was behind (bothAheadAlike)
         UInt64(730286858499422610), // records written while a clock was ahead, then restored away, stayed held elsewhere (heldFromAnEndedReplicaIsReDated)
         UInt64(896739720408702217), // the same, through a third replica (heldFromAnEndedReplicaIsReDated)
+        UInt64(112997393202565900), // a record held from an ended replica also carried fields a live one stamped ahead and had re-dated since (heldFromAnEndedReplicaWithAnotherReplicasAheadFields)
         UInt64(5623852123695253732), // an older page of a feed, landing after a newer version held for its photo, undid it (olderPageDoesNotUndoAHeldNewerVersion; it fails only when the two syncs at once interleave so)
     ])
     func foundSeeds(seed: UInt64) async throws {
