@@ -48,6 +48,7 @@ struct ConvergenceProperty {
         UInt64(730286858499422610), // records written while a clock was ahead, then restored away, stayed held elsewhere (heldFromAnEndedReplicaIsReDated)
         UInt64(896739720408702217), // the same, through a third replica (heldFromAnEndedReplicaIsReDated)
         UInt64(112997393202565900), // a record held from an ended replica also carried fields a live one stamped ahead and had re-dated since (heldFromAnEndedReplicaWithAnotherReplicasAheadFields)
+        UInt64(16979131308722587157), // the property's reading: a step given an id an ingredient line took at once kept its text under an id made from it
         UInt64(5623852123695253732), // an older page of a feed, landing after a newer version held for its photo, undid it (olderPageDoesNotUndoAHeldNewerVersion; it fails only when the two syncs at once interleave so)
     ])
     func foundSeeds(seed: UInt64) async throws {
@@ -652,6 +653,22 @@ struct History {
         for edit in ledger.edits where !ledger.restoredAway.contains(edit.key) {
             let record = try await store.syncRecord(edit.kind, id: edit.recipe)
             if let record, record.isLive, record.states[edit.field]?.value == edit.value { continue }
+            // A step whose id an ingredient line of the recipe holds too (given the same id on two replicas at once, or a
+            // line moved to the other list while that list was edited) takes an id made from it, the same everywhere
+            // (docs/SYNC.md, lines): the edit shows, with that step's id changed (seed 16979131308722587157).
+            if edit.field == "instructions", let record, record.isLive, let shown = record.states["instructions"]?.value.array,
+               let edited = edit.value.array, shown.count == edited.count {
+                let ingredientIDs = Set((record.states["ingredients"]?.value.array ?? []).compactMap { $0.object?["id"]?.string })
+                let same = zip(shown, edited).allSatisfy { shownStep, editedStep in
+                    guard var shownStep = shownStep.object, var editedStep = editedStep.object else { return shownStep == editedStep }
+                    if shownStep["id"] != editedStep["id"], let id = editedStep["id"]?.string, ingredientIDs.contains(id) {
+                        shownStep["id"] = nil
+                        editedStep["id"] = nil
+                    }
+                    return shownStep == editedStep
+                }
+                if same { continue }
+            }
             if SyncRecord.isElementField(edit.field) {
                 // A removal may lose to an add it had not seen; an element added on two replicas at once keeps one position.
                 if edit.value == .null { continue }
