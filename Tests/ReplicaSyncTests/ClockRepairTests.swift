@@ -12,6 +12,15 @@ import Testing
 struct ClockRepairTests {
     static let year: Int64 = 365 * 86_400_000
 
+    /// `replica` stopped, its data folder replaced by `backup`, and a storage started on it (a new incarnation).
+    static func restore(_ replica: LocalReplica, from backup: URL) throws -> LocalReplica {
+        let folder = replica.store.folder
+        try replica.store.close()
+        try FileManager.default.removeItem(at: folder)
+        try FileManager.default.moveItem(at: backup, to: folder)
+        return LocalReplica(store: try RecipeStore(folder: folder))
+    }
+
     /// `a` makes and edits recipes, a book and a cook-log entry while its machine's clock is `ahead` ms ahead; then the
     /// clock is set right. Returns the recipe edited on both sides of the fix, and the one made after it.
     static func writeAhead(_ a: LocalReplica, _ b: LocalReplica, ahead: Int64) async throws -> (shared: UUID, later: UUID, fixedAt: Int64) {
@@ -219,11 +228,7 @@ struct ClockRepairTests {
             #expect(try await b.store.syncInfo().held.count == 2, "b holds what a stamped a year ahead")
             // a is restored from its backup, which has neither write, on a machine whose clock is right: no replica will
             // ever stamp those writes again.
-            let folder = a.store.folder
-            try a.store.close()
-            try FileManager.default.removeItem(at: folder)
-            try FileManager.default.moveItem(at: backup, to: folder)
-            let restored = LocalReplica(store: try RecipeStore(folder: folder))
+            let restored = try Self.restore(a, from: backup)
             defer { try? restored.store.close() }
             #expect(try await restored.info().retired == [oldID])
             // b hears of it only through c.
@@ -274,11 +279,7 @@ struct ClockRepairTests {
             _ = try await SyncEngine.pull(from: b, to: a)
             #expect(try await a.store.syncInfo().held.map(\.id) == [recipe.id.uuidString])
             // b is restored from its backup (from before it all): its id has ended.
-            let folder = b.store.folder
-            try b.store.close()
-            try FileManager.default.removeItem(at: folder)
-            try FileManager.default.moveItem(at: backup, to: folder)
-            let restored = LocalReplica(store: try RecipeStore(folder: folder))
+            let restored = try Self.restore(b, from: backup)
             defer { try? restored.store.close() }
             _ = try await syncAll([a, restored])
             for replica in [a, restored] {
