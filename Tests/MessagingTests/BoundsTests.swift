@@ -222,8 +222,16 @@ final class Gate: Sendable {
         #expect(entered >= count, "the held requests reached their handler")
     }
 
+    /// Waits for the test to open the gate, up to five minutes by the clock. Long because on a loaded machine the
+    /// test's own task may wait its turn for many seconds between two of its sends, while the handlers, on threads of
+    /// their own, count the time: a handler that let go after thirty seconds freed its client's slot before the test
+    /// had sent the requests past the bound (CI, 2026-12-03). A handler left waiting by a failed test ends on its own.
     func waitUntilOpen() async throws {
-        for _ in 0..<3_000 where !isOpen { try await Task.sleep(for: .milliseconds(10)) }
+        let deadline = ContinuousClock.now + .seconds(300)
+        while !isOpen {
+            guard ContinuousClock.now < deadline else { throw CancellationError() }
+            try await Task.sleep(for: .milliseconds(10))
+        }
     }
 
     /// Routes with the system operations and `test.hold` waiting at this gate.
