@@ -72,6 +72,14 @@ enum SyncLog {
                         try db.cachedStatement(sql: "DELETE FROM sync_dangling WHERE kind = ? AND id = ?").execute(arguments: [kind.rawValue, id])
                     }
                 }
+                // A step whose id an ingredient line of the recipe holds is stored under an id made from it
+                // (`assembled`); the record keeps the id the write gave. Read back, that made id is the merge's doing,
+                // not a person's edit, while the lines that caused it are there still.
+                if kind == .recipe, let recorded = states["instructions"]?.value, let steps = values["instructions"],
+                   !recorded.isIdentical(to: steps),
+                   distinctStepIDs(recorded, besides: values["ingredients"])?.isIdentical(to: steps) == true {
+                    values["instructions"] = recorded
+                }
                 for (name, value) in values where !(states[name]?.value.isIdentical(to: value) ?? false) {
                     // This replica replacing its own value: a conflicted copy of that value made elsewhere is withdrawn when it arrives.
                     if kind == .recipe, let previous = states[name]?.clock.stamp, StampOrder.parts(previous)?.replica == Substring(state.replica) {

@@ -876,4 +876,39 @@ struct FindingScenarios {
             }
         }
     }
+    @Test("a person's edit of another field, on the replica that settled a step's id, does not make the settled id that person's edit of the steps: an edit of the steps made meanwhile on the other replica stands, with no conflicted copy (seed 16979131308722587157)")
+    func settledStepIDIsNotWrittenWithALaterEdit() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let shared = UUID()
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Bread", ingredients: [.init(text: "flour")],
+                                                                                  instructions: [.init(text: "Knead.")]))
+            try await syncAll([a, b])
+            var onA = RecipeDraft(try await a.store.recipe(recipe.id))
+            onA.instructions.append(.init(id: shared, text: "Rest."))
+            _ = try await a.store.updateRecipe(id: recipe.id, expectedVersion: try await a.store.recipe(recipe.id).version, onA)
+            var onB = RecipeDraft(try await b.store.recipe(recipe.id))
+            onB.ingredients.append(.init(id: shared, text: "water"))
+            _ = try await b.store.updateRecipe(id: recipe.id, expectedVersion: try await b.store.recipe(recipe.id).version, onB)
+            _ = try await SyncEngine.pull(from: a, to: b)
+            // On b a person rates the recipe: the draft is the recipe as read, the settled step id among it.
+            var rated = RecipeDraft(try await b.store.recipe(recipe.id))
+            rated.rating = 4
+            _ = try await b.store.updateRecipe(id: recipe.id, expectedVersion: try await b.store.recipe(recipe.id).version, rated)
+            let steps = try #require(try await b.store.syncRecord(.recipe, id: recipe.id.uuidString)?.states["instructions"])
+            #expect(steps.value.array?.last?.object?["id"] == .string(shared.uuidString), "the record keeps the id a's write gave")
+            // Meanwhile a edits the steps.
+            var again = RecipeDraft(try await a.store.recipe(recipe.id))
+            again.instructions.append(.init(text: "Bake."))
+            _ = try await a.store.updateRecipe(id: recipe.id, expectedVersion: try await a.store.recipe(recipe.id).version, again)
+            try await syncAll([a, b])
+            try await expectSameContent(a, b)
+            for replica in replicas {
+                let stored = try await replica.store.recipe(recipe.id)
+                #expect(stored.instructions.map(\.text) == ["Knead.", "Rest.", "Bake."], "\(replica.name)")
+                #expect(stored.rating == 4, "\(replica.name)")
+                #expect(try await replica.store.conflicts().isEmpty, "\(replica.name)")
+            }
+        }
+    }
 }
