@@ -75,16 +75,8 @@ extension RecipeStore {
             ReadBack.forget() // as every write begins (see `write`)
             try SyncLog.restartClockIfAhead(in: db)
             try SyncLog.capture(in: db) // anything local first, so the merge sees it
-            let retired = Set(try SyncLog.retiredReplicas(in: db))
-            var applier = SyncApplier(state: try SyncState.load(db), photos: photos, seq: try SyncLog.nextSeq(in: db), retired: retired)
-            for held in try SyncApplier.heldRecords(in: db, photos: photos, now: applier.now, retired: retired) {
-                try applier.apply(held.record, from: held.peer, in: db)
-            }
-            if applier.catalogueWritten { try SyncLog.settleCatalogue(in: db) }
-            try applier.state.save(db)
-            try SyncLog.capture(in: db)
-            let held = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sync_held") ?? 0
-            return .init(changed: applier.changed, conflicts: applier.conflicts, held: held)
+            // What was held of the ended replicas is re-dated and applied now.
+            return try Self.merge(state: try SyncState.load(db), photos: photos, in: db)
         }
         if result.changed > 0 { await collectUnusedPhotos() }
         return result
@@ -276,22 +268,6 @@ extension RecipeStore {
                     return .failure(Self.restart("this storage was restored from an older copy and took a new incarnation (\(state.replica)) on this page"))
                 }
             }
-            let retired = Set(try SyncLog.retiredReplicas(in: db))
-            var applier = SyncApplier(state: state, photos: photos, seq: try SyncLog.nextSeq(in: db), retired: retired)
-            // Held records first (a blob or the time they waited for may be here now), then the page.
-            for held in try SyncApplier.heldRecords(in: db, photos: photos, now: applier.now, retired: retired) {
-                try applier.apply(held.record, from: held.peer, in: db)
-            }
-            for record in records.sorted(by: { ($0.kind.applyOrder, $0.seq) < ($1.kind.applyOrder, $1.seq) }) {
-                try applier.apply(record, from: peer, in: db)
-            }
-            // What the page superseded is let go now, not at the next page (there may be none for a long time).
-            let touched = Set(records.map { "\($0.kind.rawValue)|\($0.id)" })
-            for held in try SyncApplier.settledHeldRecords(in: db, photos: photos, now: applier.now, touched: touched) {
-                try applier.apply(held.record, from: held.peer, in: db)
-            }
-            if applier.catalogueWritten { try SyncLog.settleCatalogue(in: db) }
-            try applier.state.save(db)
             if let cursor {
                 // A page that continues the feed from behind the stored cursor (another sync of the same pair applied
                 // further meanwhile: two workers, each beside one replica) applies, and leaves the cursor where it is:
@@ -305,15 +281,39 @@ extension RecipeStore {
                     ON CONFLICT (peer) DO UPDATE SET seq = excluded.seq, syncedAt = excluded.syncedAt
                     """, arguments: [peer, cursor, Self.now()])
             }
-            // What the merge caused in the tables (a deleted book unlinking its recipes) is not an edit:
-            // capture keeps such references as they were.
-            try SyncLog.capture(in: db)
-            let held = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sync_held") ?? 0
-            return .success(.init(changed: applier.changed, conflicts: applier.conflicts, held: held))
+            return .success(try Self.merge(state: state, photos: photos, in: db) { applier in
+                for record in records.sorted(by: { ($0.kind.applyOrder, $0.seq) < ($1.kind.applyOrder, $1.seq) }) {
+                    try applier.apply(record, from: peer, in: db)
+                }
+                // What the page superseded is let go now, not at the next page (there may be none for a long time).
+                let touched = Set(records.map { "\($0.kind.rawValue)|\($0.id)" })
+                for held in try SyncApplier.settledHeldRecords(in: db, photos: photos, now: applier.now, touched: touched) {
+                    try applier.apply(held.record, from: held.peer, in: db)
+                }
+            })
         }
         let result = try outcome.get()
         if result.changed > 0 { await collectUnusedPhotos() }
         return result
+    }
+
+    /// The merge every apply makes in its transaction, from `state` (this replica's, its clock restarted and local
+    /// writes captured): the records held first (a blob or the time they waited for may be here now; an ended
+    /// replica's are re-dated), then `page`'s; then the catalogue settled, the clock saved, and what the merge caused
+    /// in the tables (a deleted book unlinking its recipes) captured, which keeps such references as they were.
+    private static func merge(state: SyncState, photos: PhotoBlobs, in db: Database,
+                              page: (inout SyncApplier) throws -> Void = { _ in }) throws -> SyncOps.Apply.Response {
+        let retired = Set(try SyncLog.retiredReplicas(in: db))
+        var applier = SyncApplier(state: state, photos: photos, seq: try SyncLog.nextSeq(in: db), retired: retired)
+        for held in try SyncApplier.heldRecords(in: db, photos: photos, now: applier.now, retired: retired) {
+            try applier.apply(held.record, from: held.peer, in: db)
+        }
+        try page(&applier)
+        if applier.catalogueWritten { try SyncLog.settleCatalogue(in: db) }
+        try applier.state.save(db)
+        try SyncLog.capture(in: db)
+        let held = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sync_held") ?? 0
+        return .init(changed: applier.changed, conflicts: applier.conflicts, held: held)
     }
 
     private static func restart(_ why: String) -> ServiceError {
