@@ -9,6 +9,8 @@ import Synchronization
 /// its intent-named methods; GRDB stays inside this module.
 public final class RecipeStore: Sendable {
     let pool: DatabasePool
+    /// The database file as SQLite names it: the key of this store's sync notices (`onSyncNotice`).
+    let sqlitePath: String
     /// The read-only connection `readInPlace` uses, apart from the pool's readers (see there).
     let inPlaceReader: DatabaseQueue
     /// Commits concurrent writes together (see `write`).
@@ -131,6 +133,7 @@ public final class RecipeStore: Sendable {
         // GRDB turns WAL on and then sets synchronous=NORMAL on the writer; an
         // acknowledged write must survive power loss, so FULL it is.
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        sqlitePath = pool.writeWithoutTransaction { db in SyncNotices.databasePath(db) }
         // The database and its log are open from here on: the writer checks they stay the files at these paths.
         batcher = WriteBatcher(pool: pool, files: DatabaseFileIdentity(path: path))
         // A write inside a savepoint (each of a group commit's writes has one) journals the pages it changes;
@@ -193,6 +196,7 @@ public final class RecipeStore: Sendable {
 
     /// Closes the database (letting SQLite refresh its query-planner statistics first); later calls fail.
     public func close() throws {
+        onSyncNotice(nil)
         try? pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA optimize") }
         checkpointer.stop()
         ReadBack.forget() // its connection's address may be another store's next

@@ -67,6 +67,7 @@ struct SyncState {
         let history = (try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = ?", arguments: [key])).map { $0 + "\n" } ?? ""
         try db.execute(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES (?, ?)",
                        arguments: [key, String(keeping.map { history.suffix($0) } ?? Substring(history)) + line])
+        if let kind = SyncNotices.Kind(rawValue: key) { SyncNotices.post(kind, line, in: db) }
     }
 
     /// The database file's identity (device and inode). A copy or a restored backup is a new file.

@@ -53,6 +53,8 @@ public struct StorageService: Sendable {
         if let note = store.clockNote {
             logger.notice("replica clock restarted", metadata: ["why": "\(note)"])
         }
+        // The same, when it happens while the storage runs.
+        store.onSyncNotice { [logger] what, why in logger.notice("\(what)", metadata: ["why": "\(why)"]) }
         if configuration.seedSamples {
             if try await store.isEmpty() {
                 let result = try await store.loadSamples()

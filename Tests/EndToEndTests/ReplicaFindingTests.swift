@@ -197,6 +197,51 @@ struct ReplicaFindingTests {
         }
     }
 
+    /// Makes the database copied into `folder` look like the file it was copied from, as a copy that keeps the file's
+    /// identity would (`cp` over the file in place, a file system or machine snapshot rolled back): its open cannot tell.
+    static func keepFileIdentity(_ folder: String) async throws {
+        let database = folder + "/Recipes.sqlite"
+        var info = stat()
+        #expect(stat(database, &info) == 0)
+        let identity = "\(info.st_dev):\(info.st_ino)"
+        let queue = try DatabaseQueue(path: database)
+        try await queue.write { db in
+            try db.execute(sql: "UPDATE sync_state SET value = ? WHERE key = 'file'", arguments: [identity])
+        }
+        try queue.close()
+    }
+
+    @Test("a storage restored from an older copy that kept the file's identity, whose lost write the other replica edited: the sync finds it out, and the running storage says so in its log")
+    func restoreFoundWhileRunningIsLogged() async throws {
+        try await withRig(2) { rig in
+            try await rig.cli(0, ["add", "--name", "Before the copy", "--ingredient", "1 egg"])
+            try await rig.syncUntilQuiet()
+            let node = rig.nodes[0]
+            try await node.stop()
+            let older = rig.scratch.appendingPathComponent("older").path
+            try FileManager.default.copyItem(atPath: node.folder, toPath: older)
+            try await node.start()
+            try await rig.cli(0, ["add", "--name", "After the copy", "--ingredient", "1 egg"])
+            try await rig.syncUntilQuiet()
+            try await rig.cli(1, ["edit", "After the copy", "--notes", "edited on the other replica"])
+            // The older copy goes back in place, looking like the file it replaced: the open cannot tell.
+            try await node.stop()
+            try FileManager.default.removeItem(atPath: node.folder)
+            try FileManager.default.copyItem(atPath: older, toPath: node.folder)
+            try await Self.keepFileIdentity(node.folder)
+            try await node.start()
+            #expect(node.process?.printed.contains("new replica incarnation") == false, "\(node.process?.printed ?? "")")
+            // The peer's edit names a write of this replica that the copy lacks: the sync finds it out while the storage runs.
+            try await rig.syncUntilQuiet()
+            let printed = node.process?.printed ?? ""
+            #expect(printed.contains("new replica incarnation") && printed.contains("restored from an older copy"), "\(printed)")
+            for index in 0..<2 {
+                #expect(try await names(rig, index) == ["After the copy", "Before the copy"], "node \(index)")
+            }
+            try await rig.expectSameExports()
+        }
+    }
+
     @Test("two storages on copies of one database that did not notice the copy: the worker refuses both pairs and names them")
     func oneReplicaIDTwice() async throws {
         try await withRig(2) { rig in
@@ -205,16 +250,7 @@ struct ReplicaFindingTests {
             try await original.stop()
             let twin = try StorageNode()
             try FileManager.default.copyItem(atPath: original.folder, toPath: twin.folder)
-            // Make the copy look like the file it was copied from (as a copy that keeps the file's identity would).
-            let database = twin.folder + "/Recipes.sqlite"
-            var info = stat()
-            #expect(stat(database, &info) == 0)
-            let identity = "\(info.st_dev):\(info.st_ino)"
-            let queue = try DatabaseQueue(path: database)
-            try await queue.write { db in
-                try db.execute(sql: "UPDATE sync_state SET value = ? WHERE key = 'file'", arguments: [identity])
-            }
-            try queue.close()
+            try await Self.keepFileIdentity(twin.folder)
             try await original.start()
             try await twin.start()
             #expect(twin.process?.printed.contains("new replica incarnation") == false)

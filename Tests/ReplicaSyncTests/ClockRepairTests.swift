@@ -3,6 +3,7 @@ import RecipeModel
 import RecipeProtocol
 import RecipeStore
 import ReplicaSync
+import Synchronization
 import Testing
 
 /// A machine whose clock was ahead for a while (a wrong time at boot, a time zone taken for UTC) and was then set
@@ -139,6 +140,30 @@ struct ClockRepairTests {
             #expect(try await b.store.recipe(recipe.id).name == "Made ahead")
             #expect(try await a.store.clockRestarts().count == 1)
             try await expectConverged([a, b])
+        }
+    }
+
+    @Test("a clock restart while the storage runs is told to the service (for its log) once its write is committed, saying why; a write refused as it restarted tells nothing")
+    func runtimeRestartIsTold() async throws {
+        try await withReplicas(2) { replicas in
+            let a = replicas[0]
+            let told = Mutex<[(String, String)]>([])
+            a.store.onSyncNotice { what, why in told.withLock { $0.append((what, why)) } }
+            try await a.store.setClockOffset(milliseconds: 2 * 3_600_000)
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Made ahead"))
+            #expect(told.withLock { $0.isEmpty }, "nothing restarted yet")
+            try await a.store.setClockOffset(milliseconds: 0)
+            // A write refused after the restart ran in its transaction: the restart is undone with it, and not told.
+            await #expect(throws: ServiceError.self) {
+                _ = try await a.store.updateRecipe(id: recipe.id, expectedVersion: 999, RecipeDraft(name: "Refused"))
+            }
+            #expect(told.withLock { $0.isEmpty }, "\(told.withLock { $0 })")
+            _ = try await a.store.updateRecipe(id: recipe.id, expectedVersion: try await a.store.recipe(recipe.id).version, RecipeDraft(name: "After the fix"))
+            let notices = told.withLock { $0 }
+            #expect(notices.map(\.0) == ["replica clock restarted"])
+            #expect(notices.first?.1.contains("minutes ahead of this machine's") == true, "\(notices)")
+            #expect(try await a.store.clockRestarts().count == 1)
+            a.store.onSyncNotice(nil)
         }
     }
 
