@@ -132,8 +132,10 @@ public final class RecipeStore: Sendable {
         pool = try DatabasePool(path: path, configuration: configuration)
         // GRDB turns WAL on and then sets synchronous=NORMAL on the writer; an
         // acknowledged write must survive power loss, so FULL it is.
-        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-        sqlitePath = pool.writeWithoutTransaction { db in SyncNotices.databasePath(db) }
+        sqlitePath = try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            return SyncNotices.databasePath(db)
+        }
         // The database and its log are open from here on: the writer checks they stay the files at these paths.
         batcher = WriteBatcher(pool: pool, files: DatabaseFileIdentity(path: path))
         // A write inside a savepoint (each of a group commit's writes has one) journals the pages it changes;

@@ -844,34 +844,40 @@ struct FindingScenarios {
         }
     }
 
+    /// A recipe "Bread" made on `a` and synced; then at once `a` gives a new step ("Rest.") an id and `b` a new
+    /// ingredient line the same id; `b` takes `a`'s step and settles its id. Returns the recipe and the shared id.
+    static func settleSharedStepID(_ a: LocalReplica, _ b: LocalReplica) async throws -> (recipe: UUID, shared: UUID) {
+        let shared = UUID()
+        let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Bread", ingredients: [.init(text: "flour")],
+                                                                              instructions: [.init(text: "Knead.")]))
+        try await syncAll([a, b])
+        var onA = RecipeDraft(try await a.store.recipe(recipe.id))
+        onA.instructions.append(.init(id: shared, text: "Rest."))
+        _ = try await a.store.updateRecipe(id: recipe.id, expectedVersion: try await a.store.recipe(recipe.id).version, onA)
+        var onB = RecipeDraft(try await b.store.recipe(recipe.id))
+        onB.ingredients.append(.init(id: shared, text: "water"))
+        _ = try await b.store.updateRecipe(id: recipe.id, expectedVersion: try await b.store.recipe(recipe.id).version, onB)
+        _ = try await SyncEngine.pull(from: a, to: b)
+        return (recipe.id, shared)
+    }
+
     @Test("a step that takes an id made from its own (an ingredient line got the same id at once elsewhere) is not a write of the replica that settled it: a person's later edit of the steps on the other replica stands, with no conflicted copy")
     func settledStepIDIsNotAWrite() async throws {
         try await withReplicas(2) { replicas in
             let (a, b) = (replicas[0], replicas[1])
-            let shared = UUID()
-            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Bread", ingredients: [.init(text: "flour")],
-                                                                                  instructions: [.init(text: "Knead.")]))
-            try await syncAll([a, b])
-            // a gives a new step the id, b a new ingredient line the same id, at once.
-            var onA = RecipeDraft(try await a.store.recipe(recipe.id))
-            onA.instructions.append(.init(id: shared, text: "Rest."))
-            _ = try await a.store.updateRecipe(id: recipe.id, expectedVersion: try await a.store.recipe(recipe.id).version, onA)
-            var onB = RecipeDraft(try await b.store.recipe(recipe.id))
-            onB.ingredients.append(.init(id: shared, text: "water"))
-            _ = try await b.store.updateRecipe(id: recipe.id, expectedVersion: try await b.store.recipe(recipe.id).version, onB)
-            // b takes a's step and settles its id; a, not having heard of that, edits the steps again.
-            _ = try await SyncEngine.pull(from: a, to: b)
+            let (recipe, shared) = try await Self.settleSharedStepID(a, b)
+            // a, not having heard of the settling, edits the steps again.
             // b's record keeps the step's id as a's write gave it; only its tables hold the id made from it.
-            let settled = try #require(try await b.store.syncRecord(.recipe, id: recipe.id.uuidString)?.states["instructions"])
+            let settled = try #require(try await b.store.syncRecord(.recipe, id: recipe.uuidString)?.states["instructions"])
             #expect(settled.value.array?.last?.object?["id"] == .string(shared.uuidString))
-            #expect(try await b.store.recipe(recipe.id).instructions.last?.id != shared)
-            var again = RecipeDraft(try await a.store.recipe(recipe.id))
+            #expect(try await b.store.recipe(recipe).instructions.last?.id != shared)
+            var again = RecipeDraft(try await a.store.recipe(recipe))
             again.instructions.append(.init(text: "Bake."))
-            _ = try await a.store.updateRecipe(id: recipe.id, expectedVersion: try await a.store.recipe(recipe.id).version, again)
+            _ = try await a.store.updateRecipe(id: recipe, expectedVersion: try await a.store.recipe(recipe).version, again)
             try await syncAll([a, b])
             try await expectSameContent(a, b)
             for replica in replicas {
-                #expect(try await replica.store.recipe(recipe.id).instructions.map(\.text) == ["Knead.", "Rest.", "Bake."], "\(replica.name)")
+                #expect(try await replica.store.recipe(recipe).instructions.map(\.text) == ["Knead.", "Rest.", "Bake."], "\(replica.name)")
                 #expect(try await replica.store.conflicts().isEmpty, "\(replica.name)")
             }
         }
@@ -880,31 +886,21 @@ struct FindingScenarios {
     func settledStepIDIsNotWrittenWithALaterEdit() async throws {
         try await withReplicas(2) { replicas in
             let (a, b) = (replicas[0], replicas[1])
-            let shared = UUID()
-            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Bread", ingredients: [.init(text: "flour")],
-                                                                                  instructions: [.init(text: "Knead.")]))
-            try await syncAll([a, b])
-            var onA = RecipeDraft(try await a.store.recipe(recipe.id))
-            onA.instructions.append(.init(id: shared, text: "Rest."))
-            _ = try await a.store.updateRecipe(id: recipe.id, expectedVersion: try await a.store.recipe(recipe.id).version, onA)
-            var onB = RecipeDraft(try await b.store.recipe(recipe.id))
-            onB.ingredients.append(.init(id: shared, text: "water"))
-            _ = try await b.store.updateRecipe(id: recipe.id, expectedVersion: try await b.store.recipe(recipe.id).version, onB)
-            _ = try await SyncEngine.pull(from: a, to: b)
+            let (recipe, shared) = try await Self.settleSharedStepID(a, b)
             // On b a person rates the recipe: the draft is the recipe as read, the settled step id among it.
-            var rated = RecipeDraft(try await b.store.recipe(recipe.id))
+            var rated = RecipeDraft(try await b.store.recipe(recipe))
             rated.rating = 4
-            _ = try await b.store.updateRecipe(id: recipe.id, expectedVersion: try await b.store.recipe(recipe.id).version, rated)
-            let steps = try #require(try await b.store.syncRecord(.recipe, id: recipe.id.uuidString)?.states["instructions"])
+            _ = try await b.store.updateRecipe(id: recipe, expectedVersion: try await b.store.recipe(recipe).version, rated)
+            let steps = try #require(try await b.store.syncRecord(.recipe, id: recipe.uuidString)?.states["instructions"])
             #expect(steps.value.array?.last?.object?["id"] == .string(shared.uuidString), "the record keeps the id a's write gave")
             // Meanwhile a edits the steps.
-            var again = RecipeDraft(try await a.store.recipe(recipe.id))
+            var again = RecipeDraft(try await a.store.recipe(recipe))
             again.instructions.append(.init(text: "Bake."))
-            _ = try await a.store.updateRecipe(id: recipe.id, expectedVersion: try await a.store.recipe(recipe.id).version, again)
+            _ = try await a.store.updateRecipe(id: recipe, expectedVersion: try await a.store.recipe(recipe).version, again)
             try await syncAll([a, b])
             try await expectSameContent(a, b)
             for replica in replicas {
-                let stored = try await replica.store.recipe(recipe.id)
+                let stored = try await replica.store.recipe(recipe)
                 #expect(stored.instructions.map(\.text) == ["Knead.", "Rest.", "Bake."], "\(replica.name)")
                 #expect(stored.rating == 4, "\(replica.name)")
                 #expect(try await replica.store.conflicts().isEmpty, "\(replica.name)")
