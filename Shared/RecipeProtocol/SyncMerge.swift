@@ -62,9 +62,9 @@ public enum SyncMerge {
 
     /// Merges `local` and `remote`. For each field: a version that has seen the
     /// other's write wins; of two that have seen the same writes, the one a clock restart re-dated more often
-    /// (`SyncClock.restartEntry`); versions that have not seen each other are concurrent,
-    /// and the higher stamp wins (ties: the larger value text). The losing value of
-    /// a concurrent pair is reported when it differs from the winner.
+    /// (`SyncClock.restartEntry`); versions that have not seen each other are concurrent: a set element or record
+    /// present beats one removed and stays as it was written, otherwise the higher stamp wins (ties: the larger value
+    /// text) under both versions joined. The losing value of a concurrent pair is reported when it differs from the winner.
     public static func merge(_ local: [String: SyncField], _ remote: [String: SyncField]) -> (merged: [String: SyncField], losses: [Loss]) {
         var merged = local
         var losses: [Loss] = []
@@ -92,11 +92,25 @@ public enum SyncMerge {
         if aSeesB { return (a, nil) }
         if bSeesA { return (b, nil) }
         let (winner, loser) = ranksHigher(a, b, element: element, deleteFlag: deleteFlag) ? (a, b) : (b, a)
+        // Present against removed (a set element, the delete flag): the present side wins as it was written. Joined with
+        // the removal's version it would claim to have seen a removal nobody who wrote it saw, and a later removal by a
+        // person who had seen every write, but not that other removal, would read as concurrent and lose again (seed
+        // 14825737107347041799: a cook-log entry deleted after its re-creation stayed for ever).
+        if presence(winner, element: element, deleteFlag: deleteFlag) != presence(loser, element: element, deleteFlag: deleteFlag) {
+            return (winner, nil)
+        }
         let field = SyncField(value: winner.value, clock: SyncClock(vv: SyncClock.join(a.clock.vv, b.clock.vv), stamp: winner.clock.stamp))
         // A set element, the delete flag and conflict bookkeeping never make a conflict of their own.
         let quiet = element || name == SyncRecord.deletedField || SyncRecord.isRecordOnlyField(name)
         let lost = winner.value == loser.value || quiet ? nil : Loss(field: name, value: loser.value, clock: loser.clock)
         return (field, lost)
+    }
+
+    /// Whether a set element or the record is there by this version (always, for other fields).
+    static func presence(_ field: SyncField, element: Bool, deleteFlag: Bool) -> Bool {
+        if element { return field.value != .null }
+        if deleteFlag { return field.value != .bool(true) }
+        return true
     }
 
     /// The deterministic order between two versions: for a set element, present beats removed
@@ -105,8 +119,8 @@ public enum SyncMerge {
     /// version, joined with the re-creation's, then read as having seen every field); then the stamp, then the
     /// value text.
     static func ranksHigher(_ a: SyncField, _ b: SyncField, element: Bool = false, deleteFlag: Bool = false) -> Bool {
-        if element, (a.value == .null) != (b.value == .null) { return b.value == .null }
-        if deleteFlag, (a.value == .bool(true)) != (b.value == .bool(true)) { return b.value == .bool(true) }
+        let (aThere, bThere) = (presence(a, element: element, deleteFlag: deleteFlag), presence(b, element: element, deleteFlag: deleteFlag))
+        if aThere != bThere { return aThere }
         if a.clock.stamp != b.clock.stamp { return StampOrder.precedes(b.clock.stamp, a.clock.stamp) }
         return a.value.canonicalText >= b.value.canonicalText
     }

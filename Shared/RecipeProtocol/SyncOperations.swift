@@ -16,7 +16,9 @@ public enum SyncRules {
     /// 2: a record present beats one removed when neither has seen the other; a line id names a line within its recipe.
     /// 3: a catalogue entry's row id is worked out from every entry's record, not from the order they arrived in; a
     /// version a clock restart re-dated is the same write (`SyncClock.restartEntry`), not a new one.
-    public static let current = 3
+    /// 4: a present set element or record that beats a concurrent removal keeps its own version, not one joined with
+    /// the removal's (a later removal that saw every write but not that one lost to it).
+    public static let current = 4
 
     /// Why `who`, saying `rules` (nil: a release from before rules were numbered), cannot sync with `here` (the side
     /// judging, which runs this release); nil when it can.

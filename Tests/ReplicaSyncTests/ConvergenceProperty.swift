@@ -50,6 +50,8 @@ struct ConvergenceProperty {
         UInt64(112997393202565900), // a record held from an ended replica also carried fields a live one stamped ahead and had re-dated since (heldFromAnEndedReplicaWithAnotherReplicasAheadFields)
         UInt64(16979131308722587157), // the property's reading: a step given an id an ingredient line took at once kept its text under an id made from it
         UInt64(5623852123695253732), // an older page of a feed, landing after a newer version held for its photo, undid it (olderPageDoesNotUndoAHeldNewerVersion; it fails only when the two syncs at once interleave so)
+        UInt64(14825737107347041799), // a delete that had seen a re-creation lost to it, the re-creation's flag carrying another delete's version (deleteAfterReCreationHolds)
+        UInt64(11119033003103916445), // the property's reading: a cook-log entry made again with every value its tombstone had was not counted as a write
     ])
     func foundSeeds(seed: UInt64) async throws {
         var history = History(seed: seed)
@@ -142,6 +144,9 @@ struct History {
         /// Records a person deleted while syncs ran on the replica: what was read just before may miss what a sync
         /// brought in between (see `MadeEdit.duringSyncs`).
         var deletedDuringSyncs: Set<String> = []
+        /// Deleted records a person made again (a client giving a deleted one's id), with the version of the delete flag
+        /// that made them live: a re-creation is a write, even when every value is the tombstone's (seed 11119033003103916445).
+        var remade: [(id: String, clock: SyncClock)] = []
     }
 
     mutating func run() async throws {
@@ -619,6 +624,10 @@ struct History {
     /// Every field of the record that changed, as an edit of replica `index`.
     func remember(_ kind: SyncKind, _ id: String, before: SyncRecord?, on replica: LocalReplica, index: Int, ledger: inout Ledger) async throws {
         guard let record = try await replica.store.syncRecord(kind, id: id) else { return }
+        if let before, !before.isLive, record.isLive, let flag = record.states[SyncRecord.deletedField] {
+            trace("\(replica.name) makes \(kind.rawValue) \(id.prefix(8)) again \(flag.clock.vv)")
+            ledger.remade.append((id, flag.clock))
+        }
         // While syncs run, what changed since `before` may be theirs too (a merge's value, a conflict it kept): only a
         // value under this replica's stamp is the person's (seed 7808226252971629979: a conflict a merge kept between the
         // read and the write, counted as the person's and then dismissed elsewhere, read as an edit lost).
@@ -734,8 +743,13 @@ struct History {
             for field in deletion.record.states.values { seen = SyncClock.join(seen, field.clock.vv) }
             let unseen = ledger.edits.contains { edit in
                 edit.recipe == deletion.record.id && !SyncClock.covers(seen, edit.clock.vv)
-            }
+            } || ledger.remade.contains { $0.id == deletion.record.id && !SyncClock.covers(seen, $0.clock.vv) }
             // Deleted again later and brought back by another edit is fine too; only a live record nobody edited unseen is wrong.
+            if !unseen {
+                trace("back at \(replica.name): \(deletion.kind.rawValue) \(deletion.record.id.prefix(8)) deleted by replica-\(deletion.replica) at "
+                      + "\(deletion.record.states.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.clock.vv)" }) is "
+                      + "\(record.states.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.value.canonicalText.prefix(20)) \($0.value.clock.vv) \($0.value.clock.stamp.suffix(14))" })")
+            }
             #expect(unseen, "seed \(seed): \(deletion.kind.rawValue) \(deletion.record.id) came back without an edit its delete had not seen")
         }
     }

@@ -907,4 +907,67 @@ struct FindingScenarios {
             }
         }
     }
+
+    // MARK: A removal that saw everything, against a presence that won over another removal
+
+    @Test("a cook-log entry made again with every value it had, while another replica deleted it, then deleted by someone who saw it made again: it stays deleted everywhere (seed 14825737107347041799)")
+    func deleteAfterReCreationHolds() async throws {
+        try await withReplicas(3) { replicas in
+            let (a, b, c) = (replicas[0], replicas[1], replicas[2])
+            // a's clock runs ahead (within the tolerance): b, behind it, stamps its writes with a's wall time, so the entry b
+            // makes again has the moment it was first made, and every value of it is the tombstone's: only the delete flag changes.
+            try await a.store.setClockOffset(milliseconds: 10 * 60_000)
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Bread"))
+            let entry = UUID(), cooked = Date(timeIntervalSince1970: 1_764_000_000)
+            _ = try await a.store.addCookLogEntry(id: entry, recipeID: recipe.id, cookedAt: cooked, rating: 3, note: nil, servings: nil)
+            try await syncAll(replicas)
+            let first = try #require(try await b.store.syncRecord(.cookLog, id: entry.uuidString))
+            _ = try await b.store.deleteCookLogEntry(id: entry)
+            _ = try await b.store.addCookLogEntry(id: entry, recipeID: recipe.id, cookedAt: cooked, rating: 3, note: nil, servings: nil)
+            let remade = try #require(try await b.store.syncRecord(.cookLog, id: entry.uuidString))
+            #expect(remade.states.filter { $0.key != SyncRecord.deletedField }.allSatisfy { $0.value == first.states[$0.key] },
+                    "made again with the values it had, only its delete flag is written")
+            // c, having seen neither, deletes it; c then meets the re-creation (which had not seen its delete: the entry is
+            // back there), and a sees the re-creation and deletes the entry again.
+            _ = try await c.store.deleteCookLogEntry(id: entry)
+            _ = try await SyncEngine.pull(from: b, to: c)
+            #expect(try await c.store.cookLog(recipeID: nil, limit: 10).count == 1)
+            _ = try await SyncEngine.pull(from: b, to: a)
+            _ = try await a.store.deleteCookLogEntry(id: entry)
+            try await syncAll(replicas)
+            for replica in replicas {
+                #expect(try await replica.store.cookLog(recipeID: nil, limit: 10).isEmpty, "\(replica.name)")
+                #expect(try await replica.store.syncRecord(.cookLog, id: entry.uuidString)?.isLive == false, "\(replica.name)")
+            }
+            try await expectSameContent(a, b)
+            try await expectSameContent(a, c)
+        }
+    }
+
+    @Test("a keyword removed on one replica while another removes and adds it again, then removed by someone who saw it added again: it stays removed everywhere")
+    func keywordRemovalAfterReAddHolds() async throws {
+        try await withReplicas(3) { replicas in
+            let (a, b, c) = (replicas[0], replicas[1], replicas[2])
+            func keywords(_ replica: LocalReplica, _ recipe: UUID, _ change: ([String]) -> [String]) async throws {
+                let current = try await replica.store.recipe(recipe)
+                var draft = RecipeDraft(current)
+                draft.keywords = change(draft.keywords)
+                _ = try await replica.store.updateRecipe(id: recipe, expectedVersion: current.version, draft)
+            }
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Punch", keywords: ["party", "summer"]))
+            try await syncAll(replicas)
+            try await keywords(b, recipe.id) { $0.filter { $0 != "party" } }
+            try await keywords(b, recipe.id) { $0 + ["party"] }
+            try await keywords(c, recipe.id) { $0.filter { $0 != "party" } }
+            _ = try await SyncEngine.pull(from: b, to: c)
+            _ = try await SyncEngine.pull(from: b, to: a)
+            try await keywords(a, recipe.id) { $0.filter { $0 != "party" } }
+            try await syncAll(replicas)
+            for replica in replicas {
+                #expect(try await replica.store.recipe(recipe.id).keywords == ["summer"], "\(replica.name)")
+            }
+            try await expectSameContent(a, b)
+            try await expectSameContent(a, c)
+        }
+    }
 }
