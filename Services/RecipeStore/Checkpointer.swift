@@ -122,6 +122,18 @@ final class Checkpointer: Sendable {
         queue.sync { connection.close() }
     }
 
+    /// Moves the whole log into the database file and removes it, once the store's connections are closed: a
+    /// stopped storage's database is then the one file `Recipes.sqlite` (GRDB closes the writer before its readers,
+    /// so the writer's close is not the last and leaves the log; this connection's is). Nothing happens while another
+    /// connection, in this process or another, still has the file open.
+    static func finish(databasePath path: String) {
+        var handle: OpaquePointer?
+        defer { sqlite3_close(handle) } // the last connection: SQLite copies what is left and removes the log
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else { return }
+        sqlite3_busy_timeout(handle, 2_000)
+        _ = sqlite3_exec(handle, "PRAGMA wal_checkpoint(TRUNCATE)", nil, nil, nil)
+    }
+
     deinit {
         // Never on `queue` synchronously: the last reference may go inside a checkpoint's block.
         let connection = self.connection

@@ -167,6 +167,13 @@ public final class RecipeStore: Sendable {
             }
         }
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA optimize=0x10002") }
+        // From here on every commit that moves this replica's write number notes it beside the database.
+        if let mark = WriteMark(databasePath: path) {
+            try pool.writeWithoutTransaction { db in
+                try mark.note(db)
+                db.add(transactionObserver: mark, extent: .databaseLifetime)
+            }
+        }
         var inPlace = Configuration()
         inPlace.readonly = true
         inPlace.busyMode = .timeout(5)
@@ -205,6 +212,7 @@ public final class RecipeStore: Sendable {
         try inPlaceReader.close()
         try pool.close()
         checkpointer.released()
+        Checkpointer.finish(databasePath: folder.appendingPathComponent(RecipeVault.databaseFileName).path)
     }
 }
 

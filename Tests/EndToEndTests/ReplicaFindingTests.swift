@@ -242,6 +242,38 @@ struct ReplicaFindingTests {
         }
     }
 
+    @Test("a stopped storage's database file copied aside and later copied back over it in place (cp keeps the file): the storage says at start it was put back, and after a write and a sync both replicas hold every recipe")
+    func olderFileCopiedBackInPlace() async throws {
+        try await withRig(2) { rig in
+            try await rig.cli(0, ["add", "--name", "Before the copy", "--ingredient", "1 egg"])
+            try await rig.syncUntilQuiet()
+            let node = rig.nodes[0]
+            try await node.stop()
+            let database = node.folder + "/Recipes.sqlite"
+            // A stopped storage's database is the one file: no log beside it.
+            #expect(!FileManager.default.fileExists(atPath: database + "-wal"))
+            let older = try Data(contentsOf: URL(fileURLWithPath: database))
+            try await node.start()
+            try await rig.cli(0, ["add", "--name", "After the copy", "--ingredient", "1 egg"])
+            try await rig.syncUntilQuiet()
+            try await node.stop()
+            let handle = try #require(FileHandle(forWritingAtPath: database))
+            try handle.truncate(atOffset: 0)
+            try handle.write(contentsOf: older)
+            try handle.close()
+            try await node.start()
+            let printed = node.process?.printed ?? ""
+            #expect(printed.contains("new replica incarnation") && printed.contains("put back from an older copy"), "\(printed)")
+            // A write before any sync: under the old id it would reuse the number of the lost one the other replica holds.
+            try await rig.cli(0, ["add", "--name", "After the restore", "--ingredient", "1 egg"])
+            try await rig.syncUntilQuiet()
+            for index in 0..<2 {
+                #expect(try await names(rig, index) == ["After the copy", "After the restore", "Before the copy"], "node \(index)")
+            }
+            try await rig.expectSameExports()
+        }
+    }
+
     @Test("two storages on copies of one database that did not notice the copy: the worker refuses both pairs and names them")
     func oneReplicaIDTwice() async throws {
         try await withRig(2) { rig in
