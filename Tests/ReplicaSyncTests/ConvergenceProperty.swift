@@ -164,6 +164,7 @@ struct History {
         // Now and then a machine's clock is set wrong, hours to a year ahead, and later right again (a replica's clock
         // left ahead restarts: SyncLog.restartClockIfAhead). Drawn from a stream of its own, so the histories replay.
         var clocks = SplitMix(seed: seed ^ 0xC10C_A4EA_D5E7_0001)
+        var restoresInPlace = SplitMix(seed: seed ^ 0x1A_91AC_E000_0001)
         var ahead: Set<Int> = []
         // Half the cases let an empty replica (the late joiner) take a snapshot of the first one it syncs with.
         let snapshotAbove = chance(50) ? 0 : SyncEngine.snapshotThreshold
@@ -232,8 +233,16 @@ struct History {
                 let snapshot = snapshots[index]!
                 let folder = replica.store.folder
                 try replica.store.close()
-                try FileManager.default.removeItem(at: folder)
-                try FileManager.default.moveItem(at: snapshot.folder, to: folder)
+                // Half the time only its database file goes back, copied over the one there in place (`cp` onto it keeps
+                // the file; the photos and the last-write note stay). Drawn from a stream of its own, so histories replay.
+                if restoresInPlace.next() % 2 == 0 {
+                    let database = folder.appendingPathComponent(RecipeVault.databaseFileName).path
+                    try InPlaceRestoreTests.overwrite(database, with: try Data(contentsOf: snapshot.folder.appendingPathComponent(RecipeVault.databaseFileName)))
+                    trace("its database file goes back in place")
+                } else {
+                    try FileManager.default.removeItem(at: folder)
+                    try FileManager.default.moveItem(at: snapshot.folder, to: folder)
+                }
                 replicas[index] = LocalReplica(store: try RecipeStore(folder: folder))
                 for edit in ledger.edits[snapshot.editsBefore...] where edit.replica == index { ledger.restoredAway.insert(edit.key) }
                 for deletion in ledger.deletions where deletion.replica == index { ledger.restoredAway.insert(deletion.record.id) }

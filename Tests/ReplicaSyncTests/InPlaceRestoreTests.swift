@@ -18,16 +18,21 @@ struct InPlaceRestoreTests {
         try handle.close()
     }
 
+    /// A scratch root (removed by the caller), the data folder `a` in it, and that folder's database path.
+    static func scratch() -> (root: URL, folder: URL, database: String) {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("rv-inplace-\(UUID().uuidString)")
+        let folder = root.appendingPathComponent("a")
+        return (root, folder, folder.appendingPathComponent(RecipeVault.databaseFileName).path)
+    }
+
     static func recipeNames(_ replica: LocalReplica) async throws -> [String] {
         try await replica.store.listRecipes(.init(limit: 50)).recipes.map(\.name).sorted()
     }
 
     @Test("a replica whose database is put back in place from an older copy, which writes before it syncs: it takes a new incarnation at open, and both replicas end with every recipe")
     func olderCopyInPlaceConverges() async throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("rv-inplace-\(UUID().uuidString)")
+        let (root, folder, database) = Self.scratch()
         defer { try? FileManager.default.removeItem(at: root) }
-        let folder = root.appendingPathComponent("a")
-        let database = folder.appendingPathComponent(RecipeVault.databaseFileName).path
         var a = LocalReplica(store: try RecipeStore(folder: folder))
         let b = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("b")))
         _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Before the copy"))
@@ -63,10 +68,8 @@ struct InPlaceRestoreTests {
 
     @Test("the mark follows every committed write and never a refused one; a store reopened on its own database takes no new incarnation")
     func markFollowsCommits() async throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("rv-inplace-\(UUID().uuidString)")
+        let (root, folder, database) = Self.scratch()
         defer { try? FileManager.default.removeItem(at: root) }
-        let folder = root.appendingPathComponent("a")
-        let database = folder.appendingPathComponent(RecipeVault.databaseFileName).path
         var store = try RecipeStore(folder: folder)
         func written() async throws -> Int64 {
             try await store.pool.read { db in try SyncState.load(db).write }
@@ -103,10 +106,8 @@ struct InPlaceRestoreTests {
 
     @Test("the same older copy put back again after the new incarnation it made wrote: the mark names an incarnation the copy never knew, and it takes another; a fresh database beside an old mark takes none")
     func olderCopyPutBackTwice() async throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("rv-inplace-\(UUID().uuidString)")
+        let (root, folder, database) = Self.scratch()
         defer { try? FileManager.default.removeItem(at: root) }
-        let folder = root.appendingPathComponent("a")
-        let database = folder.appendingPathComponent(RecipeVault.databaseFileName).path
         var store = try RecipeStore(folder: folder)
         _ = try await store.createRecipe(id: UUID(), RecipeDraft(name: "First"))
         try store.close()
