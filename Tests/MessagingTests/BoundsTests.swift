@@ -14,8 +14,9 @@ struct BoundsTests {
         let routes = Self.routes(counter: counter, holdingAt: gate)
         try await withServer(routes, configure: { $0.maxRequestsInFlight = 1 }) { endpoint in
             let holder = try RawPeer(endpoint)
-            // Its reply comes only after the gate opens, several steps later: a loaded machine may take seconds.
-            let held = Task { try await holder.request(#"{"v":1,"id":"hold","op":"test.hold","body":{}}"#, timeout: .seconds(30)) }
+            // Its reply comes only after the gate opens, several steps later: a loaded machine may take more than the 30 s
+            // this waited before (CI, 2026-12-03, beside a build): as long as the gate waits.
+            let held = Task { try await holder.request(#"{"v":1,"id":"hold","op":"test.hold","body":{}}"#, timeout: .seconds(300)) }
             try await gate.waitUntilEntered()
             let other = try RawPeer(endpoint)
             let refused = try await other.request(#"{"v":1,"id":"second","op":"test.increment","body":{}}"#)
@@ -120,7 +121,7 @@ struct BoundsTests {
         try await withServer(routes, configure: { $0.maxBytesInFlight = 1_024 * 1_024 }) { endpoint in
             let holder = try RawPeer(endpoint)
             let held = Task {
-                try await holder.request(#"{"v":1,"id":"hold","op":"test.hold","body":{}}"#, extraFrames: [kilobytes600], timeout: .seconds(30))
+                try await holder.request(#"{"v":1,"id":"hold","op":"test.hold","body":{}}"#, extraFrames: [kilobytes600], timeout: .seconds(300))
             }
             try await gate.waitUntilEntered()
             let other = try RawPeer(endpoint)
