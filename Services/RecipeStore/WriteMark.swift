@@ -78,11 +78,12 @@ final class WriteMark: TransactionObserver, @unchecked Sendable {
             guard mark.write > state.write else { return nil }
             return "the database was put back from an older copy (its last write is \(state.write), this folder's was \(mark.write))"
         }
-        // A database that never wrote has nothing a peer could hold; a mark of one of its earlier incarnations is only behind.
+        // A database that never wrote has nothing a peer could hold; a mark of one of its own earlier incarnations (its
+        // history names each, with the one it became) is only behind. The retired list is not that lineage: it also
+        // holds other replicas' ids this one heard had ended.
         guard state.write > 0 else { return nil }
         let history = try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'incarnations'") ?? ""
         if history.contains(mark.replica) { return nil }
-        if try SyncLog.retiredReplicas(in: db).contains(mark.replica) { return nil }
         return "the database is not the one last written in this folder (that was replica \(mark.replica)): an older copy was put back, or another replica's copied in"
     }
 }
