@@ -36,13 +36,22 @@ final class Checkpointer: Sendable {
     }
 
     private let path: String
+    /// Told around each copy into the file, so a kill -9 in the middle of one is not taken for a file changed behind
+    /// the storage's back.
+    private let mark: WriteMark?
     private let queue = DispatchQueue(label: "Recipes checkpoint")
     private let connection = Connection()
     /// Taken by the writer's commit for an instant: never held while a checkpoint runs.
     private let state = Mutex(State())
 
-    init(databasePath: String) {
+    init(databasePath: String, mark: WriteMark? = nil) {
         path = databasePath
+        self.mark = mark
+    }
+
+    /// Runs a checkpoint (`body`) with the write mark told.
+    private func copying(_ body: () -> Void) {
+        if let mark { mark.copying(body) } else { body() }
     }
 
     /// Puts the log hook on the writer's connection: from now on the writer never checkpoints by itself. The
@@ -54,7 +63,9 @@ final class Checkpointer: Sendable {
                 // Under writes that never pause, a checkpoint beside them never catches the log's end, and SQLite
                 // starts the log over only once every page is in the file: the writer finishes the job itself, as
                 // SQLite's automatic checkpoint does (the pages copied beside it already are not copied again).
-                _ = sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+                Unmanaged<Checkpointer>.fromOpaque(context!).takeUnretainedValue().copying {
+                    _ = sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+                }
                 return SQLITE_OK
             }
             Unmanaged<Checkpointer>.fromOpaque(context!).takeUnretainedValue().committed(logPages: pages)
@@ -112,7 +123,7 @@ final class Checkpointer: Sendable {
         }
         // Passive: as many pages as can go without waiting for a reader or the writer; a page a reader still
         // needs waits for the next checkpoint. A failure here is one a later checkpoint retries.
-        _ = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        copying { _ = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) }
     }
 
     /// Stops checkpointing and closes the connection (before the database closes, so the writer's close is the

@@ -17,6 +17,8 @@ public final class RecipeStore: Sendable {
     let batcher: WriteBatcher
     /// Moves the write-ahead log into the database file beside the writer, not inside its commits.
     let checkpointer: Checkpointer
+    /// The note beside the database of its last write and of when the storage last changed its file.
+    let writeMark: WriteMark?
     /// What search ranking reads for every match, kept between searches while the index is unchanged.
     let ranking = SearchRanking()
     /// The data folder.
@@ -128,6 +130,8 @@ public final class RecipeStore: Sendable {
         configuration.label = "Recipes"
         configuration.prepareDatabase { db in try SearchRanking.register(on: db) }
         let path = folder.appendingPathComponent(RecipeVault.databaseFileName).path
+        // The file's time as it was found, before this start's own writes move it (`WriteMark`).
+        let fileTimeFound = WriteMark.fileTime(path)
         setAsideLogNote = try StaleWriteAheadLog.setAsideIfStale(databasePath: path)
         pool = try DatabasePool(path: path, configuration: configuration)
         // GRDB turns WAL on and then sets synchronous=NORMAL on the writer; an
@@ -155,7 +159,7 @@ public final class RecipeStore: Sendable {
         (incarnationNote, clockNote) = try pool.write { db in
             try SyncLog.capture(in: db)
             try SyncLog.settleCatalogueOnce(in: db)
-            return (try SyncState.checkIncarnation(db, path: path), try SyncLog.restartClockIfAhead(in: db))
+            return (try SyncState.checkIncarnation(db, path: path, fileTime: fileTimeFound), try SyncLog.restartClockIfAhead(in: db))
         }
         if incarnationNote != nil {
             // The file itself must stop saying it is a backup before anything else is written: a log found beside a
@@ -168,20 +172,25 @@ public final class RecipeStore: Sendable {
         }
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA optimize=0x10002") }
         // From here on every commit that moves this replica's write number notes it beside the database.
-        if let mark = WriteMark(databasePath: path) {
+        let mark = WriteMark(databasePath: path)
+        if let mark {
             try pool.writeWithoutTransaction { db in
                 try mark.note(db)
                 db.add(transactionObserver: mark, extent: .databaseLifetime)
             }
         }
+        writeMark = mark
         var inPlace = Configuration()
         inPlace.readonly = true
         inPlace.busyMode = .timeout(5)
         inPlace.label = "Recipes in place"
         inPlaceReader = try DatabaseQueue(path: path, configuration: inPlace)
-        let checkpointer = Checkpointer(databasePath: path)
+        let checkpointer = Checkpointer(databasePath: path, mark: mark)
         pool.writeWithoutTransaction { db in checkpointer.install(on: db) }
         self.checkpointer = checkpointer
+        // Whatever the open wrote into the file so far (SQLite's own checkpoints during a migration, the one after a
+        // new incarnation) is the storage's: the mark holds the file's time from here on.
+        mark?.refresh()
         photos = try PhotoBlobs(folder: folder.appendingPathComponent(RecipeVault.photoFolderName))
         try findLostPhotos()
     }
@@ -210,9 +219,13 @@ public final class RecipeStore: Sendable {
         checkpointer.stop()
         ReadBack.forget() // its connection's address may be another store's next
         try inPlaceReader.close()
-        try pool.close()
-        checkpointer.released()
-        Checkpointer.finish(databasePath: folder.appendingPathComponent(RecipeVault.databaseFileName).path)
+        // The close copies the log into the file: the mark says so while it does, and holds the file's time after.
+        let close = {
+            try self.pool.close()
+            self.checkpointer.released()
+            Checkpointer.finish(databasePath: self.folder.appendingPathComponent(RecipeVault.databaseFileName).path)
+        }
+        if let writeMark { try writeMark.copying(close) } else { try close() }
     }
 }
 

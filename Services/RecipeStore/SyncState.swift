@@ -80,14 +80,14 @@ struct SyncState {
     /// Takes a new incarnation when the database file is not the one this replica last ran on
     /// (restored from a backup, copied to start another storage), or is an older copy put back over it in place
     /// (`WriteMark`). Returns what happened, for the log.
-    static func checkIncarnation(_ db: Database, path: String) throws -> String? {
+    static func checkIncarnation(_ db: Database, path: String, fileTime: Int64?) throws -> String? {
         guard let identity = fileIdentity(path) else { return nil }
         let recorded = try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'file'")
         try db.execute(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('file', ?)", arguments: [identity])
         let reason: String
         if let recorded, recorded != identity {
             reason = recorded == backupMark ? "started from a backup" : "the database file was copied or restored"
-        } else if let older = try WriteMark.olderCopy(db, databasePath: path) {
+        } else if let older = try WriteMark.olderCopy(db, databasePath: path, fileTime: fileTime) {
             reason = older
         } else {
             return nil

@@ -1,31 +1,58 @@
 import Foundation
 import GRDB
 import RecipeProtocol
+import Synchronization
 
-/// The last write this replica committed to its database, noted in a small file beside it
-/// (`Recipes.sqlite-lastwrite`: its replica id and write number).
+/// The last write this replica committed to its database, and when it last changed the database file, noted in a
+/// small file beside it (`Recipes.sqlite-lastwrite`: its replica id, write number and the file's status-change time).
 ///
 /// An older copy of the database put back over the file in place (`cp` onto it, which keeps the file's identity) is
 /// not told by the file's identity at open; its write number is. A database whose replica id is the mark's and whose
 /// write number is behind it, or whose history does not know the mark's id at all (a copy from before its last new
 /// incarnation, or another replica's database copied in), lost writes its peers may hold: it takes a new incarnation,
-/// so its next writes never reuse those numbers. A whole data folder put back (the mark with it) is not told so; a
-/// peer's records tell it at the next sync when it edited on top of the lost writes.
+/// so its next writes never reuse those numbers.
 ///
-/// Written after each commit that moved the write number, without a sync of its own: after a power loss the mark is
-/// never ahead of the database (the commit was on disk first), only behind it, which tells nothing.
+/// A whole data folder copied back over in place brings its mark with it, so the numbers agree; but no copy can set
+/// the file's status-change time (`st_ctime`: the kernel's, moved by every write and by any copy onto the file, and
+/// kept by none). The mark holds the time the storage last left the file at, and a file changed since, while the
+/// storage was stopped, may be an older copy: it takes a new incarnation too (a copy of the current one, a `chmod`
+/// or a `touch` cost one needlessly, which is harmless). While the storage itself copies the log into the file (a
+/// checkpoint, or the close) the mark says `-` instead of a time: a kill -9 in the middle leaves a file whose time no
+/// mark holds, and tells nothing. A file-system or machine snapshot rolled back brings the file's time back with it
+/// and is not told so; a peer's records tell it at the next sync when it edited on top of the lost writes.
+///
+/// Written after each commit that moved the write number and around each copy into the file, without a sync of its
+/// own: after a power loss the mark is never ahead of the database (the commit was on disk first), only behind it,
+/// which tells nothing, or holds an earlier time of the file, which costs a new incarnation.
 final class WriteMark: TransactionObserver, @unchecked Sendable {
     static let fileName = RecipeVault.databaseFileName + "-lastwrite"
 
-    /// The last note written (under the writer's queue only: GRDB calls a transaction observer there).
-    private var noted: (replica: String, write: Int64)?
+    /// What the mark says.
+    struct Note: Equatable {
+        var replica: String
+        var write: Int64
+        /// The database file's status-change time, in nanoseconds, when the storage last left it; nil while it was
+        /// copying the log into it, or in a mark from before it was kept.
+        var fileTime: Int64?
+    }
+
+    private struct State {
+        /// The last note written.
+        var noted: Note?
+        /// Copies into the file under way (a checkpoint beside the writer and the writer's own may overlap).
+        var copying = 0
+    }
+
+    private let state = Mutex(State())
     private let descriptor: Int32
+    private let databasePath: String
 
     /// The mark for the database at `databasePath`; nil when its file cannot be opened for writing.
     init?(databasePath: String) {
         let descriptor = open(Self.path(databasePath), O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return nil }
         self.descriptor = descriptor
+        self.databasePath = databasePath
     }
 
     deinit { close(descriptor) }
@@ -34,13 +61,25 @@ final class WriteMark: TransactionObserver, @unchecked Sendable {
         URL(fileURLWithPath: databasePath).deletingLastPathComponent().appendingPathComponent(fileName).path
     }
 
+    /// The status-change time of the file at `path`, in nanoseconds; nil when there is none.
+    static func fileTime(_ path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+    }
+
     /// What the mark beside `databasePath` says; nil when there is none or it does not read as one.
-    static func read(databasePath: String) -> (replica: String, write: Int64)? {
+    static func read(databasePath: String) -> Note? {
         guard let data = FileManager.default.contents(atPath: path(databasePath)), data.count <= size,
               let text = String(data: data, encoding: .utf8) else { return nil }
         let parts = text.split(whereSeparator: \.isWhitespace)
-        guard parts.count == 2, let write = Int64(parts[1]), write >= 0, parts[0].count <= 64 else { return nil }
-        return (String(parts[0]), write)
+        guard parts.count == 2 || parts.count == 3, let write = Int64(parts[1]), write >= 0, parts[0].count <= 64 else { return nil }
+        var note = Note(replica: String(parts[0]), write: write)
+        if parts.count == 3, parts[2] != "-" {
+            guard let time = Int64(parts[2]) else { return nil }
+            note.fileTime = time
+        }
+        return note
     }
 
     /// The mark's fixed size: each note overwrites the last whole, padded with spaces.
@@ -54,13 +93,46 @@ final class WriteMark: TransactionObserver, @unchecked Sendable {
         var values: [String: String] = [:]
         for row in rows { values[row["key"]] = row["value"] }
         guard let replica = values["replica"] else { return }
-        let write = Int64(values["write"] ?? "") ?? 0
-        guard noted?.replica != replica || noted?.write != write else { return }
-        var text = Array("\(replica) \(write)\n".utf8.prefix(Self.size))
+        let number = Int64(values["write"] ?? "") ?? 0
+        state.withLock { state in
+            guard state.noted?.replica != replica || state.noted?.write != number else { return }
+            write(Note(replica: replica, write: number), &state)
+        }
+    }
+
+    /// Runs `body`, which may write the database file (a checkpoint, the close), with the mark saying so; after it,
+    /// the mark holds the file's time again.
+    func copying<T>(_ body: () throws -> T) rethrows -> T {
+        state.withLock { state in
+            state.copying += 1
+            if let noted = state.noted { write(noted, &state) }
+        }
+        defer {
+            state.withLock { state in
+                state.copying -= 1
+                if let noted = state.noted { write(noted, &state) }
+            }
+        }
+        return try body()
+    }
+
+    /// Notes the file's time now (after the storage changed the file outside a copy: the open's own writes, a close).
+    func refresh() {
+        state.withLock { state in
+            if let noted = state.noted { write(noted, &state) }
+        }
+    }
+
+    /// Writes `note` with the file's time now (or `-` while a copy is under way), in place, one write of a fixed
+    /// size; a failure leaves the last note (behind, which tells nothing).
+    private func write(_ note: Note, _ state: inout State) {
+        var note = note
+        note.fileTime = state.copying > 0 ? nil : Self.fileTime(databasePath)
+        guard note != state.noted || state.noted == nil else { return }
+        var text = Array("\(note.replica) \(note.write) \(note.fileTime.map(String.init) ?? "-")\n".utf8.prefix(Self.size))
         text += Array(repeating: UInt8(ascii: " "), count: Self.size - text.count)
-        // One write, in place, of a fixed size; a failure leaves the last note (behind, which tells nothing).
         guard text.withUnsafeBytes({ pwrite(descriptor, $0.baseAddress, $0.count, 0) }) == Self.size else { return }
-        noted = (replica, write)
+        state.noted = note
     }
 
     func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }
@@ -70,13 +142,19 @@ final class WriteMark: TransactionObserver, @unchecked Sendable {
     func databaseDidRollback(_ db: Database) {}
 
     /// Why the database at `databasePath` is an older copy than the last one this replica wrote there (see the type);
-    /// nil when it is not, or there is no mark to tell.
-    static func olderCopy(_ db: Database, databasePath: String) throws -> String? {
+    /// nil when it is not, or there is no mark to tell. `fileTime` is the file's time before this start changed it.
+    static func olderCopy(_ db: Database, databasePath: String, fileTime: Int64?) throws -> String? {
         guard let mark = read(databasePath: databasePath) else { return nil }
         let state = try SyncState.load(db)
         if mark.replica == state.replica {
-            guard mark.write > state.write else { return nil }
-            return "the database was put back from an older copy (its last write is \(state.write), this folder's was \(mark.write))"
+            if mark.write > state.write {
+                return "the database was put back from an older copy (its last write is \(state.write), this folder's was \(mark.write))"
+            }
+            if let noted = mark.fileTime, let fileTime, fileTime != noted {
+                return "the database file changed while the storage was stopped (put back over in place, with its data folder, "
+                    + "from an older copy, or written by something else): it may have lost writes"
+            }
+            return nil
         }
         // A database that never wrote has nothing a peer could hold; a mark of one of its own earlier incarnations (its
         // history names each, with the one it became) is only behind. The retired list is not that lineage: it also

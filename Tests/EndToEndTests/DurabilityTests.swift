@@ -16,7 +16,8 @@ final class Acknowledged: Sendable {
 @Suite("recipe-storage durability")
 struct DurabilityTests {
     /// 40 writes end before the first checkpoint; 400 take the write-ahead log past its threshold several times, so
-    /// the kill lands while checkpoints run beside the writer (`Checkpointer`) and after the writer took over one.
+    /// the kill lands while checkpoints run beside the writer (`Checkpointer`) and after the writer took over one. The
+    /// storage restarted on the folder keeps its replica id: nothing but its own writes changed its file (`WriteMark`).
     @Test("every acknowledged write survives kill -9 mid-stream; the file passes integrity_check", arguments: [40, 400])
     func killNine(before: Int) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-kill-\(UUID().uuidString)")
@@ -81,6 +82,8 @@ struct DurabilityTests {
         }
         let stats = try await again.call(StorageOps.Stats.self, Empty())
         #expect(stats.starters == 8, "samples were not loaded a second time")
+        // Its own checkpoints, the kill in the middle of one too, never read as its file changed behind its back.
+        #expect(!second.printed.contains("new replica incarnation"), "\(second.printed)")
         #expect(try await second.stop() == 0)
 
         let store = try RecipeStore(folder: folder)

@@ -197,8 +197,8 @@ struct ReplicaFindingTests {
         }
     }
 
-    /// Makes the database copied into `folder` look like the file it was copied from, as a copy that keeps the file's
-    /// identity would (`cp` over the file in place, a file system or machine snapshot rolled back): its open cannot tell.
+    /// Makes the database copied into `folder` look like the file it was copied from, as a file system or machine
+    /// snapshot rolled back would (the file's identity, and the write mark's time of it): its open cannot tell.
     static func keepFileIdentity(_ folder: String) async throws {
         let database = folder + "/Recipes.sqlite"
         var info = stat()
@@ -209,6 +209,12 @@ struct ReplicaFindingTests {
             try db.execute(sql: "UPDATE sync_state SET value = ? WHERE key = 'file'", arguments: [identity])
         }
         try queue.close()
+        // The write mark beside it holds the file's time as it is now, as it would after a machine's snapshot.
+        let mark = folder + "/Recipes.sqlite-lastwrite"
+        let parts = try String(contentsOfFile: mark, encoding: .utf8).split(whereSeparator: \.isWhitespace)
+        #expect(parts.count == 3 && stat(database, &info) == 0)
+        let time = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+        try Data("\(parts[0]) \(parts[1]) \(time)\n".utf8).write(to: URL(fileURLWithPath: mark))
     }
 
     @Test("a storage restored from an older copy that kept the file's identity, whose lost write the other replica edited: the sync finds it out, and the running storage says so in its log")
@@ -242,8 +248,17 @@ struct ReplicaFindingTests {
         }
     }
 
-    @Test("a stopped storage's database file copied aside and later copied back over it in place (cp keeps the file): the storage says at start it was put back, and after a write and a sync both replicas hold every recipe")
-    func olderFileCopiedBackInPlace() async throws {
+    /// What goes back over a stopped storage's data folder in place.
+    enum InPlaceCopy: String, CaseIterable, Sendable {
+        /// Its database file alone (`cp copy/Recipes.sqlite data/`).
+        case databaseFile
+        /// Every file of a copy of the whole folder (`cp -a copy/. data/`), the write mark with it.
+        case wholeFolder
+    }
+
+    @Test("a stopped storage's database file, or its whole data folder, copied aside and later copied back over it in place (cp keeps each file): the storage says at start it was put back, and after a write and a sync both replicas hold every recipe",
+          arguments: InPlaceCopy.allCases)
+    func olderCopyBackInPlace(_ copy: InPlaceCopy) async throws {
         try await withRig(2) { rig in
             try await rig.cli(0, ["add", "--name", "Before the copy", "--ingredient", "1 egg"])
             try await rig.syncUntilQuiet()
@@ -252,18 +267,24 @@ struct ReplicaFindingTests {
             let database = node.folder + "/Recipes.sqlite"
             // A stopped storage's database is the one file: no log beside it.
             #expect(!FileManager.default.fileExists(atPath: database + "-wal"))
-            let older = try Data(contentsOf: URL(fileURLWithPath: database))
+            let older = Scratch.path("rv-older")
+            try FileManager.default.copyItem(atPath: node.folder, toPath: older)
             try await node.start()
             try await rig.cli(0, ["add", "--name", "After the copy", "--ingredient", "1 egg"])
             try await rig.syncUntilQuiet()
             try await node.stop()
-            let handle = try #require(FileHandle(forWritingAtPath: database))
-            try handle.truncate(atOffset: 0)
-            try handle.write(contentsOf: older)
-            try handle.close()
+            let files = copy == .databaseFile ? ["Recipes.sqlite"]
+                : try FileManager.default.contentsOfDirectory(atPath: older).filter { !$0.hasPrefix("photos") }
+            for name in files {
+                guard let handle = FileHandle(forWritingAtPath: node.folder + "/" + name) else { continue }
+                try handle.truncate(atOffset: 0)
+                try handle.write(contentsOf: try Data(contentsOf: URL(fileURLWithPath: older + "/" + name)))
+                try handle.close()
+            }
             try await node.start()
             let printed = node.process?.printed ?? ""
-            #expect(printed.contains("new replica incarnation") && printed.contains("put back from an older copy"), "\(printed)")
+            #expect(printed.contains("new replica incarnation"), "\(printed)")
+            #expect(printed.contains(copy == .databaseFile ? "put back from an older copy" : "changed while the storage was stopped"), "\(printed)")
             // A write before any sync: under the old id it would reuse the number of the lost one the other replica holds.
             try await rig.cli(0, ["add", "--name", "After the restore", "--ingredient", "1 egg"])
             try await rig.syncUntilQuiet()

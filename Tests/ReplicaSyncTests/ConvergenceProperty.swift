@@ -165,6 +165,7 @@ struct History {
         // left ahead restarts: SyncLog.restartClockIfAhead). Drawn from a stream of its own, so the histories replay.
         var clocks = SplitMix(seed: seed ^ 0xC10C_A4EA_D5E7_0001)
         var restoresInPlace = SplitMix(seed: seed ^ 0x1A_91AC_E000_0001)
+        var wholeFoldersInPlace = SplitMix(seed: seed ^ 0x1A_91AC_E000_0002)
         var ahead: Set<Int> = []
         // Half the cases let an empty replica (the late joiner) take a snapshot of the first one it syncs with.
         let snapshotAbove = chance(50) ? 0 : SyncEngine.snapshotThreshold
@@ -236,9 +237,16 @@ struct History {
                 // Half the time only its database file goes back, copied over the one there in place (`cp` onto it keeps
                 // the file; the photos and the last-write note stay). Drawn from a stream of its own, so histories replay.
                 if restoresInPlace.next() % 2 == 0 {
-                    let database = folder.appendingPathComponent(RecipeVault.databaseFileName).path
-                    try InPlaceRestoreTests.overwrite(database, with: try Data(contentsOf: snapshot.folder.appendingPathComponent(RecipeVault.databaseFileName)))
-                    trace("its database file goes back in place")
+                    // And of those, half the time every file of the copy goes back over the folder's in place (`cp -a`
+                    // onto it: the write mark comes back with the database it agrees with).
+                    if wholeFoldersInPlace.next() % 2 == 0 {
+                        try InPlaceRestoreTests.overwriteFolder(folder, from: snapshot.folder)
+                        trace("its whole data folder goes back in place")
+                    } else {
+                        let database = folder.appendingPathComponent(RecipeVault.databaseFileName).path
+                        try InPlaceRestoreTests.overwrite(database, with: try Data(contentsOf: snapshot.folder.appendingPathComponent(RecipeVault.databaseFileName)))
+                        trace("its database file goes back in place")
+                    }
                 } else {
                     try FileManager.default.removeItem(at: folder)
                     try FileManager.default.moveItem(at: snapshot.folder, to: folder)

@@ -4,6 +4,7 @@ import RecipeModel
 import RecipeProtocol
 @testable import RecipeStore
 import ReplicaSync
+import Synchronization
 import Testing
 
 /// An older copy of the database put back over the file in place keeps the file's identity: the write mark beside it
@@ -16,6 +17,34 @@ struct InPlaceRestoreTests {
         try handle.truncate(atOffset: 0)
         try handle.write(contentsOf: bytes)
         try handle.close()
+    }
+
+    /// Copies every file under `copy` over the file of the same name under `folder`, in place where there is one (as
+    /// `cp -a copy/. folder/` does: each file keeps its identity), and the rest beside them.
+    static func overwriteFolder(_ folder: URL, from copy: URL) throws {
+        let manager = FileManager.default
+        for name in try manager.contentsOfDirectory(atPath: copy.path) {
+            let source = copy.appendingPathComponent(name), target = folder.appendingPathComponent(name)
+            var isFolder: ObjCBool = false
+            _ = manager.fileExists(atPath: source.path, isDirectory: &isFolder)
+            if isFolder.boolValue {
+                try manager.createDirectory(at: target, withIntermediateDirectories: true)
+                try overwriteFolder(target, from: source)
+            } else if manager.fileExists(atPath: target.path) {
+                try overwrite(target.path, with: try Data(contentsOf: source))
+            } else {
+                try manager.copyItem(at: source, to: target)
+            }
+        }
+    }
+
+    /// Changes the status-change time of the file at `path`, and nothing else (a mode set and set back).
+    static func touchStatus(_ path: String) throws {
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        let before = WriteMark.fileTime(path)
+        #expect(chmod(path, 0o644) == 0 && chmod(path, info.st_mode & 0o7777) == 0)
+        #expect(WriteMark.fileTime(path) != before)
     }
 
     /// A scratch root (removed by the caller), the data folder `a` in it, and that folder's database path.
@@ -133,5 +162,137 @@ struct InPlaceRestoreTests {
         store = try RecipeStore(folder: folder)
         #expect(store.incarnationNote == nil)
         try store.close()
+    }
+
+    @Test("a whole data folder copied aside while stopped and later copied back over it in place (every file keeps its identity, the write mark comes back with the database it agrees with): the file's changed time tells the open, which takes a new incarnation, and after a write and a sync both replicas hold every recipe")
+    func wholeFolderInPlaceConverges() async throws {
+        let (root, folder, database) = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: root) }
+        var a = LocalReplica(store: try RecipeStore(folder: folder))
+        let b = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("b")))
+        _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Before the copy"))
+        try await syncAll([a, b])
+        try a.store.close()
+        let older = root.appendingPathComponent("older")
+        try FileManager.default.copyItem(at: folder, to: older)
+        let replica = try #require(WriteMark.read(databasePath: database)).replica
+
+        a = LocalReplica(store: try RecipeStore(folder: folder))
+        #expect(a.store.incarnationNote == nil)
+        _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "After the copy"))
+        try await syncAll([a, b])
+        try a.store.close()
+
+        let identity = SyncState.fileIdentity(database)
+        try Self.overwriteFolder(folder, from: older)
+        #expect(SyncState.fileIdentity(database) == identity)
+        #expect(WriteMark.read(databasePath: database) == WriteMark.read(databasePath: older.appendingPathComponent(RecipeVault.databaseFileName).path))
+        a = LocalReplica(store: try RecipeStore(folder: folder))
+        let note = try #require(a.store.incarnationNote)
+        #expect(note.contains("changed while the storage was stopped"), "\(note)")
+        #expect(try await a.store.syncInfo().replicaID != replica)
+        // It writes before any sync: under the old id that write would reuse the number of the lost one, which b holds.
+        _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "After the restore"))
+        try await syncAll([a, b])
+        for replica in [a, b] {
+            #expect(try await Self.recipeNames(replica) == ["After the copy", "After the restore", "Before the copy"])
+        }
+        try await expectSameContent(a, b)
+        try a.store.close()
+        try b.store.close()
+    }
+
+    @Test("the storage's own changes to its file (checkpoints beside many writes, the close) never read as a change behind its back; a mark left in the middle of a copy into the file tells nothing; a file changed while the storage was stopped takes one new incarnation")
+    func fileTimeFollowsTheStorage() async throws {
+        let (root, folder, database) = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: root) }
+        var store = try RecipeStore(folder: folder)
+        let replica = try await store.syncInfo().replicaID
+        // Enough writes to take the log past a checkpoint's threshold several times.
+        let writer = store
+        for round in 0..<4 {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<25 {
+                    group.addTask {
+                        _ = try await writer.createRecipe(id: UUID(), RecipeDraft(name: "Stew \(round)-\(index)",
+                            ingredients: (1...12).map { .init(text: "\($0) cups of stock") }, instructions: (1...8).map { .init(text: "Stir \($0).") }))
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        try store.close()
+        let mark = try #require(WriteMark.read(databasePath: database))
+        #expect(mark.fileTime != nil && mark.fileTime == WriteMark.fileTime(database))
+        store = try RecipeStore(folder: folder)
+        #expect(store.incarnationNote == nil)
+        #expect(try await store.syncInfo().replicaID == replica)
+        try store.close()
+
+        // A kill -9 in the middle of a checkpoint: the mark says `-`, and the file's time is one it never held.
+        var copying = try #require(WriteMark.read(databasePath: database))
+        copying.fileTime = nil
+        try Data("\(copying.replica) \(copying.write) -\n".utf8).write(to: URL(fileURLWithPath: WriteMark.path(database)))
+        try Self.touchStatus(database)
+        store = try RecipeStore(folder: folder)
+        #expect(store.incarnationNote == nil)
+        #expect(try await store.syncInfo().replicaID == replica)
+        try store.close()
+
+        // Changed while stopped, by anything: one new incarnation, then none.
+        try Self.touchStatus(database)
+        store = try RecipeStore(folder: folder)
+        #expect(store.incarnationNote?.contains("changed while the storage was stopped") == true, "\(store.incarnationNote ?? "")")
+        let second = try await store.syncInfo().replicaID
+        #expect(second != replica)
+        try store.close()
+        store = try RecipeStore(folder: folder)
+        #expect(store.incarnationNote == nil)
+        #expect(try await store.syncInfo().replicaID == second)
+        try store.close()
+    }
+
+    @Test("while writes run and checkpoints copy them into the file, the mark says `-` or holds the file's time: a kill -9 at any moment leaves a folder that reads as the storage's own")
+    func markNeverBehindTheFile() async throws {
+        let (root, folder, database) = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let store = try RecipeStore(folder: folder)
+        let finished = Finished()
+        let writes = Task {
+            defer { finished.flag.withLock { $0 = true } }
+            for round in 0..<8 {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<25 {
+                        group.addTask {
+                            _ = try await store.createRecipe(id: UUID(), RecipeDraft(name: "Stew \(round)-\(index)",
+                                ingredients: (1...12).map { .init(text: "\($0) cups of stock") }, instructions: (1...8).map { .init(text: "Stir \($0).") }))
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+        }
+        // Samples where the file did not change while the mark was read: the mark must not hold another time.
+        var behind: [String] = [], times: Set<Int64> = [], copying = 0, samples = 0
+        let deadline = ContinuousClock.now + .seconds(120)
+        while !finished.flag.withLock({ $0 }) && ContinuousClock.now < deadline {
+            let before = WriteMark.fileTime(database)
+            let mark = WriteMark.read(databasePath: database)
+            let after = WriteMark.fileTime(database)
+            if let before, before == after, let mark {
+                samples += 1
+                times.insert(before)
+                if let noted = mark.fileTime { if noted != before { behind.append("mark \(noted), file \(before)") } } else { copying += 1 }
+            }
+            try await Task.sleep(for: .microseconds(50))
+        }
+        try await writes.value
+        try store.close()
+        #expect(behind.isEmpty, "\(behind.count) of \(samples) samples: \(behind.prefix(3))")
+        #expect(times.count > 2, "checkpoints changed the file while it was watched (\(times.count) times, \(samples) samples, \(copying) mid-copy)")
+    }
+
+    final class Finished: Sendable {
+        let flag = Mutex(false)
     }
 }
