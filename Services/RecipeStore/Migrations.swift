@@ -417,6 +417,15 @@ enum Migrations {
                 try markChanges(table, "recipe", new: "NEW.recipeId", old: "OLD.recipeId", in: db)
             }
         }
+        migrator.registerMigration("v23 own write stamps and peers' newest writes") { db in
+            // This replica's recent writes by number, with their stamps, and the newest write of each replica among the
+            // records taken from others, with its stamp: a replica rolled back with its whole folder (a file-system or
+            // machine snapshot) learns from a peer's newest write of it that it reused or lost numbers (`SyncSeen`).
+            try db.execute(sql: """
+                CREATE TABLE sync_own_writes (write INTEGER PRIMARY KEY, stamp TEXT NOT NULL);
+                CREATE TABLE sync_seen (replica TEXT PRIMARY KEY NOT NULL, write INTEGER NOT NULL, stamp TEXT NOT NULL) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 

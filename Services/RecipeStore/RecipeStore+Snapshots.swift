@@ -231,6 +231,9 @@ extension RecipeStore {
                 try db.cachedStatement(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES (?, ?)").execute(arguments: [key, value])
             }
             try db.execute(sql: "DELETE FROM sync_cursors WHERE peer IN (?, ?)", arguments: [mine.replica, theirs.replica])
+            // The source's own write stamps are not this replica's (`SyncSeen`); what the source held of this one's, it holds.
+            try db.execute(sql: "DELETE FROM sync_own_writes")
+            try db.execute(sql: "DELETE FROM sync_seen WHERE replica = ?", arguments: [mine.replica])
             try db.execute(sql: "INSERT INTO sync_cursors (peer, seq, syncedAt) VALUES (?, ?, ?)",
                            arguments: [theirs.replica, request.seq, Self.now()])
             try db.execute(sql: "DELETE FROM import_job_entries; DELETE FROM import_job_items; DELETE FROM import_jobs")

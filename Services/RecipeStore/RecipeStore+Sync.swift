@@ -84,9 +84,26 @@ extension RecipeStore {
 
     /// Records changed after `since`, oldest change first, leaving out those whose last
     /// change came from `exclude`. A page holds at most `limit` records and about 4 MB.
-    public func syncChanges(since: Int, exclude: String?, limit: Int) async throws -> SyncOps.Changes.Response {
+    /// `seen`, the reading side's newest write of this replica, shows whether it was rolled back (`SyncSeen`): then it
+    /// takes a new incarnation and refuses with `sync_restart`, nothing read.
+    public func syncChanges(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite? = nil) async throws -> SyncOps.Changes.Response {
         guard (1...1_000).contains(limit) else { throw ServiceError(.invalidArgument, "limit is \(limit); it must be 1 to 1000") }
         guard since >= 0 else { throw ServiceError(.invalidArgument, "since is \(since); it must be 0 or more") }
+        if let seen {
+            if let problem = SyncSeen.problem(seen) { throw ServiceError(.invalidArgument, problem) }
+            if try await pool.read({ db in try SyncSeen.rolledBack(seen, state: SyncState.load(db), in: db) }) != nil {
+                let taken = try await pool.write { db -> String? in
+                    var state = try SyncState.load(db)
+                    guard let why = try SyncSeen.rolledBack(seen, state: state, in: db) else { return nil }
+                    try state.newIncarnation(db, reason: why)
+                    return state.replica
+                }
+                if let taken {
+                    throw ServiceError(.syncRestart, "this storage was rolled back (its peer holds writes of it it never made, or made otherwise) "
+                                       + "and took a new incarnation (\(taken)); nothing was read: start the sync again from its replica id")
+                }
+            }
+        }
         try await restartClockBeforeFeedRead()
         return try await pool.read { db in
             var records: [SyncRecord] = []
@@ -107,7 +124,7 @@ extension RecipeStore {
                 if records.count >= limit || bytes >= 4_000_000 || scanned >= 20_000 { break }
             }
             let more = try Int.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM sync_records WHERE seq > ? LIMIT 1"), arguments: [next]) != nil
-            return .init(records: records, next: next, more: more)
+            return .init(records: records, next: next, more: more, seen: try exclude.flatMap { try SyncSeen.newest(of: $0, in: db) })
         }
     }
 
@@ -229,12 +246,14 @@ extension RecipeStore {
     /// incarnation, taken here or at start), or its cursor for `peer` is behind `after`, applying the page would
     /// lose changes for good; it is refused with `sync_restart` instead, nothing applied.
     public func applySync(from peer: String, records: [SyncRecord], cursor: Int?,
-                          expecting expected: String? = nil, after: Int? = nil) async throws -> SyncOps.Apply.Response {
+                          expecting expected: String? = nil, after: Int? = nil,
+                          seen: SyncOps.SeenWrite? = nil) async throws -> SyncOps.Apply.Response {
         guard SyncValidation.isReplicaID(peer) else {
             throw ServiceError(.invalidArgument, "from \"\(peer.prefix(80))\" is not a replica id (1 to \(SyncValidation.maxReplicaIDLength) letters, digits and dashes)")
         }
         if let cursor, cursor < 0 { throw ServiceError(.invalidArgument, "cursor is \(cursor); it must be 0 or more") }
         if let after, after < 0 { throw ServiceError(.invalidArgument, "after is \(after); it must be 0 or more") }
+        if let seen, let problem = SyncSeen.problem(seen) { throw ServiceError(.invalidArgument, problem) }
         guard records.count <= 1_000 else {
             throw ServiceError(.invalidArgument, "the request holds \(records.count) records; send at most 1000 at a time")
         }
@@ -260,8 +279,15 @@ extension RecipeStore {
             }
             // A peer has seen writes of this replica that it does not remember making: it was restored
             // from an older copy. A new incarnation keeps its next writes from reusing those numbers.
+            // Or the newest write of it the peer holds (`SyncSeen`) is one it never made, or made with another stamp.
+            var rolledBack: String?
             if records.contains(where: { record in record.clocks.contains { ($0.vv[state.replica] ?? 0) > state.write } }) {
-                try state.newIncarnation(db, reason: "a peer had seen writes newer than this replica's own (restored from an older copy)")
+                rolledBack = "a peer had seen writes newer than this replica's own (restored from an older copy)"
+            } else if let seen {
+                rolledBack = try SyncSeen.rolledBack(seen, state: state, in: db)
+            }
+            if let rolledBack {
+                try state.newIncarnation(db, reason: rolledBack)
                 // The page left out this replica's own writes under its old id, and the copy lost some of them:
                 // the new incarnation is kept, and the sync starts again for the replica this storage is now.
                 if conditional {
@@ -309,6 +335,7 @@ extension RecipeStore {
             try applier.apply(held.record, from: held.peer, in: db)
         }
         try page(&applier)
+        try SyncSeen.save(applier.seen, in: db)
         if applier.catalogueWritten { try SyncLog.settleCatalogue(in: db) }
         try applier.state.save(db)
         try SyncLog.capture(in: db)
@@ -329,7 +356,7 @@ extension RecipeStore {
     public func syncCursor(peer: String) async throws -> SyncOps.Cursor.Response {
         try await pool.read { db in
             let row = try Row.fetchOne(db, sql: "SELECT seq, syncedAt FROM sync_cursors WHERE peer = ?", arguments: [peer])
-            return .init(peer: peer, seq: row?["seq"] ?? 0, syncedAt: row?["syncedAt"])
+            return .init(peer: peer, seq: row?["seq"] ?? 0, syncedAt: row?["syncedAt"], seen: try SyncSeen.newest(of: peer, in: db))
         }
     }
 

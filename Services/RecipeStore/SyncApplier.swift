@@ -18,6 +18,8 @@ struct SyncApplier {
     let now: Int64
     /// Replica ids that have ended (`SyncLog.retiredReplicas`): what they stamped too far ahead is re-dated here.
     let retired: Set<String>
+    /// The newest write of each replica among the records taken (`SyncSeen`).
+    var seen: [String: SyncOps.SeenWrite] = [:]
 
     /// The most records held back at once; a peer that sends more is refused until some apply.
     static let maxHeld = 10_000
@@ -100,6 +102,7 @@ struct SyncApplier {
             return try hold(record, from: peer, unless: keepsHeld, reason: error.message, missing: [], retry: retry, in: db)
         }
         for clock in record.clocks { state.observe(clock.stamp) }
+        SyncSeen.note(record.clocks, into: &seen)
         let local = stored?.states ?? [:]
         let remote = record.states
         let (merged, losses) = SyncMerge.merge(local, remote)

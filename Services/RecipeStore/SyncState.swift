@@ -26,6 +26,9 @@ struct SyncState {
     /// Milliseconds added to the wall clock (0; tests give replicas skewed clocks with it).
     var offset: Int64 = 0
 
+    /// The writes `tick` made since this state was loaded, with their stamps: `save` keeps them (`sync_own_writes`).
+    var ticks: [(write: Int64, stamp: String)] = []
+
     /// Now on this replica's wall clock (inside a pinned write: the time that write is stamped with).
     var now: Int64 { Self.pinned ?? (Self.nowMilliseconds() + offset) }
 
@@ -105,6 +108,7 @@ struct SyncState {
         for (key, value) in [("write", write), ("wall", wall), ("counter", counter)] {
             try db.cachedStatement(sql: "UPDATE sync_state SET value = ? WHERE key = ?").execute(arguments: [String(value), key])
         }
+        try SyncSeen.keep(ticks, in: db)
     }
 
     /// The largest wall-clock value a stamp can hold (16 digits of milliseconds).
@@ -130,7 +134,9 @@ struct SyncState {
             counter = 0
         }
         write += 1
-        return (write, Self.stamp(wall: wall, counter: counter, replica: replica))
+        let stamp = Self.stamp(wall: wall, counter: counter, replica: replica)
+        ticks.append((write, stamp))
+        return (write, stamp)
     }
 
     /// A stamp from another replica was seen: later local stamps sort above it. A stamp that is not

@@ -7,7 +7,10 @@ public protocol SyncEndpoint: Sendable {
     /// What to call it in reports and errors (its endpoint).
     var name: String { get }
     func info() async throws -> SyncOps.Info.Response
-    func changes(since: Int, exclude: String?, limit: Int) async throws -> SyncOps.Changes.Response
+    /// Records changed after `since` (`sync.changes`). `seen` is the reading side's newest write of this endpoint's
+    /// replica (`sync.cursor` `seen`): one this replica never made, or made with another stamp, shows it was rolled
+    /// back, and it takes a new incarnation and answers `sync_restart`.
+    func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?) async throws -> SyncOps.Changes.Response
     func pendingCount(since: Int, exclude: String?) async throws -> Int
     func missingPhotos(_ hashes: [String]) async throws -> [String]
     func photo(sha256: String) async throws -> Data
@@ -19,8 +22,9 @@ public protocol SyncEndpoint: Sendable {
     /// Applies a page of `from`'s feed and remembers `cursor` for it. `to` is the replica id this endpoint gave
     /// when the sync started and `after` the cursor the page continues from: when either is no longer so (the
     /// storage was restored behind the same endpoint, or its cursor moved back), the page is refused with
-    /// `sync_restart` and nothing is applied.
-    func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?) async throws -> SyncOps.Apply.Response
+    /// `sync_restart` and nothing is applied. `seen` is the source's newest write of this endpoint's replica
+    /// (`sync.changes` `seen`): one this replica never made, or made with another stamp, shows it was rolled back.
+    func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?, seen: SyncOps.SeenWrite?) async throws -> SyncOps.Apply.Response
     /// Tells the endpoint that the replicas `ids` have ended (`sync.retire`): it re-dates and applies what it held of
     /// theirs for being stamped too far ahead.
     func retire(_ ids: [String]) async throws -> SyncOps.Apply.Response
@@ -37,9 +41,19 @@ public protocol SyncEndpoint: Sendable {
 }
 
 extension SyncEndpoint {
+    /// Records changed after `since`, with no `seen`.
+    public func changes(since: Int, exclude: String?, limit: Int) async throws -> SyncOps.Changes.Response {
+        try await changes(since: since, exclude: exclude, limit: limit, seen: nil)
+    }
+
     /// Applies records without conditions (the target's id and cursor are not checked).
     public func apply(from: String, records: [SyncRecord], cursor: Int?) async throws -> SyncOps.Apply.Response {
-        try await apply(from: from, records: records, cursor: cursor, to: nil, after: nil)
+        try await apply(from: from, records: records, cursor: cursor, to: nil, after: nil, seen: nil)
+    }
+
+    /// Applies records on the conditions `to` and `after`, with no `seen`.
+    public func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?) async throws -> SyncOps.Apply.Response {
+        try await apply(from: from, records: records, cursor: cursor, to: to, after: after, seen: nil)
     }
 
     /// One blob at a time, for an endpoint that has no batch of its own.
@@ -186,7 +200,10 @@ public enum SyncEngine {
                 throw ServiceError(.unsupportedVersion, mismatch)
             }
         }
-        var cursor = try await target.cursor(peer: sourceID).seq
+        // The target's newest write of the source goes with every read of the source's feed: a source rolled back since
+        // it was made (`SyncSeen`) takes a new incarnation before any of its writes of reused numbers reach the target.
+        let atTarget = try await target.cursor(peer: sourceID)
+        var cursor = atTarget.seq
         // The source's feed is shorter than what the target applied of it: it was restored from an older
         // copy. Read it all again (merging what is already here changes nothing).
         if cursor > sourceInfo.latestSeq {
@@ -212,14 +229,14 @@ public enum SyncEngine {
             if let readAhead, let ahead = try? await readAhead.value {
                 page = ahead
             } else {
-                page = try await source.changes(since: cursor, exclude: targetID, limit: pageSize)
+                page = try await source.changes(since: cursor, exclude: targetID, limit: pageSize, seen: atTarget.seen)
             }
             readAhead = nil
             if page.records.isEmpty && page.next == cursor { break }
             try requireProgress(page, after: cursor, limit: pageSize, from: source)
             if page.more && pages + 1 < maxPages {
                 let since = page.next
-                readAhead = Task { try await source.changes(since: since, exclude: targetID, limit: pageSize) }
+                readAhead = Task { try await source.changes(since: since, exclude: targetID, limit: pageSize, seen: atTarget.seen) }
             }
             let sent = try await sendPhotos(page.records.flatMap(\.photoHashes), from: source, to: target)
             report = report + sent.report // sent, whether or not the page is read again
@@ -231,7 +248,7 @@ public enum SyncEngine {
                 continue
             }
             // A record whose photo is still unavailable is held by the target (and named in its status), not fatal.
-            let applied = try await target.apply(from: sourceID, records: page.records, cursor: page.next, to: targetID, after: cursor)
+            let applied = try await target.apply(from: sourceID, records: page.records, cursor: page.next, to: targetID, after: cursor, seen: page.seen)
             report.received = report.received.addingSaturated(page.records.count)
             report.add(applied)
             cursor = page.next

@@ -107,6 +107,18 @@ public enum SyncOps {
         public typealias Response = Apply.Response
     }
 
+    /// One write of a replica: its number (what version vectors count) and its stamp.
+    public struct SeenWrite: Codable, Sendable, Equatable {
+        /// The write's number, 1 or more.
+        public var write: Int64
+        /// Its hybrid-logical-clock stamp (`wall.counter.replica`), which names the replica that made it.
+        public var stamp: String
+        public init(write: Int64, stamp: String) {
+            self.write = write
+            self.stamp = stamp
+        }
+    }
+
     /// `sync.changes`: records changed after `since`, in feed order, a page at a time.
     public enum Changes: WireOperation {
         public static let role = OperationRole.peer
@@ -123,11 +135,17 @@ public enum SyncOps {
             /// The sync rules of the worker reading (`SyncRules`): `sync.changes` refuses other rules than the storage's,
             /// and their absence (a worker from before they were numbered). `sync.pending` does not look at it.
             public var rules: Int?
-            public init(since: Int, exclude: String? = nil, limit: Int? = nil, rules: Int? = SyncRules.current) {
+            /// The newest write of this storage's replica that the side reading for holds (its `sync.cursor` `seen`).
+            /// A storage that made fewer writes, or whose own write of that number has another stamp, was rolled back
+            /// (a file-system or machine snapshot, a folder put back that it could not tell at start): it takes a new
+            /// incarnation and answers `sync_restart`, before any of its writes of reused numbers are read.
+            public var seen: SeenWrite?
+            public init(since: Int, exclude: String? = nil, limit: Int? = nil, seen: SeenWrite? = nil, rules: Int? = SyncRules.current) {
                 self.rules = rules
                 self.since = since
                 self.exclude = exclude
                 self.limit = limit
+                self.seen = seen
             }
         }
         public struct Response: Codable, Sendable, Equatable {
@@ -136,10 +154,16 @@ public enum SyncOps {
             public var next: Int
             /// `true` when there are more changes after `next`.
             public var more: Bool
-            public init(records: [SyncRecord], next: Int, more: Bool) {
+            /// The newest write of the `exclude` replica among the records this storage took (its number and stamp);
+            /// absent when the request names none or none was taken. The records that replica sent are left out of
+            /// every page for it, so this is how a replica rolled back with its whole data folder learns what it
+            /// lost: the worker passes it on to `sync.apply` (`seen`).
+            public var seen: SeenWrite?
+            public init(records: [SyncRecord], next: Int, more: Bool, seen: SeenWrite? = nil) {
                 self.records = records
                 self.next = next
                 self.more = more
+                self.seen = seen
             }
         }
     }
@@ -294,13 +318,20 @@ public enum SyncOps {
             /// The sync rules of the worker sending (`SyncRules`), which has found them the sending replica's too: other
             /// rules than this storage's, or none (a worker from before they were numbered), are refused before anything is applied.
             public var rules: Int?
-            public init(from: String, records: [SyncRecord], cursor: Int?, to: String? = nil, after: Int? = nil, rules: Int? = SyncRules.current) {
+            /// The newest write of this storage's replica that `from` holds (`seen` of the page's `sync.changes`). A
+            /// storage that made fewer writes, or whose own write of that number has another stamp, was rolled back
+            /// (a file-system or machine snapshot, a folder put back that it could not tell at start): it takes a new
+            /// incarnation, and refuses a page sent with `to` or `after` with `sync_restart`.
+            public var seen: SeenWrite?
+            public init(from: String, records: [SyncRecord], cursor: Int?, to: String? = nil, after: Int? = nil,
+                        seen: SeenWrite? = nil, rules: Int? = SyncRules.current) {
                 self.rules = rules
                 self.from = from
                 self.records = records
                 self.cursor = cursor
                 self.to = to
                 self.after = after
+                self.seen = seen
             }
         }
         public struct Response: Codable, Sendable, Equatable {
@@ -333,10 +364,14 @@ public enum SyncOps {
             public var seq: Int
             /// When changes from `peer` were last applied up to date.
             public var syncedAt: Date?
-            public init(peer: String, seq: Int, syncedAt: Date?) {
+            /// The newest write of `peer` among the records this storage took (`SeenWrite`); absent when none was.
+            /// The worker passes it on to `peer`'s `sync.changes` (`seen`).
+            public var seen: SeenWrite?
+            public init(peer: String, seq: Int, syncedAt: Date?, seen: SeenWrite? = nil) {
                 self.peer = peer
                 self.seq = seq
                 self.syncedAt = syncedAt
+                self.seen = seen
             }
         }
     }

@@ -1,8 +1,9 @@
 import Foundation
+import GRDB
 import PropertyBased
 import RecipeModel
 import RecipeProtocol
-import RecipeStore
+@testable import RecipeStore
 import ReplicaSync
 import Testing
 import TestRandom
@@ -341,6 +342,12 @@ struct History {
                 let restarts = try await replica.store.clockRestarts().count
                 trace("\(replica.name): \(restarts) clock restarts")
             }
+        }
+        // Every restore here is told at start (a new file, or one whose mark or time gives it away): a peer's newest
+        // write of a replica (`SyncSeen`) never reads as a roll back, which would be one needlessly.
+        for replica in replicas {
+            let history = try await replica.store.pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'incarnations'") } ?? ""
+            #expect(!history.contains("a peer holds this replica's write"), "seed \(seed): \(replica.name): \(history)")
         }
         try await expectNoEditLost(ledger, in: replicas[0])
         try await expectNoUnexplainedResurrection(ledger, in: replicas[0])

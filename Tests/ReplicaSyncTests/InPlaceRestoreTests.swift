@@ -38,6 +38,16 @@ struct InPlaceRestoreTests {
         }
     }
 
+    /// Puts every file of `copy` back over `folder`'s in place, as a file-system or machine snapshot rolled back would:
+    /// the write mark agrees with the database and holds the file's time as it is now, so the open cannot tell.
+    static func rollBack(_ folder: URL, to copy: URL) throws {
+        try overwriteFolder(folder, from: copy)
+        let database = folder.appendingPathComponent(RecipeVault.databaseFileName).path
+        let mark = try #require(WriteMark.read(databasePath: database))
+        let time = try #require(WriteMark.fileTime(database))
+        try Data("\(mark.replica) \(mark.write) \(time)\n".utf8).write(to: URL(fileURLWithPath: WriteMark.path(database)))
+    }
+
     /// Changes the status-change time of the file at `path`, and nothing else (a mode set and set back).
     static func touchStatus(_ path: String) throws {
         var info = stat()
@@ -294,5 +304,72 @@ struct InPlaceRestoreTests {
 
     final class Finished: Sendable {
         let flag = Mutex(false)
+    }
+
+    /// Two replicas in step; `a` makes "After the copy" after its folder was copied aside, syncs it to `b`, and is rolled
+    /// back to the copy as a snapshot would (`rollBack`): its open cannot tell. Returns `a` reopened and its old id.
+    static func rolledBackReplica(root: URL, folder: URL, b: LocalReplica) async throws -> (a: LocalReplica, replica: String) {
+        var a = LocalReplica(store: try RecipeStore(folder: folder))
+        _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Before the copy"))
+        try await syncAll([a, b])
+        try a.store.close()
+        let older = root.appendingPathComponent("older")
+        try FileManager.default.copyItem(at: folder, to: older)
+        a = LocalReplica(store: try RecipeStore(folder: folder))
+        let replica = try await a.store.syncInfo().replicaID
+        _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "After the copy"))
+        try await syncAll([a, b])
+        try a.store.close()
+        try Self.rollBack(folder, to: older)
+        a = LocalReplica(store: try RecipeStore(folder: folder))
+        #expect(a.store.incarnationNote == nil, "a snapshot rolled back is not told at start")
+        #expect(try await a.store.syncInfo().replicaID == replica)
+        return (a, replica)
+    }
+
+    @Test("a replica rolled back with its whole folder as a snapshot would (its start cannot tell), which syncs before it writes: its peer's newest write of it is one it never made, it takes a new incarnation, and what it lost comes back")
+    func rolledBackSyncsFirst() async throws {
+        let (root, folder, _) = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let b = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("b")))
+        let (a, replica) = try await Self.rolledBackReplica(root: root, folder: folder, b: b)
+        // Pulled from b first: a is the target, and b's newest write of it comes with the page.
+        _ = try await SyncEngine.pull(from: b, to: a)
+        #expect(try await a.store.syncInfo().replicaID != replica, "rolled back, told by the page")
+        try await syncAll([a, b])
+        let history = try await a.store.pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'incarnations'") } ?? ""
+        #expect(history.contains("a peer holds this replica's write"), "\(history)")
+        _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "After the restore"))
+        try await syncAll([a, b])
+        for replica in [a, b] {
+            #expect(try await Self.recipeNames(replica) == ["After the copy", "After the restore", "Before the copy"])
+        }
+        try await expectSameContent(a, b)
+        try a.store.close()
+        try b.store.close()
+    }
+
+    @Test("a replica rolled back with its whole folder as a snapshot would, which writes more than it lost before it syncs and sends first: its own write of its peer's newest number has another stamp, it takes a new incarnation before sending, and both replicas end with every recipe",
+          arguments: [false, true])
+    func rolledBackWritesFirst(sendsFirst: Bool) async throws {
+        let (root, folder, _) = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let b = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("b")))
+        let (a, replica) = try await Self.rolledBackReplica(root: root, folder: folder, b: b)
+        for index in 1...3 { _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "After the restore \(index)")) }
+        if sendsFirst {
+            // Pulled by b first: a is the source, and b's newest write of it goes with the read of a's feed.
+            _ = try await SyncEngine.pull(from: a, to: b)
+            #expect(try await a.store.syncInfo().replicaID != replica, "rolled back, told by the read of its feed")
+        }
+        try await syncAll([a, b])
+        #expect(try await a.store.syncInfo().replicaID != replica)
+        let history = try await a.store.pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'incarnations'") } ?? ""
+        #expect(history.contains("write numbers were used twice"), "\(history)")
+        let names = ["After the copy", "After the restore 1", "After the restore 2", "After the restore 3", "Before the copy"]
+        for replica in [a, b] { #expect(try await Self.recipeNames(replica) == names) }
+        try await expectSameContent(a, b)
+        try a.store.close()
+        try b.store.close()
     }
 }
