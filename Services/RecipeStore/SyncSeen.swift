@@ -69,6 +69,9 @@ enum SyncSeen {
         }
         guard let own = try String.fetchOne(db.cachedStatement(sql: "SELECT stamp FROM sync_own_writes WHERE write = ?"), arguments: [seen.write]),
               own != seen.stamp else { return nil }
+        // A version re-dated by a clock restart (this replica's, or another's of an ended one) keeps its write's number
+        // under the stamp of a later write: a stamp this replica made is no roll back. (Read only on a mismatch.)
+        if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sync_own_writes WHERE stamp = ?)", arguments: [seen.stamp]) == true { return nil }
         return "a peer holds this replica's write \(seen.write) stamped \(seen.stamp), and its own write \(seen.write) is stamped \(own) "
             + "(rolled back with its data folder and written since: its write numbers were used twice)"
     }

@@ -60,7 +60,9 @@ struct SyncState {
         let old = replica
         replica = try String.fetchOne(db, sql: "SELECT lower(hex(randomblob(6)))")!
         try db.execute(sql: "UPDATE sync_state SET value = ? WHERE key = 'replica'", arguments: [replica])
-        try Self.appendHistory("incarnations", "\(old) → \(replica) at \(RecipeStore.now()): \(reason)", in: db)
+        // Kept to its last 256 KiB (some 1,500 lines): a peer can make a replica take new incarnations, and the start's
+        // check against the write mark needs only the recent ones.
+        try Self.appendHistory("incarnations", "\(old) → \(replica) at \(RecipeStore.now()): \(reason)", keeping: 256 << 10, in: db)
         _ = try SyncLog.addRetired([old], in: db)
     }
 

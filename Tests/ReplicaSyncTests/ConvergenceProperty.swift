@@ -53,6 +53,7 @@ struct ConvergenceProperty {
         UInt64(5623852123695253732), // an older page of a feed, landing after a newer version held for its photo, undid it (olderPageDoesNotUndoAHeldNewerVersion; it fails only when the two syncs at once interleave so)
         UInt64(14825737107347041799), // a delete that had seen a re-creation lost to it, the re-creation's flag carrying another delete's version (deleteAfterReCreationHolds)
         UInt64(11119033003103916445), // the property's reading: a cook-log entry made again with every value its tombstone had was not counted as a write
+        UInt64(8625869756270399618), // versions a clock restart re-dated (a write's number under a later write's stamp) read as a roll back (never committed)
     ])
     func foundSeeds(seed: UInt64) async throws {
         var history = History(seed: seed)
