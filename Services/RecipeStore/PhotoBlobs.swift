@@ -308,7 +308,15 @@ extension RecipeStore {
         }
         try? await pool.writeWithoutTransaction { db in
             let used = Set(try String.fetchAll(db, sql: "SELECT DISTINCT sha256 FROM recipe_photos"))
-            for hash in try photos.allHashes().subtracting(used).subtracting(held) { try? photos.remove(hash) }
+            // A record held back (a stamp ahead of this clock, a value refused until a newer version comes) keeps the
+            // blobs it names: it may apply much later, when the replica that sent them has let them go (restored from
+            // an older copy, say) and no replica could send them again. (Each held body is looked at for each unused
+            // blob: both are few.)
+            let nameInHeld = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM sync_held WHERE instr(body, ?) > 0)")
+            for hash in try photos.allHashes().subtracting(used).subtracting(held)
+            where try Bool.fetchOne(nameInHeld, arguments: [hash]) != true {
+                try? photos.remove(hash)
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import RecipeModel
 import RecipeProtocol
-import RecipeStore
+@testable import RecipeStore
 import ReplicaSync
 import Synchronization
 import Testing
@@ -233,6 +233,43 @@ struct ClockRepairTests {
                 #expect(try await replica.store.heldRecords().isEmpty, "\(replica.name)")
                 #expect(try await replica.store.clockRestarts().count == 1, "\(replica.name)")
             }
+        }
+    }
+
+    /// Found by the convergence property (seed 8114404585922217597): a blob sent ahead of a record that was then held
+    /// for its stamp was collected as unused once the hour that keeps such blobs had passed (or the storage restarted);
+    /// when the record could apply at last, its sender — restored from a backup — no longer had the blob either, and the
+    /// record was held for good, waiting for a photo no replica held.
+    @Test("a record held for a stamp ahead keeps the photos it names from collection, across a restart: its sender, restored from a backup without them, cannot send them again, and the re-dated record applies with its photo")
+    func heldRecordKeepsItsBlobs() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup"))
+            _ = try await syncAll([a, b])
+            let backup = a.store.folder.deletingLastPathComponent().appendingPathComponent("a-backup")
+            _ = try await a.store.backup(to: backup.path)
+            try await a.store.setClockOffset(milliseconds: Self.year)
+            let bytes = jpegBytes(seed: 41)
+            _ = try await a.store.addPhoto(recipeID: recipe.id, bytes: bytes, position: nil)
+            let hash = PhotoBlobs.hash(bytes)
+            _ = try await SyncEngine.pull(from: a, to: b)
+            #expect(try await b.store.syncInfo().held.count == 1, "b holds what a stamped a year ahead")
+            #expect(try await b.missingPhotos([hash]).isEmpty, "the blob came ahead of the record")
+            // b restarts (what it remembered of blobs sent ahead goes with it) and collects the blobs nothing uses.
+            try b.store.close()
+            let reopened = LocalReplica(store: try RecipeStore(folder: b.store.folder))
+            defer { try? reopened.store.close() }
+            await reopened.store.collectUnusedPhotos()
+            #expect(try await reopened.missingPhotos([hash]).isEmpty, "the held record keeps its blob")
+            // a is restored from its backup: the photo's write and its blob are gone there for good.
+            let restored = try Self.restore(a, from: backup)
+            defer { try? restored.store.close() }
+            _ = try await syncAll([restored, reopened])
+            for replica in [restored, reopened] {
+                #expect(try await replica.store.recipe(recipe.id).photos.map(\.sha256) == [hash], "\(replica.name)")
+                #expect(try await replica.store.syncInfo().held.isEmpty, "\(replica.name)")
+            }
+            try await expectSameContent(restored, reopened)
         }
     }
 

@@ -54,6 +54,7 @@ struct ConvergenceProperty {
         UInt64(14825737107347041799), // a delete that had seen a re-creation lost to it, the re-creation's flag carrying another delete's version (deleteAfterReCreationHolds)
         UInt64(11119033003103916445), // the property's reading: a cook-log entry made again with every value its tombstone had was not counted as a write
         UInt64(8625869756270399618), // versions a clock restart re-dated (a write's number under a later write's stamp) read as a roll back (never committed)
+        UInt64(8114404585922217597), // a blob sent ahead of a record held for its stamp was collected, and its sender restored away (heldRecordKeepsItsBlobs)
     ])
     func foundSeeds(seed: UInt64) async throws {
         var history = History(seed: seed)
