@@ -171,18 +171,28 @@ struct ReplicaFindingTests {
         }
     }
 
+    /// "Before the copy" added on node `index` and synced; the stopped node's data folder copied aside (returned);
+    /// then "After the copy" added there and synced. The node runs.
+    func copiedAsideThenAdvanced(_ rig: ReplicaRig, _ index: Int) async throws -> String {
+        try await rig.cli(index, ["add", "--name", "Before the copy", "--ingredient", "1 egg"])
+        try await rig.syncUntilQuiet()
+        let node = rig.nodes[index]
+        try await node.stop()
+        // A stopped storage's database is the one file: no log beside it.
+        #expect(!FileManager.default.fileExists(atPath: node.folder + "/Recipes.sqlite-wal"))
+        let copy = rig.scratch.appendingPathComponent("copy").path
+        try FileManager.default.copyItem(atPath: node.folder, toPath: copy)
+        try await node.start()
+        try await rig.cli(index, ["add", "--name", "After the copy", "--ingredient", "1 egg"])
+        try await rig.syncUntilQuiet()
+        return copy
+    }
+
     @Test("a replica put back from an older copy of its data folder, then edited before any sync, converges")
     func restoreFromOlderFolderCopy() async throws {
         try await withRig(2) { rig in
-            try await rig.cli(1, ["add", "--name", "Before the copy", "--ingredient", "1 egg"])
-            try await rig.syncUntilQuiet()
+            let copy = try await copiedAsideThenAdvanced(rig, 1)
             let node = rig.nodes[1]
-            let copy = rig.scratch.appendingPathComponent("copy").path
-            try await node.stop()
-            try FileManager.default.copyItem(atPath: node.folder, toPath: copy)
-            try await node.start()
-            try await rig.cli(1, ["add", "--name", "After the copy", "--ingredient", "1 egg"])
-            try await rig.syncUntilQuiet()
             try await node.stop()
             try FileManager.default.removeItem(atPath: node.folder)
             try FileManager.default.moveItem(atPath: copy, toPath: node.folder)
@@ -220,15 +230,8 @@ struct ReplicaFindingTests {
     @Test("a storage restored from an older copy that kept the file's identity, whose lost write the other replica edited: the sync finds it out, and the running storage says so in its log")
     func restoreFoundWhileRunningIsLogged() async throws {
         try await withRig(2) { rig in
-            try await rig.cli(0, ["add", "--name", "Before the copy", "--ingredient", "1 egg"])
-            try await rig.syncUntilQuiet()
+            let older = try await copiedAsideThenAdvanced(rig, 0)
             let node = rig.nodes[0]
-            try await node.stop()
-            let older = rig.scratch.appendingPathComponent("older").path
-            try FileManager.default.copyItem(atPath: node.folder, toPath: older)
-            try await node.start()
-            try await rig.cli(0, ["add", "--name", "After the copy", "--ingredient", "1 egg"])
-            try await rig.syncUntilQuiet()
             try await rig.cli(1, ["edit", "After the copy", "--notes", "edited on the other replica"])
             // The older copy goes back in place, looking like the file it replaced: the open cannot tell.
             try await node.stop()
@@ -262,18 +265,8 @@ struct ReplicaFindingTests {
           arguments: InPlaceCopy.allCases)
     func olderCopyBackInPlace(_ copy: InPlaceCopy) async throws {
         try await withRig(2) { rig in
-            try await rig.cli(0, ["add", "--name", "Before the copy", "--ingredient", "1 egg"])
-            try await rig.syncUntilQuiet()
+            let older = try await copiedAsideThenAdvanced(rig, 0)
             let node = rig.nodes[0]
-            try await node.stop()
-            let database = node.folder + "/Recipes.sqlite"
-            // A stopped storage's database is the one file: no log beside it.
-            #expect(!FileManager.default.fileExists(atPath: database + "-wal"))
-            let older = Scratch.path("rv-older")
-            try FileManager.default.copyItem(atPath: node.folder, toPath: older)
-            try await node.start()
-            try await rig.cli(0, ["add", "--name", "After the copy", "--ingredient", "1 egg"])
-            try await rig.syncUntilQuiet()
             try await node.stop()
             let files = copy == .databaseFile ? ["Recipes.sqlite"]
                 : try FileManager.default.contentsOfDirectory(atPath: older).filter { !$0.hasPrefix("photos") }
@@ -300,15 +293,8 @@ struct ReplicaFindingTests {
     @Test("a storage rolled back with its whole folder as a snapshot would (its start cannot tell), no other replica having written on its lost write, which writes before it syncs: the sync finds it out from its peer's newest write of it, and both end alike")
     func snapshotRollbackConverges() async throws {
         try await withRig(2) { rig in
-            try await rig.cli(0, ["add", "--name", "Before the copy", "--ingredient", "1 egg"])
-            try await rig.syncUntilQuiet()
+            let older = try await copiedAsideThenAdvanced(rig, 0)
             let node = rig.nodes[0]
-            try await node.stop()
-            let older = rig.scratch.appendingPathComponent("older").path
-            try FileManager.default.copyItem(atPath: node.folder, toPath: older)
-            try await node.start()
-            try await rig.cli(0, ["add", "--name", "After the copy", "--ingredient", "1 egg"])
-            try await rig.syncUntilQuiet()
             try await node.stop()
             try FileManager.default.removeItem(atPath: node.folder)
             try FileManager.default.copyItem(atPath: older, toPath: node.folder)

@@ -68,41 +68,52 @@ struct InPlaceRestoreTests {
         try await replica.store.listRecipes(.init(limit: 50)).recipes.map(\.name).sorted()
     }
 
-    @Test("a replica whose database is put back in place from an older copy, which writes before it syncs: it takes a new incarnation at open, and both replicas end with every recipe")
-    func olderCopyInPlaceConverges() async throws {
-        let (root, folder, database) = Self.scratch()
-        defer { try? FileManager.default.removeItem(at: root) }
+    /// Replicas `a` (at `folder`) and `b` in step on "Before the copy"; `a`'s stopped folder is copied aside to
+    /// `root/older`; then `a` makes "After the copy", syncs it to `b` and stops. Returns `a`'s replica id.
+    static func advancedPastACopy(root: URL, folder: URL, b: LocalReplica) async throws -> String {
         var a = LocalReplica(store: try RecipeStore(folder: folder))
-        let b = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("b")))
         _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Before the copy"))
         try await syncAll([a, b])
         try a.store.close()
-        let older = try Data(contentsOf: URL(fileURLWithPath: database))
-        let replica = try #require(WriteMark.read(databasePath: database)).replica
-
+        try FileManager.default.copyItem(at: folder, to: root.appendingPathComponent("older"))
         a = LocalReplica(store: try RecipeStore(folder: folder))
         #expect(a.store.incarnationNote == nil)
+        let replica = try await a.store.syncInfo().replicaID
         _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "After the copy"))
         try await syncAll([a, b])
-        let written = try #require(WriteMark.read(databasePath: database))
-        #expect(written.replica == replica && written.write > 0)
         try a.store.close()
+        return replica
+    }
 
-        try Self.overwrite(database, with: older)
-        a = LocalReplica(store: try RecipeStore(folder: folder))
-        let note = try #require(a.store.incarnationNote)
-        #expect(note.contains("put back from an older copy") && note.contains("this folder's was \(written.write)"), "\(note)")
-        #expect(try await a.store.syncInfo().replicaID != replica)
-        #expect(try #require(WriteMark.read(databasePath: database)).replica != replica, "the mark follows the new incarnation")
-        // It writes before any sync: under the old id that write would reuse the number of the lost one, which b holds.
+    /// `a`, put back from the copy and reopened, writes "After the restore" before any sync (under its old id that
+    /// write would reuse the number of the lost one, which `b` holds); after syncing, both hold every recipe, alike.
+    static func writesThenConverges(_ a: LocalReplica, _ b: LocalReplica) async throws {
         _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "After the restore"))
         try await syncAll([a, b])
         for replica in [a, b] {
-            #expect(try await Self.recipeNames(replica) == ["After the copy", "After the restore", "Before the copy"])
+            #expect(try await recipeNames(replica) == ["After the copy", "After the restore", "Before the copy"])
         }
         try await expectSameContent(a, b)
         try a.store.close()
         try b.store.close()
+    }
+
+    @Test("a replica whose database is put back in place from an older copy, which writes before it syncs: it takes a new incarnation at open, and both replicas end with every recipe")
+    func olderCopyInPlaceConverges() async throws {
+        let (root, folder, database) = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let b = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("b")))
+        let replica = try await Self.advancedPastACopy(root: root, folder: folder, b: b)
+        let written = try #require(WriteMark.read(databasePath: database))
+        #expect(written.replica == replica && written.write > 0)
+
+        try Self.overwrite(database, with: try Data(contentsOf: root.appendingPathComponent("older").appendingPathComponent(RecipeVault.databaseFileName)))
+        let a = LocalReplica(store: try RecipeStore(folder: folder))
+        let note = try #require(a.store.incarnationNote)
+        #expect(note.contains("put back from an older copy") && note.contains("this folder's was \(written.write)"), "\(note)")
+        #expect(try await a.store.syncInfo().replicaID != replica)
+        #expect(try #require(WriteMark.read(databasePath: database)).replica != replica, "the mark follows the new incarnation")
+        try await Self.writesThenConverges(a, b)
     }
 
     @Test("the mark follows every committed write and never a refused one; a store reopened on its own database takes no new incarnation")
@@ -178,38 +189,18 @@ struct InPlaceRestoreTests {
     func wholeFolderInPlaceConverges() async throws {
         let (root, folder, database) = Self.scratch()
         defer { try? FileManager.default.removeItem(at: root) }
-        var a = LocalReplica(store: try RecipeStore(folder: folder))
         let b = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("b")))
-        _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Before the copy"))
-        try await syncAll([a, b])
-        try a.store.close()
+        let replica = try await Self.advancedPastACopy(root: root, folder: folder, b: b)
         let older = root.appendingPathComponent("older")
-        try FileManager.default.copyItem(at: folder, to: older)
-        let replica = try #require(WriteMark.read(databasePath: database)).replica
-
-        a = LocalReplica(store: try RecipeStore(folder: folder))
-        #expect(a.store.incarnationNote == nil)
-        _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "After the copy"))
-        try await syncAll([a, b])
-        try a.store.close()
-
         let identity = SyncState.fileIdentity(database)
         try Self.overwriteFolder(folder, from: older)
         #expect(SyncState.fileIdentity(database) == identity)
         #expect(WriteMark.read(databasePath: database) == WriteMark.read(databasePath: older.appendingPathComponent(RecipeVault.databaseFileName).path))
-        a = LocalReplica(store: try RecipeStore(folder: folder))
+        let a = LocalReplica(store: try RecipeStore(folder: folder))
         let note = try #require(a.store.incarnationNote)
         #expect(note.contains("changed while the storage was stopped"), "\(note)")
         #expect(try await a.store.syncInfo().replicaID != replica)
-        // It writes before any sync: under the old id that write would reuse the number of the lost one, which b holds.
-        _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "After the restore"))
-        try await syncAll([a, b])
-        for replica in [a, b] {
-            #expect(try await Self.recipeNames(replica) == ["After the copy", "After the restore", "Before the copy"])
-        }
-        try await expectSameContent(a, b)
-        try a.store.close()
-        try b.store.close()
+        try await Self.writesThenConverges(a, b)
     }
 
     @Test("the storage's own changes to its file (checkpoints beside many writes, the close) never read as a change behind its back; a mark left in the middle of a copy into the file tells nothing; a file changed while the storage was stopped takes one new incarnation")
@@ -313,19 +304,9 @@ struct InPlaceRestoreTests {
     /// Two replicas in step; `a` makes "After the copy" after its folder was copied aside, syncs it to `b`, and is rolled
     /// back to the copy as a snapshot would (`rollBack`): its open cannot tell. Returns `a` reopened and its old id.
     static func rolledBackReplica(root: URL, folder: URL, b: LocalReplica) async throws -> (a: LocalReplica, replica: String) {
-        var a = LocalReplica(store: try RecipeStore(folder: folder))
-        _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Before the copy"))
-        try await syncAll([a, b])
-        try a.store.close()
-        let older = root.appendingPathComponent("older")
-        try FileManager.default.copyItem(at: folder, to: older)
-        a = LocalReplica(store: try RecipeStore(folder: folder))
-        let replica = try await a.store.syncInfo().replicaID
-        _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "After the copy"))
-        try await syncAll([a, b])
-        try a.store.close()
-        try Self.rollBack(folder, to: older)
-        a = LocalReplica(store: try RecipeStore(folder: folder))
+        let replica = try await advancedPastACopy(root: root, folder: folder, b: b)
+        try Self.rollBack(folder, to: root.appendingPathComponent("older"))
+        let a = LocalReplica(store: try RecipeStore(folder: folder))
         #expect(a.store.incarnationNote == nil, "a snapshot rolled back is not told at start")
         #expect(try await a.store.syncInfo().replicaID == replica)
         return (a, replica)
@@ -343,14 +324,7 @@ struct InPlaceRestoreTests {
         try await syncAll([a, b])
         let history = try await a.store.pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'incarnations'") } ?? ""
         #expect(history.contains("a peer holds this replica's write"), "\(history)")
-        _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "After the restore"))
-        try await syncAll([a, b])
-        for replica in [a, b] {
-            #expect(try await Self.recipeNames(replica) == ["After the copy", "After the restore", "Before the copy"])
-        }
-        try await expectSameContent(a, b)
-        try a.store.close()
-        try b.store.close()
+        try await Self.writesThenConverges(a, b)
     }
 
     @Test("a replica rolled back with its whole folder as a snapshot would, which writes more than it lost before it syncs and sends first: its own write of its peer's newest number has another stamp, it takes a new incarnation before sending, and both replicas end with every recipe",
