@@ -19,7 +19,7 @@ import Synchronization
 /// or a `touch` cost one needlessly, which is harmless). While the storage itself copies the log into the file (a
 /// checkpoint, or the close) the mark says `-` instead of a time: a kill -9 in the middle leaves a file whose time no
 /// mark holds, and tells nothing. A file-system or machine snapshot rolled back brings the file's time back with it
-/// and is not told so; a peer's records tell it at the next sync when it edited on top of the lost writes.
+/// and is not told so; its peers' newest writes of it tell it at the first sync (`SyncSeen`).
 ///
 /// Written after each commit that moved the write number and around each copy into the file, without a sync of its
 /// own: after a power loss the mark is never ahead of the database (the commit was on disk first), only behind it,
