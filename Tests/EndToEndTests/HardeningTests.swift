@@ -1027,11 +1027,21 @@ struct HardeningTests {
         let imported = try await client.call(ImportOps.FromURL.self, .init(url: server.baseURL + "/soup"))
         #expect(imported.recipe?.name == "Crash Soup" && imported.recipe?.photos.isEmpty == true)
         let note = imported.photo.note ?? ""
-        #expect(!imported.photo.added && note.contains("the photo stopped the image decoder (killed by signal")
-                && note.contains("needs more than the 256 MiB of memory one photo may take"), "\(note)")
+        // The HEVC reader of Debian 12's first libde265 and libheif aborts on this photo; their security updates refuse
+        // it (a coded size past 16384, or its data past the file's end). Either way the recipe comes in without it and
+        // the worker goes on; where the installed reader still crashes, the crash is said as one (stand-in helpers that
+        // crash show the same in PhotoIntakeProcessTests on every machine).
+        let crashes = note.contains("the photo stopped the image decoder")
+        if crashes {
+            #expect(!imported.photo.added && note.contains("the photo stopped the image decoder (killed by signal")
+                    && note.contains("needs more than the 256 MiB of memory one photo may take"), "\(note)")
+        } else {
+            #expect(!imported.photo.added && note.contains("starts like a HEIC file but could not be read")
+                    && note.contains("the recipe was imported without it"), "\(note)")
+        }
         #expect(kill(worker.pid, 0) == 0, "the worker is still running")
         #expect(try await client.call(System.Health.self, Empty()).service == "recipe-worker")
-        _ = try await worker.waitForOutput("a photo stopped the image decoder; the next photo gets a new one")
+        if crashes { _ = try await worker.waitForOutput("a photo stopped the image decoder; the next photo gets a new one") }
         #expect(!worker.printed.contains("Backtrace") && !worker.printed.contains("bad_alloc"), "the helper's own words stay out of the log")
 
         // The same through the CLI, then a photo that fits: a new helper reads it.
@@ -1041,7 +1051,7 @@ struct HardeningTests {
         try crasher.write(to: file)
         let refused = try await recipes(["photo", "add", recipeID.uuidString, file.path], storage: services.storageEndpoint,
                                         environment: ["RECIPES_WORKER": endpoint])
-        #expect(refused.status == 65 && refused.output.contains("the photo stopped the image decoder"), "\(refused.output)")
+        #expect(refused.status == 65 && refused.output.contains(crashes ? "the photo stopped the image decoder" : "could not be read"), "\(refused.output)")
         // A whole photo that needs more memory than one may take (8000×8000: 3 KB of WebP, 192 MB decoded, and the
         // decoder's own copy): said as that, not as the damage the decoder reports beside it ("bad seek").
         try TestImages.blankWebP(width: 8_000, height: 8_000).write(to: file)
