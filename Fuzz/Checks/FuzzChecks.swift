@@ -379,7 +379,8 @@ public enum FuzzChecks {
                 await must("write while the clock is ahead") { _ = try await store.createBook(id: written, title: "Clock check", author: nil) }
             }
             do {
-                _ = try await store.applySync(from: request.from, records: request.records, cursor: request.cursor, seen: request.seen)
+                _ = try await store.applySync(from: request.from, records: request.records, cursor: request.cursor, seen: request.seen,
+                                              cursorMark: request.cursorMark)
             } catch let error as ServiceError {
                 if ![.invalidArgument, .missingPhoto, .busy].contains(error.code) { broken("sync.apply failed with \(error)") }
             } catch {

@@ -426,6 +426,11 @@ enum Migrations {
                 CREATE TABLE sync_seen (replica TEXT PRIMARY KEY NOT NULL, write INTEGER NOT NULL, stamp TEXT NOT NULL) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v24 feed marks beside cursors") { db in
+            // What a peer's feed held at the cursor when it was applied up to there: a peer rolled back with its whole
+            // folder, which gave those positions again, shows it at the next read (`FeedMark`).
+            try db.execute(sql: "ALTER TABLE sync_cursors ADD COLUMN mark TEXT")
+        }
         return migrator
     }
 

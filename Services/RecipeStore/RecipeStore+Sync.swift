@@ -84,23 +84,34 @@ extension RecipeStore {
 
     /// Records changed after `since`, oldest change first, leaving out those whose last
     /// change came from `exclude`. A page holds at most `limit` records and about 4 MB.
-    /// `seen`, the reading side's newest write of this replica, shows whether it was rolled back (`SyncSeen`): then it
-    /// takes a new incarnation and refuses with `sync_restart`, nothing read.
-    public func syncChanges(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite? = nil) async throws -> SyncOps.Changes.Response {
+    /// `seen`, the reading side's newest write of this replica (`SyncSeen`), and `sinceMark`, what this feed held at
+    /// `since` when the reading side took it (`FeedMark`), show whether it was rolled back: then it takes a new
+    /// incarnation and refuses with `sync_restart`, nothing read.
+    public func syncChanges(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite? = nil,
+                            sinceMark: String? = nil) async throws -> SyncOps.Changes.Response {
         guard (1...1_000).contains(limit) else { throw ServiceError(.invalidArgument, "limit is \(limit); it must be 1 to 1000") }
         guard since >= 0 else { throw ServiceError(.invalidArgument, "since is \(since); it must be 0 or more") }
-        if let seen {
-            if let problem = SyncSeen.problem(seen) { throw ServiceError(.invalidArgument, problem) }
-            if try await pool.read({ db in try SyncSeen.rolledBack(seen, state: SyncState.load(db), in: db) }) != nil {
+        if let seen, let problem = SyncSeen.problem(seen) { throw ServiceError(.invalidArgument, problem) }
+        if let sinceMark, let problem = FeedMark.problem(sinceMark, name: "sinceMark") { throw ServiceError(.invalidArgument, problem) }
+        if seen != nil || sinceMark != nil {
+            // Why the reader's knowledge shows a roll back, and the lost write it names (`SyncSeen.takeIncarnation`).
+            @Sendable func rolledBack(_ db: Database) throws -> (why: String, lost: SyncOps.SeenWrite?)? {
+                if let seen, let why = try SyncSeen.rolledBack(seen, state: SyncState.load(db), in: db) { return (why, seen) }
+                if let sinceMark, let why = try FeedMark.rolledBack(since: since, mark: sinceMark, in: db) { return (why, nil) }
+                return nil
+            }
+            if try await pool.read(rolledBack) != nil {
+                let photos = self.photos
                 let taken = try await pool.write { db -> String? in
+                    guard let found = try rolledBack(db) else { return nil }
                     var state = try SyncState.load(db)
-                    guard let why = try SyncSeen.rolledBack(seen, state: state, in: db) else { return nil }
-                    try state.newIncarnation(db, reason: why)
+                    try SyncSeen.takeIncarnation(&state, reason: found.why, lost: found.lost, photos: photos, in: db)
                     return state.replica
                 }
                 if let taken {
-                    throw ServiceError(.syncRestart, "this storage was rolled back (its peer holds writes of it it never made, or made otherwise) "
-                                       + "and took a new incarnation (\(taken)); nothing was read: start the sync again from its replica id")
+                    throw ServiceError(.syncRestart, "this storage was rolled back (its peer holds writes of it it never made, or made otherwise, "
+                                       + "or read changes where its feed now holds others) and took a new incarnation (\(taken)); nothing was read: "
+                                       + "start the sync again from its replica id")
                 }
             }
         }
@@ -124,7 +135,8 @@ extension RecipeStore {
                 if records.count >= limit || bytes >= 4_000_000 || scanned >= 20_000 { break }
             }
             let more = try Int.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM sync_records WHERE seq > ? LIMIT 1"), arguments: [next]) != nil
-            return .init(records: records, next: next, more: more, seen: try exclude.flatMap { try SyncSeen.newest(of: $0, in: db) })
+            return .init(records: records, next: next, more: more, seen: try exclude.flatMap { try SyncSeen.newest(of: $0, in: db) },
+                         nextMark: try FeedMark.at(next, in: db))
         }
     }
 
@@ -247,13 +259,14 @@ extension RecipeStore {
     /// lose changes for good; it is refused with `sync_restart` instead, nothing applied.
     public func applySync(from peer: String, records: [SyncRecord], cursor: Int?,
                           expecting expected: String? = nil, after: Int? = nil,
-                          seen: SyncOps.SeenWrite? = nil) async throws -> SyncOps.Apply.Response {
+                          seen: SyncOps.SeenWrite? = nil, cursorMark: String? = nil) async throws -> SyncOps.Apply.Response {
         guard SyncValidation.isReplicaID(peer) else {
             throw ServiceError(.invalidArgument, "from \"\(peer.prefix(80))\" is not a replica id (1 to \(SyncValidation.maxReplicaIDLength) letters, digits and dashes)")
         }
         if let cursor, cursor < 0 { throw ServiceError(.invalidArgument, "cursor is \(cursor); it must be 0 or more") }
         if let after, after < 0 { throw ServiceError(.invalidArgument, "after is \(after); it must be 0 or more") }
         if let seen, let problem = SyncSeen.problem(seen) { throw ServiceError(.invalidArgument, problem) }
+        if let cursorMark, let problem = FeedMark.problem(cursorMark, name: "cursorMark") { throw ServiceError(.invalidArgument, problem) }
         guard records.count <= 1_000 else {
             throw ServiceError(.invalidArgument, "the request holds \(records.count) records; send at most 1000 at a time")
         }
@@ -281,13 +294,21 @@ extension RecipeStore {
             // from an older copy. A new incarnation keeps its next writes from reusing those numbers.
             // Or the newest write of it the peer holds (`SyncSeen`) is one it never made, or made with another stamp.
             var rolledBack: String?
+            // A write of this replica's the peer holds and it lost: what tells the roll back point (`SyncSeen.takeIncarnation`).
+            var lost = seen
             if records.contains(where: { record in record.clocks.contains { ($0.vv[state.replica] ?? 0) > state.write } }) {
                 rolledBack = "a peer had seen writes newer than this replica's own (restored from an older copy)"
+                let replica = Substring(state.replica)
+                if let clock = records.lazy.flatMap(\.clocks).first(where: { clock in
+                    StampOrder.parts(clock.stamp)?.replica == replica && (clock.vv[state.replica] ?? 0) > state.write
+                }) {
+                    lost = .init(write: clock.vv[state.replica]!, stamp: clock.stamp)
+                }
             } else if let seen {
                 rolledBack = try SyncSeen.rolledBack(seen, state: state, in: db)
             }
             if let rolledBack {
-                try state.newIncarnation(db, reason: rolledBack)
+                try SyncSeen.takeIncarnation(&state, reason: rolledBack, lost: lost, photos: photos, in: db)
                 // The page left out this replica's own writes under its old id, and the copy lost some of them:
                 // the new incarnation is kept, and the sync starts again for the replica this storage is now.
                 if conditional {
@@ -299,13 +320,16 @@ extension RecipeStore {
                 // further meanwhile: two workers, each beside one replica) applies, and leaves the cursor where it is:
                 // moved back, it had the other sync's next page refused. Only an unconditional apply sets it back
                 // (the sync engine resets it so when the peer's feed is shorter than it: the peer was restored).
+                // The mark goes with the position it was read at (`FeedMark`); kept when a page ends where the cursor is.
                 try db.execute(sql: conditional ? """
-                    INSERT INTO sync_cursors (peer, seq, syncedAt) VALUES (?, ?, ?)
-                    ON CONFLICT (peer) DO UPDATE SET seq = MAX(seq, excluded.seq), syncedAt = excluded.syncedAt
+                    INSERT INTO sync_cursors (peer, seq, syncedAt, mark) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (peer) DO UPDATE SET seq = MAX(seq, excluded.seq), syncedAt = excluded.syncedAt,
+                        mark = CASE WHEN excluded.seq > seq OR (excluded.seq = seq AND excluded.mark IS NOT NULL) THEN excluded.mark ELSE mark END
                     """ : """
-                    INSERT INTO sync_cursors (peer, seq, syncedAt) VALUES (?, ?, ?)
-                    ON CONFLICT (peer) DO UPDATE SET seq = excluded.seq, syncedAt = excluded.syncedAt
-                    """, arguments: [peer, cursor, Self.now()])
+                    INSERT INTO sync_cursors (peer, seq, syncedAt, mark) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (peer) DO UPDATE SET seq = excluded.seq, syncedAt = excluded.syncedAt,
+                        mark = CASE WHEN excluded.seq = seq AND excluded.mark IS NULL THEN mark ELSE excluded.mark END
+                    """, arguments: [peer, cursor, Self.now(), cursorMark])
             }
             return .success(try Self.merge(state: state, photos: photos, in: db) { applier in
                 for record in records.sorted(by: { ($0.kind.applyOrder, $0.seq) < ($1.kind.applyOrder, $1.seq) }) {
@@ -355,8 +379,9 @@ extension RecipeStore {
     /// How far this replica has applied `peer`'s feed, and when.
     public func syncCursor(peer: String) async throws -> SyncOps.Cursor.Response {
         try await pool.read { db in
-            let row = try Row.fetchOne(db, sql: "SELECT seq, syncedAt FROM sync_cursors WHERE peer = ?", arguments: [peer])
-            return .init(peer: peer, seq: row?["seq"] ?? 0, syncedAt: row?["syncedAt"], seen: try SyncSeen.newest(of: peer, in: db))
+            let row = try Row.fetchOne(db, sql: "SELECT seq, syncedAt, mark FROM sync_cursors WHERE peer = ?", arguments: [peer])
+            return .init(peer: peer, seq: row?["seq"] ?? 0, syncedAt: row?["syncedAt"], seen: try SyncSeen.newest(of: peer, in: db),
+                         mark: row?["mark"])
         }
     }
 

@@ -14,9 +14,11 @@ import RecipeProtocol
 ///   `sync.apply`, where a replica that has made fewer writes than that, or whose own write of that number has another
 ///   stamp, takes a new incarnation before the page applies. Its peers then send it everything under its new id, and
 ///   what it lost comes back.
-/// Writes it made between the roll back and that sync keep their reused numbers (their versions claim to have seen
-/// the lost writes of those numbers): the merge settles each pair the same way everywhere, so the replicas agree, but
-/// of a lost edit and a new one to the same field one is kept without a conflicted copy.
+/// Writes it made between the roll back and that sync reused the lost writes' numbers, so their versions claim to have
+/// seen the lost writes: of a lost edit and a new one to the same field, the new one would win without a conflicted
+/// copy. So the new incarnation also stamps them again (`takeIncarnation`): each version it wrote above the roll back
+/// point becomes a write of the new id that has seen its old id's writes up to that point only, and meets the lost
+/// writes, when they come back, as the concurrent edit it was.
 enum SyncSeen {
     /// How many of its latest writes a replica keeps the stamps of (a roll back further than this many writes before
     /// the first sync after it is told by a shortfall only).
@@ -74,6 +76,76 @@ enum SyncSeen {
         if try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM sync_own_writes WHERE stamp = ?)", arguments: [seen.stamp]) == true { return nil }
         return "a peer holds this replica's write \(seen.write) stamped \(seen.stamp), and its own write \(seen.write) is stamped \(own) "
             + "(rolled back with its data folder and written since: its write numbers were used twice)"
+    }
+
+    /// Takes a new incarnation for a roll back told by a peer (`reason`), and stamps again under the new id what this
+    /// replica wrote since the roll back point. `lost` is a write of this replica's that a peer holds and it lost (a
+    /// peer's newest write of it, or a version in its page naming more writes than it made).
+    ///
+    /// The roll back point is the newest own write stamped before the lost one: a replica's stamps rise with its
+    /// writes, the writes it kept were made before those it lost, and those it made since the roll back were made
+    /// after (its machine's clock moved on meanwhile). Each field version this replica wrote above that point (its
+    /// stamp names the old id, its vector counts the old id's writes past the point) becomes one new write: the same
+    /// value, the old id's entry cut back to the point, the new id's write and stamp. It supersedes nothing it did not
+    /// supersede before (its vector still covers every other replica's writes it had seen), and a lost write of the
+    /// same field, when its peer sends it back, is concurrent with it — kept as a conflicted copy, or merged, as any
+    /// concurrent edit. Records a peer took from this replica before it was told keep their reused numbers there
+    /// (docs/SYNC.md). Returns the records stamped again.
+    @discardableResult
+    static func takeIncarnation(_ state: inout SyncState, reason: String, lost: SyncOps.SeenWrite?, photos: PhotoBlobs,
+                                in db: Database) throws -> Int {
+        let old = state.replica
+        let point = try lost.flatMap { try rollBackPoint(lost: $0, replica: old, in: db) }
+        guard let point, point < state.write else {
+            try state.newIncarnation(db, reason: reason)
+            return 0
+        }
+        try state.newIncarnation(db, reason: reason + "; its writes since its write \(point) are stamped again under its new id")
+        var tick: (write: Int64, stamp: String)?
+        var seq = try SyncLog.nextSeq(in: db)
+        var restamped = 0
+        func isAfterPoint(_ clock: SyncClock) -> Bool {
+            StampOrder.parts(clock.stamp)?.replica == Substring(old) && (clock.vv[old] ?? 0) > point
+        }
+        // Only a record whose text names the old id can hold a version it wrote.
+        for row in try Row.fetchAll(db, sql: "SELECT seq, body FROM sync_records WHERE instr(body, ?) > 0 ORDER BY seq", arguments: [old]) {
+            // (A record that does not read is left as it is: `storage.check` names it.)
+            guard let record = try? SyncLog.decode(row["body"], seq: row["seq"]), record.clocks.contains(where: isAfterPoint) else { continue }
+            if tick == nil { tick = state.tick() }
+            var states = record.states
+            for (name, field) in states where isAfterPoint(field.clock) {
+                var vv = field.clock.vv
+                vv[old] = point > 0 ? point : nil
+                vv[state.replica] = tick!.write
+                states[name] = SyncField(value: field.value, clock: SyncClock(vv: vv, stamp: tick!.stamp))
+            }
+            try SyncLog.save(SyncRecord(kind: record.kind, id: record.id, seq: seq, states: states), source: state.replica, in: db)
+            seq += 1
+            restamped += 1
+            guard record.kind == .recipe else { continue }
+            try SyncLog.dateRecipe(record.id, by: states, in: db)
+            // Photos and keywords at one position show by their stamps: where the new stamps change that order, the
+            // tables take it, as every replica holding the record shows it.
+            let before = record.states
+            if [SyncRecord.photoPrefix, SyncRecord.keywordPrefix].contains(where: { prefix in
+                ElementOrder.ordered(before, prefix: prefix).map(\.key) != ElementOrder.ordered(states, prefix: prefix).map(\.key)
+            }) {
+                try SyncLog.writeTables(.recipe, record.id, states: states, photos: photos, in: db)
+                try db.cachedStatement(sql: "DELETE FROM sync_pending WHERE kind = 'recipe' AND id = ?").execute(arguments: [record.id])
+            }
+        }
+        try state.save(db)
+        state.ticks = []
+        return restamped
+    }
+
+    /// The newest write of `replica` (this replica's id before its new incarnation) that it made before `lost`, a write
+    /// of it a peer holds and it lost; nil when its own writes' stamps are not kept (a file of an older version).
+    static func rollBackPoint(lost: SyncOps.SeenWrite, replica: String, in db: Database) throws -> Int64? {
+        guard StampOrder.parts(lost.stamp)?.replica == Substring(replica),
+              let oldest = try Int64.fetchOne(db, sql: "SELECT MIN(write) FROM sync_own_writes") else { return nil }
+        let before = try Int64.fetchOne(db, sql: "SELECT MAX(write) FROM sync_own_writes WHERE stamp < ?", arguments: [lost.stamp])
+        return min(before ?? oldest - 1, lost.write - 1)
     }
 
     /// Why `seen` is not a write a request may name; nil when it is.

@@ -39,8 +39,8 @@ public struct RemoteReplica: SyncEndpoint {
         }
     }
 
-    public func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?) async throws -> SyncOps.Changes.Response {
-        try await client.call(SyncOps.Changes.self, .init(since: since, exclude: exclude, limit: limit, seen: seen))
+    public func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?, sinceMark: String?) async throws -> SyncOps.Changes.Response {
+        try await client.call(SyncOps.Changes.self, .init(since: since, exclude: exclude, limit: limit, seen: seen, sinceMark: sinceMark))
     }
 
     public func pendingCount(since: Int, exclude: String?) async throws -> Int {
@@ -96,8 +96,10 @@ public struct RemoteReplica: SyncEndpoint {
         try await client.call(SyncOps.Retire.self, .init(ids: ids))
     }
 
-    public func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?, seen: SyncOps.SeenWrite?) async throws -> SyncOps.Apply.Response {
-        try await client.call(SyncOps.Apply.self, .init(from: from, records: records, cursor: cursor, to: to, after: after, seen: seen))
+    public func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?, seen: SyncOps.SeenWrite?,
+                      cursorMark: String?) async throws -> SyncOps.Apply.Response {
+        try await client.call(SyncOps.Apply.self, .init(from: from, records: records, cursor: cursor, to: to, after: after, seen: seen,
+                                                        cursorMark: cursorMark))
     }
 
     public func cursor(peer: String) async throws -> SyncOps.Cursor.Response {

@@ -10,7 +10,9 @@ public protocol SyncEndpoint: Sendable {
     /// Records changed after `since` (`sync.changes`). `seen` is the reading side's newest write of this endpoint's
     /// replica (`sync.cursor` `seen`): one this replica never made, or made with another stamp, shows it was rolled
     /// back, and it takes a new incarnation and answers `sync_restart`.
-    func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?) async throws -> SyncOps.Changes.Response
+    /// `sinceMark` is what the feed held at `since` when the reading side took it (`sync.cursor` `mark`): another record
+    /// there shows this replica was rolled back and placed new changes where the lost ones were.
+    func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?, sinceMark: String?) async throws -> SyncOps.Changes.Response
     func pendingCount(since: Int, exclude: String?) async throws -> Int
     func missingPhotos(_ hashes: [String]) async throws -> [String]
     func photo(sha256: String) async throws -> Data
@@ -24,7 +26,9 @@ public protocol SyncEndpoint: Sendable {
     /// storage was restored behind the same endpoint, or its cursor moved back), the page is refused with
     /// `sync_restart` and nothing is applied. `seen` is the source's newest write of this endpoint's replica
     /// (`sync.changes` `seen`): one this replica never made, or made with another stamp, shows it was rolled back.
-    func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?, seen: SyncOps.SeenWrite?) async throws -> SyncOps.Apply.Response
+    /// `cursorMark` is what `from`'s feed holds at `cursor` (the page's `nextMark`), kept with it.
+    func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?, seen: SyncOps.SeenWrite?,
+               cursorMark: String?) async throws -> SyncOps.Apply.Response
     /// Tells the endpoint that the replicas `ids` have ended (`sync.retire`): it re-dates and applies what it held of
     /// theirs for being stamped too far ahead.
     func retire(_ ids: [String]) async throws -> SyncOps.Apply.Response
@@ -43,17 +47,27 @@ public protocol SyncEndpoint: Sendable {
 extension SyncEndpoint {
     /// Records changed after `since`, with no `seen`.
     public func changes(since: Int, exclude: String?, limit: Int) async throws -> SyncOps.Changes.Response {
-        try await changes(since: since, exclude: exclude, limit: limit, seen: nil)
+        try await changes(since: since, exclude: exclude, limit: limit, seen: nil, sinceMark: nil)
+    }
+
+    /// Records changed after `since`, with no `sinceMark`.
+    public func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?) async throws -> SyncOps.Changes.Response {
+        try await changes(since: since, exclude: exclude, limit: limit, seen: seen, sinceMark: nil)
+    }
+
+    /// Applies records on the conditions `to` and `after`, with no `cursorMark`.
+    public func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?, seen: SyncOps.SeenWrite?) async throws -> SyncOps.Apply.Response {
+        try await apply(from: from, records: records, cursor: cursor, to: to, after: after, seen: seen, cursorMark: nil)
     }
 
     /// Applies records without conditions (the target's id and cursor are not checked).
     public func apply(from: String, records: [SyncRecord], cursor: Int?) async throws -> SyncOps.Apply.Response {
-        try await apply(from: from, records: records, cursor: cursor, to: nil, after: nil, seen: nil)
+        try await apply(from: from, records: records, cursor: cursor, to: nil, after: nil, seen: nil, cursorMark: nil)
     }
 
     /// Applies records on the conditions `to` and `after`, with no `seen`.
     public func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?) async throws -> SyncOps.Apply.Response {
-        try await apply(from: from, records: records, cursor: cursor, to: to, after: after, seen: nil)
+        try await apply(from: from, records: records, cursor: cursor, to: to, after: after, seen: nil, cursorMark: nil)
     }
 
     /// One blob at a time, for an endpoint that has no batch of its own.
@@ -204,18 +218,23 @@ public enum SyncEngine {
         // it was made (`SyncSeen`) takes a new incarnation before any of its writes of reused numbers reach the target.
         let atTarget = try await target.cursor(peer: sourceID)
         var cursor = atTarget.seq
+        // What the source's feed held at the cursor when the target took it goes with each read from there: a source
+        // rolled back since, which placed new changes where the lost ones were, would have them skipped (`sinceMark`).
+        var mark = atTarget.mark
         // The source's feed is shorter than what the target applied of it: it was restored from an older
         // copy. Read it all again (merging what is already here changes nothing).
         if cursor > sourceInfo.latestSeq {
             // Set back at the target first: a page continuing from behind the stored cursor leaves it where it is.
             _ = try await target.apply(from: sourceID, records: [], cursor: 0)
             cursor = 0
+            mark = nil
         }
         var report = PullReport()
         var pages = 0
         if cursor == 0, targetInfo.empty == true, sourceInfo.latestSeq > 0, sourceInfo.latestSeq >= snapshotAbove,
            let copied = try await copySnapshot(from: source, to: target) {
             cursor = copied.seq
+            mark = nil
             report = copied.report
             pages += 1
         }
@@ -229,14 +248,14 @@ public enum SyncEngine {
             if let readAhead, let ahead = try? await readAhead.value {
                 page = ahead
             } else {
-                page = try await source.changes(since: cursor, exclude: targetID, limit: pageSize, seen: atTarget.seen)
+                page = try await source.changes(since: cursor, exclude: targetID, limit: pageSize, seen: atTarget.seen, sinceMark: mark)
             }
             readAhead = nil
             if page.records.isEmpty && page.next == cursor { break }
             try requireProgress(page, after: cursor, limit: pageSize, from: source)
             if page.more && pages + 1 < maxPages {
-                let since = page.next
-                readAhead = Task { try await source.changes(since: since, exclude: targetID, limit: pageSize, seen: atTarget.seen) }
+                let (since, sinceMark) = (page.next, page.nextMark)
+                readAhead = Task { try await source.changes(since: since, exclude: targetID, limit: pageSize, seen: atTarget.seen, sinceMark: sinceMark) }
             }
             let sent = try await sendPhotos(page.records.flatMap(\.photoHashes), from: source, to: target)
             report = report + sent.report // sent, whether or not the page is read again
@@ -248,10 +267,12 @@ public enum SyncEngine {
                 continue
             }
             // A record whose photo is still unavailable is held by the target (and named in its status), not fatal.
-            let applied = try await target.apply(from: sourceID, records: page.records, cursor: page.next, to: targetID, after: cursor, seen: page.seen)
+            let applied = try await target.apply(from: sourceID, records: page.records, cursor: page.next, to: targetID, after: cursor, seen: page.seen,
+                                                 cursorMark: page.nextMark)
             report.received = report.received.addingSaturated(page.records.count)
             report.add(applied)
             cursor = page.next
+            mark = page.nextMark
             pages += 1
             retries = 0
             if !page.more { break }

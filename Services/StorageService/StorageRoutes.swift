@@ -143,7 +143,8 @@ extension Routes {
         handle(BackupOps.Backup.self) { request, _ in try await store.backup(to: request.folder) }
         handle(SyncOps.Changes.self) { request, _ in
             try Self.requireSyncRules(request.rules, of: "the recipe-worker reading this storage's changes")
-            return try await store.syncChanges(since: request.since, exclude: request.exclude, limit: request.limit ?? 200, seen: request.seen)
+            return try await store.syncChanges(since: request.since, exclude: request.exclude, limit: request.limit ?? 200, seen: request.seen,
+                                               sinceMark: request.sinceMark)
         }
         handle(SyncOps.Pending.self) { request, _ in
             .init(count: try await store.syncPendingCount(since: request.since, exclude: request.exclude))
@@ -184,7 +185,8 @@ extension Routes {
         handle(SyncOps.Apply.self) { request, _ in
             try Self.requireSyncRules(request.rules, of: "the recipe-worker sending these changes")
             let result = try await store.applySync(from: request.from, records: request.records, cursor: request.cursor,
-                                                   expecting: request.to, after: request.after, seen: request.seen)
+                                                   expecting: request.to, after: request.after, seen: request.seen,
+                                                   cursorMark: request.cursorMark)
             if result.changed > 0 { announce(SyncOps.Apply.name) }
             return result
         }

@@ -140,12 +140,19 @@ public enum SyncOps {
             /// (a file-system or machine snapshot, a folder put back that it could not tell at start): it takes a new
             /// incarnation and answers `sync_restart`, before any of its writes of reused numbers are read.
             public var seen: SeenWrite?
-            public init(since: Int, exclude: String? = nil, limit: Int? = nil, seen: SeenWrite? = nil, rules: Int? = SyncRules.current) {
+            /// What this storage's feed held at `since` when the side reading for took it (`next` and `nextMark` of that
+            /// page, kept with its cursor: `sync.cursor` `mark`). A storage whose record at that position is another was
+            /// rolled back and has placed new changes where the lost ones were: it takes a new incarnation and answers
+            /// `sync_restart`, before a reader skips them. Ignored when the position holds no record (it moved on).
+            public var sinceMark: String?
+            public init(since: Int, exclude: String? = nil, limit: Int? = nil, seen: SeenWrite? = nil, sinceMark: String? = nil,
+                        rules: Int? = SyncRules.current) {
                 self.rules = rules
                 self.since = since
                 self.exclude = exclude
                 self.limit = limit
                 self.seen = seen
+                self.sinceMark = sinceMark
             }
         }
         public struct Response: Codable, Sendable, Equatable {
@@ -159,11 +166,15 @@ public enum SyncOps {
             /// every page for it, so this is how a replica rolled back with its whole data folder learns what it
             /// lost: the worker passes it on to `sync.apply` (`seen`).
             public var seen: SeenWrite?
-            public init(records: [SyncRecord], next: Int, more: Bool, seen: SeenWrite? = nil) {
+            /// What the feed holds at `next` (a digest of the record there; absent when none is): the worker keeps it with
+            /// the cursor (`sync.apply` `cursorMark`) and sends it back with the next read from there (`sinceMark`).
+            public var nextMark: String?
+            public init(records: [SyncRecord], next: Int, more: Bool, seen: SeenWrite? = nil, nextMark: String? = nil) {
                 self.records = records
                 self.next = next
                 self.more = more
                 self.seen = seen
+                self.nextMark = nextMark
             }
         }
     }
@@ -323,8 +334,11 @@ public enum SyncOps {
             /// (a file-system or machine snapshot, a folder put back that it could not tell at start): it takes a new
             /// incarnation, and refuses a page sent with `to` or `after` with `sync_restart`.
             public var seen: SeenWrite?
+            /// What `from`'s feed holds at `cursor` (`nextMark` of the page's `sync.changes`), kept with the cursor
+            /// (`sync.cursor` `mark`): up to 64 letters and digits.
+            public var cursorMark: String?
             public init(from: String, records: [SyncRecord], cursor: Int?, to: String? = nil, after: Int? = nil,
-                        seen: SeenWrite? = nil, rules: Int? = SyncRules.current) {
+                        seen: SeenWrite? = nil, cursorMark: String? = nil, rules: Int? = SyncRules.current) {
                 self.rules = rules
                 self.from = from
                 self.records = records
@@ -332,6 +346,7 @@ public enum SyncOps {
                 self.to = to
                 self.after = after
                 self.seen = seen
+                self.cursorMark = cursorMark
             }
         }
         public struct Response: Codable, Sendable, Equatable {
@@ -367,11 +382,15 @@ public enum SyncOps {
             /// The newest write of `peer` among the records this storage took (`SeenWrite`); absent when none was.
             /// The worker passes it on to `peer`'s `sync.changes` (`seen`).
             public var seen: SeenWrite?
-            public init(peer: String, seq: Int, syncedAt: Date?, seen: SeenWrite? = nil) {
+            /// What `peer`'s feed held at `seq` when it was applied up to there (`nextMark`); absent when not known.
+            /// The worker passes it on to `peer`'s `sync.changes` (`sinceMark`).
+            public var mark: String?
+            public init(peer: String, seq: Int, syncedAt: Date?, seen: SeenWrite? = nil, mark: String? = nil) {
                 self.peer = peer
                 self.seq = seq
                 self.syncedAt = syncedAt
                 self.seen = seen
+                self.mark = mark
             }
         }
     }

@@ -350,4 +350,96 @@ struct InPlaceRestoreTests {
         try a.store.close()
         try b.store.close()
     }
+
+    @Test("a replica rolled back with its whole folder as a snapshot would, which edits the field its lost write edited before it syncs: its edit is stamped again under its new incarnation, and both edits survive on both replicas (one shown, the other as a conflicted copy)",
+          arguments: [false, true])
+    func rolledBackEditMeetsTheLostEdit(sendsFirst: Bool) async throws {
+        let (root, folder, database) = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let b = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("b")))
+        var a = LocalReplica(store: try RecipeStore(folder: folder))
+        let soup = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup", notes: "start")).0
+        let bread = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Bread", notes: "start")).0
+        try await syncAll([a, b])
+        try a.store.close()
+        let older = root.appendingPathComponent("older")
+        try FileManager.default.copyItem(at: folder, to: older)
+        a = LocalReplica(store: try RecipeStore(folder: folder))
+        let replica = try await a.store.syncInfo().replicaID
+        // The write the roll back loses, after b took it.
+        _ = try await a.store.updateRecipe(id: soup.id, expectedVersion: try await a.store.recipe(soup.id).version,
+                                           RecipeDraft(name: "Soup", notes: "lost with the roll back"))
+        try await syncAll([a, b])
+        try a.store.close()
+        try Self.rollBack(folder, to: older)
+        a = LocalReplica(store: try RecipeStore(folder: folder))
+        #expect(a.store.incarnationNote == nil, "a snapshot rolled back is not told at start")
+        // The same write number again, for the same field; and an edit of a record the lost write never touched.
+        _ = try await a.store.updateRecipe(id: soup.id, expectedVersion: try await a.store.recipe(soup.id).version,
+                                           RecipeDraft(name: "Soup", notes: "after the roll back"))
+        _ = try await a.store.updateRecipe(id: bread.id, expectedVersion: try await a.store.recipe(bread.id).version,
+                                           RecipeDraft(name: "Bread", notes: "after the roll back"))
+        if sendsFirst {
+            _ = try await SyncEngine.pull(from: a, to: b)
+        }
+        try await syncAll([a, b])
+        #expect(try await a.store.syncInfo().replicaID != replica)
+        let history = try await a.store.pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'incarnations'") } ?? ""
+        #expect(history.contains("stamped again under its new id"), "\(history)")
+        for replica in [a, b] {
+            var notes: [String] = []
+            for summary in try await replica.store.listRecipes(.init(limit: 50)).recipes where summary.name.hasPrefix("Soup") {
+                notes.append(try await replica.store.recipe(summary.id).notes ?? "")
+            }
+            notes.sort()
+            #expect(notes == ["after the roll back", "lost with the roll back"], "\(replica.name): \(notes)")
+            #expect(try await replica.store.recipe(bread.id).notes == "after the roll back")
+        }
+        try await expectSameContent(a, b)
+        #expect(WriteMark.read(databasePath: database)?.replica != replica)
+        try a.store.close()
+        try b.store.close()
+    }
+
+    @Test("a replica rolled back with its whole folder as a snapshot would, whose peer had read its feed past the roll back point (a change it had applied from that peer, no write of its own), places a new change at that position: the peer's next read tells it by what the position held, it takes a new incarnation, and the change arrives",
+          arguments: [false, true])
+    func rolledBackFeedPositionsGivenAgain(writesFirst: Bool) async throws {
+        let (root, folder, _) = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let b = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("b")))
+        var a = LocalReplica(store: try RecipeStore(folder: folder))
+        _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Before the copy"))
+        try await syncAll([a, b])
+        try a.store.close()
+        let older = root.appendingPathComponent("older")
+        try FileManager.default.copyItem(at: folder, to: older)
+        a = LocalReplica(store: try RecipeStore(folder: folder))
+        let replica = try await a.store.syncInfo().replicaID
+        // b's change reaches a (a new feed position there, no write of a's), and b reads a's feed past it.
+        _ = try await b.store.createRecipe(id: UUID(), RecipeDraft(name: "From b"))
+        _ = try await SyncEngine.pull(from: b, to: a)
+        _ = try await SyncEngine.pull(from: a, to: b)
+        let read = try await b.cursor(peer: replica)
+        let latest = try await a.info().latestSeq
+        #expect(read.mark != nil && read.seq == latest)
+        try a.store.close()
+        try Self.rollBack(folder, to: older)
+        a = LocalReplica(store: try RecipeStore(folder: folder))
+        #expect(a.store.incarnationNote == nil, "a snapshot rolled back is not told at start")
+        // The position b read up to is given again, to a's own change.
+        _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "After the roll back"))
+        let given = try await a.info().latestSeq
+        #expect(given == read.seq)
+        if writesFirst { _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "After the roll back, again")) }
+        _ = try await SyncEngine.pull(from: a, to: b)
+        #expect(try await a.store.syncInfo().replicaID != replica, "rolled back, told by what b read at its cursor")
+        try await syncAll([a, b])
+        let history = try await a.store.pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'incarnations'") } ?? ""
+        #expect(history.contains("feed positions were given twice"), "\(history)")
+        let names = ["After the roll back"] + (writesFirst ? ["After the roll back, again"] : []) + ["Before the copy", "From b"]
+        for replica in [a, b] { #expect(try await Self.recipeNames(replica) == names, "\(replica.name)") }
+        try await expectSameContent(a, b)
+        try a.store.close()
+        try b.store.close()
+    }
 }

@@ -19,9 +19,10 @@ final class RestoredMidSync: ForwardingEndpoint, @unchecked Sendable {
     }
 
     var forwardee: any SyncEndpoint { lock.withLock { swapped ? after : before } }
-    func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?, seen: SyncOps.SeenWrite?) async throws -> SyncOps.Apply.Response {
+    func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?, seen: SyncOps.SeenWrite?,
+               cursorMark: String?) async throws -> SyncOps.Apply.Response {
         lock.withLock { swapped = true } // the restore lands just before the first page
-        return try await forwardee.apply(from: from, records: records, cursor: cursor, to: to, after: after, seen: seen)
+        return try await forwardee.apply(from: from, records: records, cursor: cursor, to: to, after: after, seen: seen, cursorMark: cursorMark)
     }
 }
 

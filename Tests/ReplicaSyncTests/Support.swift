@@ -14,8 +14,8 @@ struct LocalReplica: SyncEndpoint {
 
     func info() async throws -> SyncOps.Info.Response { try await store.syncInfoResponse(publishEndpoint: nil) }
     func retire(_ ids: [String]) async throws -> SyncOps.Apply.Response { try await store.retireReplicas(ids) }
-    func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?) async throws -> SyncOps.Changes.Response {
-        try await store.syncChanges(since: since, exclude: exclude, limit: limit, seen: seen)
+    func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?, sinceMark: String?) async throws -> SyncOps.Changes.Response {
+        try await store.syncChanges(since: since, exclude: exclude, limit: limit, seen: seen, sinceMark: sinceMark)
     }
     func pendingCount(since: Int, exclude: String?) async throws -> Int { try await store.syncPendingCount(since: since, exclude: exclude) }
     func missingPhotos(_ hashes: [String]) async throws -> [String] { try store.missingPhotos(hashes) }
@@ -28,8 +28,9 @@ struct LocalReplica: SyncEndpoint {
     }
     func putPhoto(sha256: String, bytes: Data) async throws -> Bool { try store.putPhotoBlob(sha256: sha256, bytes: bytes) }
     func putPhotos(_ photos: [(sha256: String, bytes: Data)]) async throws -> Int { try store.putPhotoBlobs(photos) }
-    func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?, seen: SyncOps.SeenWrite?) async throws -> SyncOps.Apply.Response {
-        try await store.applySync(from: from, records: records, cursor: cursor, expecting: to, after: after, seen: seen)
+    func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?, seen: SyncOps.SeenWrite?,
+               cursorMark: String?) async throws -> SyncOps.Apply.Response {
+        try await store.applySync(from: from, records: records, cursor: cursor, expecting: to, after: after, seen: seen, cursorMark: cursorMark)
     }
     func cursor(peer: String) async throws -> SyncOps.Cursor.Response { try await store.syncCursor(peer: peer) }
     func snapshot() async throws -> SyncOps.Snapshot.Response { try await store.makeSnapshot() }
@@ -151,8 +152,8 @@ protocol ForwardingEndpoint: SyncEndpoint {
 extension ForwardingEndpoint {
     var name: String { forwardee.name }
     func info() async throws -> SyncOps.Info.Response { try await forwardee.info() }
-    func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?) async throws -> SyncOps.Changes.Response {
-        try await forwardee.changes(since: since, exclude: exclude, limit: limit, seen: seen)
+    func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?, sinceMark: String?) async throws -> SyncOps.Changes.Response {
+        try await forwardee.changes(since: since, exclude: exclude, limit: limit, seen: seen, sinceMark: sinceMark)
     }
     func pendingCount(since: Int, exclude: String?) async throws -> Int { try await forwardee.pendingCount(since: since, exclude: exclude) }
     func missingPhotos(_ hashes: [String]) async throws -> [String] { try await forwardee.missingPhotos(hashes) }
@@ -160,8 +161,9 @@ extension ForwardingEndpoint {
     func photos(_ hashes: [String]) async throws -> PhotoBatch { try await forwardee.photos(hashes) }
     func putPhoto(sha256: String, bytes: Data) async throws -> Bool { try await forwardee.putPhoto(sha256: sha256, bytes: bytes) }
     func putPhotos(_ photos: [(sha256: String, bytes: Data)]) async throws -> Int { try await forwardee.putPhotos(photos) }
-    func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?, seen: SyncOps.SeenWrite?) async throws -> SyncOps.Apply.Response {
-        try await forwardee.apply(from: from, records: records, cursor: cursor, to: to, after: after, seen: seen)
+    func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?, seen: SyncOps.SeenWrite?,
+               cursorMark: String?) async throws -> SyncOps.Apply.Response {
+        try await forwardee.apply(from: from, records: records, cursor: cursor, to: to, after: after, seen: seen, cursorMark: cursorMark)
     }
     func retire(_ ids: [String]) async throws -> SyncOps.Apply.Response { try await forwardee.retire(ids) }
     func cursor(peer: String) async throws -> SyncOps.Cursor.Response { try await forwardee.cursor(peer: peer) }
