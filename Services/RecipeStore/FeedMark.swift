@@ -17,11 +17,16 @@ enum FeedMark {
     /// Letters and digits, at most this many.
     static let maxLength = 64
 
+    /// The first 16 bytes of the SHA-256 of `body`, as 32 lowercase hex digits.
     static func of(body: String) -> String {
-        SHA256.hash(data: Array(body.utf8)).prefix(16).map { byte in
-            let digits = Array("0123456789abcdef".utf8)
-            return String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0xf)]], as: UTF8.self)
-        }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(32)
+        for byte in SHA256.hash(data: Array(body.utf8)).prefix(16) {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0xf)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// The digest of the record at `seq`; nil when the position holds none.
@@ -40,7 +45,8 @@ enum FeedMark {
 
     /// Why `mark`, named `name` in a request, is not a digest a request may carry; nil when it is.
     static func problem(_ mark: String, name: String) -> String? {
-        guard !mark.isEmpty, mark.utf8.count <= maxLength, mark.utf8.allSatisfy({ $0 < 0x80 && (Character(UnicodeScalar($0)).isLetter || Character(UnicodeScalar($0)).isNumber) }) else {
+        let isLetterOrDigit = { (byte: UInt8) in (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) }
+        guard !mark.isEmpty, mark.utf8.count <= maxLength, mark.utf8.allSatisfy(isLetterOrDigit) else {
             return "\(name) \"\(mark.prefix(80))\" is not a feed mark (1 to \(maxLength) letters and digits, as sync.changes answers it in nextMark)"
         }
         return nil

@@ -442,4 +442,56 @@ struct InPlaceRestoreTests {
         try a.store.close()
         try b.store.close()
     }
+
+    @Test("feed marks: a page names what its feed holds at `next`, the target keeps it with the cursor (kept when a page ends where the cursor is, or continues from behind it; gone when the cursor is set back), a position that holds no record now (it moved on) is no sign of a roll back, and a mark that is not one is refused saying what it takes")
+    func feedMarksKeptAndChecked() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup"))
+            let bread = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Bread")).0
+            let aID = try await a.info().replicaID
+            let page = try await a.changes(since: 0, exclude: nil, limit: 10)
+            #expect(page.records.last?.id == bread.id.uuidString)
+            let mark = try #require(page.nextMark)
+            let stored = try await a.store.pool.read { db in try FeedMark.at(page.next, in: db) }
+            #expect(mark.utf8.count == 32 && mark == stored)
+            _ = try await b.apply(from: aID, records: page.records, cursor: page.next, to: nil, after: nil, seen: nil, cursorMark: mark)
+            #expect(try await b.cursor(peer: aID).mark == mark)
+            // A page that ends where the cursor is, with no mark, and one continuing from behind it: the mark stays.
+            _ = try await b.apply(from: aID, records: [], cursor: page.next)
+            _ = try await b.apply(from: aID, records: [], cursor: page.next - 1, to: nil, after: 0, seen: nil, cursorMark: "0")
+            #expect(try await b.cursor(peer: aID).mark == mark)
+            // The record at that position changes again and moves on: the position is empty, which tells nothing.
+            _ = try await a.store.updateRecipe(id: bread.id, expectedVersion: try await a.store.recipe(bread.id).version, RecipeDraft(name: "Bread, again"))
+            _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Stew"))
+            let later = try await a.changes(since: page.next, exclude: nil, limit: 10, seen: nil, sinceMark: mark)
+            #expect(later.records.map(\.fields["name"]) == [.string("Bread, again"), .string("Stew")])
+            #expect(try await a.info().replicaID == aID, "no roll back: the feed only moved on")
+            // Another record's digest for a position that holds one is a roll back: a new incarnation, nothing read.
+            do {
+                _ = try await a.changes(since: later.next, exclude: nil, limit: 10, seen: nil, sinceMark: mark)
+                Issue.record("another record's digest was taken")
+            } catch let error as ServiceError {
+                #expect(error.code == .syncRestart && error.message.contains("took a new incarnation"), "\(error.message)")
+            }
+            #expect(try await a.info().replicaID != aID)
+            // Set back to 0, the cursor keeps no mark.
+            _ = try await b.apply(from: aID, records: [], cursor: 0)
+            #expect(try await b.cursor(peer: aID).mark == nil)
+            for bad in ["", "not a mark", String(repeating: "a", count: 65), "café"] {
+                do {
+                    _ = try await a.changes(since: 1, exclude: nil, limit: 10, seen: nil, sinceMark: bad)
+                    Issue.record("sinceMark \(bad) was taken")
+                } catch let error as ServiceError {
+                    #expect(error.code == .invalidArgument && error.message.contains("is not a feed mark (1 to 64 letters and digits"), "\(error.message)")
+                }
+                do {
+                    _ = try await b.apply(from: aID, records: [], cursor: 1, to: nil, after: nil, seen: nil, cursorMark: bad)
+                    Issue.record("cursorMark \(bad) was taken")
+                } catch let error as ServiceError {
+                    #expect(error.code == .invalidArgument && error.message.contains("cursorMark"), "\(error.message)")
+                }
+            }
+        }
+    }
 }
