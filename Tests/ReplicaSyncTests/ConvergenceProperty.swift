@@ -373,7 +373,7 @@ struct History {
         // Every restore here is told at start (a new file, or one whose mark or time gives it away): a peer's newest
         // write of a replica (`SyncSeen`) never reads as a roll back, which would be one needlessly.
         for (index, replica) in replicas.enumerated() where index != rolledBack {
-            let history = try await replica.store.pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'incarnations'") } ?? ""
+            let history = try await InPlaceRestoreTests.incarnationHistory(replica)
             #expect(!history.contains("a peer holds this replica's write"), "seed \(seed): \(replica.name): \(history)")
         }
         try await expectNoEditLost(ledger, in: replicas[0])

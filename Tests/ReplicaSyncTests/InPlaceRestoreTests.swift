@@ -64,6 +64,11 @@ struct InPlaceRestoreTests {
         return (root, folder, folder.appendingPathComponent(RecipeVault.databaseFileName).path)
     }
 
+    /// The replica's incarnations, as its log lines say them (empty when it never took a new one).
+    static func incarnationHistory(_ replica: LocalReplica) async throws -> String {
+        try await replica.store.pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'incarnations'") } ?? ""
+    }
+
     static func recipeNames(_ replica: LocalReplica) async throws -> [String] {
         try await replica.store.listRecipes(.init(limit: 50)).recipes.map(\.name).sorted()
     }
@@ -322,7 +327,7 @@ struct InPlaceRestoreTests {
         _ = try await SyncEngine.pull(from: b, to: a)
         #expect(try await a.store.syncInfo().replicaID != replica, "rolled back, told by the page")
         try await syncAll([a, b])
-        let history = try await a.store.pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'incarnations'") } ?? ""
+        let history = try await Self.incarnationHistory(a)
         #expect(history.contains("a peer holds this replica's write"), "\(history)")
         try await Self.writesThenConverges(a, b)
     }
@@ -342,7 +347,7 @@ struct InPlaceRestoreTests {
         }
         try await syncAll([a, b])
         #expect(try await a.store.syncInfo().replicaID != replica)
-        let history = try await a.store.pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'incarnations'") } ?? ""
+        let history = try await Self.incarnationHistory(a)
         #expect(history.contains("write numbers were used twice"), "\(history)")
         let names = ["After the copy", "After the restore 1", "After the restore 2", "After the restore 3", "Before the copy"]
         for replica in [a, b] { #expect(try await Self.recipeNames(replica) == names) }
@@ -384,7 +389,7 @@ struct InPlaceRestoreTests {
         }
         try await syncAll([a, b])
         #expect(try await a.store.syncInfo().replicaID != replica)
-        let history = try await a.store.pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'incarnations'") } ?? ""
+        let history = try await Self.incarnationHistory(a)
         #expect(history.contains("stamped again under its new id"), "\(history)")
         for replica in [a, b] {
             var notes: [String] = []
@@ -434,7 +439,7 @@ struct InPlaceRestoreTests {
         _ = try await SyncEngine.pull(from: a, to: b)
         #expect(try await a.store.syncInfo().replicaID != replica, "rolled back, told by what b read at its cursor")
         try await syncAll([a, b])
-        let history = try await a.store.pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'incarnations'") } ?? ""
+        let history = try await Self.incarnationHistory(a)
         #expect(history.contains("feed positions were given twice"), "\(history)")
         let names = ["After the roll back"] + (writesFirst ? ["After the roll back, again"] : []) + ["Before the copy", "From b"]
         for replica in [a, b] { #expect(try await Self.recipeNames(replica) == names, "\(replica.name)") }
