@@ -173,7 +173,7 @@ struct ReplicaFindingTests {
 
     /// "Before the copy" added on node `index` and synced; the stopped node's data folder copied aside (returned);
     /// then "After the copy" added there and synced. The node runs.
-    func copiedAsideThenAdvanced(_ rig: ReplicaRig, _ index: Int) async throws -> String {
+    func copiedAsideThenAdvanced(_ rig: ReplicaRig, _ index: Int, by writer: Int? = nil) async throws -> String {
         try await rig.cli(index, ["add", "--name", "Before the copy", "--ingredient", "1 egg"])
         try await rig.syncUntilQuiet()
         let node = rig.nodes[index]
@@ -183,7 +183,7 @@ struct ReplicaFindingTests {
         let copy = rig.scratch.appendingPathComponent("copy").path
         try FileManager.default.copyItem(atPath: node.folder, toPath: copy)
         try await node.start()
-        try await rig.cli(index, ["add", "--name", "After the copy", "--ingredient", "1 egg"])
+        try await rig.cli(writer ?? index, ["add", "--name", "After the copy", "--ingredient", "1 egg"])
         try await rig.syncUntilQuiet()
         return copy
     }
@@ -309,6 +309,28 @@ struct ReplicaFindingTests {
             #expect(printed.contains("new replica incarnation") && printed.contains("rolled back with its data folder"), "\(printed)")
             for index in 0..<2 {
                 #expect(try await names(rig, index) == ["After the copy", "After the restore", "After the restore, again", "Before the copy"], "node \(index)")
+            }
+            try await rig.expectSameExports()
+        }
+    }
+
+    @Test("a storage rolled back with its whole folder as a snapshot would, after it took its peer's change and its peer read its feed past that (no write of its own lost): its next change takes that feed position again, and the worker's next read tells it by what the peer kept with its cursor; it takes a new incarnation and both replicas end with every recipe")
+    func snapshotRollbackFeedPositionsConverge() async throws {
+        try await withRig(2) { rig in
+            let older = try await copiedAsideThenAdvanced(rig, 0, by: 1)
+            let node = rig.nodes[0]
+            try await node.stop()
+            try FileManager.default.removeItem(atPath: node.folder)
+            try FileManager.default.copyItem(atPath: older, toPath: node.folder)
+            try await Self.keepFileIdentity(node.folder)
+            try await node.start()
+            #expect(node.process?.printed.contains("new replica incarnation") == false, "\(node.process?.printed ?? "")")
+            try await rig.cli(0, ["add", "--name", "After the restore", "--ingredient", "1 egg"])
+            try await rig.syncUntilQuiet()
+            let printed = node.process?.printed ?? ""
+            #expect(printed.contains("new replica incarnation") && printed.contains("its feed positions were given twice"), "\(printed)")
+            for index in 0..<2 {
+                #expect(try await names(rig, index) == ["After the copy", "After the restore", "Before the copy"], "node \(index)")
             }
             try await rig.expectSameExports()
         }
