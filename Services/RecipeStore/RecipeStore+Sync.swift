@@ -101,11 +101,10 @@ extension RecipeStore {
                 return nil
             }
             if try await pool.read(rolledBack) != nil {
-                let photos = self.photos
                 let taken = try await pool.write { db -> String? in
                     guard let found = try rolledBack(db) else { return nil }
                     var state = try SyncState.load(db)
-                    try SyncSeen.takeIncarnation(&state, reason: found.why, lost: found.lost, photos: photos, in: db)
+                    try SyncSeen.takeIncarnation(&state, reason: found.why, lost: found.lost, in: db)
                     return state.replica
                 }
                 if let taken {
@@ -308,7 +307,7 @@ extension RecipeStore {
                 rolledBack = try SyncSeen.rolledBack(seen, state: state, in: db)
             }
             if let rolledBack {
-                try SyncSeen.takeIncarnation(&state, reason: rolledBack, lost: lost, photos: photos, in: db)
+                try SyncSeen.takeIncarnation(&state, reason: rolledBack, lost: lost, in: db)
                 // The page left out this replica's own writes under its old id, and the copy lost some of them:
                 // the new incarnation is kept, and the sync starts again for the replica this storage is now.
                 if conditional {

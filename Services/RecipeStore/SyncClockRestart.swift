@@ -66,7 +66,10 @@ extension SyncLog {
             try save(SyncRecord(kind: record.kind, id: record.id, seq: seq, states: states), source: state.replica, in: db)
             seq += 1
             restamped += 1
-            if record.kind == .recipe { try dateRecipe(record.id, by: states, in: db) }
+            if record.kind == .recipe {
+                try dateRecipe(record.id, by: states, in: db)
+                try showOrder(of: record.id, was: record.states, now: states, in: db)
+            }
         }
         try state.save(db)
         let minutes = ahead / 60_000

@@ -94,9 +94,27 @@ extension SyncLog {
         return target
     }
 
+    /// After a recipe's record was stamped again (`restartClockIfAhead`, `SyncSeen.takeIncarnation`): photos and keywords
+    /// at one position show by their stamps, so where the new stamps change that order the tables take it, as every
+    /// replica holding the record shows it. Left as it was, the next capture of the recipe read the tables' order as an
+    /// edit of this replica's and wrote the elements again — a write no person made, which brought a recipe deleted
+    /// elsewhere back (seed 14578434909571851891).
+    static func showOrder(of id: String, was before: [String: SyncField], now states: [String: SyncField], in db: Database) throws {
+        guard [SyncRecord.photoPrefix, SyncRecord.keywordPrefix].contains(where: { prefix in
+            ElementOrder.ordered(before, prefix: prefix).map(\.key) != ElementOrder.ordered(states, prefix: prefix).map(\.key)
+        }) else { return }
+        // A change of this transaction's own still to be captured stays marked.
+        let pending = try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM sync_pending WHERE kind = 'recipe' AND id = ?"), arguments: [id]) != nil
+        try writeTables(.recipe, id, states: states, photos: nil, in: db)
+        if !pending {
+            try db.cachedStatement(sql: "DELETE FROM sync_pending WHERE kind = 'recipe' AND id = ?").execute(arguments: [id])
+        }
+    }
+
     /// Makes the tables hold `values` (or not hold the record when it is not live).
+    /// `photos`: the blobs a recipe's new photos must be among (nil: only photos this replica's recipes already name).
     static func writeTables(_ kind: SyncKind, _ id: String, states: [String: SyncField],
-                            photos: PhotoBlobs, in db: Database) throws {
+                            photos: PhotoBlobs?, in db: Database) throws {
         let live = SyncMerge.isLive(states)
         let values = kind == .recipe ? assembled(states) : states.mapValues(\.value)
         try db.cachedStatement(sql: "DELETE FROM sync_dangling WHERE kind = ? AND id = ?").execute(arguments: [kind.rawValue, id])
@@ -143,7 +161,7 @@ extension SyncLog {
     }
 
     private static func writeRecipe(_ id: String, values: [String: JSONValue], live: Bool, modified: Date?,
-                                    photos: PhotoBlobs, in db: Database) throws {
+                                    photos: PhotoBlobs?, in db: Database) throws {
         guard let uuid = UUID(uuidString: id) else { throw ServiceError(.invalidArgument, "recipe id \"\(id)\" is not a UUID") }
         let exists = try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM recipes WHERE id = ?"), arguments: [id]) != nil
         guard live else {
@@ -158,7 +176,7 @@ extension SyncLog {
             let hash = photo["sha256"]?.string ?? ""
             // A blob this replica's recipes already name but lost from its disk keeps its rows (a person resolving a
             // conflict here is not held up by it; the next sync brings the blob back). Only a new one must be here.
-            guard try photos.contains(hash) || RecipeStore.recipesName(photo: hash, in: db) else {
+            guard try photos?.contains(hash) == true || RecipeStore.recipesName(photo: hash, in: db) else {
                 throw ServiceError(.missingPhoto, "photo \(hash) of recipe \(id) is not stored here; send it with sync.putPhoto before applying the record")
             }
         }

@@ -92,8 +92,7 @@ enum SyncSeen {
     /// concurrent edit. Records a peer took from this replica before it was told keep their reused numbers there
     /// (docs/SYNC.md). Returns the records stamped again.
     @discardableResult
-    static func takeIncarnation(_ state: inout SyncState, reason: String, lost: SyncOps.SeenWrite?, photos: PhotoBlobs,
-                                in db: Database) throws -> Int {
+    static func takeIncarnation(_ state: inout SyncState, reason: String, lost: SyncOps.SeenWrite?, in db: Database) throws -> Int {
         let old = state.replica
         let point = try lost.flatMap { try rollBackPoint(lost: $0, replica: old, in: db) }
         guard let point, point < state.write else {
@@ -124,15 +123,7 @@ enum SyncSeen {
             restamped += 1
             guard record.kind == .recipe else { continue }
             try SyncLog.dateRecipe(record.id, by: states, in: db)
-            // Photos and keywords at one position show by their stamps: where the new stamps change that order, the
-            // tables take it, as every replica holding the record shows it.
-            let before = record.states
-            if [SyncRecord.photoPrefix, SyncRecord.keywordPrefix].contains(where: { prefix in
-                ElementOrder.ordered(before, prefix: prefix).map(\.key) != ElementOrder.ordered(states, prefix: prefix).map(\.key)
-            }) {
-                try SyncLog.writeTables(.recipe, record.id, states: states, photos: photos, in: db)
-                try db.cachedStatement(sql: "DELETE FROM sync_pending WHERE kind = 'recipe' AND id = ?").execute(arguments: [record.id])
-            }
+            try SyncLog.showOrder(of: record.id, was: record.states, now: states, in: db)
         }
         try state.save(db)
         state.ticks = []

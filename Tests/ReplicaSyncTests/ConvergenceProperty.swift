@@ -56,6 +56,7 @@ struct ConvergenceProperty {
         UInt64(8625869756270399618), // versions a clock restart re-dated (a write's number under a later write's stamp) read as a roll back (never committed)
         UInt64(8114404585922217597), // a blob sent ahead of a record held for its stamp was collected, and its sender restored away (heldRecordKeepsItsBlobs)
         UInt64(13821841371600248505), // a replica rolled back as a snapshot gave a feed position its peer had read past to a new change, which the peer skipped (rolledBackFeedPositionsGivenAgain)
+        UInt64(14578434909571851891), // a clock restart's new stamps flipped two photos at one position, and the next capture wrote that order as an edit nobody made, bringing back a recipe deleted elsewhere (SyncLog.showOrder)
     ])
     func foundSeeds(seed: UInt64) async throws {
         var history = History(seed: seed)
