@@ -1,4 +1,4 @@
-import Crypto
+import Foundation
 import GRDB
 import RecipeProtocol
 
@@ -19,14 +19,7 @@ enum FeedMark {
 
     /// The first 16 bytes of the SHA-256 of `body`, as 32 lowercase hex digits.
     static func of(body: String) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(32)
-        for byte in SHA256.hash(data: Array(body.utf8)).prefix(16) {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0xf)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        String(PhotoBlobs.hash(Data(body.utf8)).prefix(32))
     }
 
     /// The digest of the record at `seq`; nil when the position holds none.

@@ -49,27 +49,10 @@ extension SyncLog {
         let ahead = state.wall - now
         state.wall = now
         state.counter = 0
-        var tick: (write: Int64, stamp: String)?
-        var seq = try nextSeq(in: db)
-        var restamped = 0
-        // Every record is read once; only those holding a stamp past the limit are written (a new feed entry each).
-        for row in try Row.fetchAll(db, sql: "SELECT seq, body FROM sync_records ORDER BY seq") {
-            // (A record that does not read is left as it is: `storage.check` names it; it must not stop every write.)
-            guard let record = try? decode(row["body"], seq: row["seq"]), record.clocks.contains(where: isAhead) else { continue }
-            if tick == nil { tick = state.tick() }
-            var states = record.states
-            for (name, field) in states where isAhead(field.clock) {
-                var vv = field.clock.vv
-                vv[SyncClock.restartEntry, default: 0] += 1
-                states[name] = SyncField(value: field.value, clock: SyncClock(vv: vv, stamp: tick!.stamp))
-            }
-            try save(SyncRecord(kind: record.kind, id: record.id, seq: seq, states: states), source: state.replica, in: db)
-            seq += 1
-            restamped += 1
-            if record.kind == .recipe {
-                try dateRecipe(record.id, by: states, in: db)
-                try showOrder(of: record.id, was: record.states, now: states, in: db)
-            }
+        let restamped = try restamp(state: &state, matching: isAhead, in: db) { clock, tick in
+            var vv = clock.vv
+            vv[SyncClock.restartEntry, default: 0] += 1
+            return SyncClock(vv: vv, stamp: tick.stamp)
         }
         try state.save(db)
         let minutes = ahead / 60_000
@@ -82,6 +65,36 @@ extension SyncLog {
 }
 
 extension SyncLog {
+    /// Stamps again every field version `matches` picks: `restamped` gives each its new version under one new write of
+    /// this replica's (taken when the first is found). Every record holding one is read once (`containing`: only
+    /// those whose text holds it) and written at a new feed position; a recipe's date and the order of its photos and
+    /// keywords follow the new stamps. Returns the records written. (A record that does not read is left as it is:
+    /// `storage.check` names it; it must not stop every write.)
+    static func restamp(state: inout SyncState, containing text: String? = nil, matching matches: (SyncClock) -> Bool, in db: Database,
+                        as restamped: (SyncClock, (write: Int64, stamp: String)) -> SyncClock) throws -> Int {
+        var tick: (write: Int64, stamp: String)?
+        var seq = try nextSeq(in: db)
+        var written = 0
+        let rows = try text.map { try Row.fetchAll(db, sql: "SELECT seq, body FROM sync_records WHERE instr(body, ?) > 0 ORDER BY seq", arguments: [$0]) }
+            ?? Row.fetchAll(db, sql: "SELECT seq, body FROM sync_records ORDER BY seq")
+        for row in rows {
+            guard let record = try? decode(row["body"], seq: row["seq"]), record.clocks.contains(where: matches) else { continue }
+            if tick == nil { tick = state.tick() }
+            var states = record.states
+            for (name, field) in states where matches(field.clock) {
+                states[name] = SyncField(value: field.value, clock: restamped(field.clock, tick!))
+            }
+            try save(SyncRecord(kind: record.kind, id: record.id, seq: seq, states: states), source: state.replica, in: db)
+            seq += 1
+            written += 1
+            if record.kind == .recipe {
+                try dateRecipe(record.id, by: states, in: db)
+                try showOrder(of: record.id, was: record.states, now: states, in: db)
+            }
+        }
+        return written
+    }
+
     /// Replica ids that have ended, oldest first: this replica's own before each new incarnation, and those other
     /// replicas said had ended (`sync.retire`). What they stamped too far ahead is re-dated here, not held
     /// (`SyncApplier.settlingAhead`).

@@ -100,30 +100,15 @@ enum SyncSeen {
             return 0
         }
         try state.newIncarnation(db, reason: reason + "; its writes since its write \(point) are stamped again under its new id")
-        var tick: (write: Int64, stamp: String)?
-        var seq = try SyncLog.nextSeq(in: db)
-        var restamped = 0
-        func isAfterPoint(_ clock: SyncClock) -> Bool {
-            StampOrder.parts(clock.stamp)?.replica == Substring(old) && (clock.vv[old] ?? 0) > point
-        }
+        let replica = state.replica
         // Only a record whose text names the old id can hold a version it wrote.
-        for row in try Row.fetchAll(db, sql: "SELECT seq, body FROM sync_records WHERE instr(body, ?) > 0 ORDER BY seq", arguments: [old]) {
-            // (A record that does not read is left as it is: `storage.check` names it.)
-            guard let record = try? SyncLog.decode(row["body"], seq: row["seq"]), record.clocks.contains(where: isAfterPoint) else { continue }
-            if tick == nil { tick = state.tick() }
-            var states = record.states
-            for (name, field) in states where isAfterPoint(field.clock) {
-                var vv = field.clock.vv
-                vv[old] = point > 0 ? point : nil
-                vv[state.replica] = tick!.write
-                states[name] = SyncField(value: field.value, clock: SyncClock(vv: vv, stamp: tick!.stamp))
-            }
-            try SyncLog.save(SyncRecord(kind: record.kind, id: record.id, seq: seq, states: states), source: state.replica, in: db)
-            seq += 1
-            restamped += 1
-            guard record.kind == .recipe else { continue }
-            try SyncLog.dateRecipe(record.id, by: states, in: db)
-            try SyncLog.showOrder(of: record.id, was: record.states, now: states, in: db)
+        let restamped = try SyncLog.restamp(state: &state, containing: old, matching: { clock in
+            StampOrder.parts(clock.stamp)?.replica == Substring(old) && (clock.vv[old] ?? 0) > point
+        }, in: db) { clock, tick in
+            var vv = clock.vv
+            vv[old] = point > 0 ? point : nil
+            vv[replica] = tick.write
+            return SyncClock(vv: vv, stamp: tick.stamp)
         }
         try state.save(db)
         state.ticks = []
