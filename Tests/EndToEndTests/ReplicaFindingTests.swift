@@ -173,6 +173,18 @@ struct ReplicaFindingTests {
 
     /// "Before the copy" added on node `index` and synced; the stopped node's data folder copied aside (returned);
     /// then "After the copy" added there and synced. The node runs.
+    /// `node` stopped, its folder put back as `older` the way a snapshot rolled back would be (file identity and write
+    /// mark kept), and started again: its start does not notice.
+    func rolledBack(_ node: StorageNode, to older: String) async throws -> StorageNode {
+        try await node.stop()
+        try FileManager.default.removeItem(atPath: node.folder)
+        try FileManager.default.copyItem(atPath: older, toPath: node.folder)
+        try await Self.keepFileIdentity(node.folder)
+        try await node.start()
+        #expect(node.process?.printed.contains("new replica incarnation") == false, "\(node.process?.printed ?? "")")
+        return node
+    }
+
     func copiedAsideThenAdvanced(_ rig: ReplicaRig, _ index: Int, by writer: Int? = nil) async throws -> String {
         try await rig.cli(index, ["add", "--name", "Before the copy", "--ingredient", "1 egg"])
         try await rig.syncUntilQuiet()
@@ -294,13 +306,7 @@ struct ReplicaFindingTests {
     func snapshotRollbackConverges() async throws {
         try await withRig(2) { rig in
             let older = try await copiedAsideThenAdvanced(rig, 0)
-            let node = rig.nodes[0]
-            try await node.stop()
-            try FileManager.default.removeItem(atPath: node.folder)
-            try FileManager.default.copyItem(atPath: older, toPath: node.folder)
-            try await Self.keepFileIdentity(node.folder)
-            try await node.start()
-            #expect(node.process?.printed.contains("new replica incarnation") == false, "\(node.process?.printed ?? "")")
+            let node = try await rolledBack(rig.nodes[0], to: older)
             // Two writes where it lost one: the first reuses the lost write's number, the second goes past it.
             try await rig.cli(0, ["add", "--name", "After the restore", "--ingredient", "1 egg"])
             try await rig.cli(0, ["add", "--name", "After the restore, again", "--ingredient", "1 egg"])
@@ -318,13 +324,7 @@ struct ReplicaFindingTests {
     func snapshotRollbackFeedPositionsConverge() async throws {
         try await withRig(2) { rig in
             let older = try await copiedAsideThenAdvanced(rig, 0, by: 1)
-            let node = rig.nodes[0]
-            try await node.stop()
-            try FileManager.default.removeItem(atPath: node.folder)
-            try FileManager.default.copyItem(atPath: older, toPath: node.folder)
-            try await Self.keepFileIdentity(node.folder)
-            try await node.start()
-            #expect(node.process?.printed.contains("new replica incarnation") == false, "\(node.process?.printed ?? "")")
+            let node = try await rolledBack(rig.nodes[0], to: older)
             try await rig.cli(0, ["add", "--name", "After the restore", "--ingredient", "1 egg"])
             try await rig.syncUntilQuiet()
             let printed = node.process?.printed ?? ""
