@@ -12,6 +12,10 @@ import Synchronization
 /// passive checkpoint runs on this queue's own connection, on the other core: it never waits for readers or the
 /// writer. SQLite starts the log over at the next write once every page is in the file; under writes that never
 /// pause that takes the writer itself (`writerLimit`), which then copies only what is left.
+///
+/// A checkpoint that could not reach the log's end (a reader still needs older pages: an export, a backup, a
+/// snapshot being made) tries again a little later by itself, so the last writes before a quiet spell reach the file
+/// without waiting for the next write.
 final class Checkpointer: Sendable {
     /// The log size, in pages, from which a checkpoint runs (SQLite's own default).
     static let threshold: Int32 = 1_000
@@ -23,7 +27,15 @@ final class Checkpointer: Sendable {
         var stopped = false
         /// The log hook holds a reference (from `install` until `released`).
         var hookHolds = false
+        /// A retry of a checkpoint that did not reach the log's end is waiting on the queue.
+        var retryWaiting = false
+        /// Checkpoints in a row since the last request that did not reach the log's end.
+        var short = 0
     }
+
+    /// How many checkpoints in a row that did not reach the log's end are tried again by themselves after a request
+    /// (about half a minute of retries; past that, the next request starts them again).
+    static let retries = 20
 
     /// The checkpoint's own connection: opened, used and closed on `queue` only.
     private final class Connection: @unchecked Sendable {
@@ -50,7 +62,7 @@ final class Checkpointer: Sendable {
     }
 
     /// Runs a checkpoint (`body`) with the write mark told.
-    private func copying(_ body: () -> Void) {
+    private func copying<T>(_ body: () -> T) -> T {
         if let mark { mark.copying(body) } else { body() }
     }
 
@@ -93,6 +105,7 @@ final class Checkpointer: Sendable {
     /// and after writes SQLite's log hook does not see (a backup copied into the database).
     func soon() {
         let start = state.withLock { state -> Bool in
+            state.short = 0 // a new request: the retries count again from it
             guard !state.requested, !state.stopped else { return false }
             state.requested = true
             return true
@@ -106,24 +119,51 @@ final class Checkpointer: Sendable {
             return !state.stopped
         }
         guard go else { return }
-        if connection.handle == nil {
-            var handle: OpaquePointer?
-            guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
-                sqlite3_close(handle)
-                return // the next commit past the threshold tries again
-            }
-            sqlite3_busy_timeout(handle, 5_000)
-            // SQLite reads the file's header (and so finds its write-ahead log) at a connection's first statement;
-            // before that a checkpoint finds no log to copy.
-            guard sqlite3_exec(handle, "PRAGMA schema_version", nil, nil, nil) == SQLITE_OK else {
-                sqlite3_close(handle)
-                return
-            }
-            connection.handle = handle
-        }
+        guard let handle = openedConnection() else { return retryLater() }
         // Passive: as many pages as can go without waiting for a reader or the writer; a page a reader still
-        // needs waits for the next checkpoint. A failure here is one a later checkpoint retries.
-        copying { _ = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil) }
+        // needs waits for the retry, or the next checkpoint.
+        var logPages: Int32 = 0, copied: Int32 = 0
+        let result = copying { sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logPages, &copied) }
+        if result == SQLITE_OK && copied >= logPages {
+            state.withLock { $0.short = 0 }
+        } else {
+            retryLater()
+        }
+    }
+
+    /// The checkpoint's connection, opened at its first checkpoint; nil when it cannot be opened now.
+    private func openedConnection() -> OpaquePointer? {
+        if let handle = connection.handle { return handle }
+        var handle: OpaquePointer?
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else {
+            sqlite3_close(handle)
+            return nil
+        }
+        sqlite3_busy_timeout(handle, 5_000)
+        // SQLite reads the file's header (and so finds its write-ahead log) at a connection's first statement;
+        // before that a checkpoint finds no log to copy.
+        guard sqlite3_exec(handle, "PRAGMA schema_version", nil, nil, nil) == SQLITE_OK else {
+            sqlite3_close(handle)
+            return nil
+        }
+        connection.handle = handle
+        return handle
+    }
+
+    /// Tries the checkpoint again a little later (0.1 s, doubling up to 2 s), unless a retry waits already or
+    /// `retries` in a row fell short.
+    private func retryLater() {
+        let wait = state.withLock { state -> Double? in
+            state.short += 1
+            guard !state.retryWaiting, !state.stopped, state.short <= Self.retries else { return nil }
+            state.retryWaiting = true
+            return min(0.1 * Double(1 << min(state.short - 1, 5)), 2)
+        }
+        guard let wait else { return }
+        queue.asyncAfter(deadline: .now() + wait) {
+            self.state.withLock { $0.retryWaiting = false }
+            self.checkpoint()
+        }
     }
 
     /// Stops checkpointing and closes the connection (before the database closes, so the writer's close is the

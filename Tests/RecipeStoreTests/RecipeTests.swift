@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import RecipeModel
 import RecipeProtocol
 import Testing
@@ -264,6 +265,43 @@ struct CheckpointerTests {
         for id in ids { #expect(try await reopened.recipe(id).id == id) }
         try reopened.close()
         try reopened.close() // closing twice gives nothing back twice
+    }
+
+    @Test("a checkpoint a reader held back (an export, a backup) reaches the log's end by itself once the reader is done, with no write after it")
+    func heldBackCheckpointFinishes() async throws {
+        try await withStore { store in
+            let database = store.folder.appendingPathComponent(RecipeVault.databaseFileName).path
+            let log = database + "-wal"
+            func size(_ path: String) -> Int { (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
+            _ = try store.pool.writeWithoutTransaction { db in try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+            let before = size(database)
+            // A reader of another connection, started while the log is empty: no page of the log may go into the file
+            // while it reads.
+            var readOnly = Configuration()
+            readOnly.readonly = true
+            readOnly.allowsUnsafeTransactions = true // the read stays open across the writes below
+            let reader = try DatabaseQueue(path: database, configuration: readOnly)
+            try reader.inDatabase { db in try db.execute(sql: "BEGIN; SELECT count(*) FROM recipes") }
+            var index = 0
+            while index < 400, (size(log) - 32) / (4_096 + 24) < Int(Checkpointer.threshold) * 5 / 4 {
+                let draft = RecipeDraft(name: "Recipe \(index)", ingredients: (0..<12).map { .init(text: "\($0 + 1) g flour \(index)") },
+                                        instructions: (0..<8).map { .init(text: "Step \($0) of recipe \(index), stir well") })
+                _ = try await store.createRecipe(id: UUID.timeOrdered(), draft)
+                index += 1
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(size(database) == before, "the reader held every page of the log back")
+            try reader.inDatabase { db in try db.execute(sql: "COMMIT") }
+            try reader.close()
+            // No write from here on: only the checkpointer's own retry can move the pages.
+            let pages = try await store.pool.read { db in try Int.fetchOne(db, sql: "PRAGMA page_count") } ?? 0
+            var inFile = size(database)
+            for _ in 0..<300 where inFile < pages * 4_096 {
+                try await Task.sleep(for: .milliseconds(50))
+                inFile = size(database)
+            }
+            #expect(inFile >= pages * 4_096, "the database file is \(inFile) bytes of \(pages * 4_096) after \(index) creates")
+        }
     }
 }
 

@@ -111,9 +111,10 @@ struct SnapshotInstallCheckpointTests {
             // is written after the install, so no commit of the writer's would start one).
             let path = store.folder.appendingPathComponent(RecipeVault.databaseFileName).path
             var inFile = 0
-            for _ in 0..<200 where inFile < bytes.count * 9 / 10 {
+            // Bounded generously: on a loaded machine the checkpoint's queue may wait its turn for seconds.
+            for _ in 0..<600 where inFile < bytes.count * 9 / 10 {
                 inFile = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-                if inFile < bytes.count * 9 / 10 { try await Task.sleep(for: .milliseconds(25)) }
+                if inFile < bytes.count * 9 / 10 { try await Task.sleep(for: .milliseconds(50)) }
             }
             #expect(inFile >= bytes.count * 9 / 10, "the database file is \(inFile) bytes; the copy was \(bytes.count)")
             #expect(try await store.listRecipes(RecipeListQuery(limit: 10)).recipes.count == 3)
