@@ -62,7 +62,8 @@ public enum SyncMerge {
 
     /// Merges `local` and `remote`. For each field: a version that has seen the
     /// other's write wins; of two that have seen the same writes, the one a clock restart re-dated more often
-    /// (`SyncClock.restartEntry`); versions that have not seen each other are concurrent: a set element or record
+    /// (`SyncClock.restartEntry`), unless their values differ (one number given to two writes: concurrent); versions
+    /// that have not seen each other are concurrent: a set element or record
     /// present beats one removed and stays as it was written, otherwise the higher stamp wins (ties: the larger value
     /// text) under both versions joined. The losing value of a concurrent pair is reported when it differs from the winner.
     public static func merge(_ local: [String: SyncField], _ remote: [String: SyncField]) -> (merged: [String: SyncField], losses: [Loss]) {
@@ -85,12 +86,20 @@ public enum SyncMerge {
         let bSeesA = a.clock.isCovered(by: b.clock)
         let element = SyncRecord.isElementField(name)
         let deleteFlag = name == SyncRecord.deletedField
-        if aSeesB && bSeesA { // the same writes seen: a re-dated version supersedes the one it re-dated
-            if a.clock.restarts != b.clock.restarts { return (a.clock.restarts > b.clock.restarts ? a : b, nil) }
-            return (ranksHigher(a, b, element: element, deleteFlag: deleteFlag) ? a : b, nil)
+        if aSeesB && bSeesA {
+            // The same writes seen hold the same value, but for the stamp a clock restart gave it again: a re-dated
+            // version supersedes the one it re-dated. Two values under the same writes are two writes one replica made
+            // under one number — a replica rolled back (a snapshot put back) that wrote again before a peer told it,
+            // whose new write reached this replica by a third one: they are concurrent, as they were made.
+            if a.value == b.value {
+                if a.clock.restarts != b.clock.restarts { return (a.clock.restarts > b.clock.restarts ? a : b, nil) }
+                return (ranksHigher(a, b, element: element, deleteFlag: deleteFlag) ? a : b, nil)
+            }
+        } else if aSeesB {
+            return (a, nil)
+        } else if bSeesA {
+            return (b, nil)
         }
-        if aSeesB { return (a, nil) }
-        if bSeesA { return (b, nil) }
         let (winner, loser) = ranksHigher(a, b, element: element, deleteFlag: deleteFlag) ? (a, b) : (b, a)
         // Present against removed (a set element, the delete flag): the present side wins as it was written. Joined with
         // the removal's version it would claim to have seen a removal nobody who wrote it saw, and a later removal by a

@@ -18,7 +18,9 @@ public enum SyncRules {
     /// version a clock restart re-dated is the same write (`SyncClock.restartEntry`), not a new one.
     /// 4: a present set element or record that beats a concurrent removal keeps its own version, not one joined with
     /// the removal's (a later removal that saw every write but not that one lost to it).
-    public static let current = 4
+    /// 5: two versions that have seen the same writes but hold different values (a replica rolled back gave one write
+    /// number to two writes) are concurrent: the one shown, the other a conflicted copy; no longer one dropped.
+    public static let current = 5
 
     /// Why `who`, saying `rules` (nil: a release from before rules were numbered), cannot sync with `here` (the side
     /// judging, which runs this release); nil when it can.

@@ -406,6 +406,68 @@ struct InPlaceRestoreTests {
         try b.store.close()
     }
 
+    @Test("a replica rolled back as a snapshot would redoes the lost edit's field under the same write number, and a third replica takes the new edit before anyone tells it, then passes it on first: both edits survive on every replica (one shown, the other as a conflicted copy), in every order of the syncs after",
+          arguments: [0, 1, 2])
+    func rolledBackEditReachesAThirdReplicaFirst(order: Int) async throws {
+        let (root, folder, _) = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let b = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("b")))
+        let c = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("c")))
+        var a = LocalReplica(store: try RecipeStore(folder: folder))
+        let soup = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup", notes: "start")).0
+        try await syncAll([a, b, c])
+        try a.store.close()
+        let older = root.appendingPathComponent("older")
+        try FileManager.default.copyItem(at: folder, to: older)
+        a = LocalReplica(store: try RecipeStore(folder: folder))
+        // The write the roll back loses, after b took it.
+        _ = try await a.store.updateRecipe(id: soup.id, expectedVersion: try await a.store.recipe(soup.id).version,
+                                           RecipeDraft(name: "Soup", notes: "lost with the roll back"))
+        _ = try await SyncEngine.pull(from: a, to: b)
+        try a.store.close()
+        try Self.rollBack(folder, to: older)
+        a = LocalReplica(store: try RecipeStore(folder: folder))
+        // The same field under the same write number again, and c takes it before any replica holding the lost one
+        // tells a (nothing can tell c: it never held the lost write).
+        _ = try await a.store.updateRecipe(id: soup.id, expectedVersion: try await a.store.recipe(soup.id).version,
+                                           RecipeDraft(name: "Soup", notes: "after the roll back"))
+        _ = try await SyncEngine.pull(from: a, to: c)
+        switch order {
+        case 0: try await syncAll([a, b, c]) // a hears of its roll back from b first
+        case 1: _ = try await SyncEngine.pull(from: b, to: c) // c meets the lost edit first
+        default: _ = try await SyncEngine.pull(from: c, to: b) // b meets the new edit first, before a is told
+        }
+        try await syncAll([a, b, c])
+        try await syncAll([a, b, c])
+        for replica in [a, b, c] {
+            var notes: [String] = []
+            for summary in try await replica.store.listRecipes(.init(limit: 50)).recipes where summary.name.hasPrefix("Soup") {
+                notes.append(try await replica.store.recipe(summary.id).notes ?? "")
+            }
+            #expect(notes.sorted() == ["after the roll back", "lost with the roll back"], "\(replica.name): \(notes)")
+        }
+        try await expectSameContent(a, b)
+        try await expectSameContent(b, c)
+        for replica in [a, b, c] { try replica.store.close() }
+    }
+
+    @Test("the merge: two versions that have seen the same writes but hold different values (one write number given to two writes) are concurrent, the other value a loss; a re-dating of the same value is not")
+    func oneNumberTwoWrites() {
+        let lost = SyncField(value: .string("lost"), clock: SyncClock(vv: ["a": 3, "b": 1], stamp: "0001763700000100.000000.a"))
+        let again = SyncField(value: .string("again"), clock: SyncClock(vv: ["a": 3, "b": 1], stamp: "0001763700900000.000000.a"))
+        for (ours, theirs) in [(lost, again), (again, lost)] {
+            let (merged, losses) = SyncMerge.merge(["notes": ours], ["notes": theirs])
+            #expect(merged["notes"] == again, "the later stamp shown")
+            #expect(losses.map(\.value) == [.string("lost")], "the other kept as a loss (a conflicted copy)")
+        }
+        var redated = lost
+        redated.clock = SyncClock(vv: lost.clock.vv.merging([SyncClock.restartEntry: 1]) { $1 }, stamp: "0001763700000200.000000.a")
+        let (merged, losses) = SyncMerge.merge(["notes": lost], ["notes": redated])
+        #expect(merged["notes"] == redated && losses.isEmpty)
+        let (ranked, none) = SyncMerge.merge(["notes": lost], ["notes": lost])
+        #expect(ranked["notes"] == lost && none.isEmpty)
+    }
+
     @Test("a replica rolled back with its whole folder as a snapshot would, whose peer had read its feed past the roll back point (a change it had applied from that peer, no write of its own), places a new change at that position: the peer's next read tells it by what the position held, it takes a new incarnation, and the change arrives",
           arguments: [false, true])
     func rolledBackFeedPositionsGivenAgain(writesFirst: Bool) async throws {
