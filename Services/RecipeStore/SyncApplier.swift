@@ -99,6 +99,9 @@ struct SyncApplier {
             // A stamp ahead of time is retried once that time comes; anything else when a newer version replaces it.
             let ahead = record.clocks.compactMap { StampOrder.parts($0.stamp)?.wall }.max() ?? 0
             let retry = ahead > now + SyncValidation.maxClockAheadMilliseconds ? "clock:\(ahead)" : "never"
+            // Held only for its stamps, it is a write of its writer's that this replica holds: one a rolled-back
+            // replica lost, and may never stamp again, tells it so (`SyncSeen`), and its old id's end lets this one go.
+            if retry != "never", (try? SyncValidation.check(record, now: ahead)) != nil { SyncSeen.note(record.clocks, into: &seen) }
             return try hold(record, from: peer, unless: keepsHeld, reason: error.message, missing: [], retry: retry, in: db)
         }
         for clock in record.clocks { state.observe(clock.stamp) }

@@ -62,7 +62,7 @@ public enum SyncMerge {
 
     /// Merges `local` and `remote`. For each field: a version that has seen the
     /// other's write wins; of two that have seen the same writes, the one a clock restart re-dated more often
-    /// (`SyncClock.restartEntry`), unless their values differ (one number given to two writes: concurrent); versions
+    /// (`SyncClock.restartEntry`), unless they are two writes of one number (`oneNumberTwoWrites`: concurrent); versions
     /// that have not seen each other are concurrent: a set element or record
     /// present beats one removed and stays as it was written, otherwise the higher stamp wins (ties: the larger value
     /// text) under both versions joined. The losing value of a concurrent pair is reported when it differs from the winner.
@@ -87,11 +87,9 @@ public enum SyncMerge {
         let element = SyncRecord.isElementField(name)
         let deleteFlag = name == SyncRecord.deletedField
         if aSeesB && bSeesA {
-            // The same writes seen hold the same value, but for the stamp a clock restart gave it again: a re-dated
-            // version supersedes the one it re-dated. Two values under the same writes are two writes one replica made
-            // under one number — a replica rolled back (a snapshot put back) that wrote again before a peer told it,
-            // whose new write reached this replica by a third one: they are concurrent, as they were made.
-            if a.value == b.value {
+            // The same writes seen: a re-dated version supersedes the one it re-dated (the same write and value under
+            // a new stamp). Two writes of one replica under one number are concurrent, as they were made.
+            if !oneNumberTwoWrites(a, b) {
                 if a.clock.restarts != b.clock.restarts { return (a.clock.restarts > b.clock.restarts ? a : b, nil) }
                 return (ranksHigher(a, b, element: element, deleteFlag: deleteFlag) ? a : b, nil)
             }
@@ -113,6 +111,19 @@ public enum SyncMerge {
         let quiet = element || name == SyncRecord.deletedField || SyncRecord.isRecordOnlyField(name)
         let lost = winner.value == loser.value || quiet ? nil : Loss(field: name, value: loser.value, clock: loser.clock)
         return (field, lost)
+    }
+
+    /// Whether `a` and `b`, which have seen the same writes, are two writes one replica made under one number: a
+    /// replica rolled back (a snapshot put back) that wrote again before a peer told it, whose new write reached the
+    /// merging replica by a third one. Both name one writer (their stamps' replica) that counts in their vectors, at
+    /// different stamps, with different values. A version no write made is never one: a conflicted copy's fields,
+    /// stamped alike by every replica that makes it, with no count of their writer (their values follow the record the
+    /// copy was made from, and settle by rank), nor the starter samples'.
+    static func oneNumberTwoWrites(_ a: SyncField, _ b: SyncField) -> Bool {
+        guard a.value != b.value, a.clock.stamp != b.clock.stamp,
+              let writer = StampOrder.parts(a.clock.stamp)?.replica, StampOrder.parts(b.clock.stamp)?.replica == writer
+        else { return false }
+        return a.clock.vv[String(writer), default: 0] > 0
     }
 
     /// Whether a set element or the record is there by this version (always, for other fields).
