@@ -314,7 +314,7 @@ extension RecipeStore {
                     return .failure(Self.restart("this storage was restored from an older copy and took a new incarnation (\(state.replica)) on this page"))
                 }
             }
-            if let cursor {
+            if let cursor, rolledBack == nil { // a new incarnation reads every peer's feed again (`takeIncarnation`)
                 // A page that continues the feed from behind the stored cursor (another sync of the same pair applied
                 // further meanwhile: two workers, each beside one replica) applies, and leaves the cursor where it is:
                 // moved back, it had the other sync's next page refused. Only an unconditional apply sets it back

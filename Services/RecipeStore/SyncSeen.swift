@@ -94,6 +94,10 @@ enum SyncSeen {
     @discardableResult
     static func takeIncarnation(_ state: inout SyncState, reason: String, lost: SyncOps.SeenWrite?, in db: Database) throws -> Int {
         let old = state.replica
+        // Between the roll back and now its pulls left out, as its own, the records its peers took from it under the old
+        // id — those it lost among them — and moved past them: it reads every peer's whole feed again (merging what it
+        // has changes nothing).
+        try db.execute(sql: "UPDATE sync_cursors SET seq = 0, mark = NULL")
         let point = try lost.flatMap { try rollBackPoint(lost: $0, replica: old, in: db) }
         guard let point, point < state.write else {
             try state.newIncarnation(db, reason: reason)

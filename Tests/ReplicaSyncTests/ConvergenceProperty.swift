@@ -57,6 +57,7 @@ struct ConvergenceProperty {
         UInt64(8114404585922217597), // a blob sent ahead of a record held for its stamp was collected, and its sender restored away (heldRecordKeepsItsBlobs)
         UInt64(13821841371600248505), // a replica rolled back as a snapshot gave a feed position its peer had read past to a new change, which the peer skipped (rolledBackFeedPositionsGivenAgain)
         UInt64(14578434909571851891), // a clock restart's new stamps flipped two photos at one position, and the next capture wrote that order as an edit nobody made, bringing back a recipe deleted elsewhere (SyncLog.showOrder)
+        UInt64(13467950460393189049), // a replica rolled back as a snapshot pulled before it was told, leaving out as its own echoes the records its peer had taken from it (the samples it lost) and moving its cursor past them: they never came back (a new incarnation reads every peer's feed again)
         UInt64(16706256717045602740), // a replica rolled back as a snapshot whose lost write its peer held only for a stamp ahead (the clock set right since): nothing told it, its old id never ended, and the peer held the write for ever (a held write counts in `seen`)
     ])
     func foundSeeds(seed: UInt64) async throws {
