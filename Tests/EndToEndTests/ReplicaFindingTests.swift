@@ -171,8 +171,6 @@ struct ReplicaFindingTests {
         }
     }
 
-    /// "Before the copy" added on node `index` and synced; the stopped node's data folder copied aside (returned);
-    /// then "After the copy" added there and synced. The node runs.
     /// `node` stopped, its folder put back as `older` the way a snapshot rolled back would be (file identity and write
     /// mark kept), and started again: its start does not notice.
     func rolledBack(_ node: StorageNode, to older: String) async throws -> StorageNode {
@@ -185,6 +183,8 @@ struct ReplicaFindingTests {
         return node
     }
 
+    /// "Before the copy" added on node `index` and synced; the stopped node's data folder copied aside (returned);
+    /// then "After the copy" added there (or on node `writer`) and synced. The node runs.
     func copiedAsideThenAdvanced(_ rig: ReplicaRig, _ index: Int, by writer: Int? = nil) async throws -> String {
         try await rig.cli(index, ["add", "--name", "Before the copy", "--ingredient", "1 egg"])
         try await rig.syncUntilQuiet()
@@ -246,12 +246,7 @@ struct ReplicaFindingTests {
             let node = rig.nodes[0]
             try await rig.cli(1, ["edit", "After the copy", "--notes", "edited on the other replica"])
             // The older copy goes back in place, looking like the file it replaced: the open cannot tell.
-            try await node.stop()
-            try FileManager.default.removeItem(atPath: node.folder)
-            try FileManager.default.copyItem(atPath: older, toPath: node.folder)
-            try await Self.keepFileIdentity(node.folder)
-            try await node.start()
-            #expect(node.process?.printed.contains("new replica incarnation") == false, "\(node.process?.printed ?? "")")
+            _ = try await rolledBack(node, to: older)
             // The peer's edit names a write of this replica that the copy lacks: the sync finds it out while the storage runs.
             try await rig.syncUntilQuiet()
             let printed = node.process?.printed ?? ""

@@ -73,15 +73,31 @@ struct InPlaceRestoreTests {
         try await replica.store.listRecipes(.init(limit: 50)).recipes.map(\.name).sorted()
     }
 
+    /// The notes of every recipe named "Soup…" on `replica` (the one shown and its conflicted copies), sorted.
+    static func soupNotes(_ replica: LocalReplica) async throws -> [String] {
+        var notes: [String] = []
+        for summary in try await replica.store.listRecipes(.init(limit: 50)).recipes where summary.name.hasPrefix("Soup") {
+            notes.append(try await replica.store.recipe(summary.id).notes ?? "")
+        }
+        return notes.sorted()
+    }
+
+    /// Stops `a`, copies its data folder aside to `root/older` (what a snapshot keeps; returned) and opens it again.
+    static func copiedAside(_ a: inout LocalReplica, folder: URL, root: URL) throws -> URL {
+        try a.store.close()
+        let older = root.appendingPathComponent("older")
+        try FileManager.default.copyItem(at: folder, to: older)
+        a = LocalReplica(store: try RecipeStore(folder: folder))
+        return older
+    }
+
     /// Replicas `a` (at `folder`) and `b` in step on "Before the copy"; `a`'s stopped folder is copied aside to
     /// `root/older`; then `a` makes "After the copy", syncs it to `b` and stops. Returns `a`'s replica id.
     static func advancedPastACopy(root: URL, folder: URL, b: LocalReplica) async throws -> String {
         var a = LocalReplica(store: try RecipeStore(folder: folder))
         _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Before the copy"))
         try await syncAll([a, b])
-        try a.store.close()
-        try FileManager.default.copyItem(at: folder, to: root.appendingPathComponent("older"))
-        a = LocalReplica(store: try RecipeStore(folder: folder))
+        _ = try Self.copiedAside(&a, folder: folder, root: root)
         #expect(a.store.incarnationNote == nil)
         let replica = try await a.store.syncInfo().replicaID
         _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "After the copy"))
@@ -366,10 +382,7 @@ struct InPlaceRestoreTests {
         let soup = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup", notes: "start")).0
         let bread = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Bread", notes: "start")).0
         try await syncAll([a, b])
-        try a.store.close()
-        let older = root.appendingPathComponent("older")
-        try FileManager.default.copyItem(at: folder, to: older)
-        a = LocalReplica(store: try RecipeStore(folder: folder))
+        let older = try Self.copiedAside(&a, folder: folder, root: root)
         let replica = try await a.store.syncInfo().replicaID
         // The write the roll back loses, after b took it.
         _ = try await a.store.updateRecipe(id: soup.id, expectedVersion: try await a.store.recipe(soup.id).version,
@@ -392,11 +405,7 @@ struct InPlaceRestoreTests {
         let history = try await Self.incarnationHistory(a)
         #expect(history.contains("stamped again under its new id"), "\(history)")
         for replica in [a, b] {
-            var notes: [String] = []
-            for summary in try await replica.store.listRecipes(.init(limit: 50)).recipes where summary.name.hasPrefix("Soup") {
-                notes.append(try await replica.store.recipe(summary.id).notes ?? "")
-            }
-            notes.sort()
+            let notes = try await Self.soupNotes(replica)
             #expect(notes == ["after the roll back", "lost with the roll back"], "\(replica.name): \(notes)")
             #expect(try await replica.store.recipe(bread.id).notes == "after the roll back")
         }
@@ -416,10 +425,7 @@ struct InPlaceRestoreTests {
         var a = LocalReplica(store: try RecipeStore(folder: folder))
         let soup = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup", notes: "start")).0
         try await syncAll([a, b, c])
-        try a.store.close()
-        let older = root.appendingPathComponent("older")
-        try FileManager.default.copyItem(at: folder, to: older)
-        a = LocalReplica(store: try RecipeStore(folder: folder))
+        let older = try Self.copiedAside(&a, folder: folder, root: root)
         // The write the roll back loses, after b took it.
         _ = try await a.store.updateRecipe(id: soup.id, expectedVersion: try await a.store.recipe(soup.id).version,
                                            RecipeDraft(name: "Soup", notes: "lost with the roll back"))
@@ -440,11 +446,8 @@ struct InPlaceRestoreTests {
         try await syncAll([a, b, c])
         try await syncAll([a, b, c])
         for replica in [a, b, c] {
-            var notes: [String] = []
-            for summary in try await replica.store.listRecipes(.init(limit: 50)).recipes where summary.name.hasPrefix("Soup") {
-                notes.append(try await replica.store.recipe(summary.id).notes ?? "")
-            }
-            #expect(notes.sorted() == ["after the roll back", "lost with the roll back"], "\(replica.name): \(notes)")
+            let notes = try await Self.soupNotes(replica)
+            #expect(notes == ["after the roll back", "lost with the roll back"], "\(replica.name): \(notes)")
         }
         try await expectSameContent(a, b)
         try await expectSameContent(b, c)
@@ -459,10 +462,7 @@ struct InPlaceRestoreTests {
         var a = LocalReplica(store: try RecipeStore(folder: folder))
         let soup = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup", notes: "start")).0
         try await syncAll([a, b])
-        try a.store.close()
-        let older = root.appendingPathComponent("older")
-        try FileManager.default.copyItem(at: folder, to: older)
-        a = LocalReplica(store: try RecipeStore(folder: folder))
+        let older = try Self.copiedAside(&a, folder: folder, root: root)
         let replica = try await a.store.syncInfo().replicaID
         // The machine's clock two hours ahead: b holds the edit for its stamp.
         try await a.store.setClockOffset(milliseconds: 2 * 3_600_000)
@@ -522,10 +522,7 @@ struct InPlaceRestoreTests {
         var a = LocalReplica(store: try RecipeStore(folder: folder))
         _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Before the copy"))
         try await syncAll([a, b])
-        try a.store.close()
-        let older = root.appendingPathComponent("older")
-        try FileManager.default.copyItem(at: folder, to: older)
-        a = LocalReplica(store: try RecipeStore(folder: folder))
+        let older = try Self.copiedAside(&a, folder: folder, root: root)
         let replica = try await a.store.syncInfo().replicaID
         // b's change reaches a (a new feed position there, no write of a's), and b reads a's feed past it.
         _ = try await b.store.createRecipe(id: UUID(), RecipeDraft(name: "From b"))
