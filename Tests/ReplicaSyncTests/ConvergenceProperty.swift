@@ -59,6 +59,7 @@ struct ConvergenceProperty {
         UInt64(14578434909571851891), // a clock restart's new stamps flipped two photos at one position, and the next capture wrote that order as an edit nobody made, bringing back a recipe deleted elsewhere (SyncLog.showOrder)
         UInt64(13467950460393189049), // a replica rolled back as a snapshot pulled before it was told, leaving out as its own echoes the records its peer had taken from it (the samples it lost) and moving its cursor past them: they never came back (a new incarnation reads every peer's feed again)
         UInt64(16706256717045602740), // a replica rolled back as a snapshot whose lost write its peer held only for a stamp ahead (the clock set right since): nothing told it, its old id never ended, and the peer held the write for ever (a held write counts in `seen`)
+        UInt64(10788907251984643009), // the property's reading: only a database file put back over a folder whose blob of it was collected since, no other replica ever holding it, left records waiting for it everywhere (gone for good, as docs/SYNC.md says: the photo is removed where it shows)
     ])
     func foundSeeds(seed: UInt64) async throws {
         var history = History(seed: seed)
@@ -184,6 +185,9 @@ struct History {
         var restored = false
         // A photo blob lost from one replica's disk (removed, or damaged) while another holds it.
         var lostBlob: String?
+        // Blobs a restore's records name that its photo folder no longer holds (only the database file went back, over a
+        // folder whose blobs were collected since): where no other replica holds one, it is gone for good.
+        var vanished: Set<String> = []
         func active(_ step: Int) -> [Int] { Array(replicas.indices).filter { $0 < 2 || step >= joinsAt } }
         // A few shared recipes and a book, so replicas edit and delete the same ones.
         let book = try await replicas[0].store.createBook(id: newID(), title: "Book", author: nil)
@@ -283,6 +287,7 @@ struct History {
                     try FileManager.default.moveItem(at: snapshot.folder, to: folder)
                 }
                 replicas[index] = LocalReplica(store: try RecipeStore(folder: folder))
+                vanished.formUnion(try await SyncLogView.namedBlobsMissing(replicas[index]))
                 for edit in ledger.edits[snapshot.editsBefore...] where edit.replica == index { ledger.restoredAway.insert(edit.key) }
                 for deletion in ledger.deletions where deletion.replica == index { ledger.restoredAway.insert(deletion.record.id) }
                 restored = true
@@ -314,7 +319,7 @@ struct History {
             }
             try await syncAll(replicas, snapshotAbove: snapshotAbove)
         }
-        if let lostBlob {
+        if lostBlob != nil {
             // Someone looks at every photo: a damaged blob is found when it is read (a removed one too, and at a
             // restart), and the next sync brings it back from a replica that holds it.
             for replica in replicas {
@@ -323,23 +328,28 @@ struct History {
                 }
             }
             try await syncAll(replicas, snapshotAbove: snapshotAbove)
-            // Unless no replica kept it (the one that still held it dropped it before passing it back): records naming
-            // it wait where it never arrived. As docs/SYNC.md tells a person to, the photo is removed where it shows.
-            var goneEverywhere = true
-            for replica in replicas { goneEverywhere = try await replica.missingPhotos([lostBlob]) == [lostBlob] && goneEverywhere }
-            if goneEverywhere {
-                for (index, replica) in replicas.enumerated() {
-                    for summary in try await replica.store.listRecipes(.init(limit: 200)).recipes where summary.photoCount > 0 {
-                        for photo in try await replica.store.recipe(summary.id).photos where photo.sha256 == lostBlob {
-                            let before = try await replica.store.syncRecord(.recipe, id: summary.id.uuidString)
-                            _ = try await replica.store.removePhoto(recipeID: summary.id, photoID: photo.id)
-                            trace("\(replica.name) removes lost photo \(photo.id.uuidString.prefix(8)) of \(summary.id.uuidString.prefix(8))")
-                            try await remember(.recipe, summary.id.uuidString, before: before, on: replica, index: index, ledger: &ledger)
-                        }
+        }
+        // Unless no replica kept it (the one that still held a lost blob dropped it before passing it back, or the only
+        // one that had a blob was put back to a database naming it after collecting it): records naming it wait where it
+        // never arrived. As docs/SYNC.md tells a person to, the photo is removed where it shows.
+        var gone: Set<String> = []
+        for hash in vanished.union(lostBlob.map { [$0] } ?? []) {
+            var everywhere = true
+            for replica in replicas { everywhere = try await replica.missingPhotos([hash]) == [hash] && everywhere }
+            if everywhere { gone.insert(hash) }
+        }
+        if !gone.isEmpty {
+            for (index, replica) in replicas.enumerated() {
+                for summary in try await replica.store.listRecipes(.init(limit: 200)).recipes where summary.photoCount > 0 {
+                    for photo in try await replica.store.recipe(summary.id).photos where gone.contains(photo.sha256) {
+                        let before = try await replica.store.syncRecord(.recipe, id: summary.id.uuidString)
+                        _ = try await replica.store.removePhoto(recipeID: summary.id, photoID: photo.id)
+                        trace("\(replica.name) removes lost photo \(photo.id.uuidString.prefix(8)) of \(summary.id.uuidString.prefix(8))")
+                        try await remember(.recipe, summary.id.uuidString, before: before, on: replica, index: index, ledger: &ledger)
                     }
                 }
-                try await syncAll(replicas, snapshotAbove: snapshotAbove)
             }
+            try await syncAll(replicas, snapshotAbove: snapshotAbove)
         }
         for other in replicas.dropFirst() {
             let diff = try await difference(replicas[0], other)
@@ -816,6 +826,19 @@ func shows(_ edit: MadeEdit, _ state: SyncField) -> Bool {
 
 /// How a conflicted copy keeps a losing value: as it was, with the name marked and line ids of its own.
 enum SyncLogView {
+    /// The blobs `replica`'s live records name that its photo folder does not hold.
+    static func namedBlobsMissing(_ replica: LocalReplica) async throws -> Set<String> {
+        var named: Set<String> = []
+        var since = 0
+        while true {
+            let page = try await replica.changes(since: since, exclude: nil, limit: 1_000)
+            named.formUnion(page.records.flatMap(\.photoHashes))
+            guard page.more, page.next > since else { break }
+            since = page.next
+        }
+        return Set(try await replica.missingPhotos(named.sorted()))
+    }
+
     static func matches(_ copy: JSONValue?, _ edited: JSONValue, field: String) -> Bool {
         guard let copy else { return false }
         switch field {
