@@ -83,7 +83,8 @@ extension RecipeStore {
     }
 
     /// Records changed after `since`, oldest change first, leaving out those whose last
-    /// change came from `exclude`. A page holds at most `limit` records and about 4 MB.
+    /// change came from `exclude` (unless one holds what `exclude` has not seen of this replica: `SyncSeen.unseenEcho`).
+    /// A page holds at most `limit` records and about 4 MB.
     /// `seen`, the reading side's newest write of this replica (`SyncSeen`), and `sinceMark`, what this feed held at
     /// `since` when the reading side took it (`FeedMark`), show whether it was rolled back: then it takes a new
     /// incarnation and refuses with `sync_restart`, nothing read.
@@ -120,6 +121,12 @@ extension RecipeStore {
             var next = since
             var bytes = 0
             var scanned = 0
+            // An echo goes too when it holds what the reader has not seen of this replica (`SyncSeen.unseenEcho`): looked
+            // at only while the reader has not seen its every write.
+            let echoCheck = try exclude.flatMap { _ -> String? in
+                let own = try SyncState.writes(db)
+                return own.write > (seen?.write ?? 0) ? own.replica : nil
+            }
             let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT seq, source, body FROM sync_records WHERE seq > ? ORDER BY seq"),
                                            arguments: [since])
             while let row = try rows.next() {
@@ -130,6 +137,12 @@ extension RecipeStore {
                     let body: String = row["body"]
                     records.append(try SyncLog.decode(body, seq: seq))
                     bytes += body.utf8.count
+                } else if let replica = echoCheck {
+                    let body: String = row["body"]
+                    if let record = try SyncSeen.unseenEcho(body, seq: seq, replica: replica, seen: seen, in: db) {
+                        records.append(record)
+                        bytes += body.utf8.count
+                    }
                 }
                 if records.count >= limit || bytes >= 4_000_000 || scanned >= 20_000 { break }
             }

@@ -23,6 +23,16 @@ struct SyncState {
                          offset: Int64(values["clockOffset"] ?? "") ?? 0)
     }
 
+    /// This replica's id and how many writes it has made: two rows, where `load` reads them all (the histories too).
+    static func writes(_ db: Database) throws -> (replica: String, write: Int64) {
+        var values: [String: String] = [:]
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT key, value FROM sync_state WHERE key IN ('replica', 'write')")) {
+            values[row["key"]] = row["value"]
+        }
+        guard let replica = values["replica"] else { throw ServiceError(.internalError, "the database has no replica id") }
+        return (replica, Int64(values["write"] ?? "") ?? 0)
+    }
+
     /// Milliseconds added to the wall clock (0; tests give replicas skewed clocks with it).
     var offset: Int64 = 0
 
