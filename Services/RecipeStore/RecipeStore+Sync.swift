@@ -417,6 +417,13 @@ extension RecipeStore {
                         .map { "\($0)=\(row[$0] as DatabaseValue)" }.joined(separator: "|"))
                 }
             }
+            // Losing values a book, catalogue entry or cook-log entry keeps on itself, open, as `recipes conflicts` lists
+            // them: they are in no table.
+            lines.append("# kept conflicts")
+            lines += try Self.openConflicts(in: db).filter { $0.copyID == nil }.map { conflict in
+                let values = (conflict.lostValues ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.canonicalText)" }
+                return "\(conflict.kind.rawValue) \(conflict.recordID) \(conflict.id) \(values.joined(separator: " "))"
+            }.sorted()
             // Blobs in use, and whether each is really here (unused ones are left to collection).
             lines.append("# photos")
             for hash in try String.fetchAll(db, sql: "SELECT DISTINCT sha256 FROM recipe_photos ORDER BY sha256") {

@@ -189,10 +189,14 @@ enum SyncLog {
     }
 
     /// The record's open conflicts: kept losing values (`conflict:<id>` whose state is open) and, on a copy, `conflictOf`.
+    /// A value kept as lost that its field holds now is none: three or more concurrent writes, two of one value, keep it
+    /// where the other write came between them and not where the two met first (the order a replica took them in), and
+    /// nothing of it is lost while the field holds it.
     static func openConflicts(in fields: [String: JSONValue]) -> [String] {
         fields.compactMap { name, value in
             if name == SyncRecord.conflictOfField { return value == .null ? nil : name }
-            guard name.hasPrefix(SyncRecord.conflictPrefix), value.object?["state"] == .string("open") else { return nil }
+            guard name.hasPrefix(SyncRecord.conflictPrefix), let kept = value.object, kept["state"] == .string("open") else { return nil }
+            if let field = kept["field"]?.string, let lost = kept["value"], fields[field] == lost { return nil }
             return name
         }.sorted()
     }

@@ -207,6 +207,28 @@ struct FindingScenarios {
         }
     }
 
+    @Test("a book renamed on three replicas at once, two of them alike: a replica that took the two alike apart (the third between) and one that took them together list the same conflict, and a title the book shows is never listed as lost (CatalogueRowIDProperty seed 8, with the kept conflicts compared)")
+    func keptValueTheFieldHoldsIsNoConflict() async throws {
+        try await withReplicas(5) { replicas in
+            let (x, y, z, p, q) = (replicas[0], replicas[1], replicas[2], replicas[3], replicas[4])
+            let book = try await x.store.createBook(id: UUID(), title: "Bread", author: nil)
+            try await syncAll(replicas)
+            // In this order, so the later stamp wins each merge: "Loaves" beats the first "Breads", the second beats it.
+            _ = try await x.store.updateBook(id: book.id, title: "Breads", author: nil)
+            _ = try await y.store.updateBook(id: book.id, title: "Loaves", author: nil)
+            _ = try await z.store.updateBook(id: book.id, title: "Breads", author: nil)
+            for source in [x, y, z] { _ = try await SyncEngine.pull(from: source, to: p) }
+            for source in [z, x, y] { _ = try await SyncEngine.pull(from: source, to: q) }
+            for taker in [p, q] {
+                #expect(try await taker.store.book(book.id).book.title == "Breads", "\(taker.name)")
+                #expect(try await taker.store.conflicts().compactMap { $0.lostValues?["title"] } == [.string("Loaves")], "\(taker.name)")
+            }
+            try await expectSameContent(p, q)
+            try await expectConverged(replicas)
+            #expect(try await x.store.conflicts().compactMap { $0.lostValues?["title"] } == [.string("Loaves")])
+        }
+    }
+
     @Test("a book deleted on one replica while the other dismisses its conflict stays deleted; resolved instead, the edit brings it back")
     func dismissalDoesNotUndoADelete() async throws {
         // Seed 9157974944435118027: the dismissal, a write to the record's conflict bookkeeping, counted as an edit
