@@ -297,6 +297,8 @@ struct History {
                 let named = try await replica.store.listRecipes(.init(limit: 200)).recipes.filter { $0.photoCount > 0 }
                 guard !named.isEmpty else { break }
                 let hash = pick(try await replica.store.recipe(pick(named).id).photos).sha256
+                // Not one it lost already (only its database file put back over a folder that had collected the blob).
+                guard try await replica.missingPhotos([hash]).isEmpty else { break }
                 var heldElsewhere = false
                 for other in live where other != index { heldElsewhere = try await replicas[other].missingPhotos([hash]).isEmpty || heldElsewhere }
                 guard heldElsewhere else { break }
