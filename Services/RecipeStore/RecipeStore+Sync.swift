@@ -122,13 +122,13 @@ extension RecipeStore {
             var bytes = 0
             var scanned = 0
             // An echo goes too when it holds what the reader has not seen of this replica (`SyncSeen.unseenEcho`): looked
-            // at only while the reader has not seen its every write.
-            let echoCheck = try exclude.flatMap { _ -> String? in
-                let own = try SyncState.writes(db)
-                return own.write > (seen?.write ?? 0) ? own.replica : nil
-            }
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT seq, source, body FROM sync_records WHERE seq > ? ORDER BY seq"),
-                                           arguments: [since])
+            // at only while the reader has not seen its every write, or when it holds a sample's version (no write's).
+            let own = try exclude.map { _ in try SyncState.writes(db) }
+            let echoCheck = own.map { $0.write > (seen?.write ?? 0) } ?? false
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+                SELECT seq, source, body, CASE WHEN source = ? THEN instr(body, ?) > 0 ELSE 0 END AS sample
+                FROM sync_records WHERE seq > ? ORDER BY seq
+                """), arguments: [exclude, SyncClock.genesis.stamp, since])
             while let row = try rows.next() {
                 let seq: Int = row["seq"]
                 next = seq
@@ -137,9 +137,9 @@ extension RecipeStore {
                     let body: String = row["body"]
                     records.append(try SyncLog.decode(body, seq: seq))
                     bytes += body.utf8.count
-                } else if let replica = echoCheck {
+                } else if let own, echoCheck || row["sample"] {
                     let body: String = row["body"]
-                    if let record = try SyncSeen.unseenEcho(body, seq: seq, replica: replica, seen: seen, in: db) {
+                    if let record = try SyncSeen.unseenEcho(body, seq: seq, replica: own.replica, seen: seen, in: db) {
                         records.append(record)
                         bytes += body.utf8.count
                     }

@@ -58,20 +58,24 @@ enum SyncSeen {
     /// An echo — a record whose last change came from the reading replica, which its pages leave out — that holds
     /// something of this replica's (`replica`) the reader has not seen, by its newest write of this replica (`seen`;
     /// nil: none): a version that counts a later write of this replica's, or one this replica stamped later; or a
-    /// conflicted copy of a recipe whose record here holds one. Nil for any other (and for one that does not read).
+    /// conflicted copy of a recipe whose record here holds one; or a version of the samples (`SyncClock.genesis`),
+    /// which no write made and no `seen` can tell of. Nil for any other (and for one that does not read).
     ///
     /// A reader rolled back (a snapshot put back) that lost no write of its own a peer holds is not told, and lost what
-    /// it had merged from this replica since: this replica holds that as the reader's echo, and left out it would never
-    /// reach the reader again. A conflicted copy that merge made goes with it: merging the record again, the reader finds
-    /// no loss and makes none. Sent, merging either where it is held changes nothing. (Only while the reader has not seen
-    /// this replica's every write can an echo hold one it has not: `syncChanges` asks then only.)
+    /// it had merged from this replica since (and the samples it had loaded since): this replica holds that as the
+    /// reader's echo, and left out it would never reach the reader again. A conflicted copy that merge made goes with
+    /// it: merging the record again, the reader finds no loss and makes none. Sent, merging either where it is held
+    /// changes nothing. (Only while the reader has not seen this replica's every write can an echo hold a write it has
+    /// not: `syncChanges` asks then, and for an echo whose text holds a sample's stamp.)
     static func unseenEcho(_ body: String, seq: Int, replica: String, seen: SyncOps.SeenWrite?, in db: Database) throws -> SyncRecord? {
         // Only a record whose text names this replica can hold a version of its; a copy's versions are the merge's.
         let copy = body.contains(SyncRecord.conflictOfField)
-        guard copy || body.contains(replica), let record = try? SyncLog.decode(body, seq: seq) else { return nil }
+        let sample = body.contains(SyncClock.genesis.stamp)
+        guard copy || sample || body.contains(replica), let record = try? SyncLog.decode(body, seq: seq) else { return nil }
         let write = seen?.write ?? 0
         func unseen(_ clocks: [SyncClock]) -> Bool {
             clocks.contains { clock in
+                if clock.stamp == SyncClock.genesis.stamp { return true }
                 if clock.vv[replica] ?? 0 > write { return true }
                 guard StampOrder.parts(clock.stamp)?.replica == Substring(replica) else { return false }
                 return seen.map { StampOrder.precedes($0.stamp, clock.stamp) } ?? true
