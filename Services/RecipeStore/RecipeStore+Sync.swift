@@ -88,12 +88,15 @@ extension RecipeStore {
     /// `seen`, the reading side's newest write of this replica (`SyncSeen`), and `sinceMark`, what this feed held at
     /// `since` when the reading side took it (`FeedMark`), show whether it was rolled back: then it takes a new
     /// incarnation and refuses with `sync_restart`, nothing read.
+    /// `seenWrites`, the reading side's newest write of every replica, lets an echo holding a write it has not seen go
+    /// too (`SyncSeen.Reader`).
     public func syncChanges(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite? = nil,
-                            sinceMark: String? = nil) async throws -> SyncOps.Changes.Response {
+                            sinceMark: String? = nil, seenWrites: [SyncOps.SeenWrite]? = nil) async throws -> SyncOps.Changes.Response {
         guard (1...1_000).contains(limit) else { throw ServiceError(.invalidArgument, "limit is \(limit); it must be 1 to 1000") }
         guard since >= 0 else { throw ServiceError(.invalidArgument, "since is \(since); it must be 0 or more") }
         if let seen, let problem = SyncSeen.problem(seen) { throw ServiceError(.invalidArgument, problem) }
         if let sinceMark, let problem = FeedMark.problem(sinceMark, name: "sinceMark") { throw ServiceError(.invalidArgument, problem) }
+        if let seenWrites, let problem = SyncSeen.problem(seenWrites) { throw ServiceError(.invalidArgument, problem) }
         if seen != nil || sinceMark != nil {
             // Why the reader's knowledge shows a roll back, and the lost write it names (`SyncSeen.takeIncarnation`).
             @Sendable func rolledBack(_ db: Database) throws -> (why: String, lost: SyncOps.SeenWrite?)? {
@@ -121,10 +124,10 @@ extension RecipeStore {
             var next = since
             var bytes = 0
             var scanned = 0
-            // An echo goes too when it holds what the reader has not seen of this replica (`SyncSeen.unseenEcho`): looked
-            // at only while the reader has not seen its every write, or when it holds a sample's version (no write's).
-            let own = try exclude.map { _ in try SyncState.writes(db) }
-            let echoCheck = own.map { $0.write > (seen?.write ?? 0) } ?? false
+            // An echo goes too when it holds a write the reader has not seen (`SyncSeen.Reader`): looked at only while
+            // this replica holds a later write of someone's than the reader has seen, or when it holds a sample's version.
+            let reader = try exclude.map { try SyncSeen.Reader($0, seen: seen, seenWrites: seenWrites, in: db) }
+            let echoCheck = reader.map { !$0.ahead.isEmpty } ?? false
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT seq, source, body, CASE WHEN source = ? THEN instr(body, ?) > 0 ELSE 0 END AS sample
                 FROM sync_records WHERE seq > ? ORDER BY seq
@@ -137,9 +140,9 @@ extension RecipeStore {
                     let body: String = row["body"]
                     records.append(try SyncLog.decode(body, seq: seq))
                     bytes += body.utf8.count
-                } else if let own, echoCheck || row["sample"] {
+                } else if let reader, echoCheck || row["sample"] {
                     let body: String = row["body"]
-                    if let record = try SyncSeen.unseenEcho(body, seq: seq, replica: own.replica, seen: seen, in: db) {
+                    if let record = try reader.unseenEcho(body, seq: seq, sample: row["sample"], in: db) {
                         records.append(record)
                         bytes += body.utf8.count
                     }
@@ -393,7 +396,7 @@ extension RecipeStore {
         try await pool.read { db in
             let row = try Row.fetchOne(db, sql: "SELECT seq, syncedAt, mark FROM sync_cursors WHERE peer = ?", arguments: [peer])
             return .init(peer: peer, seq: row?["seq"] ?? 0, syncedAt: row?["syncedAt"], seen: try SyncSeen.newest(of: peer, in: db),
-                         mark: row?["mark"])
+                         mark: row?["mark"], seenWrites: try SyncSeen.all(in: db))
         }
     }
 

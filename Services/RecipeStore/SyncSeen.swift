@@ -35,13 +35,11 @@ enum SyncSeen {
         }
     }
 
-    /// Raises `seen` to the newest write of each replica among `clocks`: a version's own stamp names the replica that
-    /// wrote it, and its vector that write's number.
+    /// Raises `seen` to the newest write of each replica among `clocks` (`SyncClock.write`).
     static func note(_ clocks: [SyncClock], into seen: inout [String: SyncOps.SeenWrite]) {
         for clock in clocks {
-            guard let writer = StampOrder.parts(clock.stamp)?.replica, let write = clock.vv[String(writer)],
-                  write > seen[String(writer)]?.write ?? 0 else { continue }
-            seen[String(writer)] = .init(write: write, stamp: clock.stamp)
+            guard let write = clock.write, write.number > seen[write.replica]?.write ?? 0 else { continue }
+            seen[write.replica] = .init(write: write.number, stamp: clock.stamp)
         }
     }
 
@@ -55,36 +53,98 @@ enum SyncSeen {
         for (replica, write) in seen { try upsert.execute(arguments: [replica, write.write, write.stamp]) }
     }
 
-    /// An echo — a record whose last change came from the reading replica, which its pages leave out — that holds
-    /// something of this replica's (`replica`) the reader has not seen, by its newest write of this replica (`seen`;
-    /// nil: none): a version that counts a later write of this replica's, or one this replica stamped later; or a
-    /// conflicted copy of a recipe whose record here holds one; or a version of the samples (`SyncClock.genesis`),
-    /// which no write made and no `seen` can tell of. Nil for any other (and for one that does not read).
-    ///
-    /// A reader rolled back (a snapshot put back) that lost no write of its own a peer holds is not told, and lost what
-    /// it had merged from this replica since (and the samples it had loaded since): this replica holds that as the
-    /// reader's echo, and left out it would never reach the reader again. A conflicted copy that merge made goes with
-    /// it: merging the record again, the reader finds no loss and makes none. Sent, merging either where it is held
-    /// changes nothing. (Only while the reader has not seen this replica's every write can an echo hold a write it has
-    /// not: `syncChanges` asks then, and for an echo whose text holds a sample's stamp.)
-    static func unseenEcho(_ body: String, seq: Int, replica: String, seen: SyncOps.SeenWrite?, in db: Database) throws -> SyncRecord? {
-        // Only a record whose text names this replica can hold a version of its; a copy's versions are the merge's.
-        let copy = body.contains(SyncRecord.conflictOfField)
-        let sample = body.contains(SyncClock.genesis.stamp)
-        guard copy || sample || body.contains(replica), let record = try? SyncLog.decode(body, seq: seq) else { return nil }
-        let write = seen?.write ?? 0
+    /// What a reading replica says it has seen, for telling the echoes that hold what it lost (`unseen`).
+    struct Reader {
+        /// This replica, and the reading one (`exclude`).
+        let replica: String
+        let reader: String
+        /// The reader's newest write of each replica it named (this replica's from `seen` when it named none).
+        let seen: [String: SyncOps.SeenWrite]
+        /// Whether it named every replica's (`seenWrites`), or this one's only (a worker of an older release).
+        let named: Bool
+        /// The replicas of which this one holds a later write than the reader has seen: only an echo whose text names
+        /// one of them can hold a write the reader has not (a version here of a replica's write was taken, and noted in
+        /// `sync_seen`, or is this replica's own).
+        let ahead: [String]
+
+        init(_ reader: String, seen own: SyncOps.SeenWrite?, seenWrites: [SyncOps.SeenWrite]?, in db: Database) throws {
+            let state = try SyncState.values(["replica", "write"], in: db)
+            guard let replica = state["replica"] else { throw SyncState.noReplicaID }
+            self.replica = replica
+            self.reader = reader
+            var seen: [String: SyncOps.SeenWrite] = [:]
+            for write in seenWrites ?? [] { if let writer = StampOrder.parts(write.stamp)?.replica { seen[String(writer)] = write } }
+            if seen[replica] == nil { seen[replica] = own }
+            self.seen = seen
+            named = seenWrites != nil
+            var ahead = Int64(state["write"] ?? "") ?? 0 > seen[replica]?.write ?? 0 ? [replica] : []
+            if named {
+                for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT replica, write FROM sync_seen WHERE replica NOT IN (?, ?)"),
+                                            arguments: [reader, replica]) {
+                    let writer: String = row["replica"]
+                    if row["write"] > seen[writer]?.write ?? 0 { ahead.append(writer) }
+                }
+            }
+            self.ahead = ahead
+        }
+
+        /// An echo — a record whose last change came from the reader, which its pages leave out — that holds a write
+        /// the reader has not seen: a version counting a later write of this replica's than the reader's newest of it;
+        /// or one whose writer (this replica, or with `named` any other but the reader) the reader has seen no write
+        /// of, or an earlier one, or one stamped earlier; or a conflicted copy of a recipe whose record here holds one;
+        /// or a version of the samples (`SyncClock.genesis`, `sample`: the query found its stamp in the text), which
+        /// no write made and nothing can say was seen. Nil for any other (and for one that does not read).
+        ///
+        /// A reader rolled back (a snapshot put back) that lost no write of its own a peer holds is not told, and lost
+        /// what it had merged since — of this replica's writes or a third's — and passed on (and the samples it had
+        /// loaded since): this replica holds that as the reader's echo, and left out it would never reach the reader
+        /// again (it reaches it from the third replica only if the two ever sync). A conflicted copy that merge made goes
+        /// with it: merging the record again, the reader finds no loss and makes none. Sent, merging either where it is
+        /// held changes nothing. (Only while this replica holds a later write of someone's than the reader has seen can
+        /// an echo hold one: `syncChanges` asks then, and for an echo holding a sample's stamp.)
+        func unseenEcho(_ body: String, seq: Int, sample: Bool, in db: Database) throws -> SyncRecord? {
+            // Only a record whose text names a replica can hold a version of its; a copy's versions are the merge's.
+            let copy = body.contains(SyncRecord.conflictOfField)
+            guard copy || sample || ahead.contains(where: { body.contains($0) }), let record = try? SyncLog.decode(body, seq: seq)
+            else { return nil }
+            if unseen(record.clocks) { return record }
+            guard copy, record.kind == .recipe, let original = record.fields[SyncRecord.conflictOfField]?.object?["recipe"]?.string,
+                  let merged = try SyncLog.storedRecord(.recipe, original, in: db) else { return nil }
+            return unseen(merged.clocks) ? record : nil
+        }
+
         func unseen(_ clocks: [SyncClock]) -> Bool {
             clocks.contains { clock in
                 if clock.stamp == SyncClock.genesis.stamp { return true }
-                if clock.vv[replica] ?? 0 > write { return true }
-                guard StampOrder.parts(clock.stamp)?.replica == Substring(replica) else { return false }
-                return seen.map { StampOrder.precedes($0.stamp, clock.stamp) } ?? true
+                if clock.vv[replica] ?? 0 > seen[replica]?.write ?? 0 { return true }
+                guard let writer = StampOrder.parts(clock.stamp).map({ String($0.replica) }), writer != reader,
+                      writer == replica || named else { return false }
+                guard let known = seen[writer] else { return true }
+                return clock.vv[writer] ?? 0 > known.write || StampOrder.precedes(known.stamp, clock.stamp)
             }
         }
-        if unseen(record.clocks) { return record }
-        guard copy, record.kind == .recipe, let original = record.fields[SyncRecord.conflictOfField]?.object?["recipe"]?.string,
-              let merged = try SyncLog.storedRecord(.recipe, original, in: db) else { return nil }
-        return unseen(merged.clocks) ? record : nil
+    }
+
+    /// The newest write of every replica among the records taken (at most `SyncOps.Changes.Request.maxSeenWrites`, the
+    /// newest first; one a request could not name left out).
+    static func all(in db: Database) throws -> [SyncOps.SeenWrite] {
+        try Row.fetchAll(db.cachedStatement(sql: "SELECT write, stamp FROM sync_seen ORDER BY write DESC LIMIT ?"),
+                         arguments: [SyncOps.Changes.Request.maxSeenWrites])
+            .map { SyncOps.SeenWrite(write: $0["write"], stamp: $0["stamp"]) }.filter { problem($0) == nil }
+    }
+
+    /// Why `writes`, a reader's newest write of every replica, cannot be named in a request; nil when they can.
+    static func problem(_ writes: [SyncOps.SeenWrite]) -> String? {
+        let most = SyncOps.Changes.Request.maxSeenWrites
+        guard writes.count <= most else { return "seenWrites holds \(writes.count) writes; it may hold at most \(most), one per replica" }
+        var replicas = Set<Substring>()
+        for write in writes {
+            if let problem = problem(write) { return problem.replacingOccurrences(of: "seen.", with: "seenWrites: ") }
+            guard let replica = StampOrder.parts(write.stamp)?.replica, replicas.insert(replica).inserted else {
+                return "seenWrites names replica \(StampOrder.parts(write.stamp)?.replica.prefix(80) ?? "?") twice; it holds one write per replica"
+            }
+        }
+        return nil
     }
 
     /// The newest write of `replica` among the records taken; nil when none was.

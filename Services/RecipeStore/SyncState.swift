@@ -13,9 +13,8 @@ struct SyncState {
     var counter: Int64
 
     static func load(_ db: Database) throws -> SyncState {
-        var values: [String: String] = [:]
-        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT key, value FROM sync_state")) { values[row["key"]] = row["value"] }
-        guard let replica = values["replica"] else { throw ServiceError(.internalError, "the database has no replica id") }
+        let values = try values(nil, in: db)
+        guard let replica = values["replica"] else { throw noReplicaID }
         // Clamped on the way in: a clock stored by an older build from a hostile stamp must not trap the next write.
         return SyncState(replica: replica, write: Int64(values["write"] ?? "") ?? 0,
                          wall: min(max(Int64(values["wall"] ?? "") ?? 0, 0), maxWall),
@@ -23,15 +22,18 @@ struct SyncState {
                          offset: Int64(values["clockOffset"] ?? "") ?? 0)
     }
 
-    /// This replica's id and how many writes it has made: two rows, where `load` reads them all (the histories too).
-    static func writes(_ db: Database) throws -> (replica: String, write: Int64) {
+    /// The `sync_state` values under `keys` (all, the histories too, when nil).
+    static func values(_ keys: [String]?, in db: Database) throws -> [String: String] {
         var values: [String: String] = [:]
-        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT key, value FROM sync_state WHERE key IN ('replica', 'write')")) {
-            values[row["key"]] = row["value"]
-        }
-        guard let replica = values["replica"] else { throw ServiceError(.internalError, "the database has no replica id") }
-        return (replica, Int64(values["write"] ?? "") ?? 0)
+        let rows = try keys.map { keys in
+            try Row.fetchAll(db.cachedStatement(sql: "SELECT key, value FROM sync_state WHERE key IN (\(databaseQuestionMarks(count: keys.count)))"),
+                             arguments: StatementArguments(keys))
+        } ?? Row.fetchAll(db.cachedStatement(sql: "SELECT key, value FROM sync_state"))
+        for row in rows { values[row["key"]] = row["value"] }
+        return values
     }
+
+    static var noReplicaID: ServiceError { ServiceError(.internalError, "the database has no replica id") }
 
     /// Milliseconds added to the wall clock (0; tests give replicas skewed clocks with it).
     var offset: Int64 = 0

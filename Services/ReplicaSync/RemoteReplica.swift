@@ -39,8 +39,10 @@ public struct RemoteReplica: SyncEndpoint {
         }
     }
 
-    public func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?, sinceMark: String?) async throws -> SyncOps.Changes.Response {
-        try await client.call(SyncOps.Changes.self, .init(since: since, exclude: exclude, limit: limit, seen: seen, sinceMark: sinceMark))
+    public func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?, sinceMark: String?,
+                        seenWrites: [SyncOps.SeenWrite]?) async throws -> SyncOps.Changes.Response {
+        try await client.call(SyncOps.Changes.self, .init(since: since, exclude: exclude, limit: limit, seen: seen, sinceMark: sinceMark,
+                                                          seenWrites: seenWrites))
     }
 
     public func pendingCount(since: Int, exclude: String?) async throws -> Int {

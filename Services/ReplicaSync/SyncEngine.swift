@@ -12,7 +12,10 @@ public protocol SyncEndpoint: Sendable {
     /// back, and it takes a new incarnation and answers `sync_restart`.
     /// `sinceMark` is what the feed held at `since` when the reading side took it (`sync.cursor` `mark`): another record
     /// there shows this replica was rolled back and placed new changes where the lost ones were.
-    func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?, sinceMark: String?) async throws -> SyncOps.Changes.Response
+    /// `seenWrites` is the reading side's newest write of every replica (`sync.cursor` `seenWrites`): an echo holding a
+    /// write it has not seen is sent all the same (it was rolled back and lost it).
+    func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?, sinceMark: String?,
+                 seenWrites: [SyncOps.SeenWrite]?) async throws -> SyncOps.Changes.Response
     func pendingCount(since: Int, exclude: String?) async throws -> Int
     func missingPhotos(_ hashes: [String]) async throws -> [String]
     func photo(sha256: String) async throws -> Data
@@ -47,12 +50,12 @@ public protocol SyncEndpoint: Sendable {
 extension SyncEndpoint {
     /// Records changed after `since`, with no `seen`.
     public func changes(since: Int, exclude: String?, limit: Int) async throws -> SyncOps.Changes.Response {
-        try await changes(since: since, exclude: exclude, limit: limit, seen: nil, sinceMark: nil)
+        try await changes(since: since, exclude: exclude, limit: limit, seen: nil, sinceMark: nil, seenWrites: nil)
     }
 
     /// Records changed after `since`, with no `sinceMark`.
     public func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?) async throws -> SyncOps.Changes.Response {
-        try await changes(since: since, exclude: exclude, limit: limit, seen: seen, sinceMark: nil)
+        try await changes(since: since, exclude: exclude, limit: limit, seen: seen, sinceMark: nil, seenWrites: nil)
     }
 
     /// Applies records on the conditions `to` and `after`, with no `cursorMark`.
@@ -216,6 +219,7 @@ public enum SyncEngine {
         }
         // The target's newest write of the source goes with every read of the source's feed: a source rolled back since
         // it was made (`SyncSeen`) takes a new incarnation before any of its writes of reused numbers reach the target.
+        // Its newest write of every replica goes too: a target rolled back is sent the echoes holding what it lost.
         let atTarget = try await target.cursor(peer: sourceID)
         var cursor = atTarget.seq
         // What the source's feed held at the cursor when the target took it goes with each read from there: a source
@@ -248,14 +252,18 @@ public enum SyncEngine {
             if let readAhead, let ahead = try? await readAhead.value {
                 page = ahead
             } else {
-                page = try await source.changes(since: cursor, exclude: targetID, limit: pageSize, seen: atTarget.seen, sinceMark: mark)
+                page = try await source.changes(since: cursor, exclude: targetID, limit: pageSize, seen: atTarget.seen, sinceMark: mark,
+                                                seenWrites: atTarget.seenWrites)
             }
             readAhead = nil
             if page.records.isEmpty && page.next == cursor { break }
             try requireProgress(page, after: cursor, limit: pageSize, from: source)
             if page.more && pages + 1 < maxPages {
                 let (since, sinceMark) = (page.next, page.nextMark)
-                readAhead = Task { try await source.changes(since: since, exclude: targetID, limit: pageSize, seen: atTarget.seen, sinceMark: sinceMark) }
+                readAhead = Task {
+                    try await source.changes(since: since, exclude: targetID, limit: pageSize, seen: atTarget.seen, sinceMark: sinceMark,
+                                             seenWrites: atTarget.seenWrites)
+                }
             }
             let sent = try await sendPhotos(page.records.flatMap(\.photoHashes), from: source, to: target)
             report = report + sent.report // sent, whether or not the page is read again

@@ -144,7 +144,7 @@ extension Routes {
         handle(SyncOps.Changes.self) { request, _ in
             try Self.requireSyncRules(request.rules, of: "the recipe-worker reading this storage's changes")
             return try await store.syncChanges(since: request.since, exclude: request.exclude, limit: request.limit ?? 200, seen: request.seen,
-                                               sinceMark: request.sinceMark)
+                                               sinceMark: request.sinceMark, seenWrites: request.seenWrites)
         }
         handle(SyncOps.Pending.self) { request, _ in
             .init(count: try await store.syncPendingCount(since: request.since, exclude: request.exclude))

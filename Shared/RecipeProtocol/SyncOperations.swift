@@ -147,14 +147,22 @@ public enum SyncOps {
             /// rolled back and has placed new changes where the lost ones were: it takes a new incarnation and answers
             /// `sync_restart`, before a reader skips them. Ignored when the position holds no record (it moved on).
             public var sinceMark: String?
+            /// The newest write of every replica among the records the side reading for took (its `sync.cursor`
+            /// `seenWrites`; at most `maxSeenWrites`, one per replica). With `exclude`, an echo that holds a write of any
+            /// replica's the reader has not seen goes too: a reader rolled back loses the merges it had passed on, of
+            /// whichever replica's writes. Absent (a worker of an older release): only `seen` is looked at.
+            public var seenWrites: [SeenWrite]?
+            /// The most `seenWrites` a request may hold.
+            public static let maxSeenWrites = 10_000
             public init(since: Int, exclude: String? = nil, limit: Int? = nil, seen: SeenWrite? = nil, sinceMark: String? = nil,
-                        rules: Int? = SyncRules.current) {
+                        seenWrites: [SeenWrite]? = nil, rules: Int? = SyncRules.current) {
                 self.rules = rules
                 self.since = since
                 self.exclude = exclude
                 self.limit = limit
                 self.seen = seen
                 self.sinceMark = sinceMark
+                self.seenWrites = seenWrites
             }
         }
         public struct Response: Codable, Sendable, Equatable {
@@ -387,12 +395,16 @@ public enum SyncOps {
             /// What `peer`'s feed held at `seq` when it was applied up to there (`nextMark`); absent when not known.
             /// The worker passes it on to `peer`'s `sync.changes` (`sinceMark`).
             public var mark: String?
-            public init(peer: String, seq: Int, syncedAt: Date?, seen: SeenWrite? = nil, mark: String? = nil) {
+            /// The newest write of every replica among the records this storage took (`seen` is `peer`'s among them), at
+            /// most `Changes.Request.maxSeenWrites`: the worker passes them on to `peer`'s `sync.changes` (`seenWrites`).
+            public var seenWrites: [SeenWrite]?
+            public init(peer: String, seq: Int, syncedAt: Date?, seen: SeenWrite? = nil, mark: String? = nil, seenWrites: [SeenWrite]? = nil) {
                 self.peer = peer
                 self.seq = seq
                 self.syncedAt = syncedAt
                 self.seen = seen
                 self.mark = mark
+                self.seenWrites = seenWrites
             }
         }
     }

@@ -45,6 +45,13 @@ public struct SyncClock: Codable, Sendable, Hashable {
     /// seen the original (an edit, a delete) supersedes every re-dating of it.
     public static let restartEntry = "restart"
 
+    /// The write that made this version: the replica its stamp names, and the number its vector counts for that replica;
+    /// nil when the stamp does not read or the vector does not count its writer (the samples', a conflicted copy's).
+    public var write: (replica: String, number: Int64)? {
+        guard let writer = StampOrder.parts(stamp)?.replica, let number = vv[String(writer)] else { return nil }
+        return (String(writer), number)
+    }
+
     /// How many times this version was re-dated by a clock restart.
     public var restarts: Int64 { vv[Self.restartEntry] ?? 0 }
 

@@ -559,6 +559,55 @@ struct InPlaceRestoreTests {
         try b.store.close()
     }
 
+    @Test("a replica rolled back with its whole folder as a snapshot would, that had merged a third replica's concurrent edit since and passed the merge on to its peer (no write of its own lost: nothing tells it), and then syncs with that peer only: the peer holds the merge as the replica's echo holding a write of the third replica's the replica says it has not seen (its whole `seen`, not only the peer's), and sends it; all three end alike",
+          arguments: [false, true])
+    func rolledBackMergeOfAThirdReplicaComesBack(recipe: Bool) async throws {
+        let (root, folder, _) = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let b = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("b")))
+        let c = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("c")))
+        var a = LocalReplica(store: try RecipeStore(folder: folder))
+        let book = try await a.store.createBook(id: UUID(), title: "Soups", author: nil)
+        let soup = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup", notes: "start")).0
+        try await syncAll([a, b, c])
+        func edit(_ replica: LocalReplica, _ text: String) async throws {
+            if recipe {
+                _ = try await replica.store.updateRecipe(id: soup.id, expectedVersion: try await replica.store.recipe(soup.id).version,
+                                                         RecipeDraft(name: "Soup", notes: text))
+            } else {
+                _ = try await replica.store.updateBook(id: book.id, title: text, author: nil)
+            }
+        }
+        try await edit(a, "from a")
+        try await syncAll([a, b])
+        let replica = try await a.store.syncInfo().replicaID
+        let older = try Self.copiedAside(&a, folder: folder, root: root)
+        try await edit(c, "from c")
+        // a merges c's edit (the loss kept), and b takes a's merge: b's record of it is a's echo, holding c's write.
+        _ = try await SyncEngine.pull(from: c, to: a)
+        _ = try await SyncEngine.pull(from: a, to: b)
+        #expect(try await b.store.conflicts().count == 1)
+        try a.store.close()
+        try Self.rollBack(folder, to: older)
+        a = LocalReplica(store: try RecipeStore(folder: folder))
+        try await syncAll([a, b])
+        #expect(try await a.store.syncInfo().replicaID == replica, "nothing told it: it lost no write of its own")
+        for replica in [a, b] {
+            #expect(try await replica.store.conflicts().count == 1, "\(replica.name)")
+            if recipe {
+                #expect(try await Self.soupNotes(replica) == ["from a", "from c"], "\(replica.name)")
+            } else {
+                #expect(try await replica.store.book(book.id).book.title == "from c", "\(replica.name)")
+            }
+        }
+        try await expectSameContent(a, b)
+        try await syncAll([a, b, c])
+        try await expectSameContent(a, c)
+        try a.store.close()
+        try b.store.close()
+        try c.store.close()
+    }
+
     @Test("a replica rolled back with its whole folder as a snapshot would, that had loaded the samples since and passed them on (no write of anyone's: nothing tells it): the peer holds them as the replica's own echoes and sends them all the same, and both replicas end with the samples (seed 10979777721377659889, found with three-replica roll backs on)")
     func rolledBackSamplesComeBack() async throws {
         let (root, folder, _) = Self.scratch()
@@ -645,12 +694,12 @@ struct InPlaceRestoreTests {
             // The record at that position changes again and moves on: the position is empty, which tells nothing.
             _ = try await a.store.updateRecipe(id: bread.id, expectedVersion: try await a.store.recipe(bread.id).version, RecipeDraft(name: "Bread, again"))
             _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Stew"))
-            let later = try await a.changes(since: page.next, exclude: nil, limit: 10, seen: nil, sinceMark: mark)
+            let later = try await a.changes(since: page.next, exclude: nil, limit: 10, seen: nil, sinceMark: mark, seenWrites: nil)
             #expect(later.records.map(\.fields["name"]) == [.string("Bread, again"), .string("Stew")])
             #expect(try await a.info().replicaID == aID, "no roll back: the feed only moved on")
             // Another record's digest for a position that holds one is a roll back: a new incarnation, nothing read.
             do {
-                _ = try await a.changes(since: later.next, exclude: nil, limit: 10, seen: nil, sinceMark: mark)
+                _ = try await a.changes(since: later.next, exclude: nil, limit: 10, seen: nil, sinceMark: mark, seenWrites: nil)
                 Issue.record("another record's digest was taken")
             } catch let error as ServiceError {
                 #expect(error.code == .syncRestart && error.message.contains("took a new incarnation"), "\(error.message)")
@@ -661,7 +710,7 @@ struct InPlaceRestoreTests {
             #expect(try await b.cursor(peer: aID).mark == nil)
             for bad in ["", "not a mark", String(repeating: "a", count: 65), "café"] {
                 do {
-                    _ = try await a.changes(since: 1, exclude: nil, limit: 10, seen: nil, sinceMark: bad)
+                    _ = try await a.changes(since: 1, exclude: nil, limit: 10, seen: nil, sinceMark: bad, seenWrites: nil)
                     Issue.record("sinceMark \(bad) was taken")
                 } catch let error as ServiceError {
                     #expect(error.code == .invalidArgument && error.message.contains("is not a feed mark (1 to 64 letters and digits"), "\(error.message)")
@@ -671,6 +720,39 @@ struct InPlaceRestoreTests {
                     Issue.record("cursorMark \(bad) was taken")
                 } catch let error as ServiceError {
                     #expect(error.code == .invalidArgument && error.message.contains("cursorMark"), "\(error.message)")
+                }
+            }
+        }
+    }
+
+    @Test("a cursor names the newest write of every replica among the records taken (`seenWrites`, the peer's own as `seen`), and `sync.changes` refuses a list that is not one saying what it takes: a write under 1, a stamp that is not one, one replica twice, more than 10,000")
+    func seenWritesListedAndChecked() async throws {
+        try await withReplicas(3) { replicas in
+            let (a, b, c) = (replicas[0], replicas[1], replicas[2])
+            _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup"))
+            _ = try await b.store.createRecipe(id: UUID(), RecipeDraft(name: "Bread"))
+            _ = try await b.store.createBook(id: UUID(), title: "Breads", author: nil)
+            try await syncAll([a, b, c])
+            let (aID, bID) = (try await a.info().replicaID, try await b.info().replicaID)
+            let cursor = try await c.cursor(peer: aID)
+            let writes = try #require(cursor.seenWrites)
+            #expect(Set(writes.map { StampOrder.parts($0.stamp).map { String($0.replica) } }) == [aID, bID])
+            #expect(writes.first { $0.stamp.hasSuffix(aID) } == cursor.seen)
+            #expect(writes.first { $0.stamp.hasSuffix(bID) }?.write == 2)
+            _ = try await a.changes(since: 0, exclude: try await c.info().replicaID, limit: 10, seen: cursor.seen, sinceMark: nil, seenWrites: writes)
+            let stamp = writes[0].stamp
+            let bad: [([SyncOps.SeenWrite], String)] = [
+                ([.init(write: 0, stamp: stamp)], "write is 0; it must be 1 or more"),
+                ([.init(write: 1, stamp: "soon")], "is not a stamp"),
+                ([.init(write: 1, stamp: stamp), .init(write: 2, stamp: stamp)], "twice; it holds one write per replica"),
+                (Array(repeating: .init(write: 1, stamp: stamp), count: 10_001), "it may hold at most 10000, one per replica"),
+            ]
+            for (list, message) in bad {
+                do {
+                    _ = try await a.changes(since: 0, exclude: nil, limit: 10, seen: nil, sinceMark: nil, seenWrites: list)
+                    Issue.record("\(list.prefix(2)) was taken")
+                } catch let error as ServiceError {
+                    #expect(error.code == .invalidArgument && error.message.contains("seenWrites") && error.message.contains(message), "\(error.message)")
                 }
             }
         }

@@ -40,10 +40,12 @@ struct StalledPeerTests {
             if n > 300 { throw SyncTestError("the pull asked for \(what) \(n) times: it loops") }
         }
 
-        func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?, sinceMark: String?) async throws -> SyncOps.Changes.Response {
+        func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?, sinceMark: String?,
+                     seenWrites: [SyncOps.SeenWrite]?) async throws -> SyncOps.Changes.Response {
             try count("changes")
             let page = try await base.changes(since: stall == .feedStandsStill ? 0 : since, exclude: exclude,
-                                              limit: stall == .pageTooLarge ? limit * 4 : limit, seen: seen, sinceMark: sinceMark)
+                                              limit: stall == .pageTooLarge ? limit * 4 : limit, seen: seen, sinceMark: sinceMark,
+                                              seenWrites: seenWrites)
             switch stall {
             case .feedStandsStill: return .init(records: page.records, next: since, more: true)
             case .feedGoesBack: return .init(records: page.records, next: since - 1, more: page.more)

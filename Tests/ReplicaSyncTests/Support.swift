@@ -14,8 +14,9 @@ struct LocalReplica: SyncEndpoint {
 
     func info() async throws -> SyncOps.Info.Response { try await store.syncInfoResponse(publishEndpoint: nil) }
     func retire(_ ids: [String]) async throws -> SyncOps.Apply.Response { try await store.retireReplicas(ids) }
-    func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?, sinceMark: String?) async throws -> SyncOps.Changes.Response {
-        try await store.syncChanges(since: since, exclude: exclude, limit: limit, seen: seen, sinceMark: sinceMark)
+    func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?, sinceMark: String?,
+                 seenWrites: [SyncOps.SeenWrite]?) async throws -> SyncOps.Changes.Response {
+        try await store.syncChanges(since: since, exclude: exclude, limit: limit, seen: seen, sinceMark: sinceMark, seenWrites: seenWrites)
     }
     func pendingCount(since: Int, exclude: String?) async throws -> Int { try await store.syncPendingCount(since: since, exclude: exclude) }
     func missingPhotos(_ hashes: [String]) async throws -> [String] { try store.missingPhotos(hashes) }
@@ -152,8 +153,9 @@ protocol ForwardingEndpoint: SyncEndpoint {
 extension ForwardingEndpoint {
     var name: String { forwardee.name }
     func info() async throws -> SyncOps.Info.Response { try await forwardee.info() }
-    func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?, sinceMark: String?) async throws -> SyncOps.Changes.Response {
-        try await forwardee.changes(since: since, exclude: exclude, limit: limit, seen: seen, sinceMark: sinceMark)
+    func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?, sinceMark: String?,
+                 seenWrites: [SyncOps.SeenWrite]?) async throws -> SyncOps.Changes.Response {
+        try await forwardee.changes(since: since, exclude: exclude, limit: limit, seen: seen, sinceMark: sinceMark, seenWrites: seenWrites)
     }
     func pendingCount(since: Int, exclude: String?) async throws -> Int { try await forwardee.pendingCount(since: since, exclude: exclude) }
     func missingPhotos(_ hashes: [String]) async throws -> [String] { try await forwardee.missingPhotos(hashes) }
