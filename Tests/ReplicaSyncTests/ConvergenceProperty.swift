@@ -60,6 +60,7 @@ struct ConvergenceProperty {
         UInt64(13467950460393189049), // a replica rolled back as a snapshot pulled before it was told, leaving out as its own echoes the records its peer had taken from it (the samples it lost) and moving its cursor past them: they never came back (a new incarnation reads every peer's feed again)
         UInt64(16706256717045602740), // a replica rolled back as a snapshot whose lost write its peer held only for a stamp ahead (the clock set right since): nothing told it, its old id never ended, and the peer held the write for ever (a held write counts in `seen`)
         UInt64(3572172329969080711), // a replica rolled back as a snapshot, not told (it lost no write of its own its peer held), had merged its peer's concurrent edit of a book: the peer held the merge as its echo and never sent it back (rolledBackMergeComesBack)
+        UInt64(16013143301308792775), // a replica rolled back while its stamps ran ahead of its own clock (following its peer's) wrote again under the lost writes' numbers with their very stamps: its peer could not tell, and a new edit superseded a lost one (rolledBackBehindItsPeersClock)
         UInt64(10788907251984643009), // the property's reading: only a database file put back over a folder whose blob of it was collected since, no other replica ever holding it, left records waiting for it everywhere (gone for good, as docs/SYNC.md says: the photo is removed where it shows)
     ])
     func foundSeeds(seed: UInt64) async throws {

@@ -608,6 +608,39 @@ struct InPlaceRestoreTests {
         try c.store.close()
     }
 
+    @Test("a replica whose clock runs behind its peer's (its stamps follow the peer's, ahead of its own clock), rolled back with its whole folder as a snapshot would: the write it makes again under a lost write's number carries another stamp (a stamp's counter steps at random), so the peer holding the lost one tells it, and the lost edit and the new one of the same field are both kept (seed 16013143301308792775: the same stamps again, the roll back told by the feed only, and the lost edit superseded)",
+          arguments: [1, 3])
+    func rolledBackBehindItsPeersClock(writesAgain: Int) async throws {
+        let (root, folder, _) = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let b = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("b")))
+        var a = LocalReplica(store: try RecipeStore(folder: folder))
+        try await b.store.setClockOffset(milliseconds: 600_000)
+        try await a.store.setClockOffset(milliseconds: -600_000)
+        let soup = try await b.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup", notes: "start")).0
+        try await syncAll([a, b])
+        let replica = try await a.store.syncInfo().replicaID
+        let older = try Self.copiedAside(&a, folder: folder, root: root)
+        func edit(_ text: String) async throws {
+            _ = try await a.store.updateRecipe(id: soup.id, expectedVersion: try await a.store.recipe(soup.id).version,
+                                               RecipeDraft(name: "Soup", notes: text))
+        }
+        try await edit("lost")
+        _ = try await SyncEngine.pull(from: a, to: b)
+        try a.store.close()
+        try Self.rollBack(folder, to: older)
+        a = LocalReplica(store: try RecipeStore(folder: folder))
+        for n in 1...writesAgain { try await edit("after \(n)") }
+        try await syncAll([a, b])
+        #expect(try await a.store.syncInfo().replicaID != replica, "its peer holds a write of it it made otherwise")
+        for replica in [a, b] {
+            #expect(try await Self.soupNotes(replica) == ["after \(writesAgain)", "lost"], "\(replica.name)")
+        }
+        try await expectSameContent(a, b)
+        try a.store.close()
+        try b.store.close()
+    }
+
     @Test("a replica rolled back with its whole folder as a snapshot would, that had loaded the samples since and passed them on (no write of anyone's: nothing tells it): the peer holds them as the replica's own echoes and sends them all the same, and both replicas end with the samples (seed 10979777721377659889, found with three-replica roll backs on)")
     func rolledBackSamplesComeBack() async throws {
         let (root, folder, _) = Self.scratch()
