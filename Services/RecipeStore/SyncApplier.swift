@@ -205,6 +205,16 @@ struct SyncApplier {
     }
 
     /// The blobs a merged recipe names that this replica does not have.
+    /// Whether the write that made `clock` (its stamp's writer and number: `SyncClock.write`) is one `stored`, a
+    /// record's fields, has merged: a field of it counts that write or a later one of its writer's. A write merges as a
+    /// whole record, and a version of a record counting a write was made from a record holding what that write made
+    /// (or what superseded it), so each of its fields is in that field's history here. (Not so for a version no write
+    /// made: the samples', a conflicted copy's.)
+    static func isMerged(_ clock: SyncClock, into stored: [String: SyncField]) -> Bool {
+        guard let write = clock.write else { return false }
+        return stored.values.contains { $0.clock.vv[write.replica] ?? 0 >= write.number }
+    }
+
     static func missingPhotos(_ merged: [String: SyncField], photos: PhotoBlobs) -> [String] {
         ElementOrder.ordered(merged, prefix: SyncRecord.photoPrefix)
             .compactMap { $0.value.object?["sha256"]?.string }.filter { !photos.contains($0) }
@@ -236,7 +246,11 @@ struct SyncApplier {
     /// The held records of `touched` ("kind|id": what a page just changed) looked at again against the stored record,
     /// whatever they waited for, since any sender's version may have settled them:
     /// - one the stored record already has all of (a newer version from another sender superseded it) is dropped: no
-    ///   blob or time it waits for could make it change anything;
+    ///   blob or time it waits for could make it change anything. A field version whose write this record has merged
+    ///   already (`isMerged`) counts as had: merging it again could only undo what came of it. (A version a replica
+    ///   whose clock ran ahead stamped, and then deleted, while another replica made the record again: the delete lost
+    ///   to the re-creation, so no field's vector counts it where it met the re-creation, and the held creation, the
+    ///   same value with a newer stamp, still beat the stored one by rank — held for ever, seed 15463041752482725537.)
     /// - one whose merge with the stored record is now valid and names no photo this replica lacks is returned, to
     ///   apply (a photo removed since on any replica, a list edited since so two versions merge into a storable recipe).
     static func settledHeldRecords(in db: Database, photos: PhotoBlobs, now: Int64, touched: Set<String>) throws
@@ -268,7 +282,7 @@ struct SyncApplier {
         for (peer, arguments, _, record) in held {
             let stored = try SyncLog.storedRecord(record.kind, record.id, in: db)?.states ?? [:]
             let merged = SyncMerge.merge(stored, record.states).merged
-            if merged == stored {
+            if merged == stored || SyncMerge.merge(stored, record.states.filter { !Self.isMerged($0.value.clock, into: stored) }).merged == stored {
                 try db.cachedStatement(sql: "DELETE FROM sync_held WHERE peer = ? AND kind = ? AND id = ?").execute(arguments: arguments)
                 continue
             }
