@@ -126,11 +126,16 @@ enum SyncSeen {
     }
 
     /// The newest write of every replica among the records taken (at most `SyncOps.Changes.Request.maxSeenWrites`, the
-    /// newest first; one a request could not name left out).
+    /// newest first; one a request could not name left out, as `problem` would refuse it).
     static func all(in db: Database) throws -> [SyncOps.SeenWrite] {
-        try Row.fetchAll(db.cachedStatement(sql: "SELECT write, stamp FROM sync_seen ORDER BY write DESC LIMIT ?"),
-                         arguments: [SyncOps.Changes.Request.maxSeenWrites])
-            .map { SyncOps.SeenWrite(write: $0["write"], stamp: $0["stamp"]) }.filter { problem($0) == nil }
+        var replicas = Set<Substring>()
+        return try Row.fetchAll(db.cachedStatement(sql: "SELECT write, stamp FROM sync_seen ORDER BY write DESC LIMIT ?"),
+                                arguments: [SyncOps.Changes.Request.maxSeenWrites])
+            .map { SyncOps.SeenWrite(write: $0["write"], stamp: $0["stamp"]) }
+            .filter { write in
+                guard problem(write) == nil, let replica = StampOrder.parts(write.stamp)?.replica else { return false }
+                return replicas.insert(replica).inserted
+            }
     }
 
     /// Why `writes`, a reader's newest write of every replica, cannot be named in a request; nil when they can.
