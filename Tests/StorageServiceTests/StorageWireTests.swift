@@ -508,3 +508,33 @@ struct SyncRulesWireTests {
         }
     }
 }
+
+@Suite("What a replica has seen, on the wire")
+struct SeenWritesWireTests {
+    @Test("after a page of another replica's is applied, sync.cursor names that replica's newest write in `seen` and among `seenWrites`; sync.changes reads with them, and refuses a list naming one replica twice as invalid_argument, saying so")
+    func seenWritesOnTheWire() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-seen-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let other = try RecipeStore(folder: folder)
+        _ = try await other.createRecipe(id: UUID(), RecipeDraft(name: "From the other replica"))
+        _ = try await other.createBook(id: UUID(), title: "Theirs", author: nil)
+        let page = try await other.syncChanges(since: 0, exclude: nil, limit: 100)
+        let from = try await other.syncInfo().replicaID
+        try other.close()
+
+        try await withStorage(seedSamples: false) { client in
+            _ = try await client.call(SyncOps.Apply.self, .init(from: from, records: page.records, cursor: page.next))
+            let cursor = try await client.call(SyncOps.Cursor.self, .init(peer: from))
+            let seen = try #require(cursor.seen)
+            #expect(seen.write == 2 && seen.stamp.hasSuffix(".\(from)"))
+            #expect(cursor.seenWrites == [seen])
+            let read = try await client.call(SyncOps.Changes.self, .init(since: 0, exclude: from, limit: 10, seen: nil, seenWrites: cursor.seenWrites))
+            #expect(read.seen == seen)
+            let refused = await #expect(throws: ServiceError.self) {
+                try await client.call(SyncOps.Changes.self, .init(since: 0, limit: 10, seenWrites: [seen, seen]))
+            }
+            #expect(refused?.code == .invalidArgument && refused?.message == "seenWrites names replica \(from) twice; it holds one write per replica",
+                    "\(refused?.message ?? "")")
+        }
+    }
+}
