@@ -208,11 +208,13 @@ struct SyncApplier {
     /// Whether the write that made `clock` (its stamp's writer and number: `SyncClock.write`) is one `stored`, a
     /// record's fields, has merged: a field of it counts that write or a later one of its writer's. A write merges as a
     /// whole record, and a version of a record counting a write was made from a record holding what that write made
-    /// (or what superseded it), so each of its fields is in that field's history here. (Not so for a version no write
-    /// made: the samples', a conflicted copy's.)
+    /// (or what superseded it), so each of its fields is in that field's history here. A version re-dated by a clock
+    /// restart is a newer version of its write, not the write: had only when a later write of its writer's is counted
+    /// (which supersedes every re-dating). (Never so for a version no write made: the samples', a conflicted copy's.)
     static func isMerged(_ clock: SyncClock, into stored: [String: SyncField]) -> Bool {
         guard let write = clock.write else { return false }
-        return stored.values.contains { $0.clock.vv[write.replica] ?? 0 >= write.number }
+        let counted = clock.restarts == 0 ? write.number : write.number + 1
+        return stored.values.contains { $0.clock.vv[write.replica] ?? 0 >= counted }
     }
 
     static func missingPhotos(_ merged: [String: SyncField], photos: PhotoBlobs) -> [String] {
