@@ -516,14 +516,22 @@ struct InPlaceRestoreTests {
     @Test("a replica rolled back with its whole folder as a snapshot would, that had merged its peer's concurrent edit since (a book keeps the losing title on itself, a recipe's losing notes go to a conflicted copy) and lost no write of its own the peer holds, so nothing tells it: the peer holds the merge as the replica's own echo, and sends it all the same (it counts a write of the peer's the replica says it has not seen); both replicas end with both edits and the same conflicts (seed 3572172329969080711)",
           arguments: [false, true])
     func rolledBackMergeComesBack(recipe: Bool) async throws {
+        try await rollBackAMerge(recipe: recipe, ofAThird: false)
+    }
+
+    /// Replica `a` makes an edit and is copied aside; a concurrent edit (its peer `b`'s, or with `ofAThird` a third
+    /// replica `c`'s, whose stamp wins) reaches it, and `a` passes the merge (the loss kept) on to `b`, whose record of it
+    /// is then `a`'s echo; `a` is rolled back and syncs with `b` only. Nothing tells it (it lost no write of its own),
+    /// and it still ends with both edits and the one conflict, as `b` does (then `c` too).
+    func rollBackAMerge(recipe: Bool, ofAThird: Bool) async throws {
         let (root, folder, _) = Self.scratch()
         defer { try? FileManager.default.removeItem(at: root) }
         let b = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("b")))
+        let editor = ofAThird ? LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("c"))) : b
         var a = LocalReplica(store: try RecipeStore(folder: folder))
         let book = try await a.store.createBook(id: UUID(), title: "Soups", author: nil)
         let soup = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup", notes: "start")).0
-        try await syncAll([a, b])
-        // a's edit, in its snapshot; b's concurrent one after it (its stamp wins).
+        try await syncAll(ofAThird ? [a, b, editor] : [a, b])
         func edit(_ replica: LocalReplica, _ text: String) async throws {
             if recipe {
                 _ = try await replica.store.updateRecipe(id: soup.id, expectedVersion: try await replica.store.recipe(soup.id).version,
@@ -532,12 +540,14 @@ struct InPlaceRestoreTests {
                 _ = try await replica.store.updateBook(id: book.id, title: text, author: nil)
             }
         }
+        // a's edit, in its snapshot (b has it too when the concurrent edit is c's); the concurrent one after it.
         try await edit(a, "from a")
+        if ofAThird { try await syncAll([a, b]) }
         let replica = try await a.store.syncInfo().replicaID
         let older = try Self.copiedAside(&a, folder: folder, root: root)
-        try await edit(b, "from b")
-        // a merges b's edit (the loss kept), and b takes a's merge: b's record of it is now a's echo.
-        _ = try await SyncEngine.pull(from: b, to: a)
+        let edited = "from \(editor.name)"
+        try await edit(editor, edited)
+        _ = try await SyncEngine.pull(from: editor, to: a)
         _ = try await SyncEngine.pull(from: a, to: b)
         #expect(try await b.store.conflicts().count == 1)
         try a.store.close()
@@ -549,12 +559,17 @@ struct InPlaceRestoreTests {
         for replica in [a, b] {
             #expect(try await replica.store.conflicts().count == 1, "\(replica.name)")
             if recipe {
-                #expect(try await Self.soupNotes(replica) == ["from a", "from b"], "\(replica.name)")
+                #expect(try await Self.soupNotes(replica) == ["from a", edited], "\(replica.name)")
             } else {
-                #expect(try await replica.store.book(book.id).book.title == "from b", "\(replica.name)")
+                #expect(try await replica.store.book(book.id).book.title == edited, "\(replica.name)")
             }
         }
         try await expectSameContent(a, b)
+        if ofAThird {
+            try await syncAll([a, b, editor])
+            try await expectSameContent(a, editor)
+            try editor.store.close()
+        }
         try a.store.close()
         try b.store.close()
     }
@@ -562,50 +577,7 @@ struct InPlaceRestoreTests {
     @Test("a replica rolled back with its whole folder as a snapshot would, that had merged a third replica's concurrent edit since and passed the merge on to its peer (no write of its own lost: nothing tells it), and then syncs with that peer only: the peer holds the merge as the replica's echo holding a write of the third replica's the replica says it has not seen (its whole `seen`, not only the peer's), and sends it; all three end alike",
           arguments: [false, true])
     func rolledBackMergeOfAThirdReplicaComesBack(recipe: Bool) async throws {
-        let (root, folder, _) = Self.scratch()
-        defer { try? FileManager.default.removeItem(at: root) }
-        let b = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("b")))
-        let c = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("c")))
-        var a = LocalReplica(store: try RecipeStore(folder: folder))
-        let book = try await a.store.createBook(id: UUID(), title: "Soups", author: nil)
-        let soup = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup", notes: "start")).0
-        try await syncAll([a, b, c])
-        func edit(_ replica: LocalReplica, _ text: String) async throws {
-            if recipe {
-                _ = try await replica.store.updateRecipe(id: soup.id, expectedVersion: try await replica.store.recipe(soup.id).version,
-                                                         RecipeDraft(name: "Soup", notes: text))
-            } else {
-                _ = try await replica.store.updateBook(id: book.id, title: text, author: nil)
-            }
-        }
-        try await edit(a, "from a")
-        try await syncAll([a, b])
-        let replica = try await a.store.syncInfo().replicaID
-        let older = try Self.copiedAside(&a, folder: folder, root: root)
-        try await edit(c, "from c")
-        // a merges c's edit (the loss kept), and b takes a's merge: b's record of it is a's echo, holding c's write.
-        _ = try await SyncEngine.pull(from: c, to: a)
-        _ = try await SyncEngine.pull(from: a, to: b)
-        #expect(try await b.store.conflicts().count == 1)
-        try a.store.close()
-        try Self.rollBack(folder, to: older)
-        a = LocalReplica(store: try RecipeStore(folder: folder))
-        try await syncAll([a, b])
-        #expect(try await a.store.syncInfo().replicaID == replica, "nothing told it: it lost no write of its own")
-        for replica in [a, b] {
-            #expect(try await replica.store.conflicts().count == 1, "\(replica.name)")
-            if recipe {
-                #expect(try await Self.soupNotes(replica) == ["from a", "from c"], "\(replica.name)")
-            } else {
-                #expect(try await replica.store.book(book.id).book.title == "from c", "\(replica.name)")
-            }
-        }
-        try await expectSameContent(a, b)
-        try await syncAll([a, b, c])
-        try await expectSameContent(a, c)
-        try a.store.close()
-        try b.store.close()
-        try c.store.close()
+        try await rollBackAMerge(recipe: recipe, ofAThird: true)
     }
 
     @Test("a replica whose clock runs behind its peer's (its stamps follow the peer's, ahead of its own clock), rolled back with its whole folder as a snapshot would: the write it makes again under a lost write's number carries another stamp (a stamp's counter steps at random), so the peer holding the lost one tells it, and the lost edit and the new one of the same field are both kept (seed 16013143301308792775: the same stamps again, the roll back told by the feed only, and the lost edit superseded)",
