@@ -204,7 +204,6 @@ struct SyncApplier {
                                      missingText, retry, RecipeStore.now()])
     }
 
-    /// The blobs a merged recipe names that this replica does not have.
     /// Whether the write that made `clock` (its stamp's writer and number: `SyncClock.write`) is one `stored`, a
     /// record's fields, has merged: a field of it counts that write or a later one of its writer's. A write merges as a
     /// whole record, and a version of a record counting a write was made from a record holding what that write made
@@ -217,6 +216,7 @@ struct SyncApplier {
         return stored.values.contains { $0.clock.vv[write.replica] ?? 0 >= counted }
     }
 
+    /// The blobs a merged recipe names that this replica does not have.
     static func missingPhotos(_ merged: [String: SyncField], photos: PhotoBlobs) -> [String] {
         ElementOrder.ordered(merged, prefix: SyncRecord.photoPrefix)
             .compactMap { $0.value.object?["sha256"]?.string }.filter { !photos.contains($0) }
