@@ -284,7 +284,9 @@ struct SyncApplier {
         for (peer, arguments, _, record) in held {
             let stored = try SyncLog.storedRecord(record.kind, record.id, in: db)?.states ?? [:]
             let merged = SyncMerge.merge(stored, record.states).merged
-            if merged == stored || SyncMerge.merge(stored, record.states.filter { !Self.isMerged($0.value.clock, into: stored) }).merged == stored {
+            let unmerged = merged == stored ? [:] : record.states.filter { !Self.isMerged($0.value.clock, into: stored) }
+            if merged == stored || unmerged.isEmpty
+                || (unmerged.count < record.states.count && SyncMerge.merge(stored, unmerged).merged == stored) {
                 try db.cachedStatement(sql: "DELETE FROM sync_held WHERE peer = ? AND kind = ? AND id = ?").execute(arguments: arguments)
                 continue
             }

@@ -143,10 +143,10 @@ enum SyncSeen {
         let most = SyncOps.Changes.Request.maxSeenWrites
         guard writes.count <= most else { return "seenWrites holds \(writes.count) writes; it may hold at most \(most), one per replica" }
         var replicas = Set<Substring>()
-        for write in writes {
-            if let problem = problem(write) { return problem.replacingOccurrences(of: "seen.", with: "seenWrites: ") }
+        for (index, write) in writes.enumerated() {
+            if let problem = problem(write) { return problem.replacingOccurrences(of: "seen.", with: "seenWrites[\(index)].") }
             guard let replica = StampOrder.parts(write.stamp)?.replica, replicas.insert(replica).inserted else {
-                return "seenWrites names replica \(StampOrder.parts(write.stamp)?.replica.prefix(80) ?? "?") twice; it holds one write per replica"
+                return "seenWrites[\(index)] names replica \(StampOrder.parts(write.stamp)?.replica.prefix(80) ?? "?") again; it holds one write per replica"
             }
         }
         return nil

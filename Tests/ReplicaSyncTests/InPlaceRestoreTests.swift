@@ -747,9 +747,9 @@ struct InPlaceRestoreTests {
             _ = try await a.changes(since: 0, exclude: try await c.info().replicaID, limit: 10, seen: cursor.seen, sinceMark: nil, seenWrites: writes)
             let stamp = writes[0].stamp
             let bad: [([SyncOps.SeenWrite], String)] = [
-                ([.init(write: 0, stamp: stamp)], "write is 0; it must be 1 or more"),
-                ([.init(write: 1, stamp: "soon")], "is not a stamp"),
-                ([.init(write: 1, stamp: stamp), .init(write: 2, stamp: stamp)], "twice; it holds one write per replica"),
+                ([.init(write: 0, stamp: stamp)], "seenWrites[0].write is 0; it must be 1 or more"),
+                ([.init(write: 1, stamp: stamp), .init(write: 1, stamp: "soon")], "seenWrites[1].stamp \"soon\" is not a stamp"),
+                ([.init(write: 1, stamp: stamp), .init(write: 2, stamp: stamp)], "seenWrites[1] names replica \(StampOrder.parts(stamp)?.replica ?? "?") again; it holds one write per replica"),
                 (Array(repeating: .init(write: 1, stamp: stamp), count: 10_001), "it may hold at most 10000, one per replica"),
             ]
             for (list, message) in bad {

@@ -533,7 +533,7 @@ struct SeenWritesWireTests {
             let refused = await #expect(throws: ServiceError.self) {
                 try await client.call(SyncOps.Changes.self, .init(since: 0, limit: 10, seenWrites: [seen, seen]))
             }
-            #expect(refused?.code == .invalidArgument && refused?.message == "seenWrites names replica \(from) twice; it holds one write per replica",
+            #expect(refused?.code == .invalidArgument && refused?.message == "seenWrites[1] names replica \(from) again; it holds one write per replica",
                     "\(refused?.message ?? "")")
         }
     }
