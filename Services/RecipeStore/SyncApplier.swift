@@ -92,6 +92,14 @@ struct SyncApplier {
         }
         if !keepsHeld { try db.cachedStatement(sql: "DELETE FROM sync_held WHERE peer = ? AND kind = ? AND id = ?").execute(arguments: key) }
         let stored = try SyncLog.storedRecord(record.kind, record.id, in: db)
+        if let stored, Self.holds(stored.states, record.states) {
+            // A version this replica holds already, field by field (a feed read again from the start: a peer's new
+            // incarnation, a cursor set back): merged, it is the stored record, so there is nothing to check or write.
+            // Its writes were taken, and are noted as such; its stamps were observed when it was stored (a clock
+            // restarted since stays restarted).
+            SyncSeen.note(record.clocks, into: &seen)
+            return
+        }
         record = settlingAhead(record, stored: stored?.states ?? [:])
         do {
             try SyncValidation.check(record, now: now)
@@ -214,6 +222,12 @@ struct SyncApplier {
         guard let write = clock.write else { return false }
         let counted = clock.restarts == 0 ? write.number : write.number + 1
         return stored.values.contains { $0.clock.vv[write.replica] ?? 0 >= counted }
+    }
+
+    /// Whether `stored` holds every field version of `states` as it is (value and clock): merging `states` into it
+    /// gives `stored`.
+    static func holds(_ stored: [String: SyncField], _ states: [String: SyncField]) -> Bool {
+        states.allSatisfy { stored[$0.key] == $0.value }
     }
 
     /// The blobs a merged recipe names that this replica does not have.

@@ -82,6 +82,7 @@ public enum SyncMerge {
     }
 
     static func mergeField(_ name: String, _ a: SyncField, _ b: SyncField) -> (SyncField, Loss?) {
+        if a == b { return (a, nil) } // one version met again (what every rule below gives it, without comparing texts)
         let aSeesB = b.clock.isCovered(by: a.clock)
         let bSeesA = a.clock.isCovered(by: b.clock)
         let element = SyncRecord.isElementField(name)
