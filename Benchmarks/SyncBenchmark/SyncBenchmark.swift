@@ -56,6 +56,12 @@ struct SyncBenchmark: AsyncParsableCommand {
                   Self.megabytes(incremental.then.peakRSS), labelWidth: 28, columnWidth: 14))
         print(String(format: "  incremental bytes per changed recipe: %.1f KB; time: %.3f%% of the initial sync (goal: under 1%%)",
                      Double(incremental.then.bytes) / Double(max(changed, 1)) / 1_000, incremental.then.seconds / initial.seconds * 100))
+        print(row("after a restore: its feed", Self.seconds(incremental.restoredFeed.seconds), Self.megabytes(incremental.restoredFeed.bytes),
+                  Self.megabytes(incremental.restoredFeed.peakRSS), labelWidth: 28, columnWidth: 14))
+        print(row("  and the peer's", Self.seconds(incremental.peerFeed.seconds), Self.megabytes(incremental.peerFeed.bytes),
+                  Self.megabytes(incremental.peerFeed.peakRSS), labelWidth: 28, columnWidth: 14))
+        print(String(format: "  a restore costs %.0f%% of the first sync (the restored store's whole feed read again under its new id)",
+                     (incremental.restoredFeed.seconds + incremental.peerFeed.seconds) / incremental.first.seconds * 100))
     }
 
     struct Figures {
@@ -139,9 +145,12 @@ struct SyncBenchmark: AsyncParsableCommand {
         }
     }
 
-    /// A first full sync into an empty target, then `changed` edits on the source and a second sync.
-    static func syncIncremental(_ source: URL, target: URL, changed: Int) async throws -> (first: Figures, then: Figures) {
-        let a = try ServiceUnderTest(folder: source, benchmark: "sync-bench")
+    /// A first full sync into an empty target, then `changed` edits on the source and a second sync; then the source's
+    /// data folder put back from a copy of itself (a restored backup: it starts under a new replica id) and a sync
+    /// each way, which reads its whole feed again under the new id, and the target's from where the copy had got to.
+    static func syncIncremental(_ source: URL, target: URL, changed: Int) async throws
+        -> (first: Figures, then: Figures, restoredFeed: Figures, peerFeed: Figures) {
+        var a = try ServiceUnderTest(folder: source, benchmark: "sync-bench")
         let b = try ServiceUnderTest(folder: target, benchmark: "sync-bench")
         defer { a.stop(); b.stop() }
         let logger = Logger(label: "sync-bench")
@@ -168,7 +177,35 @@ struct SyncBenchmark: AsyncParsableCommand {
         guard report.changed == changed else { throw BenchmarkError("the incremental sync changed \(report.changed) records, not \(changed)") }
         let then = Figures(seconds: seconds, bytes: await from.client.bytesReceived - receivedBefore + to.client.bytesSent - sentBefore,
                            peakRSS: a.peakResidentBytes + b.peakResidentBytes)
-        return (first, then)
+
+        // The source restored from a copy of itself.
+        let oldID = try await from.info().replicaID
+        a.stop()
+        let copy = source.deletingLastPathComponent().appendingPathComponent(source.lastPathComponent + "-restored")
+        try run("/bin/cp", ["-a", source.path, copy.path])
+        try FileManager.default.removeItem(at: source)
+        try FileManager.default.moveItem(at: copy, to: source)
+        a = try ServiceUnderTest(folder: source, benchmark: "sync-bench")
+        let restored = try RemoteReplica(endpoint: a.endpoint, timeout: .seconds(120), attempts: 1, logger: logger)
+        guard try await restored.info().replicaID != oldID else { throw BenchmarkError("the restored store kept its replica id") }
+        var before = (await restored.client.bytesReceived, await to.client.bytesSent)
+        start = ContinuousClock.now
+        let again = try await SyncEngine.pull(from: restored, to: to)
+        let restoredFeed = Figures(seconds: (ContinuousClock.now - start).seconds,
+                                   bytes: await restored.client.bytesReceived - before.0 + to.client.bytesSent - before.1,
+                                   peakRSS: a.peakResidentBytes + b.peakResidentBytes)
+        before = (await to.client.bytesReceived, await restored.client.bytesSent)
+        start = ContinuousClock.now
+        let back = try await SyncEngine.pull(from: to, to: restored)
+        let peerFeed = Figures(seconds: (ContinuousClock.now - start).seconds,
+                               bytes: await to.client.bytesReceived - before.0 + restored.client.bytesSent - before.1,
+                               peakRSS: a.peakResidentBytes + b.peakResidentBytes)
+        guard again.changed == 0, back.changed == 0, again.held ?? 0 == 0, back.held ?? 0 == 0 else {
+            throw BenchmarkError("after the restore the syncs changed \(again.changed) and \(back.changed) records and held \(again.held ?? 0) and "
+                                 + "\(back.held ?? 0); nothing was lost, so none should change")
+        }
+        try await expectSameCounts(restored, to)
+        return (first, then, restoredFeed, peerFeed)
     }
 
     static func seconds(_ value: Double) -> String { value < 1 ? String(format: "%.1f ms", value * 1_000) : String(format: "%.2f s", value) }
