@@ -95,8 +95,8 @@ struct SyncApplier {
         if let stored, Self.holds(stored.states, record.states) {
             // A version this replica holds already, field by field (a feed read again from the start: a peer's new
             // incarnation, a cursor set back): merged, it is the stored record, so there is nothing to check or write.
-            // Its writes were taken, and are noted as such; its stamps were observed when it was stored (a clock
-            // restarted since stays restarted).
+            // Its stamps are observed and its writes noted as taken, as for any version that merges.
+            for clock in record.clocks { state.observe(clock.stamp) }
             SyncSeen.note(record.clocks, into: &seen)
             return
         }
