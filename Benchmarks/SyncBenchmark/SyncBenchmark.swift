@@ -182,7 +182,7 @@ struct SyncBenchmark: AsyncParsableCommand {
         let oldID = try await from.info().replicaID
         a.stop()
         let copy = source.deletingLastPathComponent().appendingPathComponent(source.lastPathComponent + "-restored")
-        try run("/bin/cp", ["-a", source.path, copy.path])
+        _ = try copyFolder(source, to: copy)
         try FileManager.default.removeItem(at: source)
         try FileManager.default.moveItem(at: copy, to: source)
         a = try ServiceUnderTest(folder: source, benchmark: "sync-bench")

@@ -224,6 +224,15 @@ struct SyncApplier {
         return stored.values.contains { $0.clock.vv[write.replica] ?? 0 >= counted }
     }
 
+    /// Whether `stored`, a record's fields, has all of `states` (a held version; `merged`, the two merged): merging
+    /// them changes nothing, or nothing once the versions whose write `stored` has merged already (`isMerged`) are left out.
+    static func isHad(_ states: [String: SyncField], merged: [String: SyncField], by stored: [String: SyncField]) -> Bool {
+        if merged == stored { return true }
+        let unmerged = states.filter { !isMerged($0.value.clock, into: stored) }
+        // None left out: the same merge again.
+        return unmerged.count < states.count && SyncMerge.merge(stored, unmerged).merged == stored
+    }
+
     /// Whether `stored` holds every field version of `states` as it is (value and clock): merging `states` into it
     /// gives `stored`.
     static func holds(_ stored: [String: SyncField], _ states: [String: SyncField]) -> Bool {
@@ -298,9 +307,7 @@ struct SyncApplier {
         for (peer, arguments, _, record) in held {
             let stored = try SyncLog.storedRecord(record.kind, record.id, in: db)?.states ?? [:]
             let merged = SyncMerge.merge(stored, record.states).merged
-            let unmerged = merged == stored ? [:] : record.states.filter { !Self.isMerged($0.value.clock, into: stored) }
-            if merged == stored || unmerged.isEmpty
-                || (unmerged.count < record.states.count && SyncMerge.merge(stored, unmerged).merged == stored) {
+            if Self.isHad(record.states, merged: merged, by: stored) {
                 try db.cachedStatement(sql: "DELETE FROM sync_held WHERE peer = ? AND kind = ? AND id = ?").execute(arguments: arguments)
                 continue
             }
