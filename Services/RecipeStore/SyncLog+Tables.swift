@@ -98,14 +98,15 @@ extension SyncLog {
     /// at one position show by their stamps, so where the new stamps change that order the tables take it, as every
     /// replica holding the record shows it. Left as it was, the next capture of the recipe read the tables' order as an
     /// edit of this replica's and wrote the elements again — a write no person made, which brought a recipe deleted
-    /// elsewhere back (seed 14578434909571851891).
+    /// elsewhere back (seed 14578434909571851891). The recipe's version stays: a person's edit of the version they read
+    /// is no conflict with a re-dating (the clock restart runs in that edit's own transaction, before its check).
     static func showOrder(of id: String, was before: [String: SyncField], now states: [String: SyncField], in db: Database) throws {
         guard [SyncRecord.photoPrefix, SyncRecord.keywordPrefix].contains(where: { prefix in
             ElementOrder.ordered(before, prefix: prefix).map(\.key) != ElementOrder.ordered(states, prefix: prefix).map(\.key)
         }) else { return }
         // A change of this transaction's own still to be captured stays marked.
         let pending = try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM sync_pending WHERE kind = 'recipe' AND id = ?"), arguments: [id]) != nil
-        try writeTables(.recipe, id, states: states, photos: nil, in: db)
+        try writeTables(.recipe, id, states: states, photos: nil, newVersion: false, in: db)
         if !pending {
             try db.cachedStatement(sql: "DELETE FROM sync_pending WHERE kind = 'recipe' AND id = ?").execute(arguments: [id])
         }
@@ -113,13 +114,15 @@ extension SyncLog {
 
     /// Makes the tables hold `values` (or not hold the record when it is not live).
     /// `photos`: the blobs a recipe's new photos must be among (nil: only photos this replica's recipes already name).
+    /// `newVersion`: whether a recipe's `version` (what a person's edit names as the one it read) moves on; not for a
+    /// record only stamped again, which no one edited.
     static func writeTables(_ kind: SyncKind, _ id: String, states: [String: SyncField],
-                            photos: PhotoBlobs?, in db: Database) throws {
+                            photos: PhotoBlobs?, newVersion: Bool = true, in db: Database) throws {
         let live = SyncMerge.isLive(states)
         let values = kind == .recipe ? assembled(states) : states.mapValues(\.value)
         try db.cachedStatement(sql: "DELETE FROM sync_dangling WHERE kind = ? AND id = ?").execute(arguments: [kind.rawValue, id])
         switch kind {
-        case .recipe: try writeRecipe(id, values: values, live: live, modified: modifiedAt(states), photos: photos, in: db)
+        case .recipe: try writeRecipe(id, values: values, live: live, modified: modifiedAt(states), photos: photos, newVersion: newVersion, in: db)
         case .book:
             guard live else {
                 try db.execute(sql: "DELETE FROM books WHERE id = ?", arguments: [id])
@@ -161,7 +164,7 @@ extension SyncLog {
     }
 
     private static func writeRecipe(_ id: String, values: [String: JSONValue], live: Bool, modified: Date?,
-                                    photos: PhotoBlobs?, in db: Database) throws {
+                                    photos: PhotoBlobs?, newVersion: Bool, in db: Database) throws {
         guard let uuid = UUID(uuidString: id) else { throw ServiceError(.invalidArgument, "recipe id \"\(id)\" is not a UUID") }
         let exists = try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM recipes WHERE id = ?"), arguments: [id]) != nil
         guard live else {
@@ -201,8 +204,8 @@ extension SyncLog {
         draft.bookID = try reference(values["bookID"]?.string, table: "books", from: .recipe, id, in: db).flatMap(UUID.init(uuidString:))
         if exists {
             try RecipeStore.writeFields(of: draft, to: uuid, in: db)
-            try db.execute(sql: "UPDATE recipes SET origin = ?, createdAt = ?, updatedAt = ?, version = version + 1 WHERE id = ?",
-                           arguments: [origin.rawValue, createdAt, updatedAt, id])
+            try db.execute(sql: "UPDATE recipes SET origin = ?, createdAt = ?, updatedAt = ?, version = version + ? WHERE id = ?",
+                           arguments: [origin.rawValue, createdAt, updatedAt, newVersion ? 1 : 0, id])
         } else {
             try RecipeStore.writeFields(of: draft, to: uuid, newRow: .init(origin: origin, createdAt: createdAt, updatedAt: updatedAt), in: db)
         }

@@ -13,6 +13,40 @@ import Testing
 struct ClockRepairTests {
     static let year: Int64 = 365 * 86_400_000
 
+    @Test("a person's edit of the version they read is taken when the clock restart it sets off shows the recipe's keywords in another order: a re-dating is no one's edit (seed 1405504297626771429)")
+    func editAcrossTheRestart() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup"))
+            _ = try await syncAll(replicas)
+            // Two keywords added at once at the same place: "party" on b, its clock 20 minutes ahead (within what replicas
+            // take), "vegan" on a, its clock a year ahead. One place, so they show by their stamps: party, vegan.
+            try await b.store.setClockOffset(milliseconds: 20 * 60_000)
+            try await a.store.setClockOffset(milliseconds: Self.year)
+            for (replica, keyword) in [(b, "party"), (a, "vegan")] {
+                let current = try await replica.store.recipe(recipe.id)
+                var draft = RecipeDraft(current)
+                draft.keywords = [keyword]
+                _ = try await replica.store.updateRecipe(id: recipe.id, expectedVersion: current.version, draft)
+            }
+            _ = try await SyncEngine.pull(from: b, to: a)
+            // a's machine clock is set right; a person reads the recipe there and edits it. The edit's write restarts the
+            // clock, which stamps "vegan" again at now, before "party": the order shown changes in the edit's own transaction.
+            try await a.store.setClockOffset(milliseconds: 0)
+            let current = try await a.store.recipe(recipe.id)
+            #expect(current.keywords == ["party", "vegan"])
+            var draft = RecipeDraft(current)
+            draft.notes = "less salt"
+            let edited = try await a.store.updateRecipe(id: recipe.id, expectedVersion: current.version, draft)
+            #expect(try await a.store.clockRestarts().count == 1)
+            #expect(edited.notes == "less salt" && edited.version == current.version + 1)
+            // What the person sent is what they saw: their order stands, and reaches b.
+            #expect(try await a.store.recipe(recipe.id).keywords == ["party", "vegan"])
+            try await b.store.setClockOffset(milliseconds: 0)
+            try await expectConverged(replicas)
+        }
+    }
+
     /// `replica` stopped, its data folder replaced by `backup`, and a storage started on it (a new incarnation).
     static func restore(_ replica: LocalReplica, from backup: URL) throws -> LocalReplica {
         let folder = replica.store.folder
