@@ -34,6 +34,18 @@ extension RecipeStore {
         }
     }
 
+    /// The blobs among `hashes` this replica holds (`photoBlobs`), for a sync reading them, and those it does not; a
+    /// missing one a recipe here names is noted lost (a file removed by hand is otherwise found only at the next start
+    /// or check), so this replica says so in `sync.info` and a sync with one that holds it brings it back.
+    public func syncPhotoBlobs(_ hashes: [String], maxBytes: Int) async throws -> (blobs: [(sha256: String, bytes: Data)], missing: [String]) {
+        let read = try photoBlobs(hashes, maxBytes: maxBytes)
+        guard !read.missing.isEmpty else { return read }
+        let missing = read.missing
+        let named = try await pool.read { db in try missing.filter { try Self.recipesName(photo: $0, in: db) } }
+        if !named.isEmpty { lostPhotos.withLock { $0.formUnion(named) } }
+        return read
+    }
+
     /// The lost blobs still missing that a recipe here still names, in hash order (at most `lostPhotosPerInfo`);
     /// those back in the folder (a sync or a new photo brought them) or named by no recipe any more are forgotten.
     func currentLostPhotos(in db: Database) throws -> [String] {

@@ -274,7 +274,8 @@ extension RecipeStore {
     /// lose changes for good; it is refused with `sync_restart` instead, nothing applied.
     public func applySync(from peer: String, records: [SyncRecord], cursor: Int?,
                           expecting expected: String? = nil, after: Int? = nil,
-                          seen: SyncOps.SeenWrite? = nil, cursorMark: String? = nil) async throws -> SyncOps.Apply.Response {
+                          seen: SyncOps.SeenWrite? = nil, cursorMark: String? = nil,
+                          unavailablePhotos: [String] = []) async throws -> SyncOps.Apply.Response {
         guard SyncValidation.isReplicaID(peer) else {
             throw ServiceError(.invalidArgument, "from \"\(peer.prefix(80))\" is not a replica id (1 to \(SyncValidation.maxReplicaIDLength) letters, digits and dashes)")
         }
@@ -285,9 +286,10 @@ extension RecipeStore {
         guard records.count <= 1_000 else {
             throw ServiceError(.invalidArgument, "the request holds \(records.count) records; send at most 1000 at a time")
         }
+        let unavailable = try Self.unavailablePhotos(unavailablePhotos)
         let photos = self.photos
         let conditional = expected != nil || after != nil
-        let outcome = try await pool.write { db -> Result<SyncOps.Apply.Response, ServiceError> in
+        let outcome = try await pool.write { db -> Result<(SyncOps.Apply.Response, lost: Set<String>), ServiceError> in
             ReadBack.forget() // as every write begins (see `write`)
             try SyncLog.restartClockIfAhead(in: db) // a clock left ahead restarts before it stamps a merge
             try SyncLog.capture(in: db) // anything local first, so the merge sees it
@@ -346,31 +348,49 @@ extension RecipeStore {
                         mark = CASE WHEN excluded.seq = seq AND excluded.mark IS NULL THEN mark ELSE excluded.mark END
                     """, arguments: [peer, cursor, Self.now(), cursorMark])
             }
-            return .success(try Self.merge(state: state, photos: photos, in: db) { applier in
+            let response = try Self.merge(state: state, photos: photos, unavailable: unavailable, in: db) { applier in
                 for record in records.sorted(by: { ($0.kind.applyOrder, $0.seq) < ($1.kind.applyOrder, $1.seq) }) {
                     try applier.apply(record, from: peer, in: db)
                 }
                 // What the page superseded is let go now, not at the next page (there may be none for a long time).
                 let touched = Set(records.map { "\($0.kind.rawValue)|\($0.id)" })
-                for held in try SyncApplier.settledHeldRecords(in: db, photos: photos, now: applier.now, touched: touched) {
+                for held in try SyncApplier.settledHeldRecords(in: db, photos: photos, unavailable: unavailable, now: applier.now, touched: touched) {
                     try applier.apply(held.record, from: held.peer, in: db)
                 }
-            })
+            }
+            // A blob applied without is lost here as on the replica it could not come from: noted once this commits
+            // (a restart finds it the same way), so a sync with any replica that holds it brings it back.
+            let lostHere = try unavailable.filter { try !photos.contains($0) && Self.recipesName(photo: $0, in: db) }
+            return .success((response, lostHere))
         }
-        let result = try outcome.get()
+        let (result, lost) = try outcome.get()
+        if !lost.isEmpty { lostPhotos.withLock { $0.formUnion(lost) } }
         if result.changed > 0 { await collectUnusedPhotos() }
         return result
+    }
+
+    /// `sync.apply`'s `unavailablePhotos`, checked: at most `maxUnavailablePhotos` SHA-256s (each names a file in the photo
+    /// folder, so only the 64-hex form is taken).
+    static func unavailablePhotos(_ hashes: [String]) throws -> Set<String> {
+        let most = SyncOps.Apply.Request.maxUnavailablePhotos
+        guard hashes.count <= most else {
+            throw ServiceError(.invalidArgument, "unavailablePhotos names \(hashes.count) blobs; at most \(most) at a time")
+        }
+        if let (index, bad) = hashes.enumerated().first(where: { !isHash($0.element) }) {
+            throw ServiceError(.invalidArgument, "unavailablePhotos[\(index)] \"\(bad.prefix(80))\" is not a SHA-256 (64 lowercase hex digits)")
+        }
+        return Set(hashes)
     }
 
     /// The merge every apply makes in its transaction, from `state` (this replica's, its clock restarted and local
     /// writes captured): the records held first (a blob or the time they waited for may be here now; an ended
     /// replica's are re-dated), then `page`'s; then the catalogue settled, the clock saved, and what the merge caused
     /// in the tables (a deleted book unlinking its recipes) captured, which keeps such references as they were.
-    private static func merge(state: SyncState, photos: PhotoBlobs, in db: Database,
+    private static func merge(state: SyncState, photos: PhotoBlobs, unavailable: Set<String> = [], in db: Database,
                               page: (inout SyncApplier) throws -> Void = { _ in }) throws -> SyncOps.Apply.Response {
         let retired = Set(try SyncLog.retiredReplicas(in: db))
-        var applier = SyncApplier(state: state, photos: photos, seq: try SyncLog.nextSeq(in: db), retired: retired)
-        for held in try SyncApplier.heldRecords(in: db, photos: photos, now: applier.now, retired: retired) {
+        var applier = SyncApplier(state: state, photos: photos, unavailable: unavailable, seq: try SyncLog.nextSeq(in: db), retired: retired)
+        for held in try SyncApplier.heldRecords(in: db, photos: photos, unavailable: unavailable, now: applier.now, retired: retired) {
             try applier.apply(held.record, from: held.peer, in: db)
         }
         try page(&applier)

@@ -10,6 +10,9 @@ import RecipeProtocol
 struct SyncApplier {
     var state: SyncState
     let photos: PhotoBlobs
+    /// Blobs the sender could not get from the replica the records come from (`sync.apply` `unavailablePhotos`): a record
+    /// whose only obstacle is one of them is applied without it, and the blob is lost here as it is there.
+    let unavailable: Set<String>
     var seq: Int
     var changed = 0
     var conflicts = 0
@@ -26,9 +29,10 @@ struct SyncApplier {
     /// The version-vector entry that ranks a conflicted copy's kept values above its other fields.
     static let conflictReplica = "conflict"
 
-    init(state: SyncState, photos: PhotoBlobs, seq: Int, retired: Set<String>) {
+    init(state: SyncState, photos: PhotoBlobs, unavailable: Set<String> = [], seq: Int, retired: Set<String>) {
         self.state = state
         self.photos = photos
+        self.unavailable = unavailable
         self.seq = seq
         self.retired = retired
         now = state.now
@@ -125,7 +129,7 @@ struct SyncApplier {
                             retry: "never", in: db)
         }
         if record.kind == .recipe && live {
-            let missing = Self.missingPhotos(merged, photos: photos)
+            let missing = Self.missingPhotos(merged, photos: photos).filter { !unavailable.contains($0) }
             if !missing.isEmpty {
                 return try hold(record, from: peer, unless: keepsHeld, reason: "waiting for \(missing.count) photo(s) not stored here yet", missing: missing,
                                 retry: "photos", in: db)
@@ -142,7 +146,7 @@ struct SyncApplier {
                                         clock: SyncClock(vv: [:], stamp: loss.clock.stamp))
             }
         }
-        try SyncLog.writeTables(record.kind, record.id, states: result, photos: photos, in: db)
+        try SyncLog.writeTables(record.kind, record.id, states: result, photos: photos, unavailable: unavailable, in: db)
         try db.execute(sql: "DELETE FROM sync_pending WHERE kind = ? AND id = ?", arguments: [record.kind.rawValue, record.id])
         if record.kind == .ingredient { catalogueWritten = true }
         // Copies go into the feed before the merged record: a peer that has the record (which has seen the losing
@@ -248,13 +252,14 @@ struct SyncApplier {
     /// The held records worth another try before a page: those whose photos are all here now, and those whose
     /// stamps are no longer too far ahead. Cheap (no record is decoded unless it is tried), so it runs on every page.
     /// Those stamped ahead by a replica in `retired` are tried too (they are re-dated here).
-    static func heldRecords(in db: Database, photos: PhotoBlobs, now: Int64, retired: Set<String>) throws -> [(peer: String, record: SyncRecord)] {
+    static func heldRecords(in db: Database, photos: PhotoBlobs, unavailable: Set<String> = [], now: Int64, retired: Set<String>) throws
+        -> [(peer: String, record: SyncRecord)] {
         var ready: [(peer: String, record: SyncRecord)] = []
         for row in try Row.fetchAll(db, sql: "SELECT peer, body, missing, retry FROM sync_held WHERE retry != 'never' ORDER BY heldAt, peer, kind, id") {
             let retry: String = row["retry"]
             if retry == "photos" {
                 let missing = (try? JSONDecoder().decode([String].self, from: Data((row["missing"] as String).utf8))) ?? []
-                guard missing.allSatisfy(photos.contains) else { continue }
+                guard missing.allSatisfy({ photos.contains($0) || unavailable.contains($0) }) else { continue }
             } else if retry.hasPrefix("clock:"), let wall = Int64(retry.dropFirst(6)), wall > now + SyncValidation.maxClockAheadMilliseconds {
                 // Still ahead: worth a try only when a replica that has ended stamped it (decoded only then).
                 guard !retired.isEmpty, let record = try? SyncLog.decode(row["body"], seq: 0),
@@ -278,7 +283,7 @@ struct SyncApplier {
     ///   same value with a newer stamp, still beat the stored one by rank — held for ever, seed 15463041752482725537.)
     /// - one whose merge with the stored record is now valid and names no photo this replica lacks is returned, to
     ///   apply (a photo removed since on any replica, a list edited since so two versions merge into a storable recipe).
-    static func settledHeldRecords(in db: Database, photos: PhotoBlobs, now: Int64, touched: Set<String>) throws
+    static func settledHeldRecords(in db: Database, photos: PhotoBlobs, unavailable: Set<String> = [], now: Int64, touched: Set<String>) throws
         -> [(peer: String, record: SyncRecord)] {
         // Point lookups by primary key for each (peer that holds anything) × (record the page touched): the held
         // table may be large, a page touches at most a page of records.
@@ -313,7 +318,8 @@ struct SyncApplier {
             }
             guard (try? SyncValidation.check(record, now: now)) != nil,
                   SyncValidation.mergedProblem(record.kind, id: record.id, merged) == nil,
-                  record.kind != .recipe || !SyncMerge.isLive(merged) || missingPhotos(merged, photos: photos).isEmpty else { continue }
+                  record.kind != .recipe || !SyncMerge.isLive(merged)
+                    || missingPhotos(merged, photos: photos).allSatisfy(unavailable.contains) else { continue }
             ready.append((peer, record))
         }
         return ready

@@ -113,16 +113,18 @@ extension SyncLog {
     }
 
     /// Makes the tables hold `values` (or not hold the record when it is not live).
-    /// `photos`: the blobs a recipe's new photos must be among (nil: only photos this replica's recipes already name).
+    /// `photos`: the blobs a recipe's new photos must be among (nil: only photos this replica's recipes already name);
+    /// `unavailable`: blobs taken without their bytes all the same (no replica could send them: they are lost here too).
     /// `newVersion`: whether a recipe's `version` (what a person's edit names as the one it read) moves on; not for a
     /// record only stamped again, which no one edited.
     static func writeTables(_ kind: SyncKind, _ id: String, states: [String: SyncField],
-                            photos: PhotoBlobs?, newVersion: Bool = true, in db: Database) throws {
+                            photos: PhotoBlobs?, unavailable: Set<String> = [], newVersion: Bool = true, in db: Database) throws {
         let live = SyncMerge.isLive(states)
         let values = kind == .recipe ? assembled(states) : states.mapValues(\.value)
         try db.cachedStatement(sql: "DELETE FROM sync_dangling WHERE kind = ? AND id = ?").execute(arguments: [kind.rawValue, id])
         switch kind {
-        case .recipe: try writeRecipe(id, values: values, live: live, modified: modifiedAt(states), photos: photos, newVersion: newVersion, in: db)
+        case .recipe: try writeRecipe(id, values: values, live: live, modified: modifiedAt(states), photos: photos, unavailable: unavailable,
+                                      newVersion: newVersion, in: db)
         case .book:
             guard live else {
                 try db.execute(sql: "DELETE FROM books WHERE id = ?", arguments: [id])
@@ -164,7 +166,7 @@ extension SyncLog {
     }
 
     private static func writeRecipe(_ id: String, values: [String: JSONValue], live: Bool, modified: Date?,
-                                    photos: PhotoBlobs?, newVersion: Bool, in db: Database) throws {
+                                    photos: PhotoBlobs?, unavailable: Set<String>, newVersion: Bool, in db: Database) throws {
         guard let uuid = UUID(uuidString: id) else { throw ServiceError(.invalidArgument, "recipe id \"\(id)\" is not a UUID") }
         let exists = try Row.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM recipes WHERE id = ?"), arguments: [id]) != nil
         guard live else {
@@ -179,7 +181,7 @@ extension SyncLog {
             let hash = photo["sha256"]?.string ?? ""
             // A blob this replica's recipes already name but lost from its disk keeps its rows (a person resolving a
             // conflict here is not held up by it; the next sync brings the blob back). Only a new one must be here.
-            guard try photos?.contains(hash) == true || RecipeStore.recipesName(photo: hash, in: db) else {
+            guard try photos?.contains(hash) == true || unavailable.contains(hash) || RecipeStore.recipesName(photo: hash, in: db) else {
                 throw ServiceError(.missingPhoto, "photo \(hash) of recipe \(id) is not stored here; send it with sync.putPhoto before applying the record")
             }
         }

@@ -81,7 +81,7 @@ struct SyncStatus: AsyncParsableCommand {
                 lost[pair.replica, default: []].formUnion(pair.lostAtReplica ?? [])
             }
             for (name, hashes) in lost.sorted(by: { $0.key < $1.key }) where !hashes.isEmpty {
-                print("Photos lost from \(name)'s disk (missing or damaged; the next sync brings back those another replica holds): "
+                print("Photos missing on \(name) (removed or damaged on its disk, or no replica could send them; the next sync brings back those another replica holds): "
                       + hashes.sorted().prefix(5).map { String($0.prefix(12)) }.joined(separator: ", ") + (hashes.count > 5 ? ", … (\(hashes.count))" : ""))
             }
             print(reply.onRequestOnly == true ? "Synced only when asked (recipes sync)."

@@ -99,9 +99,9 @@ public struct RemoteReplica: SyncEndpoint {
     }
 
     public func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?, seen: SyncOps.SeenWrite?,
-                      cursorMark: String?) async throws -> SyncOps.Apply.Response {
+                      cursorMark: String?, unavailablePhotos: [String]?) async throws -> SyncOps.Apply.Response {
         try await client.call(SyncOps.Apply.self, .init(from: from, records: records, cursor: cursor, to: to, after: after, seen: seen,
-                                                        cursorMark: cursorMark))
+                                                        cursorMark: cursorMark, unavailablePhotos: unavailablePhotos))
     }
 
     public func cursor(peer: String) async throws -> SyncOps.Cursor.Response {

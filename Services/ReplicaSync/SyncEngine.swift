@@ -30,8 +30,10 @@ public protocol SyncEndpoint: Sendable {
     /// `sync_restart` and nothing is applied. `seen` is the source's newest write of this endpoint's replica
     /// (`sync.changes` `seen`): one this replica never made, or made with another stamp, shows it was rolled back.
     /// `cursorMark` is what `from`'s feed holds at `cursor` (the page's `nextMark`), kept with it.
+    /// `unavailablePhotos` are blobs `from` was asked for and does not hold: a record whose only obstacle is one of them
+    /// is applied without it (the blob noted lost there, for a sync with any replica that holds it to bring back).
     func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?, seen: SyncOps.SeenWrite?,
-               cursorMark: String?) async throws -> SyncOps.Apply.Response
+               cursorMark: String?, unavailablePhotos: [String]?) async throws -> SyncOps.Apply.Response
     /// Tells the endpoint that the replicas `ids` have ended (`sync.retire`): it re-dates and applies what it held of
     /// theirs for being stamped too far ahead.
     func retire(_ ids: [String]) async throws -> SyncOps.Apply.Response
@@ -56,6 +58,12 @@ extension SyncEndpoint {
     /// Records changed after `since`, with no `sinceMark`.
     public func changes(since: Int, exclude: String?, limit: Int, seen: SyncOps.SeenWrite?) async throws -> SyncOps.Changes.Response {
         try await changes(since: since, exclude: exclude, limit: limit, seen: seen, sinceMark: nil, seenWrites: nil)
+    }
+
+    /// Applies records with every blob they name sent (or held for it), as before `unavailablePhotos`.
+    public func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?, seen: SyncOps.SeenWrite?,
+                      cursorMark: String?) async throws -> SyncOps.Apply.Response {
+        try await apply(from: from, records: records, cursor: cursor, to: to, after: after, seen: seen, cursorMark: cursorMark, unavailablePhotos: nil)
     }
 
     /// Applies records on the conditions `to` and `after`, with no `cursorMark`.
@@ -235,6 +243,11 @@ public enum SyncEngine {
         }
         var report = PullReport()
         var pages = 0
+        let takesUnavailable = targetInfo.takesUnavailablePhotos == true
+        // (At most what one apply takes: records naming more wait, as before, for a later pull.)
+        func nonEmpty(_ hashes: [String]) -> [String]? {
+            hashes.isEmpty ? nil : Array(hashes.prefix(SyncOps.Apply.Request.maxUnavailablePhotos))
+        }
         if cursor == 0, targetInfo.empty == true, sourceInfo.latestSeq > 0, sourceInfo.latestSeq >= snapshotAbove,
            let copied = try await copySnapshot(from: source, to: target) {
             cursor = copied.seq
@@ -267,16 +280,18 @@ public enum SyncEngine {
             }
             let sent = try await sendPhotos(page.records.flatMap(\.photoHashes), from: source, to: target)
             report = report + sent.report // sent, whether or not the page is read again
-            if sent.unavailable > 0 && retries < 2 {
+            if !sent.unavailable.isEmpty && retries < 2 {
                 // The source dropped a photo after the page was read: read the page again, now current.
                 readAhead?.cancel()
                 readAhead = nil
                 retries += 1
                 continue
             }
-            // A record whose photo is still unavailable is held by the target (and named in its status), not fatal.
+            // A blob the source still does not hold is lost there (or everywhere): the record naming it is applied without
+            // it and the blob noted lost at the target, for any replica that holds it to bring back — not held for a blob
+            // that may never come (a target of an older release holds it, and names it in its status).
             let applied = try await target.apply(from: sourceID, records: page.records, cursor: page.next, to: targetID, after: cursor, seen: page.seen,
-                                                 cursorMark: page.nextMark)
+                                                 cursorMark: page.nextMark, unavailablePhotos: takesUnavailable ? nonEmpty(sent.unavailable) : nil)
             report.received = report.received.addingSaturated(page.records.count)
             report.add(applied)
             cursor = page.next
@@ -295,13 +310,16 @@ public enum SyncEngine {
                 report.add(try await target.retire(Array(retired.sorted().prefix(SyncOps.Retire.maxIDs))))
             } catch let error as ServiceError where error.code == .unknownOp {}
         }
-        // Records the target holds for want of a photo: send those the source has, and let the target retry.
+        // Records the target holds for want of a photo: send those the source has, and let the target retry — taking
+        // without their blob those the source lacks too (held by a release before it, or for a blob sent and gone since).
         let waiting = (targetInfo.held ?? []).flatMap(\.missingPhotos)
         if !waiting.isEmpty {
             let sent = try await sendPhotos(waiting, from: source, to: target)
-            if sent.report.photos > 0 {
+            let unavailable = takesUnavailable ? sent.unavailable : []
+            if sent.report.photos > 0 || !unavailable.isEmpty {
                 report = report + sent.report
-                let applied = try await target.apply(from: sourceID, records: [], cursor: nil)
+                let applied = try await target.apply(from: sourceID, records: [], cursor: nil, to: nil, after: nil, seen: nil, cursorMark: nil,
+                                                     unavailablePhotos: nonEmpty(unavailable))
                 report.add(applied)
             }
         }
@@ -422,10 +440,10 @@ public enum SyncEngine {
     /// and written and flushed at the target while the one after fills (at most a few batches are held). A blob the source does not hold (any more) is counted, not fatal: the record naming it waits at
     /// the target until it arrives.
     private static func sendPhotos(_ hashes: [String], from source: any SyncEndpoint, to target: any SyncEndpoint) async throws
-        -> (report: PullReport, unavailable: Int) {
+        -> (report: PullReport, unavailable: [String]) {
         var report = PullReport()
-        var unavailable = 0
-        guard !hashes.isEmpty else { return (report, 0) }
+        var unavailable: [String] = []
+        guard !hashes.isEmpty else { return (report, []) }
         let missing = try await target.missingPhotos(Array(Set(hashes)).sorted())
         // Read a batch's worth at a time: one request for what one `sync.putPhotos` takes.
         let groups = stride(from: 0, to: missing.count, by: SyncOps.PutPhotos.maxPhotos).map {
@@ -464,7 +482,7 @@ public enum SyncEngine {
             let current = next
             next = fetch(index + 1)
             guard let read = try await current?.value else { continue }
-            unavailable += read.missing.count
+            unavailable += read.missing
             for (sha256, bytes) in read.found {
                 if batch.count == SyncOps.PutPhotos.maxPhotos || batchBytes + bytes.count > SyncOps.PutPhotos.maxBytes {
                     try await flush()

@@ -163,7 +163,7 @@ extension Routes {
             guard (1...SyncOps.Photos.maxPhotos).contains(request.sha256.count) else {
                 throw ServiceError(.invalidArgument, "the request names \(request.sha256.count) photos; ask for 1 to \(SyncOps.Photos.maxPhotos) at a time")
             }
-            let found = try store.photoBlobs(request.sha256, maxBytes: SyncOps.Photos.maxBytes)
+            let found = try await store.syncPhotoBlobs(request.sha256, maxBytes: SyncOps.Photos.maxBytes)
             let entries = found.blobs.indices.map { SyncOps.PutPhotos.Entry(sha256: found.blobs[$0].sha256, photo: FrameReference(frame: $0 + 1)) }
             return Reply(.init(photos: entries, missing: found.missing), frames: found.blobs.map(\.bytes))
         }
@@ -186,7 +186,7 @@ extension Routes {
             try Self.requireSyncRules(request.rules, of: "the recipe-worker sending these changes")
             let result = try await store.applySync(from: request.from, records: request.records, cursor: request.cursor,
                                                    expecting: request.to, after: request.after, seen: request.seen,
-                                                   cursorMark: request.cursorMark)
+                                                   cursorMark: request.cursorMark, unavailablePhotos: request.unavailablePhotos ?? [])
             if result.changed > 0 { announce(SyncOps.Apply.name) }
             return result
         }

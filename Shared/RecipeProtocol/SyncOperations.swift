@@ -65,10 +65,15 @@ public enum SyncOps {
             /// a backup, or its folder copied), and those it learned of from other replicas (`sync.retire`). Absent when
             /// there are none.
             public var retired: [String]?
+            /// `true`: `sync.apply` takes `unavailablePhotos` (a record naming a blob no replica could send is applied, and
+            /// the blob noted lost). Absent from a storage of a release before it, which holds such a record instead.
+            public var takesUnavailablePhotos: Bool?
             public init(replicaID: String, publishEndpoint: String?, latestSeq: Int, conflictsCreated: Int, held: [HeldRecord]? = nil,
-                        empty: Bool? = nil, lostPhotos: [String]? = nil, rules: Int? = SyncRules.current, retired: [String]? = nil) {
+                        empty: Bool? = nil, lostPhotos: [String]? = nil, rules: Int? = SyncRules.current, retired: [String]? = nil,
+                        takesUnavailablePhotos: Bool? = true) {
                 self.rules = rules
                 self.retired = retired
+                self.takesUnavailablePhotos = takesUnavailablePhotos
                 self.replicaID = replicaID
                 self.publishEndpoint = publishEndpoint
                 self.latestSeq = latestSeq
@@ -347,8 +352,16 @@ public enum SyncOps {
             /// What `from`'s feed holds at `cursor` (`nextMark` of the page's `sync.changes`), kept with the cursor
             /// (`sync.cursor` `mark`): up to 64 letters and digits.
             public var cursorMark: String?
+            /// Blobs the sender asked `from` for and it does not hold (`sync.photos` named them missing: lost from its disk,
+            /// or from every disk), at most `maxUnavailablePhotos` SHA-256s. A record whose only obstacle is such a blob is
+            /// applied without it, and the blob is noted lost here (`sync.info` `lostPhotos`): a sync with any replica that
+            /// holds it brings it back. Without it, the record is held until the blob arrives.
+            public var unavailablePhotos: [String]?
+            /// The most hashes one `unavailablePhotos` may name (a page's 1,000 records of 10 photos each).
+            public static let maxUnavailablePhotos = 10_000
             public init(from: String, records: [SyncRecord], cursor: Int?, to: String? = nil, after: Int? = nil,
-                        seen: SeenWrite? = nil, cursorMark: String? = nil, rules: Int? = SyncRules.current) {
+                        seen: SeenWrite? = nil, cursorMark: String? = nil, unavailablePhotos: [String]? = nil, rules: Int? = SyncRules.current) {
+                self.unavailablePhotos = unavailablePhotos
                 self.rules = rules
                 self.from = from
                 self.records = records

@@ -94,22 +94,4 @@ enum ChaosSteps {
                 as? FileAttributeType == .typeRegular
         }
     }
-
-    /// What docs/SYNC.md tells a person to do when every copy of a photo is gone: remove the photo where it shows, on
-    /// each storage (`recipes` runs the CLI against storage `index`).
-    static func removePhotos(of name: String, storages count: Int,
-                             recipes: ([String], Int) async throws -> (status: Int32, output: String)) async throws {
-        for index in 0..<count {
-            let listed = try await recipes(["list", "--json", "--limit", "200"], index)
-            let page = try WireCodec.makeDecoder().decode(RecipePage.self, from: Data(listed.output.utf8))
-            for summary in page.recipes where summary.photoCount > 0 {
-                let photos = try await recipes(["photo", "list", summary.id.uuidString, "--json"], index)
-                let list = try WireCodec.makeDecoder().decode(PhotoOps.ListPhotos.Response.self, from: Data(photos.output.utf8))
-                for photo in list.photos.reversed() where photo.sha256 == name {
-                    let removed = try await recipes(["photo", "remove", summary.id.uuidString, "\(photo.position + 1)"], index)
-                    #expect(removed.status == 0, "\(removed.output)")
-                }
-            }
-        }
-    }
 }

@@ -166,19 +166,62 @@ struct SyncEndToEndTests {
             let missing = try await recipes(["photo", "get", "Focaccia", "1", "-o", out], storage: laptopEndpoint)
             #expect(missing.status != 0 && missing.output.contains("missing"), "\(missing.output)")
             let status = try await recipes(["sync", "status"] + cli, storage: homeEndpoint)
-            if status.output.contains("Photos lost") || !FileManager.default.fileExists(atPath: blob.path) {
+            if status.output.contains("Photos missing") || !FileManager.default.fileExists(atPath: blob.path) {
                 shown = status.output
                 break
             }
             try await Task.sleep(for: .milliseconds(300))
         }
-        #expect(shown.contains("Photos lost from \(laptopEndpoint)'s disk") && shown.contains(String(blob.lastPathComponent.prefix(12))), "\(shown)")
+        #expect(shown.contains("Photos missing on \(laptopEndpoint) (") && shown.contains(String(blob.lastPathComponent.prefix(12))), "\(shown)")
 
         #expect(try await recipes(["sync"] + cli, storage: homeEndpoint).status == 0)
         let back = try await recipes(["photo", "get", "Focaccia", "1", "-o", out], storage: laptopEndpoint)
         #expect(back.status == 0, "\(back.output)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == jpeg)
-        #expect(!(try await recipes(["sync", "status"] + cli, storage: homeEndpoint).output.contains("Photos lost")))
+        #expect(!(try await recipes(["sync", "status"] + cli, storage: homeEndpoint).output.contains("Photos missing")))
+
+        _ = try await worker.stop()
+        _ = try await laptop.stop()
+        _ = try await home.stop()
+    }
+
+    @Test("a recipe whose only photo file is gone from the one storage that had it reaches the other replica all the same, the photo missing on both; the file put back, the next sync brings it across")
+    func photoGoneEverywhere() async throws {
+        let homeFolder = temporaryDataFolder()
+        defer { try? FileManager.default.removeItem(atPath: homeFolder) }
+        let (home, homeEndpoint) = try await startStorage(samples: false, folder: homeFolder)
+        let (laptop, laptopEndpoint) = try await startStorage(samples: false)
+        let worker = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", homeEndpoint,
+                                                          "--replica", laptopEndpoint, "--sync-on-request"])
+        let cli = ["--worker", try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#)]
+        let photo = URL(fileURLWithPath: homeFolder + "-photo.jpg")
+        defer { try? FileManager.default.removeItem(at: photo) }
+        let jpeg = TestImages.jpegMarked(count: 20_000, step: 7)
+        try jpeg.write(to: photo)
+        #expect(try await recipes(["add", "--name", "Fougasse"], storage: homeEndpoint).status == 0)
+        #expect(try await recipes(["photo", "add", "Fougasse", photo.path, "--as-is"], storage: homeEndpoint).status == 0)
+        let blobs = URL(fileURLWithPath: homeFolder).appendingPathComponent(RecipeVault.photoFolderName)
+        let blob = try #require((FileManager.default.enumerator(at: blobs, includingPropertiesForKeys: nil)?.allObjects as? [URL])?
+            .first { $0.lastPathComponent.count == 64 })
+        try FileManager.default.removeItem(at: blob)
+
+        let synced = try await recipes(["sync"] + cli, storage: homeEndpoint)
+        #expect(synced.status == 0, "\(synced.output)")
+        let shown = try await recipes(["show", "Fougasse"], storage: laptopEndpoint)
+        #expect(shown.status == 0, "the recipe reached the laptop: \(shown.output)")
+        let status = try await recipes(["sync", "status"] + cli, storage: homeEndpoint)
+        #expect(!status.output.contains("Held back"), "\(status.output)")
+        for endpoint in [homeEndpoint, laptopEndpoint] {
+            #expect(status.output.contains("Photos missing on \(endpoint) (") , "\(status.output)")
+        }
+        // Someone finds the file in an old copy and puts it back at home: the next sync brings it to the laptop.
+        try jpeg.write(to: blob)
+        #expect(try await recipes(["sync"] + cli, storage: homeEndpoint).status == 0)
+        let out = homeFolder + "-out.jpg"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let back = try await recipes(["photo", "get", "Fougasse", "1", "-o", out], storage: laptopEndpoint)
+        #expect(back.status == 0, "\(back.output)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == jpeg)
 
         _ = try await worker.stop()
         _ = try await laptop.stop()
@@ -233,7 +276,7 @@ struct SyncEndToEndTests {
         for storage in [home, laptop, tablet, phone] { _ = try await storage.stop() }
     }
 
-    @Test("a photo the storage lost, brought back by one replica, reaches the other replica that held its recipe for want of it, in the same sync; with automatic sync, at once",
+    @Test("a photo the storage lost, brought back by one replica, reaches the other replica, which took its recipe without it, in the same sync; with automatic sync, at once",
           arguments: [false, true])
     func lostPhotoReachesAWaitingReplica(automatic: Bool) async throws {
         let homeFolder = temporaryDataFolder()
@@ -271,10 +314,11 @@ struct SyncEndToEndTests {
         defer { try? FileManager.default.removeItem(atPath: out) }
         #expect(try await recipes(["photo", "get", "Focaccia", "1", "-o", out], storage: homeEndpoint).status != 0)
 
-        // Synced to the laptop alone: the laptop holds the recipe until the photo comes.
+        // Synced to the laptop alone: the laptop takes the recipe, its photo missing there too until it comes.
         (first, cli) = try await worker([laptopEndpoint])
         #expect(try await recipes(["sync"] + cli, storage: homeEndpoint).status == 0)
         _ = try await first.stop()
+        #expect(try await recipes(["show", "Focaccia"], storage: laptopEndpoint).status == 0)
         #expect(try await recipes(["photo", "get", "Focaccia", "1", "-o", out], storage: laptopEndpoint).status != 0)
 
         // One sync of both pairs: the tablet brings home the photo, and the laptop gets it and the recipe. The pairs run

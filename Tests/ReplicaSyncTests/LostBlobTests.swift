@@ -60,7 +60,7 @@ struct LostBlobTests {
         }
     }
 
-    @Test("a blob damaged, removed, unreadable, replaced by a folder, or refused to the storage, on the replica a sync reads from: the sync goes on, the record waits at the target, and the blob comes back from a third replica (to the source too, unless the file is one only a person can mend)",
+    @Test("a blob damaged, removed, unreadable, replaced by a folder, or refused to the storage, on the replica a sync reads from: the sync goes on, the record arrives without it (the blob lost at the target too, not held), and the blob comes back from a third replica (to the source too, unless the file is one only a person can mend)",
           arguments: Loss.allCases + [.refused])
     func lostAtTheSource(loss: Loss) async throws {
         try await withReplicas(3) { replicas in
@@ -72,12 +72,16 @@ struct LostBlobTests {
             try Self.lose(a, hash, loss)
             let (later, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Later"))
 
-            // a → b: the blob cannot be sent; the record naming it waits at b, the rest arrives, nothing fails (an
-            // unreadable file or a folder in its place ended the sync at this photo before).
+            // a → b: the blob cannot be sent; the record naming it arrives all the same, its photo lost at b as at a (not
+            // held for a blob that may never come), the rest arrives, nothing fails (an unreadable file or a folder in
+            // its place ended the sync at this photo before).
             let report = try await SyncEngine.pull(from: a, to: b)
             #expect(report.photos == 0)
             #expect(try await b.store.recipe(later.id).name == "Later")
-            #expect(try await b.store.heldRecords().map(\.id) == [recipe.id.uuidString])
+            #expect(try await b.store.heldRecords().isEmpty)
+            #expect(try await b.store.recipe(recipe.id).photos.map(\.sha256) == [hash])
+            #expect(try await b.info().lostPhotos == [hash])
+            await #expect(throws: ServiceError.self) { _ = try await b.store.photo(recipeID: recipe.id, position: 0) }
             // The damaged bytes are never served as the photo; a file refused to the storage is said with what to mend.
             let error = await #expect(throws: ServiceError.self) { _ = try await a.store.photo(recipeID: recipe.id, position: 0) }
             if loss == .refused {
@@ -125,21 +129,103 @@ struct LostBlobTests {
         }
     }
 
-    @Test("a blob whose every copy is gone: the record naming it waits where it never arrived, until the photo is removed")
+    @Test("a blob whose every copy is gone: the record naming it arrives everywhere without it, the photo lost on every replica; the blob put back on any one comes back to all, and removing the photo instead reaches all")
     func goneEverywhere() async throws {
+        try await withReplicas(3) { replicas in
+            let (a, b, c) = (replicas[0], replicas[1], replicas[2])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Stew"))
+            let (pie, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Pie"))
+            let bytes = jpegBytes(seed: 26, count: 10_000)
+            let photos = try await a.store.addPhoto(recipeID: recipe.id, bytes: bytes, position: nil)
+            let piePhoto = try await a.store.addPhoto(recipeID: pie.id, bytes: jpegBytes(seed: 27, count: 10_000), position: nil)[0]
+            try Self.lose(a, photos[0].sha256, .damaged)
+            try Self.lose(a, piePhoto.sha256, .removed)
+            // The replicas agree at once: every one holds both recipes, each naming a photo no replica holds (it used to
+            // wait at b and c until a person removed the photo).
+            try await expectConverged(replicas)
+            for replica in replicas {
+                #expect(try await replica.store.heldRecords().isEmpty, "\(replica.name)")
+                #expect(try await replica.store.recipe(recipe.id).photos.map(\.sha256) == [photos[0].sha256], "\(replica.name)")
+                #expect(Set(try await replica.info().lostPhotos ?? []) == [photos[0].sha256, piePhoto.sha256], "\(replica.name)")
+                await #expect(throws: ServiceError.self) { _ = try await replica.store.photo(recipeID: recipe.id, position: 0) }
+            }
+            // The blob turns up on c (a person copies it back from somewhere): the next syncs bring it to every replica.
+            #expect(try c.store.putPhotoBlob(sha256: photos[0].sha256, bytes: bytes))
+            try await expectConverged(replicas)
+            for replica in replicas {
+                #expect(try await replica.store.photo(recipeID: recipe.id, position: 0).1 == bytes, "\(replica.name)")
+                #expect(try await replica.info().lostPhotos == [piePhoto.sha256], "\(replica.name)")
+            }
+            // The other is gone for good: someone removes it where they see it missing, and that reaches every replica.
+            _ = try await b.store.removePhoto(recipeID: pie.id, photoID: piePhoto.id)
+            try await expectConverged(replicas)
+            for replica in replicas {
+                #expect(try await replica.store.recipe(pie.id).photos.isEmpty, "\(replica.name)")
+                #expect(try await replica.info().lostPhotos == nil, "\(replica.name)")
+            }
+        }
+    }
+
+    /// A storage of a release before `unavailablePhotos`, as the sync engine sees it: its `sync.info` does not say it
+    /// takes them (`upgraded` says it again).
+    final class OlderRelease: ForwardingEndpoint, @unchecked Sendable {
+        let base: LocalReplica
+        var forwardee: any SyncEndpoint { base }
+        private let lock = NSLock()
+        private var isUpgraded = false
+        init(_ base: LocalReplica) { self.base = base }
+        func upgrade() { lock.withLock { isUpgraded = true } }
+        func info() async throws -> SyncOps.Info.Response {
+            var info = try await base.info()
+            if !lock.withLock({ isUpgraded }) { info.takesUnavailablePhotos = nil }
+            return info
+        }
+    }
+
+    @Test("a storage of the release before holds a record whose blob no replica could send, as it did; upgraded, its next sync takes the record without the blob")
+    func olderReleaseHolds() async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], OlderRelease(replicas[1]))
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Stew"))
+            let hash = try await a.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 30, count: 10_000), position: nil)[0].sha256
+            try Self.lose(a, hash, .removed)
+            _ = try await SyncEngine.pull(from: a, to: b)
+            #expect(try await b.base.store.heldRecords().map(\.id) == [recipe.id.uuidString])
+            #expect(try await b.base.store.heldRecords().first?.missingPhotos == [hash])
+            b.upgrade()
+            let report = try await SyncEngine.pull(from: a, to: b)
+            #expect(report.changed == 1 && report.held == 0)
+            #expect(try await b.base.store.heldRecords().isEmpty)
+            #expect(try await b.base.store.recipe(recipe.id).photos.map(\.sha256) == [hash])
+            #expect(try await b.info().lostPhotos == [hash])
+            try await expectSameContent(a, b.base)
+        }
+    }
+
+    @Test("unavailablePhotos is checked before anything is applied: at most 10,000 SHA-256s, each 64 lowercase hex digits, the bad one named")
+    func unavailablePhotosChecked() async throws {
         try await withReplicas(2) { replicas in
             let (a, b) = (replicas[0], replicas[1])
             let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Stew"))
-            let photos = try await a.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 26, count: 10_000), position: nil)
-            try Self.lose(a, photos[0].sha256, .damaged)
-            _ = try await SyncEngine.pull(from: a, to: b)
-            #expect(try await b.store.heldRecords().map(\.id) == [recipe.id.uuidString])
-            // Someone sees the photo is gone and removes it: the recipe's next version names no lost blob and applies.
-            _ = try await a.store.removePhoto(recipeID: recipe.id, photoID: photos[0].id)
-            try await syncAll(replicas)
-            #expect(try await b.store.recipe(recipe.id).name == "Stew")
-            #expect(try await b.store.heldRecords().isEmpty)
-            try await expectSameContent(a, b)
+            let hash = try await a.store.addPhoto(recipeID: recipe.id, bytes: jpegBytes(seed: 31, count: 10_000), position: nil)[0].sha256
+            let records = try await a.store.syncChanges(since: 0, exclude: nil, limit: 100).records
+            let from = try await a.info().replicaID
+            for (bad, message) in [
+                ([hash, "../../etc/passwd"], #"unavailablePhotos[1] "../../etc/passwd" is not a SHA-256 (64 lowercase hex digits)"#),
+                ([hash.uppercased()], "unavailablePhotos[0] \"\(hash.uppercased())\" is not a SHA-256 (64 lowercase hex digits)"),
+                (Array(repeating: hash, count: 10_001), "unavailablePhotos names 10001 blobs; at most 10000 at a time"),
+            ] {
+                let error = await #expect(throws: ServiceError.self) {
+                    _ = try await b.store.applySync(from: from, records: records, cursor: 5, unavailablePhotos: bad)
+                }
+                #expect(error?.code == .invalidArgument && error?.message == message)
+            }
+            #expect(try await b.store.listRecipes(.init(limit: 10)).recipes.isEmpty, "nothing applied")
+            #expect(try await b.store.syncCursor(peer: from).seq == 0, "the cursor did not move")
+            // Named but not among the records' blobs, or held here already: nothing is noted lost for it.
+            let other = String(repeating: "ab", count: 32)
+            _ = try await b.store.applySync(from: from, records: records, cursor: 5, unavailablePhotos: [other, hash])
+            #expect(try await b.info().lostPhotos == [hash])
         }
     }
 

@@ -20,9 +20,10 @@ final class RestoredMidSync: ForwardingEndpoint, @unchecked Sendable {
 
     var forwardee: any SyncEndpoint { lock.withLock { swapped ? after : before } }
     func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?, seen: SyncOps.SeenWrite?,
-               cursorMark: String?) async throws -> SyncOps.Apply.Response {
+               cursorMark: String?, unavailablePhotos: [String]?) async throws -> SyncOps.Apply.Response {
         lock.withLock { swapped = true } // the restore lands just before the first page
-        return try await forwardee.apply(from: from, records: records, cursor: cursor, to: to, after: after, seen: seen, cursorMark: cursorMark)
+        return try await forwardee.apply(from: from, records: records, cursor: cursor, to: to, after: after, seen: seen, cursorMark: cursorMark,
+                                         unavailablePhotos: unavailablePhotos)
     }
 }
 

@@ -23,15 +23,16 @@ struct LocalReplica: SyncEndpoint {
     func photo(sha256: String) async throws -> Data { try store.photoBlob(sha256: sha256) }
     func photos(_ hashes: [String]) async throws -> PhotoBatch {
         try await PhotoBatch.collect(hashes, name: name) { asked in
-            let read = try store.photoBlobs(asked, maxBytes: SyncOps.Photos.maxBytes)
+            let read = try await store.syncPhotoBlobs(asked, maxBytes: SyncOps.Photos.maxBytes)
             return PhotoBatch(found: read.blobs, missing: read.missing)
         }
     }
     func putPhoto(sha256: String, bytes: Data) async throws -> Bool { try store.putPhotoBlob(sha256: sha256, bytes: bytes) }
     func putPhotos(_ photos: [(sha256: String, bytes: Data)]) async throws -> Int { try store.putPhotoBlobs(photos) }
     func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?, seen: SyncOps.SeenWrite?,
-               cursorMark: String?) async throws -> SyncOps.Apply.Response {
-        try await store.applySync(from: from, records: records, cursor: cursor, expecting: to, after: after, seen: seen, cursorMark: cursorMark)
+               cursorMark: String?, unavailablePhotos: [String]?) async throws -> SyncOps.Apply.Response {
+        try await store.applySync(from: from, records: records, cursor: cursor, expecting: to, after: after, seen: seen, cursorMark: cursorMark,
+                                  unavailablePhotos: unavailablePhotos ?? [])
     }
     func cursor(peer: String) async throws -> SyncOps.Cursor.Response { try await store.syncCursor(peer: peer) }
     func snapshot() async throws -> SyncOps.Snapshot.Response { try await store.makeSnapshot() }
@@ -164,8 +165,9 @@ extension ForwardingEndpoint {
     func putPhoto(sha256: String, bytes: Data) async throws -> Bool { try await forwardee.putPhoto(sha256: sha256, bytes: bytes) }
     func putPhotos(_ photos: [(sha256: String, bytes: Data)]) async throws -> Int { try await forwardee.putPhotos(photos) }
     func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?, seen: SyncOps.SeenWrite?,
-               cursorMark: String?) async throws -> SyncOps.Apply.Response {
-        try await forwardee.apply(from: from, records: records, cursor: cursor, to: to, after: after, seen: seen, cursorMark: cursorMark)
+               cursorMark: String?, unavailablePhotos: [String]?) async throws -> SyncOps.Apply.Response {
+        try await forwardee.apply(from: from, records: records, cursor: cursor, to: to, after: after, seen: seen, cursorMark: cursorMark,
+                                  unavailablePhotos: unavailablePhotos)
     }
     func retire(_ ids: [String]) async throws -> SyncOps.Apply.Response { try await forwardee.retire(ids) }
     func cursor(peer: String) async throws -> SyncOps.Cursor.Response { try await forwardee.cursor(peer: peer) }

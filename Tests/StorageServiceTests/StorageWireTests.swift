@@ -538,3 +538,43 @@ struct SeenWritesWireTests {
         }
     }
 }
+
+@Suite("Blobs no replica could send, on the wire")
+struct UnavailablePhotosWireTests {
+    @Test("sync.info says the storage takes unavailablePhotos; a record naming such a blob is applied without it and the blob listed lost, one naming a blob left out of the list is held")
+    func appliedWithoutTheBlob() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-unavailable-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let other = try RecipeStore(folder: folder)
+        let (kept, waiting) = (UUID(), UUID())
+        var hashes: [String] = []
+        for (id, seed) in [(kept, UInt8(41)), (waiting, UInt8(42))] {
+            _ = try await other.createRecipe(id: id, RecipeDraft(name: "Bread \(seed)"))
+            let bytes = Data([0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: seed, count: 600) + [0xFF, 0xD9])
+            hashes.append(try await other.addPhoto(recipeID: id, bytes: bytes, position: nil)[0].sha256)
+        }
+        let page = try await other.syncChanges(since: 0, exclude: nil, limit: 100)
+        let from = try await other.syncInfo().replicaID
+        try other.close()
+
+        try await withStorage(seedSamples: false) { client in
+            #expect(try await client.call(SyncOps.Info.self, .init()).takesUnavailablePhotos == true)
+            let applied = try await client.call(SyncOps.Apply.self, .init(from: from, records: page.records, cursor: page.next,
+                                                                          unavailablePhotos: [hashes[0]]))
+            #expect(applied.changed == 1 && applied.held == 1)
+            #expect(try await client.call(RecipeOps.Get.self, .init(id: kept)).recipe.photos.map(\.sha256) == [hashes[0]])
+            let info = try await client.call(SyncOps.Info.self, .init())
+            #expect(info.lostPhotos == [hashes[0]])
+            #expect(info.held?.map(\.id) == [waiting.uuidString] && info.held?.first?.missingPhotos == [hashes[1]])
+            let refused = await #expect(throws: ServiceError.self) {
+                try await client.call(SyncOps.Apply.self, .init(from: from, records: [], cursor: nil, unavailablePhotos: ["not a hash"]))
+            }
+            #expect(refused?.code == .invalidArgument
+                    && refused?.message == #"unavailablePhotos[0] "not a hash" is not a SHA-256 (64 lowercase hex digits)"#)
+            // The held one goes once a sync says its blob cannot be had either.
+            let later = try await client.call(SyncOps.Apply.self, .init(from: from, records: [], cursor: nil, unavailablePhotos: [hashes[1]]))
+            #expect(later.changed == 1 && later.held == 0)
+            #expect(Set(try await client.call(SyncOps.Info.self, .init()).lostPhotos ?? []) == Set(hashes))
+        }
+    }
+}
