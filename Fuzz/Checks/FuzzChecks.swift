@@ -380,7 +380,7 @@ public enum FuzzChecks {
             }
             do {
                 _ = try await store.applySync(from: request.from, records: request.records, cursor: request.cursor, seen: request.seen,
-                                              cursorMark: request.cursorMark)
+                                              cursorMark: request.cursorMark, unavailablePhotos: request.unavailablePhotos ?? [])
             } catch let error as ServiceError {
                 if ![.invalidArgument, .missingPhoto, .busy].contains(error.code) { broken("sync.apply failed with \(error)") }
             } catch {

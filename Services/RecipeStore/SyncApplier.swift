@@ -249,7 +249,8 @@ struct SyncApplier {
             .compactMap { $0.value.object?["sha256"]?.string }.filter { !photos.contains($0) }
     }
 
-    /// The held records worth another try before a page: those whose photos are all here now, and those whose
+    /// The held records worth another try before a page: those whose photos are all here now (or `unavailable`: no
+    /// replica could send them, and they are taken without them), and those whose
     /// stamps are no longer too far ahead. Cheap (no record is decoded unless it is tried), so it runs on every page.
     /// Those stamped ahead by a replica in `retired` are tried too (they are re-dated here).
     static func heldRecords(in db: Database, photos: PhotoBlobs, unavailable: Set<String> = [], now: Int64, retired: Set<String>) throws
@@ -281,7 +282,8 @@ struct SyncApplier {
     ///   whose clock ran ahead stamped, and then deleted, while another replica made the record again: the delete lost
     ///   to the re-creation, so no field's vector counts it where it met the re-creation, and the held creation, the
     ///   same value with a newer stamp, still beat the stored one by rank — held for ever, seed 15463041752482725537.)
-    /// - one whose merge with the stored record is now valid and names no photo this replica lacks is returned, to
+    /// - one whose merge with the stored record is now valid and names no photo this replica lacks (but those
+    ///   `unavailable`) is returned, to
     ///   apply (a photo removed since on any replica, a list edited since so two versions merge into a storable recipe).
     static func settledHeldRecords(in db: Database, photos: PhotoBlobs, unavailable: Set<String> = [], now: Int64, touched: Set<String>) throws
         -> [(peer: String, record: SyncRecord)] {
