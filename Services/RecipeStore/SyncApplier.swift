@@ -134,6 +134,13 @@ struct SyncApplier {
                 return try hold(record, from: peer, unless: keepsHeld, reason: "waiting for \(missing.count) photo(s) not stored here yet", missing: missing,
                                 retry: "photos", in: db)
             }
+            // A photo id names one photo of one recipe (a replica makes it from the recipe and the blob): a record whose
+            // photo has another recipe's id here (a damaged or foreign peer's) waits for a version that does not.
+            if let (photo, other) = try Self.photoOfAnotherRecipe(merged, recipe: record.id, in: db) {
+                return try hold(record, from: peer, unless: keepsHeld,
+                                reason: "its photo \(photo) is the photo of another recipe here (\(other)); a photo id names one photo of one recipe",
+                                missing: [], retry: "never", in: db)
+            }
         }
         var result = merged
         if record.kind != .recipe {
@@ -244,6 +251,18 @@ struct SyncApplier {
     }
 
     /// The blobs a merged recipe names that this replica does not have.
+    /// The first photo of `merged` (a live recipe's fields) whose id a photo of another recipe here has, and that recipe.
+    static func photoOfAnotherRecipe(_ merged: [String: SyncField], recipe: String, in db: Database) throws -> (photo: String, recipe: String)? {
+        for (name, field) in merged where name.hasPrefix(SyncRecord.photoPrefix) && field.value != .null {
+            let photo = String(name.dropFirst(SyncRecord.photoPrefix.count))
+            if let other = try String.fetchOne(db.cachedStatement(sql: "SELECT recipeId FROM recipe_photos WHERE id = ? AND recipeId != ?"),
+                                               arguments: [photo, recipe]) {
+                return (photo, other)
+            }
+        }
+        return nil
+    }
+
     static func missingPhotos(_ merged: [String: SyncField], photos: PhotoBlobs) -> [String] {
         ElementOrder.ordered(merged, prefix: SyncRecord.photoPrefix)
             .compactMap { $0.value.object?["sha256"]?.string }.filter { !photos.contains($0) }

@@ -992,4 +992,36 @@ struct FindingScenarios {
             try await expectSameContent(a, c)
         }
     }
+    @Test("a record whose photo has the id of another recipe's photo here (a damaged or foreign peer's) is held, saying so, never an internal error; the rest of its page applies",
+          arguments: [false, true])
+    func photoIDOfAnotherRecipe(blobUnavailable: Bool) async throws {
+        try await withReplicas(2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (mine, _) = try await b.store.createRecipe(id: UUID(), RecipeDraft(name: "Mine"))
+            let photo = try await b.store.addPhoto(recipeID: mine.id, bytes: jpegBytes(seed: 40, count: 5_000), position: nil)[0]
+            let (theirs, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Theirs"))
+            // Their photo is the same blob, or one b has never had and the sync could not get.
+            let bytes = jpegBytes(seed: blobUnavailable ? 41 : 40, count: 5_000)
+            let hash = try await a.store.addPhoto(recipeID: theirs.id, bytes: bytes, position: nil)[0].sha256
+            let (other, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Other"))
+            // Sent with b's photo id in place of its own.
+            var records = try await a.store.syncChanges(since: 0, exclude: nil, limit: 100).records
+            for index in records.indices where records[index].id == theirs.id.uuidString {
+                var states = records[index].states
+                let key = try #require(states.keys.first { $0.hasPrefix(SyncRecord.photoPrefix) })
+                states[SyncRecord.photoPrefix + photo.id.uuidString] = states.removeValue(forKey: key)
+                records[index] = SyncRecord(kind: .recipe, id: records[index].id, seq: records[index].seq, states: states)
+            }
+            let from = try await a.info().replicaID
+            let applied = try await b.store.applySync(from: from, records: records, cursor: 10, unavailablePhotos: blobUnavailable ? [hash] : [])
+            #expect(applied.held == 1)
+            let held = try await b.store.heldRecords()
+            #expect(held.map(\.id) == [theirs.id.uuidString])
+            #expect(held.first?.reason == "its photo \(photo.id.uuidString) is the photo of another recipe here (\(mine.id.uuidString)); a photo id names one photo of one recipe")
+            #expect(try await b.store.recipe(other.id).name == "Other")
+            #expect(try await b.store.recipe(mine.id).photos.map(\.id) == [photo.id])
+            let check = try await b.store.check(photos: true, full: true)
+            #expect(check.database == ["ok"] && check.missingPhotos.isEmpty)
+        }
+    }
 }
