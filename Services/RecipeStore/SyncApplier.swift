@@ -129,7 +129,7 @@ struct SyncApplier {
                             retry: "never", in: db)
         }
         if record.kind == .recipe && live {
-            let missing = Self.missingPhotos(merged, photos: photos).filter { !unavailable.contains($0) }
+            let missing = Self.missingPhotos(merged, photos: photos, unavailable: unavailable)
             if !missing.isEmpty {
                 return try hold(record, from: peer, unless: keepsHeld, reason: "waiting for \(missing.count) photo(s) not stored here yet", missing: missing,
                                 retry: "photos", in: db)
@@ -263,9 +263,11 @@ struct SyncApplier {
         return nil
     }
 
-    static func missingPhotos(_ merged: [String: SyncField], photos: PhotoBlobs) -> [String] {
+    /// The blobs `merged` (a recipe's fields) names that are not here, in photo order, but those in `unavailable` (no
+    /// replica could send them: the record is taken without them).
+    static func missingPhotos(_ merged: [String: SyncField], photos: PhotoBlobs, unavailable: Set<String> = []) -> [String] {
         ElementOrder.ordered(merged, prefix: SyncRecord.photoPrefix)
-            .compactMap { $0.value.object?["sha256"]?.string }.filter { !photos.contains($0) }
+            .compactMap { $0.value.object?["sha256"]?.string }.filter { !photos.contains($0) && !unavailable.contains($0) }
     }
 
     /// The held records worth another try before a page: those whose photos are all here now (or `unavailable`: no
@@ -339,8 +341,8 @@ struct SyncApplier {
             }
             guard (try? SyncValidation.check(record, now: now)) != nil,
                   SyncValidation.mergedProblem(record.kind, id: record.id, merged) == nil,
-                  record.kind != .recipe || !SyncMerge.isLive(merged)
-                    || missingPhotos(merged, photos: photos).allSatisfy(unavailable.contains) else { continue }
+                  record.kind != .recipe || !SyncMerge.isLive(merged) || missingPhotos(merged, photos: photos, unavailable: unavailable).isEmpty
+            else { continue }
             ready.append((peer, record))
         }
         return ready
