@@ -32,6 +32,9 @@ struct SyncNow: AsyncParsableCommand {
                 var line = "\(pair.storage) ⇄ \(pair.replica): \(moved)"
                 if pair.photos > 0 { line += ", \(Output.count(pair.photos, "photo")) (\(Self.size(pair.photoBytes)))" }
                 if pair.conflicts > 0 { line += ", \(pair.conflicts) conflicted cop\(pair.conflicts == 1 ? "y" : "ies") kept (recipes conflicts)" }
+                if let unavailable = pair.unavailablePhotos, unavailable > 0 {
+                    line += ", \(Output.count(unavailable, "photo")) neither side holds (recipes came without \(unavailable == 1 ? "it" : "them"); recipes sync status)"
+                }
                 // In step but for records one side would not take: not quite in step, and the person is told where to look.
                 let held = [(pair.heldAtStorage ?? 0, pair.storage), (pair.heldAtReplica ?? 0, pair.replica)].filter { $0.0 > 0 }
                 if !held.isEmpty {

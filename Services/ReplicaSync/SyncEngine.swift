@@ -157,6 +157,9 @@ public struct PullReport: Codable, Sendable, Equatable {
     /// Records the receiving side holds back after the pull, from any sender (`nil` when it did not say): a record
     /// held for its values waits for its sender's next version, and until then the two do not agree on it.
     public var held: Int?
+    /// Photo blobs the records named that neither side held (the target lacked them and the source answered it has
+    /// none): the target took those records without them and noted them lost, for any replica that holds one to bring.
+    public var unavailablePhotos: Set<String> = []
     public init() {}
 
     /// Both summed, each count saturating: counts the other side said (`changed`, `conflicts`) are any `Int` at all.
@@ -167,6 +170,7 @@ public struct PullReport: Codable, Sendable, Equatable {
         sum.photos = a.photos.addingSaturated(b.photos)
         sum.photoBytes = a.photoBytes.addingSaturated(b.photoBytes)
         sum.conflicts = a.conflicts.addingSaturated(b.conflicts)
+        sum.unavailablePhotos = a.unavailablePhotos.union(b.unavailablePhotos)
         sum.held = b.held ?? a.held // a count the target keeps, not one of this pull: the later one stands
         return sum
     }
@@ -294,6 +298,7 @@ public enum SyncEngine {
                                                  cursorMark: page.nextMark, unavailablePhotos: takesUnavailable ? nonEmpty(sent.unavailable) : nil)
             report.received = report.received.addingSaturated(page.records.count)
             report.add(applied)
+            if takesUnavailable { report.unavailablePhotos.formUnion(sent.unavailable) }
             cursor = page.next
             mark = page.nextMark
             pages += 1
@@ -321,6 +326,7 @@ public enum SyncEngine {
                 let applied = try await target.apply(from: sourceID, records: [], cursor: nil, to: nil, after: nil, seen: nil, cursorMark: nil,
                                                      unavailablePhotos: nonEmpty(unavailable))
                 report.add(applied)
+                report.unavailablePhotos.formUnion(unavailable)
             }
         }
         // Blobs gone from the target's disk that its recipes still name: send those the source holds.

@@ -188,6 +188,8 @@ public actor SyncCoordinator {
             result.conflicts = both.conflicts
             result.heldAtReplica = sent.held
             result.heldAtStorage = received.held
+            let unavailable = both.unavailablePhotos.count
+            result.unavailablePhotos = unavailable > 0 ? unavailable : nil
             if received.photos > 0 { broughtPhotos.insert(replica.name) }
             if let failed = failuresLogged.removeValue(forKey: replica.name) {
                 logger.notice("replica sync works again", metadata: ["storage": "\(storage.name)", "replica": "\(replica.name)",

@@ -20,6 +20,9 @@ public struct PairSync: Codable, Sendable, Equatable {
     /// why): until their senders' next versions, the two do not agree on them. Left out when not known.
     public var heldAtStorage: Int?
     public var heldAtReplica: Int?
+    /// Photos the recipes that moved name and neither side holds (lost from every disk of the two): those recipes were
+    /// taken without them, and the sync after any replica holding one brings it. Left out when none.
+    public var unavailablePhotos: Int?
     public var finishedAt: Date
     public init(storage: String, replica: String, toReplica: Int = 0, toStorage: Int = 0, photos: Int = 0, photoBytes: Int = 0,
                 conflicts: Int = 0, error: String? = nil, finishedAt: Date = Date()) {
