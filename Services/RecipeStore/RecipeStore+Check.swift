@@ -81,7 +81,7 @@ extension RecipeStore {
                 }
             }
         }
-        lostPhotos.withLock { $0.formUnion(missing + damaged) }
+        noteLost(missing + damaged)
         if findings != ["ok"] {
             let seen = "\(Self.damagedDatabase(where: StorageOps.Check.name)) (SQLite: \(findings[0]), at \(Date.now.formatted(.iso8601)))"
             damageSeen.withLock { if $0 == nil { $0 = seen } }

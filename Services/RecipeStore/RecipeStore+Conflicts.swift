@@ -69,8 +69,7 @@ extension RecipeStore {
                 try SyncLog.writeTables(.recipe, conflict.recordID, states: states, photos: photos, in: db)
                 try Self.removeCopy(copyID, in: db)
                 // A photo it names whose blob is lost here is noted, for the next sync to bring back.
-                let lost = SyncApplier.missingPhotos(states, photos: photos)
-                if !lost.isEmpty { self.lostPhotos.withLock { $0.formUnion(lost) } }
+                self.noteLost(SyncApplier.missingPhotos(states, photos: photos))
             } else if let field = conflict.fields.first, let value = conflict.lostValues?[field] {
                 states[field]?.value = value
                 try SyncLog.writeTables(conflict.kind, conflict.recordID, states: states, photos: photos, in: db)

@@ -25,7 +25,7 @@ extension RecipeStore {
         do {
             return try photos.read(sha256)
         } catch where error.lost {
-            lostPhotos.withLock { _ = $0.insert(sha256) }
+            noteLost([sha256])
             throw ServiceError(.notFound, "\(error.description); this storage no longer holds it, and the next sync with a replica that does brings it back")
         } catch {
             guard case .unreadable(let reason) = error.kind, !Self.isOutOfDescriptors(error) else { throw error }
@@ -42,8 +42,14 @@ extension RecipeStore {
         guard !read.missing.isEmpty else { return read }
         let missing = read.missing
         let named = try await pool.read { db in try missing.filter { try Self.recipesName(photo: $0, in: db) } }
-        if !named.isEmpty { lostPhotos.withLock { $0.formUnion(named) } }
+        noteLost(named)
         return read
+    }
+
+    /// Notes blobs lost here (each named by a recipe here: the caller checked), for `sync.info` to name until a sync
+    /// brings them back.
+    func noteLost<Hashes: Sequence<String>>(_ hashes: Hashes) {
+        lostPhotos.withLock { $0.formUnion(hashes) }
     }
 
     /// The lost blobs still missing that a recipe here still names, in hash order (at most `lostPhotosPerInfo`);

@@ -364,7 +364,7 @@ extension RecipeStore {
             return .success((response, lostHere))
         }
         let (result, lost) = try outcome.get()
-        if !lost.isEmpty { lostPhotos.withLock { $0.formUnion(lost) } }
+        noteLost(lost)
         if result.changed > 0 { await collectUnusedPhotos() }
         return result
     }
