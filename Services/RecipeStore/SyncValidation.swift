@@ -98,6 +98,10 @@ enum SyncValidation {
             }
             return nil
         }
+        if name == SyncRecord.deletionsField {
+            guard value == .bool(true) else { return "\(name) must be true (it stands for the deletes a version of the record they had not seen beat)" }
+            return nil
+        }
         if name == SyncRecord.conflictOfField {
             guard kind == .recipe, value == .null || isCanonicalUUID(value.object?["recipe"]?.string) else {
                 return "\(name) must be null or {recipe: UUID in upper case}"

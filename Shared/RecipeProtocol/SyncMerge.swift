@@ -78,7 +78,24 @@ public enum SyncMerge {
             merged[name] = field
             if let loss { losses.append(loss) }
         }
+        // A delete that a version of the record it had not seen beats (a re-creation, a record made under the same id
+        // elsewhere) is kept for the writes it had seen: joined into `_deletions`. Dropped, a later delete by someone who
+        // had seen only the version that came back, met by a write the dropped one had deleted, left the record live.
+        if let ours = local[SyncRecord.deletedField], let theirs = remote[SyncRecord.deletedField], let beaten = beatenDelete(ours, theirs) {
+            merged[SyncRecord.deletionsField] = merged[SyncRecord.deletionsField].map { mergeField(SyncRecord.deletionsField, $0, beaten).0 } ?? beaten
+        }
         return (merged, losses)
+    }
+
+    /// The delete among two versions of the delete flag that have not seen each other, one present and one removed,
+    /// as a `_deletions` version: the present one wins (`mergeField`), and the delete counts on there. Two versions that
+    /// have seen the same writes (one number given to two writes) are not such a pair: the delete had not seen the
+    /// other's write, though its vector says so.
+    static func beatenDelete(_ a: SyncField, _ b: SyncField) -> SyncField? {
+        guard !a.clock.isCovered(by: b.clock), !b.clock.isCovered(by: a.clock) else { return nil }
+        let (aThere, bThere) = (presence(a, element: false, deleteFlag: true), presence(b, element: false, deleteFlag: true))
+        guard aThere != bThere else { return nil }
+        return SyncField(value: .bool(true), clock: (aThere ? b : a).clock)
     }
 
     static func mergeField(_ name: String, _ a: SyncField, _ b: SyncField) -> (SyncField, Loss?) {
@@ -146,14 +163,25 @@ public enum SyncMerge {
         return a.value.canonicalText >= b.value.canonicalText
     }
 
-    /// A record exists unless it was deleted by a replica that had seen every
-    /// write of every field: an edit the deleting side had not seen brings it back.
+    /// A record exists unless every write of it was seen by some delete of it — the one its flag holds, or one that a
+    /// version it had not seen beat (`_deletions`): an edit, or a making, that no deleting side had seen brings it back.
+    /// (Each delete removes the writes it saw: the record made on two replicas under one id and deleted on each by
+    /// someone who saw only that one stays deleted, whichever delete a merge met first.)
     /// Conflict bookkeeping is not an edit: a conflict dismissed while another replica
     /// deleted the record leaves it deleted.
     public static func isLive(_ states: [String: SyncField]) -> Bool {
-        guard let deleted = states[SyncRecord.deletedField], deleted.value == .bool(true) else { return true }
+        guard let deleted = states[SyncRecord.deletedField] else { return true }
+        let deletions = states[SyncRecord.deletionsField]
+        let seen: [String: Int64]
+        if deleted.value == .bool(true) {
+            seen = deletions.map { SyncClock.join(deleted.clock.vv, $0.clock.vv) } ?? deleted.clock.vv
+        } else {
+            // There by a making (or a making again) that no delete had seen.
+            guard let deletions, SyncClock.covers(deletions.clock.vv, deleted.clock.vv) else { return true }
+            seen = deletions.clock.vv
+        }
         return states.contains { name, field in
-            name != SyncRecord.deletedField && !SyncRecord.isRecordOnlyField(name) && !field.clock.isCovered(by: deleted.clock)
+            name != SyncRecord.deletedField && !SyncRecord.isRecordOnlyField(name) && !SyncClock.covers(seen, field.clock.vv)
         }
     }
 }

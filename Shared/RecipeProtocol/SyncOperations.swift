@@ -20,7 +20,9 @@ public enum SyncRules {
     /// the removal's (a later removal that saw every write but not that one lost to it).
     /// 5: two versions that have seen the same writes but hold different values (a replica rolled back gave one write
     /// number to two writes) are concurrent: the one shown, the other a conflicted copy; no longer one dropped.
-    public static let current = 5
+    /// 6: a delete that a version of the record it had not seen beats still counts for the writes it had seen
+    /// (`_deletions`): a record stays deleted once every write of it was seen by some delete.
+    public static let current = 6
 
     /// Why `who`, saying `rules` (nil: a release from before rules were numbered), cannot sync with `here` (the side
     /// judging, which runs this release); nil when it can.

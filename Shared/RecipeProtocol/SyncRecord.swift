@@ -95,6 +95,10 @@ public struct SyncRecord: Codable, Sendable, Equatable {
 
     /// The name of the field that says whether the record was deleted (a tombstone keeps its last values).
     public static let deletedField = "_deleted"
+    /// The deletes of the record that a version of it they had not seen beat (since sync rules 6), as one version: its
+    /// vector every such delete's joined, its value `true`. The record stays back only while some write of it was seen
+    /// by no delete (`SyncMerge.isLive`): a delete beaten by a write made elsewhere still counts for the writes it saw.
+    public static let deletionsField = "_deletions"
 
     public init(kind: SyncKind, id: String, seq: Int, fields: [String: JSONValue], clocks: [SyncClock], fieldClocks: [String: Int]) {
         self.kind = kind
@@ -150,7 +154,7 @@ public struct SyncRecord: Codable, Sendable, Equatable {
 
     /// Whether `name` is kept in the sync record only (no table column holds it).
     public static func isRecordOnlyField(_ name: String) -> Bool {
-        name.hasPrefix(conflictPrefix) || name == conflictOfField
+        name.hasPrefix(conflictPrefix) || name == conflictOfField || name == deletionsField
     }
 
     /// Whether the record exists (see `SyncMerge.isLive`).

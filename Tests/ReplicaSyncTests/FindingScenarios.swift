@@ -966,6 +966,89 @@ struct FindingScenarios {
         }
     }
 
+    @Test("a record made on two replicas under one id, each deleted by someone who saw only the one made there: it stays deleted everywhere, however the deletes and the syncs cross (ConvergenceProperty seed 17903468111512776939)",
+          arguments: [SyncKind.recipe, .book, .cookLog], [false, true])
+    func everyWriteDeletedBySomeone(kind: SyncKind, thirdReplica: Bool) async throws {
+        try await withReplicas(thirdReplica ? 3 : 2) { replicas in
+            let (a, b) = (replicas[0], replicas[1])
+            let (recipe, _) = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Bread"))
+            try await syncAll(replicas)
+            let id = UUID()
+            func make(_ replica: LocalReplica, _ title: String) async throws {
+                switch kind {
+                case .recipe: _ = try await replica.store.createRecipe(id: id, RecipeDraft(name: title))
+                case .book: _ = try await replica.store.createBook(id: id, title: title, author: nil)
+                case .cookLog: _ = try await replica.store.addCookLogEntry(id: id, recipeID: recipe.id, cookedAt: nil, rating: title == "Soup" ? 2 : 4,
+                                                                           note: title, servings: nil)
+                case .ingredient: Issue.record("not drawn")
+                }
+            }
+            func delete(_ replica: LocalReplica) async throws {
+                switch kind {
+                case .recipe: try await replica.store.deleteRecipe(id: id)
+                case .book: try await replica.store.deleteBook(id: id)
+                case .cookLog: _ = try await replica.store.deleteCookLogEntry(id: id)
+                case .ingredient: break
+                }
+            }
+            // a makes it; b, having seen nothing of it, makes it under the same id (a client's choice) and deletes it.
+            try await make(a, "Soup")
+            try await make(b, "Salad")
+            try await delete(b)
+            // a's reaches b (by the third replica, when there is one): b's delete had not seen it, so it is back there.
+            if thirdReplica {
+                _ = try await SyncEngine.pull(from: a, to: replicas[2])
+                _ = try await SyncEngine.pull(from: replicas[2], to: b)
+            } else {
+                _ = try await SyncEngine.pull(from: a, to: b)
+            }
+            #expect(try await b.store.syncRecord(kind, id: id.uuidString)?.isLive == true, "an edit the delete had not seen brings it back")
+            // a deletes its own, having seen nothing of b's. Each write was deleted by someone who had seen it.
+            try await delete(a)
+            try await syncAll(replicas)
+            try await syncAll(replicas)
+            for replica in replicas {
+                #expect(try await replica.store.syncRecord(kind, id: id.uuidString)?.isLive == false, "\(kind.rawValue) at \(replica.name)")
+            }
+            switch kind {
+            case .recipe: #expect(try await a.store.listRecipes(.init(limit: 10)).recipes.map(\.name).filter { !$0.contains("conflicted copy") } == ["Bread"])
+            case .book: #expect(try await a.store.listBooks().isEmpty)
+            case .cookLog: #expect(try await a.store.cookLog(recipeID: nil, limit: 10).isEmpty)
+            case .ingredient: break
+            }
+            try await expectConverged(replicas)
+        }
+    }
+
+    @Test("a recipe made on two replicas under one id, each making deleted by someone who saw it, the makings and the deletes crossing on the way: it stays deleted everywhere")
+    func everyMakingDeletedBySomeone() async throws {
+        try await withReplicas(4) { replicas in
+            let (a, b, c, d) = (replicas[0], replicas[1], replicas[2], replicas[3])
+            let id = UUID()
+            // b makes it (a client's id); c, having seen that, deletes it.
+            _ = try await b.store.createRecipe(id: id, RecipeDraft(name: "Bread at b"))
+            _ = try await SyncEngine.pull(from: b, to: c)
+            try await c.store.deleteRecipe(id: id)
+            // d, having seen none of it, makes it under the same id; a, having seen d's only, deletes it.
+            _ = try await d.store.createRecipe(id: id, RecipeDraft(name: "Bread at d"))
+            _ = try await SyncEngine.pull(from: d, to: a)
+            try await a.store.deleteRecipe(id: id)
+            // c meets d's making (which its delete had not seen: it is back there), then a's delete of it, then b's making,
+            // which a's delete had not seen but c's had.
+            _ = try await SyncEngine.pull(from: d, to: c)
+            #expect(try await c.store.syncRecord(.recipe, id: id.uuidString)?.isLive == true)
+            _ = try await SyncEngine.pull(from: a, to: c)
+            _ = try await SyncEngine.pull(from: b, to: c)
+            #expect(try await c.store.syncRecord(.recipe, id: id.uuidString)?.isLive == false, "every making was deleted by someone who saw it")
+            try await syncAll(replicas)
+            try await syncAll(replicas)
+            for replica in replicas {
+                #expect(try await replica.store.syncRecord(.recipe, id: id.uuidString)?.isLive == false, "\(replica.name)")
+            }
+            try await expectConverged(replicas)
+        }
+    }
+
     @Test("a keyword removed on one replica while another removes and adds it again, then removed by someone who saw it added again: it stays removed everywhere")
     func keywordRemovalAfterReAddHolds() async throws {
         try await withReplicas(3) { replicas in

@@ -16,9 +16,10 @@ struct SyncRulesFingerprintTests {
         3: "59914a97ddf631f58678b57f298d1a1f433e40783dc2d2c9b0a4563d199986fb",
         4: "74a3fedbe62c78ec003ac55a56ece178b9225b7c23809165ef9a8c292d5f33d6",
         5: "76c9c839c07b61a23d171d2cd3efe209a924078a75b24d7c40c1a04e41436601",
+        6: "9e967ed716ebce7c51fc870766fa9c6a215e7ffb80dbfb1604f347b08da1a1ae",
     ]
 
-    @Test("the field merge, liveness and catalogue row ids answer a fixed set of 3,000 inputs as recorded for this release's sync rules; a change to any answer raises SyncRules.current and records the new fingerprint here")
+    @Test("the field merge, liveness and catalogue row ids answer a fixed set of 4,000 inputs as recorded for this release's sync rules; a change to any answer raises SyncRules.current and records the new fingerprint here")
     func answersAsRecorded() {
         let digest = SHA256.hash(data: Data(Self.answers().utf8)).map { String(format: "%02x", $0) }.joined()
         #expect(Self.recorded[SyncRules.current] == digest, """
@@ -55,9 +56,20 @@ struct SyncRulesFingerprintTests {
             let (merged, losses) = SyncMerge.merge([name: a], [name: b])
             lines.append("merge \(name): \(text(a)) | \(text(b)) → \(merged[name].map(text) ?? "-") lost \(losses.map { text(SyncField(value: $0.value, clock: $0.clock)) })")
         }
+        // Since rules 6: the delete flag with the deletes a presence beat before (`_deletions`), and what a merge adds to them.
+        for _ in 0..<1_000 {
+            var (ours, theirs): ([String: SyncField], [String: SyncField]) = ([:], [:])
+            for name in ["name", SyncRecord.deletedField, SyncRecord.deletionsField] {
+                if draw(2) == 0 { ours[name] = field() }
+                if draw(2) == 0 { theirs[name] = field() }
+            }
+            let (merged, _) = SyncMerge.merge(ours, theirs)
+            func all(_ states: [String: SyncField]) -> String { states.sorted { $0.key < $1.key }.map { "\($0.key): \(text($0.value))" }.joined(separator: "; ") }
+            lines.append("merge \(all(ours)) | \(all(theirs)) → \(all(merged)) live \(SyncMerge.isLive(merged))")
+        }
         for _ in 0..<500 {
             var states: [String: SyncField] = [:]
-            for name in names where draw(2) == 0 { states[name] = field() }
+            for name in names + [SyncRecord.deletionsField] where draw(2) == 0 { states[name] = field() }
             lines.append("live \(states.sorted { $0.key < $1.key }.map { "\($0.key): \(text($0.value))" }): \(SyncMerge.isLive(states))")
         }
         let catalogueNames = ["apple", "basil", "onion", "spaghetti", "thyme"]
