@@ -64,6 +64,7 @@ struct ConvergenceProperty {
         UInt64(15463041752482725537), // a recipe made on a replica whose clock ran a year ahead, held for it on another, deleted there and made again under its id elsewhere: the delete lost to the re-creation, no vector counted the held creation, and it stayed held for ever (a held version whose write the record has merged is had)
         UInt64(10788907251984643009), // the property's reading: only a database file put back over a folder whose blob of it was collected since, no other replica ever holding it, left records waiting for it everywhere (now they arrive everywhere, the blob listed lost on each)
         UInt64(1405504297626771429), // a person's edit refused as a conflict with the clock restart its own write set off: re-dating two keywords added at one place on two replicas changed their order, and the version with it (found once records no longer waited for a blob no replica held)
+        UInt64(17903468111512776939), // a recipe made on two replicas under one id, each deleted there by someone who saw only that one, came back: the delete the first one's arrival beat was dropped, and the other delete had not seen the second one's write its merged fields carried (sync rules 6: `_deletions`)
     ])
     func foundSeeds(seed: UInt64) async throws {
         var history = History(seed: seed)
