@@ -111,6 +111,8 @@ enum SyncLog {
                 changed = true
             }
             if changed {
+                // A photo or keyword removed here takes the removals kept beside it (`removed:<element>`) along.
+                SyncMerge.settleRemovals(&states)
                 let record = SyncRecord(kind: kind, id: id, seq: seq, states: states)
                 if asWritten, SyncMerge.isLive(states), let problem = SyncValidation.valuesProblem(record, draftValidated: fromDraft) {
                     throw ServiceError(.invalidArgument, "\(problem); nothing was stored (a \(kind.personName) like this would not be taken by another replica)")

@@ -98,6 +98,15 @@ enum SyncValidation {
             }
             return nil
         }
+        if name.hasPrefix(SyncRecord.removalsPrefix) {
+            let element = String(name.dropFirst(SyncRecord.removalsPrefix.count))
+            guard SyncRecord.isElementField(element) else {
+                return "field \(name.prefix(60)) is not removed:<photo:… or keyword:… field>"
+            }
+            if let problem = fieldProblem(kind, element, .null) { return problem }
+            guard value == .bool(true) else { return "\(name.prefix(60)) must be true (it stands for the removals an add they had not seen beat)" }
+            return nil
+        }
         if name == SyncRecord.deletionsField {
             guard value == .bool(true) else { return "\(name) must be true (it stands for the deletes a version of the record they had not seen beat)" }
             return nil

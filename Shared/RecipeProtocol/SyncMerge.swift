@@ -69,6 +69,7 @@ public enum SyncMerge {
     public static func merge(_ local: [String: SyncField], _ remote: [String: SyncField]) -> (merged: [String: SyncField], losses: [Loss]) {
         var merged = local
         var losses: [Loss] = []
+        var beaten: [(context: String, removal: SyncField)] = []
         for (name, theirs) in remote {
             guard let ours = local[name] else {
                 merged[name] = theirs
@@ -77,25 +78,50 @@ public enum SyncMerge {
             let (field, loss) = mergeField(name, ours, theirs)
             merged[name] = field
             if let loss { losses.append(loss) }
+            // A delete (or a set element's removal) that a version it had not seen beats — a re-creation, a record made
+            // under the same id elsewhere, an add of the same photo or keyword elsewhere — is kept for the writes it had
+            // seen: joined into `_deletions` (`removed:<element>`). Dropped, a later delete or removal by someone who had
+            // seen only the version that won, with the writes of the dropped one merged in, left the record or element there.
+            let element = SyncRecord.isElementField(name)
+            guard element || name == SyncRecord.deletedField,
+                  let removal = beatenRemoval(ours, theirs, element: element, deleteFlag: !element) else { continue }
+            beaten.append((element ? SyncRecord.removalsPrefix + name : SyncRecord.deletionsField, removal))
         }
-        // A delete that a version of the record it had not seen beats (a re-creation, a record made under the same id
-        // elsewhere) is kept for the writes it had seen: joined into `_deletions`. Dropped, a later delete by someone who
-        // had seen only the version that came back, met by a write the dropped one had deleted, left the record live.
-        if let ours = local[SyncRecord.deletedField], let theirs = remote[SyncRecord.deletedField], let beaten = beatenDelete(ours, theirs) {
-            merged[SyncRecord.deletionsField] = merged[SyncRecord.deletionsField].map { mergeField(SyncRecord.deletionsField, $0, beaten).0 } ?? beaten
+        // Joined once both sides' kept removals are merged (above, as fields of their own).
+        for (context, removal) in beaten {
+            merged[context] = merged[context].map { mergeField(context, $0, removal).0 } ?? removal
         }
+        settleRemovals(&merged)
         return (merged, losses)
     }
 
-    /// The delete among two versions of the delete flag that have not seen each other, one present and one removed,
-    /// as a `_deletions` version: the present one wins (`mergeField`), and the delete counts on there. Two versions that
-    /// have seen the same writes (one number given to two writes) are not such a pair: the delete had not seen the
-    /// other's write, though its vector says so.
-    static func beatenDelete(_ a: SyncField, _ b: SyncField) -> SyncField? {
+    /// The removal among two versions of the delete flag or of a set element that have not seen each other, one present
+    /// and one removed, as a version of the removals kept beside it: the present one wins (`mergeField`), and the removal
+    /// counts on there. Two versions that have seen the same writes (one number given to two writes) are not such a pair:
+    /// the removal had not seen the other's write, though its vector says so.
+    static func beatenRemoval(_ a: SyncField, _ b: SyncField, element: Bool, deleteFlag: Bool) -> SyncField? {
         guard !a.clock.isCovered(by: b.clock), !b.clock.isCovered(by: a.clock) else { return nil }
-        let (aThere, bThere) = (presence(a, element: false, deleteFlag: true), presence(b, element: false, deleteFlag: true))
+        let (aThere, bThere) = (presence(a, element: element, deleteFlag: deleteFlag), presence(b, element: element, deleteFlag: deleteFlag))
         guard aThere != bThere else { return nil }
         return SyncField(value: .bool(true), clock: (aThere ? b : a).clock)
+    }
+
+    /// A set element's kept removals (`removed:<element>`) stand only beside the element while it is there and some
+    /// add of it was seen by none of them: an element removed, or every add of it seen by one of them, reads removed
+    /// under its removal joined with them, and they go (the version two such removals give when they meet directly).
+    /// Every merge and every local write settles so, whatever order the versions came in.
+    public static func settleRemovals(_ states: inout [String: SyncField]) {
+        for (name, kept) in states where name.hasPrefix(SyncRecord.removalsPrefix) {
+            let element = String(name.dropFirst(SyncRecord.removalsPrefix.count))
+            states[name] = nil
+            let removal = SyncField(value: .null, clock: kept.clock)
+            guard let field = states[element] else { continue }
+            if field.value != .null && !SyncClock.covers(kept.clock.vv, field.clock.vv) {
+                states[name] = kept // an add none of them had seen: it stays, and they with it
+            } else {
+                states[element] = mergeField(element, field, removal).0
+            }
+        }
     }
 
     static func mergeField(_ name: String, _ a: SyncField, _ b: SyncField) -> (SyncField, Loss?) {

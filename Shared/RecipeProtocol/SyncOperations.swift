@@ -21,7 +21,9 @@ public enum SyncRules {
     /// 5: two versions that have seen the same writes but hold different values (a replica rolled back gave one write
     /// number to two writes) are concurrent: the one shown, the other a conflicted copy; no longer one dropped.
     /// 6: a delete that a version of the record it had not seen beats still counts for the writes it had seen
-    /// (`_deletions`): a record stays deleted once every write of it was seen by some delete.
+    /// (`_deletions`), and a set element's removal that an add it had not seen beats for the adds it had seen
+    /// (`removed:<element>`): a record stays deleted, a photo or keyword removed, once every write of it was seen by
+    /// some delete or removal.
     public static let current = 6
 
     /// Why `who`, saying `rules` (nil: a release from before rules were numbered), cannot sync with `here` (the side

@@ -99,6 +99,10 @@ public struct SyncRecord: Codable, Sendable, Equatable {
     /// vector every such delete's joined, its value `true`. The record stays back only while some write of it was seen
     /// by no delete (`SyncMerge.isLive`): a delete beaten by a write made elsewhere still counts for the writes it saw.
     public static let deletionsField = "_deletions"
+    /// The same for a set element: `removed:<element field>` → `true`, the removals of the element that an add they had
+    /// not seen beat (since sync rules 6), its vector theirs joined. Kept only while the element is there: once every
+    /// add of it was seen by some removal, the element reads removed, under that version (`SyncMerge.settleRemovals`).
+    public static let removalsPrefix = "removed:"
 
     public init(kind: SyncKind, id: String, seq: Int, fields: [String: JSONValue], clocks: [SyncClock], fieldClocks: [String: Int]) {
         self.kind = kind
@@ -154,7 +158,7 @@ public struct SyncRecord: Codable, Sendable, Equatable {
 
     /// Whether `name` is kept in the sync record only (no table column holds it).
     public static func isRecordOnlyField(_ name: String) -> Bool {
-        name.hasPrefix(conflictPrefix) || name == conflictOfField || name == deletionsField
+        name.hasPrefix(conflictPrefix) || name == conflictOfField || name == deletionsField || name.hasPrefix(removalsPrefix)
     }
 
     /// Whether the record exists (see `SyncMerge.isLive`).
