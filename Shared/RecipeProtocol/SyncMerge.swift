@@ -82,10 +82,8 @@ public enum SyncMerge {
             // under the same id elsewhere, an add of the same photo or keyword elsewhere — is kept for the writes it had
             // seen: joined into `_deletions` (`removed:<element>`). Dropped, a later delete or removal by someone who had
             // seen only the version that won, with the writes of the dropped one merged in, left the record or element there.
-            let element = SyncRecord.isElementField(name)
-            guard element || name == SyncRecord.deletedField,
-                  let removal = beatenRemoval(ours, theirs, element: element, deleteFlag: !element) else { continue }
-            beaten.append((element ? SyncRecord.removalsPrefix + name : SyncRecord.deletionsField, removal))
+            guard let removal = beatenRemoval(name, ours, theirs) else { continue }
+            beaten.append((SyncRecord.isElementField(name) ? SyncRecord.removalsPrefix + name : SyncRecord.deletionsField, removal))
         }
         // Joined once both sides' kept removals are merged (above, as fields of their own).
         for (context, removal) in beaten {
@@ -99,8 +97,10 @@ public enum SyncMerge {
     /// and one removed, as a version of the removals kept beside it: the present one wins (`mergeField`), and the removal
     /// counts on there. Two versions that have seen the same writes (one number given to two writes) are not such a pair:
     /// the removal had not seen the other's write, though its vector says so.
-    static func beatenRemoval(_ a: SyncField, _ b: SyncField, element: Bool, deleteFlag: Bool) -> SyncField? {
-        guard !a.clock.isCovered(by: b.clock), !b.clock.isCovered(by: a.clock) else { return nil }
+    /// Nil for any other field.
+    static func beatenRemoval(_ name: String, _ a: SyncField, _ b: SyncField) -> SyncField? {
+        let (element, deleteFlag) = (SyncRecord.isElementField(name), name == SyncRecord.deletedField)
+        guard element || deleteFlag, !a.clock.isCovered(by: b.clock), !b.clock.isCovered(by: a.clock) else { return nil }
         let (aThere, bThere) = (presence(a, element: element, deleteFlag: deleteFlag), presence(b, element: element, deleteFlag: deleteFlag))
         guard aThere != bThere else { return nil }
         return SyncField(value: .bool(true), clock: (aThere ? b : a).clock)

@@ -96,7 +96,7 @@ public struct SyncRecord: Codable, Sendable, Equatable {
     /// The name of the field that says whether the record was deleted (a tombstone keeps its last values).
     public static let deletedField = "_deleted"
     /// The deletes of the record that a version of it they had not seen beat (since sync rules 6), as one version: its
-    /// vector every such delete's joined, its value `true`. The record stays back only while some write of it was seen
+    /// vector every such delete's joined, its value `true`. The record is live only while some write of it was seen
     /// by no delete (`SyncMerge.isLive`): a delete beaten by a write made elsewhere still counts for the writes it saw.
     public static let deletionsField = "_deletions"
     /// The same for a set element: `removed:<element field>` → `true`, the removals of the element that an add they had
