@@ -43,8 +43,16 @@ struct SyncNow: AsyncParsableCommand {
                 }
                 print(line)
             }
-            if reply.pairs.contains(where: { $0.error != nil }) { throw ExitCode(ExitStatus.unavailable) }
+            if let status = Self.exitStatus(reply.pairs) { throw ExitCode(status) }
         }
+    }
+
+    /// A pair not synced: 74 when a storage's disk is full or its database damaged (as for any change refused so),
+    /// otherwise 69. Nil when every pair was synced.
+    static func exitStatus(_ pairs: [PairSync]) -> Int32? {
+        let codes = pairs.filter { $0.error != nil }.map { $0.errorCode.flatMap(ErrorCode.init(rawValue:)) }
+        guard !codes.isEmpty else { return nil }
+        return codes.contains { $0 == .storageFull || $0 == .storageDamaged } ? ExitStatus.ioError : ExitStatus.unavailable
     }
 
     static func size(_ bytes: Int) -> String {

@@ -204,6 +204,7 @@ public actor SyncCoordinator {
         } catch {
             // One replica down does not stop the others; the next run resumes from the saved cursors.
             result.error = "\(error)"
+            result.errorCode = (error as? ServiceError)?.code.rawValue
             let now = ContinuousClock.now
             if let last = failuresLogged[replica.name], last.error == result.error, now - last.at < Self.failureRelog {
                 failuresLogged[replica.name]?.since += 1

@@ -16,6 +16,9 @@ public struct PairSync: Codable, Sendable, Equatable {
     public var conflicts: Int
     /// Why the pair could not be synced (the other pairs still were).
     public var error: String?
+    /// The code of that error when one of the two storages answered with it (`storage_full`: the disk of the side
+    /// `error` names is full); a raw value, so a code a newer worker gives still reads. Left out otherwise.
+    public var errorCode: String?
     /// Records the storage and the replica hold back after the sync (from any replica; `recipes sync status` says
     /// why): until their senders' next versions, the two do not agree on them. Left out when not known.
     public var heldAtStorage: Int?

@@ -3,6 +3,7 @@ import GRDB
 import Messaging
 import RecipeModel
 import RecipeProtocol
+import TestImages
 import TestScratch
 import Testing
 
@@ -106,6 +107,85 @@ struct FullDiskTests {
         #expect(!FileManager.default.fileExists(atPath: root + backupDisk + "/copy"), "the partial backup is removed")
         #expect(try await client.call(System.Health.self, Empty()).service == "recipe-storage")
         _ = try await storage.stop()
+    }
+
+    @Test("a sync onto a replica whose disk fills part way says so and which replica (exit 74); the replica keeps whole recipes, the source loses nothing, and once there is room the next sync brings the rest",
+          .enabled(if: canMount, "needs `unshare --mount --map-root-user` to give the storage a small disk of its own"))
+    func syncOntoAFullDisk() async throws {
+        let homeFolder = temporaryDataFolder()
+        let (home, homeEndpoint) = try await startStorage(samples: false, folder: homeFolder)
+        var configuration = MessageClient.Configuration(endpoint: homeEndpoint, serviceName: "storage")
+        configuration.timeout = .seconds(20)
+        let homeClient = try MessageClient(configuration: configuration)
+        // About 9 MB of recipes (three pages of a sync), two of them with a photo.
+        var made: [UUID] = []
+        for index in 0..<150 {
+            made.append(try await homeClient.call(RecipeOps.Create.self, .init(id: UUID(), recipe: Self.bulky("Stew \(index)"))).recipe.id)
+        }
+        let photos = [TestImages.jpegMarked(count: 60_000, step: 5), TestImages.jpegMarked(count: 60_000, step: 11)]
+        for (index, jpeg) in photos.enumerated() {
+            let file = Scratch.url("rv-sync-photo", suffix: ".jpg")
+            try jpeg.write(to: file)
+            let added = try await recipes(["photo", "add", made[index * 140].uuidString, file.path, "--as-is"], storage: homeEndpoint)
+            #expect(added.status == 0, "\(added.output)")
+        }
+
+        // The laptop's data folder is on a 32 MB disk that something else has mostly filled.
+        let disk = Scratch.path("rv-small-disk")
+        let (laptop, laptopEndpoint, laptopClient) = try await Self.storage(on: [(disk, "32m")])
+        let ballast = "/proc/\(laptop.pid)/root" + disk + "/ballast"
+        try Data(repeating: 0x42, count: 20_000_000).write(to: URL(fileURLWithPath: ballast))
+        let worker = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", homeEndpoint,
+                                                          "--replica", laptopEndpoint, "--sync-on-request"])
+        let cli = ["--worker", try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#),
+                   "--sync-timeout", "120"]
+
+        let full = try await recipes(["sync"] + cli, storage: homeEndpoint)
+        #expect(full.status == 74, "\(full.output)")
+        #expect(full.output.contains("not synced: \(laptopEndpoint) answered: sync.apply was not done: the disk recipe-storage writes to is full"),
+                "the line names the replica whose disk is full: \(full.output)")
+        #expect(full.output.contains("Free some space"), "\(full.output)")
+
+        // The laptop goes on answering; whatever recipe it took is whole, its photo readable; its database checks out.
+        #expect(try await laptopClient.call(System.Health.self, Empty()).service == "recipe-storage")
+        let taken = try await laptopClient.call(RecipeOps.List.self, .init(limit: 200)).recipes
+        // (A page of a sync is one transaction of at most 4 MB of records: the first fitted, a later one did not.)
+        #expect(!taken.isEmpty && taken.count < made.count, "the disk held some recipes, not every one: \(taken.count)")
+        for summary in taken {
+            let recipe = try await laptopClient.call(RecipeOps.Get.self, .init(id: summary.id)).recipe
+            #expect(recipe.instructions.count == 6, "\(recipe.name) came whole")
+        }
+        // Home lost nothing and holds no change the laptop made.
+        let atHome = try await homeClient.call(RecipeOps.List.self, .init(limit: 200)).recipes
+        #expect(Set(atHome.map(\.id)) == Set(made))
+        for endpoint in [homeEndpoint, laptopEndpoint] {
+            let check = try await recipes(["check"], storage: endpoint)
+            #expect(check.status == 0, "\(endpoint): \(check.output)")
+        }
+
+        // Room again: the next sync brings the rest, photos included, and the two are in step.
+        try FileManager.default.removeItem(atPath: ballast)
+        let again = try await recipes(["sync"] + cli, storage: homeEndpoint)
+        #expect(again.status == 0, "\(again.output)")
+        let status = try await recipes(["sync", "status", "--json"] + cli.prefix(2), storage: homeEndpoint)
+        let pairs = try WireCodec.makeDecoder().decode(WorkerSyncOps.Status.Response.self, from: Data(status.output.utf8)).pairs
+        #expect(pairs.count == 1 && pairs.allSatisfy { $0.pendingToReplica == 0 && $0.pendingToStorage == 0 }, "\(status.output)")
+        let after = try await laptopClient.call(RecipeOps.List.self, .init(limit: 200)).recipes
+        #expect(Set(after.map(\.id)) == Set(made))
+        for (index, jpeg) in photos.enumerated() {
+            let out = Scratch.path("rv-sync-photo-out") + ".jpg"
+            let got = try await recipes(["photo", "get", made[index * 140].uuidString, "1", "-o", out], storage: laptopEndpoint)
+            #expect(got.status == 0, "\(got.output)")
+            #expect((try? Data(contentsOf: URL(fileURLWithPath: out))) == jpeg)
+        }
+        let blobs = "/proc/\(laptop.pid)/root" + disk + "/data/photos"
+        let files = try FileManager.default.subpathsOfDirectory(atPath: blobs)
+        #expect(!files.contains { $0.hasSuffix(".tmp") }, "no half-written photo is left taking room: \(files)")
+
+        _ = try await worker.stop()
+        _ = try await laptop.stop()
+        _ = try await home.stop()
+        try? FileManager.default.removeItem(atPath: homeFolder)
     }
 
     @Test("a snapshot that does not fit is refused as storage_full and removed whole, so the disk has room again",
