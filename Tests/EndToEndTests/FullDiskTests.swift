@@ -188,6 +188,91 @@ struct FullDiskTests {
         try? FileManager.default.removeItem(atPath: homeFolder)
     }
 
+    @Test("a storage killed with kill -9 on a full disk starts again there and reads every recipe it acknowledged, or stops saying the disk is full and what to do; once there is room it starts with every one of them, whole, and takes writes",
+          .enabled(if: canMount && FileManager.default.isExecutableFile(atPath: "/usr/bin/nsenter"),
+                   "needs `unshare --mount --map-root-user` and nsenter to give the storage a small disk that outlives it"),
+          arguments: [false, true])
+    func restartOnAFullDisk(filledByAnother: Bool) async throws {
+        let disk = Scratch.path("rv-small-disk")
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        // A disk that outlives each storage process: mounted in a mount namespace that a waiting process holds and
+        // every storage of the test enters.
+        let holder = try ServiceProcess(path: "/usr/bin/unshare", ["--mount", "--map-root-user", "sh", "-c",
+                                                                   #"mount -t tmpfs -o size=16m tmpfs "$1" && echo mounted && exec sleep 300"#, "sh", disk])
+        _ = try await holder.waitForOutput("(mounted)")
+        func storage() throws -> ServiceProcess {
+            try ServiceProcess(path: "/usr/bin/nsenter", ["-t", "\(holder.pid)", "-U", "-m", "--preserve-credentials",
+                                                          try ServiceProcess.executable("recipe-storage"), "--bind", "tcp://127.0.0.1:*",
+                                                          "--publish", "tcp://127.0.0.1:*", "--data", disk + "/data"])
+        }
+        func client(_ endpoint: String) throws -> MessageClient {
+            var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: "storage")
+            configuration.timeout = .seconds(20)
+            return try MessageClient(configuration: configuration)
+        }
+        // Something else on the disk takes most of it.
+        let ballast = "/proc/\(holder.pid)/root" + disk + "/ballast"
+        try Data(repeating: 0x42, count: 10_000_000).write(to: URL(fileURLWithPath: ballast))
+
+        let first = try storage()
+        let firstClient = try client(try await first.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#))
+        var stored: [UUID] = []
+        var refusal: ServiceError?
+        for index in 0..<400 where refusal == nil {
+            if filledByAnother && index == 5 {
+                // Another program takes every byte left: the storage's log then has no room it can use again either.
+                let filler = try #require(FileHandle(forWritingAtPath: ballast))
+                let chunk = Data(repeating: 0x43, count: 64 * 1_024)
+                while (try? filler.write(contentsOf: chunk)) != nil {}
+                try? filler.close()
+            }
+            do {
+                stored.append(try await firstClient.call(RecipeOps.Create.self, .init(id: UUID(), recipe: Self.bulky("Stew \(index)"))).recipe.id)
+            } catch let error as ServiceError {
+                refusal = error
+            }
+        }
+        #expect(refusal?.code == .storageFull && stored.count >= 5, "\(String(describing: refusal)), \(stored.count) stored")
+        #expect(try await first.stop(signal: SIGKILL) != nil)
+
+        // Started again on the full disk: it either starts — SQLite's log has room it can use again — reads every
+        // recipe it acknowledged and refuses only what does not fit, or it stops at once, saying why. Never a hang,
+        // never a recipe lost.
+        let second = try storage()
+        let endpointPattern = try Regex(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        let started = try await eventually(within: 60) { second.printed.contains(endpointPattern) || !second.isRunning }
+        #expect(started, "neither started nor stopped: \(second.printed)")
+        if second.isRunning {
+            let secondClient = try client(try await second.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#))
+            for id in stored { #expect(try await secondClient.call(RecipeOps.Get.self, .init(id: id)).recipe.instructions.count == 6) }
+            for index in 0..<20 {
+                do {
+                    _ = try await secondClient.call(RecipeOps.Create.self, .init(id: UUID(), recipe: Self.bulky("On a full disk \(index)")))
+                } catch let error as ServiceError {
+                    #expect(error.code == .storageFull, "\(error)")
+                    break
+                }
+            }
+            _ = try await second.stop(signal: SIGKILL)
+        } else {
+            #expect(second.exitStatus != 0)
+            #expect(second.printed.contains("its disk is full; free some space there and start recipe-storage again"), "\(second.printed)")
+        }
+
+        // Room again: every recipe it acknowledged is there, whole, and the database checks out.
+        try FileManager.default.removeItem(atPath: ballast)
+        let third = try storage()
+        let endpoint = try await third.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
+        let thirdClient = try client(endpoint)
+        for id in stored { #expect(try await thirdClient.call(RecipeOps.Get.self, .init(id: id)).recipe.instructions.count == 6) }
+        #expect(try await thirdClient.call(RecipeOps.List.self, .init(limit: 200)).recipes.allSatisfy { $0.name.hasPrefix("Stew ") || $0.name.hasPrefix("On a full disk ") })
+        let check = try await recipes(["check"], storage: endpoint)
+        #expect(check.status == 0, "\(check.output)")
+        #expect(try await thirdClient.call(RecipeOps.Create.self, .init(id: UUID(), recipe: Self.bulky("After the room was made"))).created)
+        _ = try await third.stop()
+        _ = try await holder.stop(signal: SIGKILL)
+    }
+
     @Test("a snapshot that does not fit is refused as storage_full and removed whole, so the disk has room again",
           .enabled(if: canMount, "needs `unshare --mount --map-root-user` to give the storage a small disk of its own"))
     func snapshotTooLarge() async throws {
