@@ -23,12 +23,17 @@ struct SyncNow: AsyncParsableCommand {
             return try await worker.call(WorkerSyncOps.Run.self, Empty())
         } text: { reply in
             for pair in reply.pairs {
-                if let error = pair.error {
-                    print("\(pair.storage) ⇄ \(pair.replica): not synced: \(error)")
-                    continue
-                }
                 let moved = pair.toReplica == 0 && pair.toStorage == 0 ? "already in step"
                     : "\(Output.count(pair.toReplica, "change")) to the replica, \(pair.toStorage) back"
+                if let error = pair.error {
+                    // What moved before it stopped stays moved: the next sync goes on from there.
+                    var parts: [String] = []
+                    if pair.toReplica > 0 || pair.toStorage > 0 { parts.append(moved) }
+                    if pair.photos > 0 { parts.append(Output.count(pair.photos, "photo")) }
+                    let before = parts.isEmpty ? "" : parts.joined(separator: ", ") + ", then "
+                    print("\(pair.storage) ⇄ \(pair.replica): \(before)not synced: \(error)")
+                    continue
+                }
                 var line = "\(pair.storage) ⇄ \(pair.replica): \(moved)"
                 if pair.photos > 0 { line += ", \(Output.count(pair.photos, "photo")) (\(Self.size(pair.photoBytes)))" }
                 if pair.conflicts > 0 { line += ", \(pair.conflicts) conflicted cop\(pair.conflicts == 1 ? "y" : "ies") kept (recipes conflicts)" }

@@ -200,12 +200,17 @@ public enum SyncEngine {
     /// Every page is applied on condition that the target is still the replica it was when the pull read its id
     /// and cursor: a storage restored (or started as a new incarnation) behind the same endpoint in the middle
     /// refuses the page (`sync_restart`), and the pull starts again, twice at most, from what the target is now.
+    ///
+    /// `progress` is told what the pull has moved so far each time it ends, by a failure too: a pull that fails part way
+    /// (the target's disk full on a later page) has still moved the pages before it, and a person is told so.
     public static func pull(from source: any SyncEndpoint, to target: any SyncEndpoint, pageSize: Int = 200,
-                            maxPages: Int = .max, snapshotAbove: Int = snapshotThreshold) async throws -> PullReport {
+                            maxPages: Int = .max, snapshotAbove: Int = snapshotThreshold,
+                            progress: (@Sendable (PullReport) -> Void)? = nil) async throws -> PullReport {
         var attempt = 1
         while true {
             do {
-                return try await pullOnce(from: source, to: target, pageSize: pageSize, maxPages: maxPages, snapshotAbove: snapshotAbove)
+                return try await pullOnce(from: source, to: target, pageSize: pageSize, maxPages: maxPages, snapshotAbove: snapshotAbove,
+                                          progress: progress)
             } catch let error as ServiceError where error.code == .syncRestart && attempt < 3 {
                 attempt += 1
             }
@@ -213,7 +218,7 @@ public enum SyncEngine {
     }
 
     private static func pullOnce(from source: any SyncEndpoint, to target: any SyncEndpoint, pageSize: Int,
-                                 maxPages: Int, snapshotAbove: Int) async throws -> PullReport {
+                                 maxPages: Int, snapshotAbove: Int, progress: (@Sendable (PullReport) -> Void)?) async throws -> PullReport {
         let sourceInfo = try await source.info()
         let targetInfo = try await target.info()
         let sourceID = sourceInfo.replicaID
@@ -246,6 +251,7 @@ public enum SyncEngine {
             mark = nil
         }
         var report = PullReport()
+        defer { progress?(report) } // returned or thrown: what was moved until then
         var pages = 0
         let takesUnavailable = targetInfo.takesUnavailablePhotos == true
         // (At most what one apply takes: records naming more wait, as before, for a later pull.)
@@ -338,13 +344,18 @@ public enum SyncEngine {
     }
 
     /// Both directions: after it, both replicas hold the same content (when nothing else writes meanwhile).
+    /// `progress` is told what has moved each way so far as each pull ends, by a failure too (see `pull`).
     public static func sync(_ a: any SyncEndpoint, _ b: any SyncEndpoint, pageSize: Int = 200,
-                            snapshotAbove: Int = snapshotThreshold) async throws -> (aToB: PullReport, bToA: PullReport) {
-        var aToB = try await pull(from: a, to: b, pageSize: pageSize, snapshotAbove: snapshotAbove)
-        let bToA = try await pull(from: b, to: a, pageSize: pageSize, snapshotAbove: snapshotAbove)
+                            snapshotAbove: Int = snapshotThreshold,
+                            progress: (@Sendable (_ aToB: PullReport, _ bToA: PullReport) -> Void)? = nil) async throws
+        -> (aToB: PullReport, bToA: PullReport) {
+        var aToB = try await pull(from: a, to: b, pageSize: pageSize, snapshotAbove: snapshotAbove, progress: { progress?($0, PullReport()) })
+        let first = aToB
+        let bToA = try await pull(from: b, to: a, pageSize: pageSize, snapshotAbove: snapshotAbove, progress: { progress?(first, $0) })
         // What b made while merging (conflicted copies, merged versions) goes back once more.
         if bToA.changed > 0 || aToB.conflicts > 0 {
-            aToB = aToB + (try await pull(from: a, to: b, pageSize: pageSize, snapshotAbove: snapshotAbove))
+            aToB = aToB + (try await pull(from: a, to: b, pageSize: pageSize, snapshotAbove: snapshotAbove,
+                                          progress: { progress?(first + $0, bToA) }))
         }
         return (aToB, bToA)
     }

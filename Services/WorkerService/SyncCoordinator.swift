@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 import Messaging
 import RecipeProtocol
@@ -175,11 +176,13 @@ public actor SyncCoordinator {
     private func syncPair(_ replica: RemoteReplica) async -> PairSync {
         var result = PairSync(storage: storage.name, replica: replica.name)
         broughtPhotos.remove(replica.name)
+        // What moved each way so far: a sync that fails part way still reports the pages it moved.
+        let moved = Mutex((sent: PullReport(), received: PullReport()))
         do {
             try await listen(to: storage)
             try await listen(to: replica)
             try await checkDistinct(storage, replica)
-            let (sent, received) = try await SyncEngine.sync(storage, replica)
+            let (sent, received) = try await SyncEngine.sync(storage, replica) { sent, received in moved.withLock { $0 = (sent, received) } }
             let both = sent + received
             result.toReplica = sent.changed
             result.toStorage = received.changed
@@ -205,6 +208,10 @@ public actor SyncCoordinator {
             // One replica down does not stop the others; the next run resumes from the saved cursors.
             result.error = "\(error)"
             result.errorCode = (error as? ServiceError)?.code.rawValue
+            let (sent, received) = moved.withLock { $0 }
+            let both = sent + received
+            (result.toReplica, result.toStorage, result.conflicts) = (sent.changed, received.changed, both.conflicts)
+            (result.photos, result.photoBytes) = (both.photos, both.photoBytes)
             let now = ContinuousClock.now
             if let last = failuresLogged[replica.name], last.error == result.error, now - last.at < Self.failureRelog {
                 failuresLogged[replica.name]?.since += 1

@@ -151,6 +151,9 @@ struct FullDiskTests {
         let taken = try await laptopClient.call(RecipeOps.List.self, .init(limit: 200)).recipes
         // (A page of a sync is one transaction of at most 4 MB of records: the first fitted, a later one did not.)
         #expect(!taken.isEmpty && taken.count < made.count, "the disk held some recipes, not every one: \(taken.count)")
+        // The line says what moved before the disk filled.
+        #expect(full.output.contains("\(homeEndpoint) ⇄ \(laptopEndpoint): \(taken.count) changes to the replica, 0 back, then not synced: "),
+                "\(full.output)")
         for summary in taken {
             let recipe = try await laptopClient.call(RecipeOps.Get.self, .init(id: summary.id)).recipe
             #expect(recipe.instructions.count == 6, "\(recipe.name) came whole")
@@ -167,6 +170,7 @@ struct FullDiskTests {
         try FileManager.default.removeItem(atPath: ballast)
         let again = try await recipes(["sync"] + cli, storage: homeEndpoint)
         #expect(again.status == 0, "\(again.output)")
+        #expect(again.output.contains(": \(made.count - taken.count) changes to the replica, 0 back, 2 photos"), "the rest, and no more: \(again.output)")
         let status = try await recipes(["sync", "status", "--json"] + cli.prefix(2), storage: homeEndpoint)
         let pairs = try WireCodec.makeDecoder().decode(WorkerSyncOps.Status.Response.self, from: Data(status.output.utf8)).pairs
         #expect(pairs.count == 1 && pairs.allSatisfy { $0.pendingToReplica == 0 && $0.pendingToStorage == 0 }, "\(status.output)")
