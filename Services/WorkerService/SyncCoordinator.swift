@@ -36,6 +36,8 @@ public actor SyncCoordinator {
     /// The replica id each endpoint last gave: two endpoints with one id are two storages on copies of one
     /// database, and syncing either would mix their feeds under one cursor, so both pairs are refused.
     private var replicaIDs: [String: String] = [:]
+    /// What the watch loop's schedule is told, while it runs.
+    private var scheduleEvents: AsyncStream<SyncSchedule.Event>.Continuation?
 
     /// A coordinator for `storage` and its `replicas`; `security` holds the CURVE keys to
     /// connect to each endpoint with (an endpoint not in it is reached without CURVE).
@@ -62,6 +64,8 @@ public actor SyncCoordinator {
     /// them had when it began (what is changed during it waits for the next).
     public func runNow() async -> [PairSync] {
         var results = await run(replicas)
+        // A pair waiting after failures (`SyncSchedule`) that synced now need wait no more.
+        for result in results where result.error == nil { scheduleEvents?.yield(.recovered(result.replica)) }
         let bringers = Set(results.indices.filter { results[$0].brought || broughtPhotos.contains(results[$0].replica) })
         let again = results.indices.filter { results[$0].error == nil && !bringers.subtracting([$0]).isEmpty }
         // `run` answers in the order it was given the pairs.
@@ -131,15 +135,17 @@ public actor SyncCoordinator {
     }
 
     /// Runs until cancelled: a sync at start, after change notices, and every `interval` (`SyncSchedule`
-    /// decides which pair runs when). A notice or a finished run wakes the loop at once; only the
-    /// interval is checked by a timer, once a second.
+    /// decides which pair runs when). A notice or a finished run wakes the loop at once; the interval, and the end of
+    /// a failed pair's wait, are checked by a timer, once a second.
     public func watch() async {
         guard isEnabled else { return }
         let (events, sink) = AsyncStream.makeStream(of: SyncSchedule.Event.self)
         listener.start { sink.yield(.notice) }
+        scheduleEvents = sink
         defer {
             listener.stop()
             sink.finish()
+            scheduleEvents = nil
         }
         // Subscribe before the first sync, and give the subscriptions a moment to reach the
         // storages: a change made during that sync is then announced, not missed until the interval.
@@ -160,8 +166,8 @@ public actor SyncCoordinator {
             for name in names {
                 guard let replica = byName[name] else { continue }
                 Task {
-                    _ = await self.runPair(replica)
-                    sink.yield(.finished(name))
+                    let result = await self.runPair(replica)
+                    sink.yield(result.error == nil ? .finished(name) : .failed(name, now: clock.now - origin))
                     // What it brought the storage may be what another pair waits for (see `broughtPhotos`).
                     if self.broughtPhotos.contains(name) { sink.yield(.notice) }
                 }

@@ -130,11 +130,12 @@ struct FullDiskTests {
             #expect(added.status == 0, "\(added.output)")
         }
 
-        // The laptop's data folder is on a 32 MB disk that something else has mostly filled.
+        // The laptop's data folder is on a 64 MB disk that something else has mostly filled (12 MB left: room for the
+        // first page and its log, not the second).
         let disk = Scratch.path("rv-small-disk")
-        let (laptop, laptopEndpoint, laptopClient) = try await Self.storage(on: [(disk, "32m")])
+        let (laptop, laptopEndpoint, laptopClient) = try await Self.storage(on: [(disk, "64m")])
         let ballast = "/proc/\(laptop.pid)/root" + disk + "/ballast"
-        try Data(repeating: 0x42, count: 20_000_000).write(to: URL(fileURLWithPath: ballast))
+        try Data(repeating: 0x42, count: 52 * 1_024 * 1_024).write(to: URL(fileURLWithPath: ballast))
         let worker = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", homeEndpoint,
                                                           "--replica", laptopEndpoint, "--sync-on-request"])
         let cli = ["--worker", try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#),
