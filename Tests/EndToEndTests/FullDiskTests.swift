@@ -193,6 +193,56 @@ struct FullDiskTests {
         try? FileManager.default.removeItem(atPath: homeFolder)
     }
 
+    @Test("a new replica whose disk cannot hold the snapshot of the collection it joins: recipes sync says so, naming it (exit 74), and leaves no part of the copy taking room; once there is room the next sync joins it",
+          .enabled(if: canMount, "needs `unshare --mount --map-root-user` to give the storage a small disk of its own"))
+    func snapshotOntoAFullDisk() async throws {
+        let homeFolder = temporaryDataFolder()
+        defer { try? FileManager.default.removeItem(atPath: homeFolder) }
+        let (home, homeEndpoint) = try await startStorage(samples: false, folder: homeFolder)
+        var configuration = MessageClient.Configuration(endpoint: homeEndpoint, serviceName: "storage")
+        configuration.timeout = .seconds(20)
+        let homeClient = try MessageClient(configuration: configuration)
+        // A collection whose feed is long enough for a new replica to join by snapshot: about 6 MB.
+        var made: [UUID] = []
+        for index in 0..<1_100 {
+            let draft = index % 20 == 0 ? Self.bulky("Stew \(index)")
+                : RecipeDraft(name: "Soup \(index)", ingredients: [.init(text: "\(index % 9 + 1) cups stock")], instructions: [.init(text: "Simmer.")])
+            made.append(try await homeClient.call(RecipeOps.Create.self, .init(id: UUID(), recipe: draft)).recipe.id)
+        }
+
+        let disk = Scratch.path("rv-small-disk")
+        let (laptop, laptopEndpoint, laptopClient) = try await Self.storage(on: [(disk, "32m")])
+        let ballast = "/proc/\(laptop.pid)/root" + disk + "/ballast"
+        try Data(repeating: 0x42, count: 29 * 1_024 * 1_024).write(to: URL(fileURLWithPath: ballast))
+        let worker = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", homeEndpoint,
+                                                          "--replica", laptopEndpoint, "--sync-on-request"])
+        let cli = ["--worker", try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#),
+                   "--sync-timeout", "300"]
+
+        let full = try await recipes(["sync"] + cli, storage: homeEndpoint)
+        #expect(full.status == 74, "\(full.output)")
+        #expect(full.output.contains("not synced: \(laptopEndpoint) answered: snapshot ") && full.output.contains(" does not fit: the disk recipe-storage writes to is full"),
+                "\(full.output)")
+        let incoming = "/proc/\(laptop.pid)/root" + disk + "/data/incoming"
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: incoming)) ?? []).isEmpty, "the part of the copy that came is removed")
+        #expect(try await laptopClient.call(RecipeOps.List.self, .init(limit: 10)).recipes.isEmpty, "nothing half-joined")
+
+        try FileManager.default.removeItem(atPath: ballast)
+        let again = try await recipes(["sync"] + cli, storage: homeEndpoint)
+        #expect(again.status == 0, "\(again.output)")
+        let status = try await recipes(["sync", "status", "--json"] + cli.prefix(2), storage: homeEndpoint)
+        let pairs = try WireCodec.makeDecoder().decode(WorkerSyncOps.Status.Response.self, from: Data(status.output.utf8)).pairs
+        #expect(pairs.count == 1 && pairs.allSatisfy { $0.pendingToReplica == 0 && $0.pendingToStorage == 0 }, "\(status.output)")
+        let stats = try await laptopClient.call(StorageOps.Stats.self, Empty())
+        #expect(stats.recipes == made.count, "\(stats)")
+        let check = try await recipes(["check"], storage: laptopEndpoint)
+        #expect(check.status == 0, "\(check.output)")
+
+        _ = try await worker.stop()
+        _ = try await laptop.stop()
+        _ = try await home.stop()
+    }
+
     @Test("a storage killed with kill -9 on a full disk starts again there and reads every recipe it acknowledged, or stops saying the disk is full and what to do; once there is room it starts with every one of them, whole, and takes writes",
           .enabled(if: canMount && FileManager.default.isExecutableFile(atPath: "/usr/bin/nsenter"),
                    "needs `unshare --mount --map-root-user` and nsenter to give the storage a small disk that outlives it"),
