@@ -41,6 +41,24 @@ struct FullDiskTests {
         return (storage, endpoint, try MessageClient(configuration: configuration))
     }
 
+    /// recipe-storage on a disk of `size` of its own, `filled` bytes of which another file takes (its path is returned,
+    /// to remove it and make room).
+    static func storage(on disk: String, size: String, filled: Int) async throws
+        -> (ServiceProcess, String, MessageClient, ballast: String) {
+        let (storage, endpoint, client) = try await Self.storage(on: [(disk, size)])
+        let ballast = "/proc/\(storage.pid)/root" + disk + "/ballast"
+        try Data(repeating: 0x42, count: filled).write(to: URL(fileURLWithPath: ballast))
+        return (storage, endpoint, client, ballast)
+    }
+
+    /// recipe-worker syncing `storage` with `replica` on request only, and the CLI arguments that reach it.
+    static func worker(_ storage: String, replica: String, syncTimeout: Int) async throws -> (ServiceProcess, [String]) {
+        let worker = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", storage,
+                                                          "--replica", replica, "--sync-on-request"])
+        let endpoint = try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#)
+        return (worker, ["--worker", endpoint, "--sync-timeout", "\(syncTimeout)"])
+    }
+
     /// A recipe of about 60 KB.
     static func bulky(_ name: String) -> RecipeDraft {
         RecipeDraft(name: name, ingredients: [.init(text: "1 cup flour")],
@@ -133,13 +151,8 @@ struct FullDiskTests {
         // The laptop's data folder is on a 64 MB disk that something else has mostly filled (12 MB left: room for the
         // first page and its log, not the second).
         let disk = Scratch.path("rv-small-disk")
-        let (laptop, laptopEndpoint, laptopClient) = try await Self.storage(on: [(disk, "64m")])
-        let ballast = "/proc/\(laptop.pid)/root" + disk + "/ballast"
-        try Data(repeating: 0x42, count: 52 * 1_024 * 1_024).write(to: URL(fileURLWithPath: ballast))
-        let worker = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", homeEndpoint,
-                                                          "--replica", laptopEndpoint, "--sync-on-request"])
-        let cli = ["--worker", try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#),
-                   "--sync-timeout", "120"]
+        let (laptop, laptopEndpoint, laptopClient, ballast) = try await Self.storage(on: disk, size: "64m", filled: 52 * 1_024 * 1_024)
+        let (worker, cli) = try await Self.worker(homeEndpoint, replica: laptopEndpoint, syncTimeout: 120)
 
         let full = try await recipes(["sync"] + cli, storage: homeEndpoint)
         #expect(full.status == 74, "\(full.output)")
@@ -211,13 +224,8 @@ struct FullDiskTests {
         }
 
         let disk = Scratch.path("rv-small-disk")
-        let (laptop, laptopEndpoint, laptopClient) = try await Self.storage(on: [(disk, "32m")])
-        let ballast = "/proc/\(laptop.pid)/root" + disk + "/ballast"
-        try Data(repeating: 0x42, count: 29 * 1_024 * 1_024).write(to: URL(fileURLWithPath: ballast))
-        let worker = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", homeEndpoint,
-                                                          "--replica", laptopEndpoint, "--sync-on-request"])
-        let cli = ["--worker", try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#),
-                   "--sync-timeout", "300"]
+        let (laptop, laptopEndpoint, laptopClient, ballast) = try await Self.storage(on: disk, size: "32m", filled: 29 * 1_024 * 1_024)
+        let (worker, cli) = try await Self.worker(homeEndpoint, replica: laptopEndpoint, syncTimeout: 300)
 
         let full = try await recipes(["sync"] + cli, storage: homeEndpoint)
         #expect(full.status == 74, "\(full.output)")
