@@ -147,10 +147,10 @@ public actor SyncCoordinator {
             sink.finish()
             scheduleEvents = nil
         }
-        // Subscribe before the first sync, and give the subscriptions a moment to reach the
-        // storages: a change made during that sync is then announced, not missed until the interval.
+        // Subscribe before the first sync. Each subscription's connection counts as a notice once it is made
+        // (`ChangeSubscriber.start`): a change made during the first sync, before the storage took the subscription, is
+        // synced by the run that connection asks for, not missed until the interval — without waiting for it here.
         for endpoint in [storage] + replicas { try? await listen(to: endpoint) }
-        try? await Task.sleep(for: .milliseconds(500))
         let clock = ContinuousClock()
         let origin = clock.now
         var schedule = SyncSchedule(pairs: replicas.map(\.name), interval: interval, now: .zero)

@@ -150,7 +150,10 @@ public final class ChangeSubscriber: Sendable {
         logger.debug("listening for change notices", metadata: ["endpoint": "\(endpoint)"])
     }
 
-    /// Starts listening; `noticed` is called (on the listener's thread) once for each burst of notices that arrives.
+    /// Starts listening; `noticed` is called (on the listener's thread) once for each burst of notices that arrives,
+    /// and each time a connection to a storage's notices is made (the first, and again after the storage restarted or
+    /// the network came back): what it announced while nobody was listening is not known, so it counts as a change.
+    /// No wait for a subscription to "settle" is needed before syncing: the sync that a connection asks for follows it.
     public func start(_ noticed: @escaping @Sendable () -> Void) {
         Thread.start(named: "change notices") { [self] in self.loop(noticed) }
     }
@@ -162,6 +165,8 @@ public final class ChangeSubscriber: Sendable {
             let context = try Context.shared()
             // One socket per storage: each may have its own CURVE server key.
             var sockets: [Socket] = []
+            // Each socket's connections: a handshake done is a connection made (see `start`).
+            var monitors: [Socket] = []
             var poller = Poller()
             while true {
                 let (endpoints, stopped) = state.withLock { state in
@@ -174,31 +179,40 @@ public final class ChangeSubscriber: Sendable {
                         // An endpoint that cannot be listened to (a replica that gave a malformed one, say) loses its
                         // own notices only: one failure here once ended the listening for every storage.
                         let socket = try Socket(context, .subscribe)
+                        var monitor: Socket?
                         do {
                             try socket.setMaxMessageSize(ChangePublisher.maxFrameBytes)
                             try socket.subscribe(Array(ChangePublisher.topic.utf8))
                             if endpoint.contains("[") { try socket.setIPv6(true) }
                             if let security { try socket.apply(security) }
+                            monitor = try socket.monitor([.handshakeSucceeded])
                             try socket.connect(endpoint)
                             sockets.append(socket)
+                            if let monitor { monitors.append(monitor) }
                         } catch {
+                            monitor?.close()
                             socket.close()
                             logger.warning("change notices from this endpoint unavailable; its pairs sync on the interval",
                                            metadata: ["endpoint": "\(endpoint.prefix(200))", "error": "\(error)"])
                         }
                     }
                     poller = Poller()
-                    for socket in sockets { try poller.add(socket) }
+                    for socket in sockets + monitors { try poller.add(socket) }
                 }
-                // A notice wakes the poll at once; the timeout only bounds how soon a new endpoint or a stop is taken in.
+                // A notice (or a connection made) wakes the poll at once; the timeout only bounds how soon a new
+                // endpoint or a stop is taken in.
                 if try poller.poll(timeout: .milliseconds(250)) > 0 {
                     var any = false
                     for socket in sockets {
                         while try socket.receive(dontWait: true) != nil { any = true }
                     }
+                    for monitor in monitors {
+                        while try monitor.readEvent() != nil { any = true }
+                    }
                     if any { noticed() }
                 }
             }
+            for monitor in monitors { monitor.close() }
             for socket in sockets { socket.close() }
         } catch {
             logger.warning("change notices unavailable; syncing on the interval only", metadata: ["error": "\(error)"])

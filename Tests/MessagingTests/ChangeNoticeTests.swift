@@ -7,6 +7,30 @@ import Testing
 
 @Suite("Change notices between processes' ends", .onOwnThread)
 struct ChangeSubscriberTests {
+    @Test("a connection to a storage's notices counts as a notice, with nothing announced: when it is first made, and again after the storage restarted (what it announced meanwhile is not known)")
+    func connectionIsANotice() async throws {
+        let logger = Logger(label: "test")
+        var publisher = try ChangePublisher(endpoint: "tcp://127.0.0.1:*", logger: logger)
+        let endpoint = publisher.endpoint
+        let subscriber = ChangeSubscriber(logger: logger)
+        let noticed = Atomic<Int>(0)
+        subscriber.start { noticed.add(1, ordering: .relaxed) }
+        defer { subscriber.stop() }
+        subscriber.add(endpoint, security: nil, for: "storage")
+        func waitFor(_ count: Int) async throws -> Bool {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while noticed.load(ordering: .relaxed) < count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            return noticed.load(ordering: .relaxed) >= count
+        }
+        #expect(try await waitFor(1), "no notice for the connection in 30 s")
+        // The storage restarts on the same endpoint: the subscriber connects again, and says so.
+        await publisher.close()
+        let before = noticed.load(ordering: .relaxed)
+        publisher = try ChangePublisher(endpoint: endpoint, logger: logger)
+        #expect(try await waitFor(before + 1), "no notice for the connection made again in 30 s")
+        await publisher.close()
+    }
+
     @Test("an endpoint that cannot be listened to loses its own notices only: the others still arrive (one such endpoint ended the listening for every storage)")
     func badEndpointAlone() async throws {
         let logger = Logger(label: "test")
