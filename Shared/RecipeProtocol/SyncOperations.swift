@@ -24,7 +24,10 @@ public enum SyncRules {
     /// (`_deletions`), and a set element's removal that an add it had not seen beats for the adds it had seen
     /// (`removed:<element>`): a record stays deleted, a photo or keyword removed, once every write of it was seen by
     /// some delete or removal.
-    public static let current = 6
+    ///
+    /// Computed, not a stored constant: requests and replies take it as a default argument, which is compiled into each
+    /// calling module, and an incremental build that changed only this number left modules not rebuilt saying the old one.
+    public static var current: Int { 6 }
 
     /// Why `who`, saying `rules` (nil: a release from before rules were numbered), cannot sync with `here` (the side
     /// judging, which runs this release); nil when it can.
