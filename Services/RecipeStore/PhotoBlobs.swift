@@ -20,6 +20,11 @@ struct PhotoBlobs: Sendable {
         try removeStaleTemporaries()
     }
 
+    /// The blobs in `folder` as they are, for reading only: nothing made or removed.
+    init(existing folder: URL) {
+        self.folder = folder
+    }
+
     /// Removes temporary files a write left behind when the process was killed mid-write
     /// (nothing refers to them: a blob counts only once it is renamed into place).
     /// Runs at start-up, before any write can be in flight.

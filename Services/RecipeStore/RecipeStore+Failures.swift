@@ -68,11 +68,14 @@ extension RecipeStore {
         return reply
     }
 
-    /// What is wrong with the database as the store has seen it: its files removed or replaced under it, or damage a
-    /// request met since it opened; nil when neither.
+    /// What is wrong with the database as the store has seen it: its files removed or replaced under it, damage a
+    /// request met since it opened, or that it was opened for reading only; nil when none.
     public func databaseProblem() -> String? {
         if let problem = batcher.files.problem() { return problem }
-        return damageSeen.withLock { $0 }.map { "\($0). \(Self.damagedAdvice)" }
+        if let damage = damageSeen.withLock({ $0 }) { return "\(damage). \(Self.damagedAdvice)" }
+        return readOnlyReason.map {
+            "it runs read-only (\($0)): recipes can be read and backed up, nothing can be changed or synced. Free some space on the disk of its data folder and restart recipe-storage"
+        }
     }
 
     static let lockedDatabase = "another program holds \(RecipeVault.databaseFileName) locked for writing and did not let go within 5 seconds"
@@ -120,7 +123,7 @@ extension RecipeStore {
     }
 
     /// Whether `error` says that a disk is full, or a quota used up.
-    static func isOutOfSpace(_ error: any Error) -> Bool {
+    public static func isOutOfSpace(_ error: any Error) -> Bool {
         let full: Set<Int32> = [ENOSPC, EDQUOT]
         if let error = error as? DatabaseError { return error.resultCode == .SQLITE_FULL }
         // Foundation's file writes also say it as a CocoaError of their own.

@@ -61,6 +61,8 @@ public final class RecipeStore: Sendable {
     /// Set when this open moved aside a write-ahead log that belonged to the database a restored backup
     /// replaced (see `StaleWriteAheadLog`): for the service's log.
     public let setAsideLogNote: String?
+    /// Why the store was opened for reading only (`init(readingOnly:because:)`), or nil: it takes no write.
+    public let readOnlyReason: String?
 
     /// A read of one record's rows (a few index lookups, tens of microseconds) done on the calling
     /// thread. An asynchronous read hands the work to a reader's queue and the result back, two thread
@@ -192,6 +194,46 @@ public final class RecipeStore: Sendable {
         // new incarnation) is the storage's: the mark holds the file's time from here on.
         mark?.refresh()
         photos = try PhotoBlobs(folder: folder.appendingPathComponent(RecipeVault.photoFolderName))
+        readOnlyReason = nil
+        try findLostPhotos()
+    }
+
+    /// Opens the store in `folder` for reading only, when a full open could not be made (`reason` says why, for
+    /// people: the disk is full, and the open's own writes — the checks of a restored file, the clock, the note beside
+    /// the database — found no room). Nothing is written, not even what a full open settles: every request that
+    /// would write must be refused before it reaches the store (the service refuses them, and every sync: without the
+    /// open's checks of a restored or copied file, this replica's feed is not offered to its peers). Throws when the
+    /// file's schema is not this release's (an older file needs its migrations written first) or it cannot be read.
+    public init(readingOnly folder: URL, because reason: String) throws {
+        self.folder = folder
+        let resolved = Self.resolvingLinks(folder.standardizedFileURL)
+        guard resolved.utf8.count <= Self.maxDataFolderBytes else { throw DataFolderPathTooLong(path: resolved) }
+        try UnfinishedBackup.check(folder)
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(5)
+        configuration.label = "Recipes (read only)"
+        configuration.prepareDatabase { db in try SearchRanking.register(on: db) }
+        let path = folder.appendingPathComponent(RecipeVault.databaseFileName).path
+        pool = try DatabasePool(path: path, configuration: configuration)
+        let (sqliteName, migrated) = try pool.read { db in
+            (SyncNotices.databasePath(db), try Migrations.migrator.hasCompletedMigrations(db))
+        }
+        guard migrated else { throw ReadOnlyOpenRefused(reason: "its database is of an older release, whose changes must be written first") }
+        sqlitePath = sqliteName
+        batcher = WriteBatcher(pool: pool, files: DatabaseFileIdentity(path: path))
+        var inPlace = Configuration()
+        inPlace.readonly = true
+        inPlace.busyMode = .timeout(5)
+        inPlace.label = "Recipes in place"
+        inPlaceReader = try DatabaseQueue(path: path, configuration: inPlace)
+        checkpointer = Checkpointer(databasePath: path) // never installed: nothing is written to move
+        writeMark = nil
+        (incarnationNote, clockNote, setAsideLogNote) = (nil, nil, nil)
+        // The folder is there (the full open made it); its leftovers are not cleared: that is the full open's work.
+        photos = PhotoBlobs(existing: folder.appendingPathComponent(RecipeVault.photoFolderName))
+        readOnlyReason = reason
         try findLostPhotos()
     }
 
@@ -215,6 +257,12 @@ public final class RecipeStore: Sendable {
     /// Closes the database (letting SQLite refresh its query-planner statistics first); later calls fail.
     public func close() throws {
         onSyncNotice(nil)
+        if readOnlyReason != nil {
+            // Nothing was written: nothing to refresh, copy or note.
+            try inPlaceReader.close()
+            try pool.close()
+            return
+        }
         try? pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA optimize") }
         checkpointer.stop()
         ReadBack.forget() // its connection's address may be another store's next
@@ -245,4 +293,10 @@ extension RecipeStore {
     public func recipeCount() async throws -> Int {
         try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM recipes") ?? 0 }
     }
+}
+
+/// A store that could not be opened even for reading only (`RecipeStore.init(readingOnly:because:)`).
+public struct ReadOnlyOpenRefused: Error, CustomStringConvertible {
+    public let reason: String
+    public var description: String { reason }
 }

@@ -18,7 +18,7 @@ public struct StorageService: Sendable {
     public init(configuration: StorageConfiguration, logger: Logger) async throws {
         do {
             folderLock = try DataFolderLock(folder: configuration.dataFolder)
-            store = try RecipeStore(folder: configuration.dataFolder)
+            store = try Self.open(configuration.dataFolder, logger: logger)
         } catch let error as DataFolderInUse {
             throw error
         } catch let error as DataFolderLockIsLink {
@@ -55,7 +55,7 @@ public struct StorageService: Sendable {
         }
         // The same, when it happens while the storage runs.
         store.onSyncNotice { [logger] what, why in logger.notice("\(what)", metadata: ["why": "\(why)"]) }
-        if configuration.seedSamples {
+        if configuration.seedSamples && store.readOnlyReason == nil {
             if try await store.isEmpty() {
                 let result = try await store.loadSamples()
                 logger.info("sample recipes loaded", metadata: ["recipes": "\(result.recipes)", "books": "\(result.books)"])
@@ -71,9 +71,33 @@ public struct StorageService: Sendable {
         routes.translateFailures { [store] error, op in store.reply(for: error, during: op) }
         routes.addSystemOperations(service: "recipe-storage")
         routes.addStorageOperations(store: store, publishEndpoint: publisher.endpoint, announce: { op in publisher.announce(op) })
+        if let reason = store.readOnlyReason {
+            // Every change, and every sync (a peer's reads included: the open's checks of a restored file were not made).
+            // A backup stays: it only reads this store, and copies it to a disk that may have room.
+            routes.refuse(where: { op, isWrite, role in (isWrite || role == .peer) && op != BackupOps.Backup.name }) { op in
+                ServiceError(.storageFull, "\(op) was not done: recipe-storage runs read-only (\(reason)): recipes can be read and "
+                             + "backed up, nothing can be changed or synced. Free some space on the disk of its data folder and restart recipe-storage")
+            }
+        }
         var serverConfiguration = configuration.server
         serverConfiguration.heldBackWith = [publisher.endpoint]
         server = try MessageServer(configuration: serverConfiguration, routes: routes, logger: logger)
+    }
+}
+
+extension StorageService {
+    /// The store in `folder`, opened in full; or, when its disk is too full for the open's own writes, for reading
+    /// only (said in the log), so the recipes can still be read — and backed up to another disk — until there is room.
+    static func open(_ folder: URL, logger: Logger) throws -> RecipeStore {
+        do {
+            return try RecipeStore(folder: folder)
+        } catch where RecipeStore.isOutOfSpace(error) {
+            let reason = "the disk of its data folder was full when it started"
+            guard let store = try? RecipeStore(readingOnly: folder, because: reason) else { throw error }
+            logger.warning("the disk is full: started read-only; recipes can be read and backed up, nothing can be changed or synced until there is room and recipe-storage is restarted",
+                           metadata: ["folder": "\(folder.path)", "error": "\(error)"])
+            return store
+        }
     }
 }
 

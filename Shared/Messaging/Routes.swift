@@ -52,6 +52,20 @@ public struct Routes: Sendable {
     /// The wire names answered, sorted.
     public var operations: [String] { table.keys.sorted() }
 
+    /// Answers every operation added so far that `refused` picks (by its name, whether it writes, and whose it is) with the error
+    /// `error` makes of its name, without decoding its body or running its handler: a storage open for reading only
+    /// refuses every change before it reaches the store. The error is not remembered as a write's answer: once the
+    /// service can write again, a retry of the same request runs.
+    public mutating func refuse(where refused: (_ op: String, _ isWrite: Bool, _ role: OperationRole) -> Bool,
+                                with error: @escaping @Sendable (_ op: String) -> ServiceError) {
+        let encoder = WireJSONEncoder()
+        for (name, route) in table where refused(name, route.isWrite, route.role) {
+            table[name] = Route(isWrite: route.isWrite, role: route.role, touchesFiles: false, repliesInBulk: false) { _, context in
+                Answer(frames: [WireCodec.encodeError(id: context.requestID, error: error(name), using: encoder)], saysBusy: true)
+            }
+        }
+    }
+
     /// Answers `Op` with `handler`, whose reply may carry binary frames.
     public mutating func handleWithFrames<Op: WireOperation>(
         _: Op.Type,

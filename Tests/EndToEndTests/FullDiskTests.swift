@@ -251,7 +251,7 @@ struct FullDiskTests {
         _ = try await home.stop()
     }
 
-    @Test("a storage killed with kill -9 on a full disk starts again there and reads every recipe it acknowledged, or stops saying the disk is full and what to do; once there is room it starts with every one of them, whole, and takes writes",
+    @Test("a storage killed with kill -9 on a full disk starts again there, in full or read-only (saying so: recipes can be read and backed up, nothing changed or synced), and reads every recipe it acknowledged; once there is room it starts in full with every one of them, whole, and takes writes",
           .enabled(if: canMount && FileManager.default.isExecutableFile(atPath: "/usr/bin/nsenter"),
                    "needs `unshare --mount --map-root-user` and nsenter to give the storage a small disk that outlives it"),
           arguments: [false, true])
@@ -298,29 +298,47 @@ struct FullDiskTests {
         #expect(refusal?.code == .storageFull && stored.count >= 5, "\(String(describing: refusal)), \(stored.count) stored")
         #expect(try await first.stop(signal: SIGKILL) != nil)
 
-        // Started again on the full disk: it either starts — SQLite's log has room it can use again — reads every
-        // recipe it acknowledged and refuses only what does not fit, or it stops at once, saying why. Never a hang,
-        // never a recipe lost.
+        // Started again on the full disk it runs: in full when SQLite's log has room it can use again, or read-only when
+        // its open's own writes find none. Either way it reads every recipe it acknowledged and refuses what does not fit.
         let second = try storage()
-        let endpointPattern = try Regex(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
-        let started = try await eventually(within: 60) { second.printed.contains(endpointPattern) || !second.isRunning }
-        #expect(started, "neither started nor stopped: \(second.printed)")
-        if second.isRunning {
-            let secondClient = try client(try await second.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#))
-            for id in stored { #expect(try await secondClient.call(RecipeOps.Get.self, .init(id: id)).recipe.instructions.count == 6) }
-            for index in 0..<20 {
-                do {
-                    _ = try await secondClient.call(RecipeOps.Create.self, .init(id: UUID(), recipe: Self.bulky("On a full disk \(index)")))
-                } catch let error as ServiceError {
-                    #expect(error.code == .storageFull, "\(error)")
-                    break
-                }
+        let secondEndpoint = try await second.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#, timeout: .seconds(60))
+        let secondClient = try client(secondEndpoint)
+        for id in stored { #expect(try await secondClient.call(RecipeOps.Get.self, .init(id: id)).recipe.instructions.count == 6) }
+        let readOnly = second.printed.contains("the disk is full: started read-only")
+        var refused: ServiceError?
+        for index in 0..<20 where refused == nil {
+            do {
+                _ = try await secondClient.call(RecipeOps.Create.self, .init(id: UUID(), recipe: Self.bulky("On a full disk \(index)")))
+            } catch let error as ServiceError {
+                refused = error
             }
-            _ = try await second.stop(signal: SIGKILL)
-        } else {
-            #expect(second.exitStatus != 0)
-            #expect(second.printed.contains("its disk is full; free some space there and start recipe-storage again"), "\(second.printed)")
         }
+        #expect(refused?.code == .storageFull, "\(String(describing: refused))")
+        if filledByAnother {
+            // Filled by another program, the open's writes find no room: it must have started read-only.
+            #expect(readOnly, "\(second.printed)")
+        }
+        if readOnly {
+            #expect(refused?.message.contains("recipe-storage runs read-only (the disk of its data folder was full when it started)") == true,
+                    "\(String(describing: refused))")
+            // Said where a health check looks (exit 74), and every sync is refused, a peer's reads too.
+            let status = try await recipes(["status", "--only", "storage"], storage: secondEndpoint)
+            #expect(status.status == 74 && status.output.contains("it runs read-only"), "\(status.output)")
+            do {
+                _ = try await secondClient.call(SyncOps.Info.self, .init())
+                Issue.record("sync.info was answered by a storage running read-only")
+            } catch let error as ServiceError {
+                #expect(error.code == .storageFull, "\(error)")
+            }
+            // What can still be done: a backup onto a disk with room holds every recipe it acknowledged.
+            let copy = Scratch.path("rv-read-only-backup")
+            let saved = try await recipes(["backup", copy], storage: secondEndpoint)
+            #expect(saved.status == 0, "\(saved.output)")
+            let database = try DatabaseQueue(path: copy + "/Recipes.sqlite")
+            #expect(try await database.read { db in try String.fetchAll(db, sql: "SELECT id FROM recipes") }.count == stored.count)
+            try database.close()
+        }
+        _ = try await second.stop(signal: SIGKILL)
 
         // Room again: every recipe it acknowledged is there, whole, and the database checks out.
         try FileManager.default.removeItem(atPath: ballast)

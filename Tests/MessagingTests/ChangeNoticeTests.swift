@@ -26,7 +26,16 @@ struct ChangeSubscriberTests {
         // The storage restarts on the same endpoint: the subscriber connects again, and says so.
         await publisher.close()
         let before = noticed.load(ordering: .relaxed)
-        publisher = try ChangePublisher(endpoint: endpoint, logger: logger)
+        // (ZeroMQ lets go of the port a moment after the close returns: the new one tries again until it can bind.)
+        let bindBy = ContinuousClock.now + .seconds(20)
+        while true {
+            do {
+                publisher = try ChangePublisher(endpoint: endpoint, logger: logger)
+                break
+            } catch where ContinuousClock.now < bindBy {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
         #expect(try await waitFor(before + 1), "no notice for the connection made again in 30 s")
         await publisher.close()
     }

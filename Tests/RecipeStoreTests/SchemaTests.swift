@@ -293,3 +293,44 @@ struct ComposedTextTests {
         }
     }
 }
+
+@Suite("A store opened for reading only")
+struct ReadOnlyStoreTests {
+    @Test("it reads what the file holds (a recipe, a list, a search) and writes nothing: the file and its log are byte for byte as they were; a write is refused, never half done; closed, a full open takes writes again")
+    func readsAndWritesNothing() async throws {
+        try await withFolder { folder async throws in
+            let id = UUID()
+            do {
+                let store = try RecipeStore(folder: folder)
+                _ = try await store.createRecipe(id: id, RecipeDraft(name: "Barley Soup", ingredients: [.init(text: "100 g barley")]))
+                try store.close()
+            }
+            let files = [RecipeVault.databaseFileName, RecipeVault.databaseFileName + "-wal"].map { folder.appendingPathComponent($0) }
+            // (An empty log where there was none is no write: SQLite may make one to read a file in its log's mode.)
+            let before = files.map { (try? Data(contentsOf: $0)) ?? Data() }
+            let store = try RecipeStore(readingOnly: folder, because: "a test")
+            #expect(store.readOnlyReason == "a test")
+            #expect(try await store.recipe(id).name == "Barley Soup")
+            #expect(try await store.listRecipes(RecipeListQuery(limit: 10)).recipes.map(\.id) == [id])
+            #expect(try await store.searchRecipes("barley", limit: 5).map(\.recipe.id) == [id])
+            #expect(store.databaseProblem()?.contains("it runs read-only (a test)") == true)
+            await #expect(throws: (any Error).self) { _ = try await store.createRecipe(id: UUID(), RecipeDraft(name: "Not stored")) }
+            try store.close()
+            #expect(files.map { (try? Data(contentsOf: $0)) ?? Data() } == before, "nothing written")
+            let full = try RecipeStore(folder: folder)
+            defer { try? full.close() }
+            #expect(try await full.listRecipes(RecipeListQuery(limit: 10)).recipes.map(\.name) == ["Barley Soup"])
+            _ = try await full.createRecipe(id: UUID(), RecipeDraft(name: "Stored"))
+        }
+    }
+
+    @Test("a file of an older release, whose changes were never written, is not opened for reading only (this release cannot read it as it is)")
+    func olderFileRefused() async throws {
+        try await withFolder { folder async throws in
+            let old = try DatabaseQueue(path: folder.appendingPathComponent(RecipeVault.databaseFileName).path)
+            try Migrations.migrator.migrate(old, upTo: "v16 migrations from other apps")
+            try old.close()
+            #expect(throws: ReadOnlyOpenRefused.self) { _ = try RecipeStore(readingOnly: folder, because: "a test") }
+        }
+    }
+}
