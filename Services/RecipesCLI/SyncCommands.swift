@@ -100,8 +100,12 @@ struct SyncStatus: AsyncParsableCommand {
                 print("Photos missing on \(name) (removed or damaged on its disk, or no replica could send them; the next sync brings back those another replica holds): "
                       + hashes.sorted().prefix(5).map { String($0.prefix(12)) }.joined(separator: ", ") + (hashes.count > 5 ? ", … (\(hashes.count))" : ""))
             }
+            // A pair whose last sync failed waits before the worker tries it again (at most a minute, or the interval).
+            let retry = Int(min(reply.intervalSeconds, 60).rounded(.up))
+            let failing = reply.pairs.contains { $0.lastError != nil }
             print(reply.onRequestOnly == true ? "Synced only when asked (recipes sync)."
-                  : "Synced after every change, and every \(Int(reply.intervalSeconds)) s otherwise.")
+                  : "Synced after every change, and every \(Int(reply.intervalSeconds)) s otherwise"
+                    + (failing ? "; a replica whose last sync failed is tried again within \(retry) s (recipes sync tries it now)." : "."))
         }
     }
 }

@@ -78,6 +78,7 @@ struct SyncEndToEndTests {
         #expect(partial.output.contains("\(tabletEndpoint): not synced"), "\(partial.output)")
         let after = try await recipes(["sync", "status"] + cli, storage: homeEndpoint)
         #expect(after.output.contains("unreachable"), "\(after.output)")
+        #expect(after.output.contains("a replica whose last sync failed is tried again within 60 s (recipes sync tries it now)"), "\(after.output)")
 
         _ = try await worker.stop()
         _ = try await laptop.stop()
