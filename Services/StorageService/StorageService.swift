@@ -74,9 +74,12 @@ public struct StorageService: Sendable {
         if let reason = store.readOnlyReason {
             // Every change, and every sync (a peer's reads included: the open's checks of a restored file were not made).
             // A backup stays: it only reads this store, and copies it to a disk that may have room.
+            let folder = configuration.dataFolder
             routes.refuse(where: { op, isWrite, role in (isWrite || role == .peer) && op != BackupOps.Backup.name }) { op in
-                ServiceError(.storageFull, "\(op) was not done: recipe-storage runs read-only (\(reason)): recipes can be read and "
-                             + "backed up, nothing can be changed or synced. Free some space on the disk of its data folder and restart recipe-storage")
+                let what = Self.hasRoom(folder) ? "There is room on that disk now: restart recipe-storage to take changes"
+                    : "Free some space on the disk of its data folder and restart recipe-storage"
+                return ServiceError(.storageFull, "\(op) was not done: recipe-storage runs read-only (\(reason)): recipes can be read and "
+                                    + "backed up, nothing can be changed or synced. \(what)")
             }
         }
         var serverConfiguration = configuration.server
@@ -86,6 +89,14 @@ public struct StorageService: Sendable {
 }
 
 extension StorageService {
+    /// Whether the disk of `folder` has room for a storage to start in full again: 16 MiB free, or 5% of a smaller disk.
+    static func hasRoom(_ folder: URL) -> Bool {
+        var disk = statvfs()
+        guard statvfs(folder.path, &disk) == 0 else { return false }
+        let (free, size) = (UInt64(disk.f_bavail) * UInt64(disk.f_frsize), UInt64(disk.f_blocks) * UInt64(disk.f_frsize))
+        return free >= min(16 << 20, size / 20)
+    }
+
     /// The store in `folder`, opened in full; or, when its disk is too full for the open's own writes, for reading
     /// only (said in the log), so the recipes can still be read — and backed up to another disk — until there is room.
     static func open(_ folder: URL, logger: Logger) throws -> RecipeStore {

@@ -337,11 +337,21 @@ struct FullDiskTests {
             let database = try DatabaseQueue(path: copy + "/Recipes.sqlite")
             #expect(try await database.read { db in try String.fetchAll(db, sql: "SELECT id FROM recipes") }.count == stored.count)
             try database.close()
+            #expect(refused?.message.contains("Free some space on the disk of its data folder and restart recipe-storage") == true)
+            // Room made while it runs read-only: a refusal says a restart is all it takes now.
+            try FileManager.default.removeItem(atPath: ballast)
+            do {
+                _ = try await secondClient.call(RecipeOps.Create.self, .init(id: UUID(), recipe: Self.bulky("Still read-only")))
+                Issue.record("a storage running read-only took a write")
+            } catch let error as ServiceError {
+                #expect(error.code == .storageFull && error.message.contains("There is room on that disk now: restart recipe-storage to take changes"),
+                        "\(error)")
+            }
         }
         _ = try await second.stop(signal: SIGKILL)
 
         // Room again: every recipe it acknowledged is there, whole, and the database checks out.
-        try FileManager.default.removeItem(atPath: ballast)
+        try? FileManager.default.removeItem(atPath: ballast)
         let third = try storage()
         let endpoint = try await third.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
         let thirdClient = try client(endpoint)
