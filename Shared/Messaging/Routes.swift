@@ -16,11 +16,12 @@ public struct Routes: Sendable {
         let run: @Sendable (_ frame: Data, _ context: RequestContext) async -> Answer
     }
 
-    /// A route's reply frames, and whether they say `busy`: the request did nothing and asks to be sent again,
-    /// so a write's answer must not be remembered for its retry (which would get `busy` back, never run).
+    /// A route's reply frames, and whether a write's retry may be given them again (`remember`). Not when the request did
+    /// nothing and asks to be sent again (`busy`), nor when it was refused before running (`refuse`): the retry would
+    /// get the refusal back, never run.
     struct Answer: Sendable {
         var frames: [Data]
-        var saysBusy = false
+        var remember = true
     }
 
     private(set) var table: [String: Route] = [:]
@@ -54,14 +55,14 @@ public struct Routes: Sendable {
 
     /// Answers every operation added so far that `refused` picks (by its name, whether it writes, and whose it is) with the error
     /// `error` makes of its name, without decoding its body or running its handler: a storage open for reading only
-    /// refuses every change before it reaches the store. The error is not remembered as a write's answer: once the
-    /// service can write again, a retry of the same request runs.
+    /// refuses every change before it reaches the store. The error is not remembered as a write's answer (`remember`):
+    /// once the service can write again, a retry of the same request runs.
     public mutating func refuse(where refused: (_ op: String, _ isWrite: Bool, _ role: OperationRole) -> Bool,
                                 with error: @escaping @Sendable (_ op: String) -> ServiceError) {
         let encoder = WireJSONEncoder()
         for (name, route) in table where refused(name, route.isWrite, route.role) {
             table[name] = Route(isWrite: route.isWrite, role: route.role, touchesFiles: false, repliesInBulk: false) { _, context in
-                Answer(frames: [WireCodec.encodeError(id: context.requestID, error: error(name), using: encoder)], saysBusy: true)
+                Answer(frames: [WireCodec.encodeError(id: context.requestID, error: error(name), using: encoder)], remember: false)
             }
         }
     }
@@ -100,7 +101,7 @@ public struct Routes: Sendable {
                 observer?(Op.name)
                 return Answer(frames: [json] + reply.frames)
             } catch let error as ServiceError {
-                return Answer(frames: [WireCodec.encodeError(id: context.requestID, error: error, using: encoder)], saysBusy: error.code == .busy)
+                return Answer(frames: [WireCodec.encodeError(id: context.requestID, error: error, using: encoder)], remember: error.code != .busy)
             } catch {
                 if let reply = translator?(error, Op.name) {
                     // Not a fault of the service's own (a full disk) is a warning; a damaged database or a failing disk
@@ -111,7 +112,7 @@ public struct Routes: Sendable {
                                            metadata: ["code": "\(reply.code.rawValue)", "op": "\(Op.name)", "error": "\(error)"]
                                                .merging(LogThrottle.metadata(leftOut: leftOut)) { $1 })
                     }
-                    return Answer(frames: [WireCodec.encodeError(id: context.requestID, error: reply, using: encoder)], saysBusy: reply.code == .busy)
+                    return Answer(frames: [WireCodec.encodeError(id: context.requestID, error: reply, using: encoder)], remember: reply.code != .busy)
                 }
                 if let leftOut = failureLog.admit(ErrorCode.internalError.rawValue) {
                     context.logger.error("request failed", metadata: ["op": "\(Op.name)", "error": "\(error)"]

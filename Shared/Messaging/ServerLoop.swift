@@ -441,7 +441,7 @@ final class ServerLoop {
                 await route.run(payload, context)
             }
             mailbox.post(.init(peer: peer, requestID: context.requestID, isWrite: isWrite, requestBytes: requestBytes, frames: answer.frames,
-                               remember: !answer.saysBusy))
+                               remember: answer.remember))
         }
     }
 
