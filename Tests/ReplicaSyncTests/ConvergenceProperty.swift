@@ -65,6 +65,7 @@ struct ConvergenceProperty {
         UInt64(10788907251984643009), // the property's reading: only a database file put back over a folder whose blob of it was collected since, no other replica ever holding it, left records waiting for it everywhere (now they arrive everywhere, the blob listed lost on each)
         UInt64(1405504297626771429), // a person's edit refused as a conflict with the clock restart its own write set off: re-dating two keywords added at one place on two replicas changed their order, and the version with it (found once records no longer waited for a blob no replica held)
         UInt64(17903468111512776939), // a recipe made on two replicas under one id, each deleted there by someone who saw only that one, came back: the delete the first one's arrival beat was dropped, and the other delete had not seen the second one's write its merged fields carried (sync rules 6: `_deletions`)
+        UInt64(13226495568987508509), // a replica rolled back as a snapshot put an entry back at the place it had before a lost edit moved it on, behind the cursor its peer had read to past that place while it was empty: the peer never read it (rolledBackRecordPutBackBehindTheCursor)
     ])
     func foundSeeds(seed: UInt64) async throws {
         var history = History(seed: seed)
@@ -378,6 +379,9 @@ struct History {
                     for record in try await replica.store.syncChanges(since: 0, exclude: nil, limit: 1_000).records where record.kind == .recipe {
                         let photos = record.states.filter { $0.key.hasPrefix("photo:") || $0.key == "_deleted" || $0.key == "name" }
                         print("DUMP \(replica.name) seq=\(record.seq) \(record.id.prefix(8)) \(photos.map { "\($0.key.prefix(14))=\($0.value.value.canonicalText.prefix(60)) \($0.value.clock.vv) \($0.value.clock.stamp)" }.sorted())")
+                    }
+                    for record in try await replica.store.syncChanges(since: 0, exclude: nil, limit: 1_000).records where record.kind != .recipe {
+                        print("DUMP \(replica.name) seq=\(record.seq) \(record.kind.rawValue) \(record.id.prefix(12)) \(record.states.map { "\($0.key)=\($0.value.value.canonicalText.prefix(50)) \($0.value.clock.vv) \($0.value.clock.stamp.suffix(30))" }.sorted())")
                     }
                 }
             }
