@@ -1,5 +1,6 @@
 import Foundation
 import RecipeProtocol
+import Synchronization
 
 /// One storage replica as sync sees it: its change feed, its photo blobs, and applying changes.
 /// `RemoteReplica` reaches a `recipe-storage` over ZeroMQ; tests also use a store in process.
@@ -207,10 +208,17 @@ public enum SyncEngine {
                             maxPages: Int = .max, snapshotAbove: Int = snapshotThreshold,
                             progress: (@Sendable (PullReport) -> Void)? = nil) async throws -> PullReport {
         var attempt = 1
+        // What the attempts before this one moved: a pull started again still moved their pages, and says so (the
+        // report of one that ended in an error too).
+        let moved = Mutex(PullReport())
         while true {
+            let before = moved.withLock { $0 }
             do {
-                return try await pullOnce(from: source, to: target, pageSize: pageSize, maxPages: maxPages, snapshotAbove: snapshotAbove,
-                                          progress: progress)
+                return before + (try await pullOnce(from: source, to: target, pageSize: pageSize, maxPages: maxPages, snapshotAbove: snapshotAbove,
+                                                    progress: { report in
+                                                        moved.withLock { $0 = before + report }
+                                                        progress?(before + report)
+                                                    }))
             } catch let error as ServiceError where error.code == .syncRestart && attempt < 3 {
                 attempt += 1
             }

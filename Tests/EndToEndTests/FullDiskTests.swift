@@ -167,7 +167,7 @@ struct FullDiskTests {
         #expect(!taken.isEmpty && taken.count < made.count, "the disk held some recipes, not every one: \(taken.count)")
         // The line says what moved before the disk filled.
         #expect(full.output.contains("\(homeEndpoint) ⇄ \(laptopEndpoint): \(taken.count) changes to the replica, 0 back, then not synced: "),
-                "\(full.output)")
+                "\(full.output)\nthe worker's log:\n\(worker.printed.suffix(6_000))\nthe laptop's log:\n\(laptop.printed.suffix(6_000))")
         for summary in taken {
             let recipe = try await laptopClient.call(RecipeOps.Get.self, .init(id: summary.id)).recipe
             #expect(recipe.instructions.count == 6, "\(recipe.name) came whole")
