@@ -44,19 +44,27 @@ struct OpenDescriptorsTests {
         #expect(Set(opened).isSubset(of: Set(listed)))
         // The listing's own descriptor is closed by the time it returns, so a listing holding it names a closed file.
         // Other tests in this process open and close files meanwhile, so one listing may name a file closed since it
-        // was made; of twenty, one at least names only open ones unless the listing's own is always among them.
-        let someListingAllOpen = (0..<20).contains { _ in
-            OpenFiles.descriptors()?.allSatisfy { fcntl($0, F_GETFD) != -1 } == true
+        // was made; of many, spread over a few seconds, one at least names only open ones unless the listing's own is
+        // always among them.
+        let someListingAllOpen = (0..<Self.rounds).contains { round in
+            if round > 0 { usleep(Self.pause) }
+            return OpenFiles.descriptors()?.allSatisfy { fcntl($0, F_GETFD) != -1 } == true
         }
         #expect(someListingAllOpen, "the listing's own descriptor is closed by now and not listed")
         // The count and the listing are one walk: taken back to back in a quiet moment they agree. Other tests open and
-        // close files meanwhile, so of twenty rounds (a count, a listing, a count) one at least is quiet.
+        // close files meanwhile (many at once on a loaded machine), so of many rounds (a count, a listing, a count) spread
+        // over a few seconds, one at least is quiet.
         var rounds: [String] = []
-        let agreeing = (0..<20).contains { _ in
+        let agreeing = (0..<Self.rounds).contains { round in
+            if round > 0 { usleep(Self.pause) }
             guard let before = OpenFiles.openCount(), let listing = OpenFiles.descriptors(), let after = OpenFiles.openCount() else { return false }
             rounds.append("\(before)/\(listing.count)/\(after)")
             return before == after && listing.count == before
         }
-        #expect(agreeing, "count/listing/count: \(rounds)")
+        #expect(agreeing, "count/listing/count: \(rounds.suffix(20))")
     }
+
+    /// Rounds, and the microseconds between two: at most 4 s in all.
+    static let rounds = 200
+    static let pause: useconds_t = 20_000
 }
