@@ -10,20 +10,24 @@ import Testing
 /// says so: what a person is told, and where the next sync goes on from.
 @Suite("Replica sync: a sync that stops part way")
 struct PartialSyncTests {
-    /// The receiver: refuses its `failing`-th page and every one after, as a full disk would (nothing of it kept).
-    final class FillingDisk: ForwardingEndpoint, @unchecked Sendable {
+    /// The receiver: counting from 1 the pages that hold records, refuses page `restartAt` once with `sync_restart`
+    /// (restored behind its endpoint, say), and page `fullFrom` and every one after as a full disk would (nothing of
+    /// it kept); passes the rest on.
+    final class RefusingPages: ForwardingEndpoint, @unchecked Sendable {
         let forwardee: any SyncEndpoint
-        let failing: Int
+        let restartAt: Int?
+        let fullFrom: Mutex<Int?>
         private let pages = Mutex(0)
-        let full = Mutex(true)
-        init(_ forwardee: any SyncEndpoint, failing: Int) {
+        init(_ forwardee: any SyncEndpoint, restartAt: Int? = nil, fullFrom: Int? = nil) {
             self.forwardee = forwardee
-            self.failing = failing
+            self.restartAt = restartAt
+            self.fullFrom = Mutex(fullFrom)
         }
         func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?, seen: SyncOps.SeenWrite?,
                    cursorMark: String?, unavailablePhotos: [String]?) async throws -> SyncOps.Apply.Response {
             let page = pages.withLock { $0 += records.isEmpty ? 0 : 1; return $0 }
-            if full.withLock({ $0 }) && page >= failing {
+            if page == restartAt { throw ServiceError(.syncRestart, "this storage has applied the feed up to 0, and the page continues it from 20") }
+            if let full = fullFrom.withLock({ $0 }), page >= full {
                 throw ServiceError(.storageFull, "sync.apply was not done: the disk recipe-storage writes to is full")
             }
             return try await forwardee.apply(from: from, records: records, cursor: cursor, to: to, after: after, seen: seen,
@@ -37,7 +41,7 @@ struct PartialSyncTests {
             for index in 0..<30 {
                 _ = try await replicas[0].store.createRecipe(id: UUID(), RecipeDraft(name: "Soup \(index)"))
             }
-            let laptop = FillingDisk(replicas[1], failing: 3)
+            let laptop = RefusingPages(replicas[1], fullFrom: 3)
             let moved = Mutex((PullReport(), PullReport()))
             await #expect(throws: ServiceError.self) {
                 _ = try await SyncEngine.sync(replicas[0], laptop, pageSize: 10) { sent, back in moved.withLock { $0 = (sent, back) } }
@@ -46,28 +50,10 @@ struct PartialSyncTests {
             #expect(sent.changed == 20 && sent.received == 20 && back.changed == 0, "\(sent), \(back)")
             #expect(try await replicas[1].store.recipeCount() == 20, "two pages of ten, whole")
 
-            laptop.full.withLock { $0 = false }
+            laptop.fullFrom.withLock { $0 = nil }
             let (again, _) = try await SyncEngine.sync(replicas[0], laptop, pageSize: 10) { sent, back in moved.withLock { $0 = (sent, back) } }
             #expect(again.changed == 10 && moved.withLock { $0.0 } == again, "the rest, and no more")
             try await expectConverged(replicas)
-        }
-    }
-
-    /// The receiver: its `restarting`-th page is refused once with `sync_restart` (restored behind its endpoint, say).
-    final class Restarting: ForwardingEndpoint, @unchecked Sendable {
-        let forwardee: any SyncEndpoint
-        let restarting: Int
-        private let pages = Mutex(0)
-        init(_ forwardee: any SyncEndpoint, restarting: Int) {
-            self.forwardee = forwardee
-            self.restarting = restarting
-        }
-        func apply(from: String, records: [SyncRecord], cursor: Int?, to: String?, after: Int?, seen: SyncOps.SeenWrite?,
-                   cursorMark: String?, unavailablePhotos: [String]?) async throws -> SyncOps.Apply.Response {
-            let page = pages.withLock { $0 += records.isEmpty ? 0 : 1; return $0 }
-            if page == restarting { throw ServiceError(.syncRestart, "this storage has applied the feed up to 0, and the page continues it from 20") }
-            return try await forwardee.apply(from: from, records: records, cursor: cursor, to: to, after: after, seen: seen,
-                                             cursorMark: cursorMark, unavailablePhotos: unavailablePhotos)
         }
     }
 
@@ -77,7 +63,7 @@ struct PartialSyncTests {
             for index in 0..<30 {
                 _ = try await replicas[0].store.createRecipe(id: UUID(), RecipeDraft(name: "Soup \(index)"))
             }
-            let laptop = Restarting(replicas[1], restarting: 3)
+            let laptop = RefusingPages(replicas[1], restartAt: 3)
             let moved = Mutex(PullReport())
             let report = try await SyncEngine.pull(from: replicas[0], to: laptop, pageSize: 10) { report in moved.withLock { $0 = report } }
             #expect(report.changed == 30 && report.received == 30, "two pages before the restart, one after: \(report)")
@@ -88,7 +74,7 @@ struct PartialSyncTests {
             for index in 30..<60 {
                 _ = try await replicas[0].store.createRecipe(id: UUID(), RecipeDraft(name: "Soup \(index)"))
             }
-            let filling = FillingDisk(Restarting(replicas[1], restarting: 2), failing: 4)
+            let filling = RefusingPages(replicas[1], restartAt: 2, fullFrom: 4)
             await #expect(throws: ServiceError.self) {
                 _ = try await SyncEngine.pull(from: replicas[0], to: filling, pageSize: 10) { report in moved.withLock { $0 = report } }
             }
