@@ -161,6 +161,9 @@ public struct PullReport: Codable, Sendable, Equatable {
     /// Photo blobs the records named that neither side held (the target lacked them and the source answered it has
     /// none): the target took those records without them and noted them lost, for any replica that holds one to bring.
     public var unavailablePhotos: Set<String> = []
+    /// Why the pull started again part way (`sync_restart`: the target restored, or a replica rolled back and taking a
+    /// new incarnation), oldest first: each is worth a line in the worker's log.
+    public var restarts: [String] = []
     public init() {}
 
     /// Both summed, each count saturating: counts the other side said (`changed`, `conflicts`) are any `Int` at all.
@@ -173,6 +176,7 @@ public struct PullReport: Codable, Sendable, Equatable {
         sum.conflicts = a.conflicts.addingSaturated(b.conflicts)
         sum.unavailablePhotos = a.unavailablePhotos.union(b.unavailablePhotos)
         sum.held = b.held ?? a.held // a count the target keeps, not one of this pull: the later one stands
+        sum.restarts = a.restarts + b.restarts
         return sum
     }
 
@@ -221,6 +225,7 @@ public enum SyncEngine {
                                                     }))
             } catch let error as ServiceError where error.code == .syncRestart && attempt < 3 {
                 attempt += 1
+                moved.withLock { $0.restarts.append(error.message) }
             }
         }
     }

@@ -189,6 +189,7 @@ public actor SyncCoordinator {
             try await listen(to: replica)
             try await checkDistinct(storage, replica)
             let (sent, received) = try await SyncEngine.sync(storage, replica) { sent, received in moved.withLock { $0 = (sent, received) } }
+            logRestarts(sent, received, replica)
             let both = sent + received
             result.toReplica = sent.changed
             result.toStorage = received.changed
@@ -215,6 +216,7 @@ public actor SyncCoordinator {
             result.error = "\(error)"
             result.errorCode = (error as? ServiceError)?.code.rawValue
             let (sent, received) = moved.withLock { $0 }
+            logRestarts(sent, received, replica)
             let both = sent + received
             (result.toReplica, result.toStorage, result.conflicts) = (sent.changed, received.changed, both.conflicts)
             (result.photos, result.photoBytes) = (both.photos, both.photoBytes)
@@ -231,6 +233,16 @@ public actor SyncCoordinator {
         result.finishedAt = Date()
         lastRuns[replica.name] = result
         return result
+    }
+
+    /// A pull that started again part way did so for a reason a person may want to know (a replica restored, or
+    /// rolled back): one line each.
+    private func logRestarts(_ sent: PullReport, _ received: PullReport, _ replica: RemoteReplica) {
+        for (from, to, report) in [(storage.name, replica.name, sent), (replica.name, storage.name, received)] {
+            for reason in report.restarts {
+                logger.notice("replica sync started again", metadata: ["from": "\(from)", "to": "\(to)", "reason": "\(reason)"])
+            }
+        }
     }
 
     /// Refuses a pair when another endpoint of this worker has given the same replica id as either side.

@@ -308,6 +308,8 @@ struct ReplicaFindingTests {
             try await rig.syncUntilQuiet()
             let printed = node.process?.printed ?? ""
             #expect(printed.contains("new replica incarnation") && printed.contains("rolled back with its data folder"), "\(printed)")
+            let worker = rig.worker?.printed ?? ""
+            #expect(worker.contains("replica sync started again"), "the worker's log says why a pull started again: \(worker)")
             for index in 0..<2 {
                 #expect(try await names(rig, index) == ["After the copy", "After the restore", "After the restore, again", "Before the copy"], "node \(index)")
             }
@@ -324,6 +326,9 @@ struct ReplicaFindingTests {
             try await rig.syncUntilQuiet()
             let printed = node.process?.printed ?? ""
             #expect(printed.contains("new replica incarnation") && printed.contains("its feed positions were given twice"), "\(printed)")
+            // The worker's pull started again for it, and its log says why.
+            let worker = rig.worker?.printed ?? ""
+            #expect(worker.contains("replica sync started again") && worker.contains("took a new incarnation"), "\(worker)")
             for index in 0..<2 {
                 #expect(try await names(rig, index) == ["After the copy", "After the restore", "Before the copy"], "node \(index)")
             }

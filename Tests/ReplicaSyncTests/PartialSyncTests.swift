@@ -68,6 +68,7 @@ struct PartialSyncTests {
             let report = try await SyncEngine.pull(from: replicas[0], to: laptop, pageSize: 10) { report in moved.withLock { $0 = report } }
             #expect(report.changed == 30 && report.received == 30, "two pages before the restart, one after: \(report)")
             #expect(moved.withLock { $0 } == report)
+            #expect(report.restarts == ["this storage has applied the feed up to 0, and the page continues it from 20"], "why, for the worker's log")
             #expect(try await replicas[1].store.recipeCount() == 30)
 
             // The restart, then a full disk: what both tries moved is told with the error.
