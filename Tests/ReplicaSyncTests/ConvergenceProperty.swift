@@ -413,6 +413,10 @@ struct History {
             for replica in replicas {
                 let restarts = try await replica.store.clockRestarts().count
                 trace("\(replica.name): \(restarts) clock restarts")
+                let incarnations = try await replica.store.pool.read { db in
+                    try String.fetchOne(db, sql: "SELECT value FROM sync_state WHERE key = 'incarnations'")
+                }
+                if let incarnations { trace("\(replica.name) incarnations: \(incarnations)") }
             }
         }
         // Every restore here is told at start (a new file, or one whose mark or time gives it away): a peer's newest
