@@ -70,7 +70,7 @@ enum FeedMark {
                 + "(rolled back with its data folder and changed since: its feed positions were given twice)"
         }
         guard let write else { return nil }
-        if let stamp = try String.fetchOne(db.cachedStatement(sql: "SELECT stamp FROM sync_own_writes WHERE write = ?"), arguments: [write.number]) {
+        if let stamp = try SyncSeen.ownStamp(of: write.number, in: db) {
             guard stampDigest(stamp) != write.stamp else { return nil }
             return "a peer read this replica's feed when its newest write was \(write.number), and its own write \(write.number) now is another "
                 + "(rolled back with its data folder and written since: its write numbers were used twice)"

@@ -35,6 +35,11 @@ enum SyncSeen {
         }
     }
 
+    /// The stamp of this replica's own write `write`; nil when it has not made it, or no longer keeps its stamp.
+    static func ownStamp(of write: Int64, in db: Database) throws -> String? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT stamp FROM sync_own_writes WHERE write = ?"), arguments: [write])
+    }
+
     /// Raises `seen` to the newest write of each replica among `clocks` (`SyncClock.write`).
     static func note(_ clocks: [SyncClock], into seen: inout [String: SyncOps.SeenWrite]) {
         for clock in clocks {
@@ -166,7 +171,7 @@ enum SyncSeen {
         if seen.write > state.write {
             return "a peer holds this replica's write \(seen.write), and it has made \(state.write) (rolled back with its data folder: a snapshot, or an older copy)"
         }
-        guard let own = try String.fetchOne(db.cachedStatement(sql: "SELECT stamp FROM sync_own_writes WHERE write = ?"), arguments: [seen.write]),
+        guard let own = try ownStamp(of: seen.write, in: db),
               own != seen.stamp else { return nil }
         // A version re-dated by a clock restart (this replica's, or another's of an ended one) keeps its write's number
         // under the stamp of a later write: a stamp this replica made is no roll back. (Read only on a mismatch.)
