@@ -431,6 +431,11 @@ enum Migrations {
             // folder, which gave those positions again, shows it at the next read (`FeedMark`).
             try db.execute(sql: "ALTER TABLE sync_cursors ADD COLUMN mark TEXT")
         }
+        migrator.registerMigration("v25 own writes by start") { db in
+            // Which start of the storage made each of its own writes: the writes a replica rolled back with its whole
+            // folder made since begin a start of their own, which tells the roll back point (`SyncSeen.rollBackPoint`).
+            try db.execute(sql: "ALTER TABLE sync_own_writes ADD COLUMN start INTEGER")
+        }
         return migrator
     }
 

@@ -230,6 +230,7 @@ extension RecipeStore {
             for (key, value) in extra {
                 try db.cachedStatement(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES (?, ?)").execute(arguments: [key, value])
             }
+            try SyncState.begin(in: db) // the copy's is the source's
             try db.execute(sql: "DELETE FROM sync_cursors WHERE peer IN (?, ?)", arguments: [mine.replica, theirs.replica])
             // The source's own write stamps are not this replica's (`SyncSeen`); what the source held of this one's, it holds.
             try db.execute(sql: "DELETE FROM sync_own_writes")

@@ -157,8 +157,10 @@ public final class RecipeStore: Sendable {
         }
         try Migrations.migrator.migrate(pool)
         // One write at start: changes an older version left unrecorded, a catalogue it placed by the order its records
-        // came in, a new incarnation if the file was copied, then a clock left ahead restarted.
+        // came in, a new incarnation if the file was copied, then a clock left ahead restarted; this start's number first
+        // (`SyncState.start`).
         (incarnationNote, clockNote) = try pool.write { db in
+            try SyncState.begin(in: db)
             try SyncLog.capture(in: db)
             try SyncLog.settleCatalogueOnce(in: db)
             return (try SyncState.checkIncarnation(db, path: path, fileTime: fileTimeFound), try SyncLog.restartClockIfAhead(in: db))

@@ -25,11 +25,16 @@ enum SyncSeen {
     static let kept: Int64 = 100_000
 
     /// Keeps the stamps of `ticks`, this replica's writes; now and then lets the oldest go.
-    static func keep(_ ticks: [(write: Int64, stamp: String)], in db: Database) throws {
-        // A migration of an older version's file may write before the table is made.
+    static func keep(_ ticks: [(write: Int64, stamp: String)], start: Int64?, in db: Database) throws {
+        // A migration of an older version's file may write before the table (or its column) is made.
         guard let last = ticks.last?.write, try db.tableExists("sync_own_writes") else { return }
-        let insert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO sync_own_writes (write, stamp) VALUES (?, ?)")
-        for tick in ticks { try insert.execute(arguments: [tick.write, tick.stamp]) }
+        guard try db.columns(in: "sync_own_writes").contains(where: { $0.name == "start" }) else {
+            let insert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO sync_own_writes (write, stamp) VALUES (?, ?)")
+            for tick in ticks { try insert.execute(arguments: [tick.write, tick.stamp]) }
+            return
+        }
+        let insert = try db.cachedStatement(sql: "INSERT OR REPLACE INTO sync_own_writes (write, stamp, start) VALUES (?, ?, ?)")
+        for tick in ticks { try insert.execute(arguments: [tick.write, tick.stamp, start]) }
         if ticks.contains(where: { $0.write % 1_024 == 0 }) {
             try db.cachedStatement(sql: "DELETE FROM sync_own_writes WHERE write <= ?").execute(arguments: [last - kept])
         }
@@ -184,9 +189,8 @@ enum SyncSeen {
     /// replica wrote since the roll back point. `lost` is a write of this replica's that a peer holds and it lost (a
     /// peer's newest write of it, or a version in its page naming more writes than it made).
     ///
-    /// The roll back point is the newest own write stamped before the lost one: a replica's stamps rise with its
-    /// writes, the writes it kept were made before those it lost, and those it made since the roll back were made
-    /// after (its machine's clock moved on meanwhile). Each field version this replica wrote above that point (its
+    /// The roll back point is the newest own write it kept (`rollBackPoint`: below the lost one's number and stamp, and
+    /// below the first write of the start that followed the roll back). Each field version this replica wrote above that point (its
     /// stamp names the old id, its vector counts the old id's writes past the point) becomes one new write: the same
     /// value, the old id's entry cut back to the point, the new id's write and stamp. It supersedes nothing it did not
     /// supersede before (its vector still covers every other replica's writes it had seen), and a lost write of the
@@ -223,11 +227,27 @@ enum SyncSeen {
 
     /// The newest write of `replica` (this replica's id before its new incarnation) that it made before `lost`, a write
     /// of it a peer holds and it lost; nil when its own writes' stamps are not kept (a file of an older version).
+    ///
+    /// Its writes since the roll back took the numbers of the writes it lost, from the roll back point on, so the point
+    /// is below `lost`'s number; and below its stamp, while the replica's stamps followed its own clock. They need not:
+    /// stamps that ran ahead of it after a peer's (which the roll back took back) put the lost writes' stamps above
+    /// those it makes since, and by stamp and number alone the point came out above writes made since the roll back,
+    /// which were then not stamped again (seed 10309206708669977794: a photo added since, under the number of a delete
+    /// lost, which the delete's version then counted as seen). A roll back is a start, so the writes since it began a
+    /// start of their own (`sync_own_writes.start`): the point is below the first write of the latest start that began
+    /// at or below the first bound plus one (its first write then follows the point; every later start's too, and an
+    /// earlier start's does not, so no write kept is stamped again). A start whose first write may have been let go
+    /// (the one holding the oldest kept) is not taken for one.
     static func rollBackPoint(lost: SyncOps.SeenWrite, replica: String, in db: Database) throws -> Int64? {
         guard StampOrder.parts(lost.stamp)?.replica == Substring(replica),
               let oldest = try Int64.fetchOne(db, sql: "SELECT MIN(write) FROM sync_own_writes") else { return nil }
         let before = try Int64.fetchOne(db, sql: "SELECT MAX(write) FROM sync_own_writes WHERE stamp < ?", arguments: [lost.stamp])
-        return min(before ?? oldest - 1, lost.write - 1)
+        let bound = min(before ?? oldest - 1, lost.write - 1)
+        let startBegan = try Int64.fetchOne(db, sql: """
+            SELECT MAX(first) FROM (SELECT MIN(write) AS first FROM sync_own_writes WHERE start IS NOT NULL GROUP BY start)
+            WHERE first > ? AND first <= ?
+            """, arguments: [oldest, bound + 1])
+        return startBegan.map { $0 - 1 } ?? bound
     }
 
     /// Why `seen` is not a write a request may name; nil when it is.

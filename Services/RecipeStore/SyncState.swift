@@ -19,7 +19,7 @@ struct SyncState {
         return SyncState(replica: replica, write: Int64(values["write"] ?? "") ?? 0,
                          wall: min(max(Int64(values["wall"] ?? "") ?? 0, 0), maxWall),
                          counter: min(max(Int64(values["counter"] ?? "") ?? 0, 0), maxCounter),
-                         offset: Int64(values["clockOffset"] ?? "") ?? 0)
+                         offset: Int64(values["clockOffset"] ?? "") ?? 0, start: values["start"].flatMap { Int64($0) })
     }
 
     /// The `sync_state` values under `keys` (all, the histories too, when nil).
@@ -37,6 +37,10 @@ struct SyncState {
 
     /// Milliseconds added to the wall clock (0; tests give replicas skewed clocks with it).
     var offset: Int64 = 0
+
+    /// This start of the storage (a random number each open draws, `SyncState.begin`), kept with each own write
+    /// (`sync_own_writes.start`); nil in a file no start of this version opened.
+    var start: Int64?
 
     /// The writes `tick` made since this state was loaded, with their stamps: `save` keeps them (`sync_own_writes`).
     var ticks: [(write: Int64, stamp: String)] = []
@@ -115,6 +119,12 @@ struct SyncState {
         return "\(reason): this replica continues as \(state.replica) (was \(old)), so its peers resend what it lacks"
     }
 
+    /// Draws this start's number (`start`): done once as the storage opens, and as a snapshot it joined by goes in.
+    static func begin(in db: Database) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO sync_state (key, value) VALUES ('start', ?)",
+                       arguments: [String(Int64.random(in: 1...(Int64.max / 2)))])
+    }
+
     /// What a backup's `file` entry says, so a storage started from it always takes a new incarnation.
     static let backupMark = "backup"
 
@@ -122,7 +132,7 @@ struct SyncState {
         for (key, value) in [("write", write), ("wall", wall), ("counter", counter)] {
             try db.cachedStatement(sql: "UPDATE sync_state SET value = ? WHERE key = ?").execute(arguments: [String(value), key])
         }
-        try SyncSeen.keep(ticks, in: db)
+        try SyncSeen.keep(ticks, start: start, in: db)
     }
 
     /// The largest wall-clock value a stamp can hold (16 digits of milliseconds).

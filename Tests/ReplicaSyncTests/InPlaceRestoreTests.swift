@@ -580,6 +580,47 @@ struct InPlaceRestoreTests {
         try await rollBackAMerge(recipe: recipe, ofAThird: true)
     }
 
+    @Test("a replica whose stamps ran ahead of its own clock after a peer's it took after its snapshot, rolled back with its whole folder as a snapshot would: every write it made since is stamped again when its peer tells it, also those under numbers below the lost write the peer names (the writes since began a start of their own), so an edit since of a recipe a lost write deleted brings it back, and a lost edit and a new one of the same field are both kept (seed 10309206708669977794: stamps and numbers put the roll back point above the edit since, and the lost delete's version counted it as seen)")
+    func rolledBackAfterFollowingAPeersClock() async throws {
+        let (root, folder, _) = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let b = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("b")))
+        var a = LocalReplica(store: try RecipeStore(folder: folder))
+        try await b.store.setClockOffset(milliseconds: 600_000)
+        let soup = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup", notes: "start")).0
+        let copy = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Copy", notes: "start")).0
+        try await syncAll([a, b])
+        let older = try Self.copiedAside(&a, folder: folder, root: root)
+        let kept = try await a.store.pool.read { db in try SyncState.load(db).write }
+        // After the snapshot: a takes b's edit, stamped ten minutes ahead, and its own stamps follow it.
+        _ = try await b.store.createRecipe(id: UUID(), RecipeDraft(name: "Bread"))
+        _ = try await SyncEngine.pull(from: b, to: a)
+        func edit(_ recipe: Recipe, _ notes: String) async throws {
+            _ = try await a.store.updateRecipe(id: recipe.id, expectedVersion: try await a.store.recipe(recipe.id).version,
+                                               RecipeDraft(name: recipe.name, notes: notes))
+        }
+        // The writes the roll back loses, after b took them: an edit of Soup, then Copy deleted.
+        try await edit(soup, "lost")
+        #expect(try await a.store.deleteRecipe(id: copy.id))
+        _ = try await SyncEngine.pull(from: a, to: b)
+        try a.store.close()
+        try Self.rollBack(folder, to: older)
+        a = LocalReplica(store: try RecipeStore(folder: folder))
+        // Its clock as the snapshot left it: its writes since are stamped below the lost ones, under their numbers.
+        try await edit(copy, "after")
+        try await edit(soup, "after")
+        try await syncAll([a, b])
+        let history = try await Self.incarnationHistory(a)
+        #expect(history.contains("its writes since its write \(kept) are stamped again"), "\(history)")
+        for replica in [a, b] {
+            #expect(try await replica.store.recipe(copy.id).notes == "after", "\(replica.name): an edit the delete had not seen")
+            #expect(try await Self.soupNotes(replica) == ["after", "lost"], "\(replica.name)")
+        }
+        try await expectSameContent(a, b)
+        try a.store.close()
+        try b.store.close()
+    }
+
     @Test("a replica whose clock runs behind its peer's (its stamps follow the peer's, ahead of its own clock), rolled back with its whole folder as a snapshot would: the write it makes again under a lost write's number carries another stamp (a stamp's counter steps at random), so the peer holding the lost one tells it, and the lost edit and the new one of the same field are both kept (seed 16013143301308792775: the same stamps again, the roll back told by the feed only, and the lost edit superseded)",
           arguments: [1, 3])
     func rolledBackBehindItsPeersClock(writesAgain: Int) async throws {
