@@ -63,22 +63,23 @@ enum FeedMark {
     /// Why `mark`, the mark a reader took at `since`, shows this replica was rolled back; nil when the record there is
     /// the one it took (or the position holds none now), and the newest write it names is this replica's (or is older
     /// than the stamps it keeps, `SyncSeen.kept`).
-    static func rolledBack(since: Int, mark: String, in db: Database) throws -> String? {
+    /// With the why, the number of the write it lost when the mark names one (`SyncSeen.takeIncarnation`).
+    static func rolledBack(since: Int, mark: String, in db: Database) throws -> (why: String, lost: Int64?)? {
         let (record, write) = parts(mark)
         if let record, let current = try digest(at: since, in: db), current != record {
-            return "a peer read this replica's feed up to position \(since), and the change there now is another "
-                + "(rolled back with its data folder and changed since: its feed positions were given twice)"
+            return ("a peer read this replica's feed up to position \(since), and the change there now is another "
+                + "(rolled back with its data folder and changed since: its feed positions were given twice)", nil)
         }
         guard let write else { return nil }
         if let stamp = try SyncSeen.ownStamp(of: write.number, in: db) {
             guard stampDigest(stamp) != write.stamp else { return nil }
-            return "a peer read this replica's feed when its newest write was \(write.number), and its own write \(write.number) now is another "
-                + "(rolled back with its data folder and written since: its write numbers were used twice)"
+            return ("a peer read this replica's feed when its newest write was \(write.number), and its own write \(write.number) now is another "
+                + "(rolled back with its data folder and written since: its write numbers were used twice)", write.number)
         }
         let newest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT MAX(write) FROM sync_own_writes")) ?? 0
         guard newest < write.number else { return nil } // older than the stamps kept
-        return "a peer read this replica's feed when its newest write was \(write.number), and it has made \(newest) "
-            + "(rolled back with its data folder: a snapshot, or an older copy)"
+        return ("a peer read this replica's feed when its newest write was \(write.number), and it has made \(newest) "
+            + "(rolled back with its data folder: a snapshot, or an older copy)", write.number)
     }
 
     /// Why `mark`, named `name` in a request, is not a digest a request may carry; nil when it is.

@@ -99,9 +99,11 @@ extension RecipeStore {
         if let seenWrites, let problem = SyncSeen.problem(seenWrites) { throw ServiceError(.invalidArgument, problem) }
         if seen != nil || sinceMark != nil {
             // Why the reader's knowledge shows a roll back, and the lost write it names (`SyncSeen.takeIncarnation`).
-            @Sendable func rolledBack(_ db: Database) throws -> (why: String, lost: SyncOps.SeenWrite?)? {
-                if let seen, let why = try SyncSeen.rolledBack(seen, state: SyncState.load(db), in: db) { return (why, seen) }
-                if let sinceMark, let why = try FeedMark.rolledBack(since: since, mark: sinceMark, in: db) { return (why, nil) }
+            @Sendable func rolledBack(_ db: Database) throws -> (why: String, lost: SyncSeen.LostWrite?)? {
+                if let seen, let why = try SyncSeen.rolledBack(seen, state: SyncState.load(db), in: db) { return (why, .init(seen)) }
+                if let sinceMark, let found = try FeedMark.rolledBack(since: since, mark: sinceMark, in: db) {
+                    return (found.why, found.lost.map { .init(write: $0, stamp: nil) })
+                }
                 return nil
             }
             if try await pool.read(rolledBack) != nil {
@@ -312,14 +314,17 @@ extension RecipeStore {
             // Or the newest write of it the peer holds (`SyncSeen`) is one it never made, or made with another stamp.
             var rolledBack: String?
             // A write of this replica's the peer holds and it lost: what tells the roll back point (`SyncSeen.takeIncarnation`).
-            var lost = seen
-            if records.contains(where: { record in record.clocks.contains { ($0.vv[state.replica] ?? 0) > state.write } }) {
+            var lost = seen.map(SyncSeen.LostWrite.init)
+            if let newer = records.lazy.flatMap(\.clocks).compactMap({ $0.vv[state.replica] }).filter({ $0 > state.write }).min() {
                 rolledBack = "a peer had seen writes newer than this replica's own (restored from an older copy)"
                 let replica = Substring(state.replica)
                 if let clock = records.lazy.flatMap(\.clocks).first(where: { clock in
                     StampOrder.parts(clock.stamp)?.replica == replica && (clock.vv[state.replica] ?? 0) > state.write
                 }) {
                     lost = .init(write: clock.vv[state.replica]!, stamp: clock.stamp)
+                } else if seen.map({ StampOrder.parts($0.stamp)?.replica != replica }) ?? true {
+                    // Counted only by other replicas' versions: the number alone tells the point.
+                    lost = .init(write: newer, stamp: nil)
                 }
             } else if let seen {
                 rolledBack = try SyncSeen.rolledBack(seen, state: state, in: db)

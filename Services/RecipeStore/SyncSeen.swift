@@ -190,7 +190,7 @@ enum SyncSeen {
     /// peer's newest write of it, or a version in its page naming more writes than it made).
     ///
     /// The roll back point is the newest own write it kept (`rollBackPoint`: below the lost one's number and stamp, and
-    /// below the first write of the start that followed the roll back). Each field version this replica wrote above that point (its
+    /// below the first write of the start that followed the roll back; without a stamp, by its number and the starts). Each field version this replica wrote above that point (its
     /// stamp names the old id, its vector counts the old id's writes past the point) becomes one new write: the same
     /// value, the old id's entry cut back to the point, the new id's write and stamp. It supersedes nothing it did not
     /// supersede before (its vector still covers every other replica's writes it had seen), and a lost write of the
@@ -198,7 +198,7 @@ enum SyncSeen {
     /// concurrent edit. Records a peer took from this replica before it was told keep their reused numbers there
     /// (docs/SYNC.md). Returns the records stamped again.
     @discardableResult
-    static func takeIncarnation(_ state: inout SyncState, reason: String, lost: SyncOps.SeenWrite?, in db: Database) throws -> Int {
+    static func takeIncarnation(_ state: inout SyncState, reason: String, lost: LostWrite?, in db: Database) throws -> Int {
         let old = state.replica
         // Between the roll back and now its pulls left out, as its own, the records its peers took from it under the old
         // id — those it lost among them — and moved past them: it reads every peer's whole feed again (merging what it
@@ -225,8 +225,25 @@ enum SyncSeen {
         return restamped
     }
 
+    /// A write of this replica's that a peer holds, or read it had made, and it lost: its number, and its stamp when
+    /// the peer named it (a feed mark names only a digest of it, `FeedMark`).
+    struct LostWrite {
+        var write: Int64
+        var stamp: String?
+
+        init(write: Int64, stamp: String?) {
+            self.write = write
+            self.stamp = stamp
+        }
+
+        init(_ seen: SyncOps.SeenWrite) {
+            self.init(write: seen.write, stamp: seen.stamp)
+        }
+    }
+
     /// The newest write of `replica` (this replica's id before its new incarnation) that it made before `lost`, a write
-    /// of it a peer holds and it lost; nil when its own writes' stamps are not kept (a file of an older version).
+    /// of it a peer holds and it lost; nil when its own writes' stamps are not kept (a file of an older version), or
+    /// the lost write's stamp is another replica's.
     ///
     /// Its writes since the roll back took the numbers of the writes it lost, from the roll back point on, so the point
     /// is below `lost`'s number; and below its stamp, while the replica's stamps followed its own clock. They need not:
@@ -238,11 +255,14 @@ enum SyncSeen {
     /// at or below the first bound plus one (its first write then follows the point; every later start's too, and an
     /// earlier start's does not, so no write kept is stamped again). A start whose first write may have been let go
     /// (the one holding the oldest kept) is not taken for one.
-    static func rollBackPoint(lost: SyncOps.SeenWrite, replica: String, in db: Database) throws -> Int64? {
-        guard StampOrder.parts(lost.stamp)?.replica == Substring(replica),
-              let oldest = try Int64.fetchOne(db, sql: "SELECT MIN(write) FROM sync_own_writes") else { return nil }
-        let before = try Int64.fetchOne(db, sql: "SELECT MAX(write) FROM sync_own_writes WHERE stamp < ?", arguments: [lost.stamp])
-        let bound = min(before ?? oldest - 1, lost.write - 1)
+    static func rollBackPoint(lost: LostWrite, replica: String, in db: Database) throws -> Int64? {
+        guard let oldest = try Int64.fetchOne(db, sql: "SELECT MIN(write) FROM sync_own_writes") else { return nil }
+        var bound = lost.write - 1
+        if let stamp = lost.stamp {
+            guard StampOrder.parts(stamp)?.replica == Substring(replica) else { return nil }
+            let before = try Int64.fetchOne(db, sql: "SELECT MAX(write) FROM sync_own_writes WHERE stamp < ?", arguments: [stamp])
+            bound = min(before ?? oldest - 1, bound)
+        }
         let startBegan = try Int64.fetchOne(db, sql: """
             SELECT MAX(first) FROM (SELECT MIN(write) AS first FROM sync_own_writes WHERE start IS NOT NULL GROUP BY start)
             WHERE first > ? AND first <= ?

@@ -719,7 +719,7 @@ struct InPlaceRestoreTests {
         try b.store.close()
     }
 
-    @Test("a replica rolled back with its whole folder as a snapshot would, whose peer had read its feed up to a position between a record's place before a lost edit and its place after (passing the old place while it was empty): the peer's next read tells it by the newest write it named then, it takes a new incarnation, and the record as it is now arrives (seed 13226495568987508509)",
+    @Test("a replica rolled back with its whole folder as a snapshot would, whose peer had read its feed up to a position between a record's place before a lost edit and its place after (passing the old place while it was empty): the peer's next read tells it by the newest write it named then, it takes a new incarnation (a write made since stamped again under it), and the record as it is now arrives (seed 13226495568987508509)",
           arguments: [false, true])
     func rolledBackRecordPutBackBehindTheCursor(writesFirst: Bool) async throws {
         let (root, folder, _) = Self.scratch()
@@ -746,6 +746,9 @@ struct InPlaceRestoreTests {
         #expect(try await a.store.syncInfo().replicaID != replica, "rolled back, told by the newest write b's cursor named")
         let history = try await Self.incarnationHistory(a)
         #expect(history.contains("a peer read this replica's feed when its newest write was"), "\(history)")
+        // The write made since the roll back took the lost edit's number: stamped again under the new id, from the number
+        // the mark named (a third replica that took the lost edit meets it as the concurrent write it was).
+        #expect(history.contains("its writes since its write 2 are stamped again") == writesFirst, "\(history)")
         let names = ["Soup", "Stew"] + (writesFirst ? ["After the roll back"] : [])
         for replica in [a, b] { #expect(try await Self.recipeNames(replica) == names.sorted(), "\(replica.name)") }
         try await expectSameContent(a, b)
