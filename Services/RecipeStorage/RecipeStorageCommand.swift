@@ -105,15 +105,26 @@ struct RecipeStorageCommand: AsyncParsableCommand {
         } catch let refused as BackupFolderRefused {
             throw ValidationError("--backup-folder (or RECIPES_BACKUP_FOLDER): \(refused.reason)")
         }
-        let group = ServiceGroup(
-            services: [service.server],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger
-        )
+        var services = [ServiceGroupConfiguration.ServiceConfiguration(service: service.server)]
+        if let watch = service.roomWatch {
+            // Room found: the group stops as on SIGTERM (the requests running finish), and the storage starts again.
+            services.append(.init(service: watch, successTerminationBehavior: .gracefullyShutdownGroup))
+        }
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         await service.publisher.close()
         try service.store.close()
         logger.info("database closed")
+        if service.roomWatch?.foundRoom == true {
+            // The same executable and arguments, in this process (its id, its supervisor's view of it and its output
+            // stay): every file it opened closes on exec, the data folder's lock with them.
+            var arguments = CommandLine.arguments.map { strdup($0) }
+            arguments.append(nil)
+            fflush(nil) // every stream: what was logged reaches the output before the image goes
+            execv("/proc/self/exe", arguments)
+            throw ValidationError("recipe-storage could not start itself again after finding room on its disk (\(String(cString: strerror(errno)))): start it again")
+        }
     }
 }
 

@@ -74,7 +74,7 @@ extension RecipeStore {
         if let problem = batcher.files.problem() { return problem }
         if let damage = damageSeen.withLock({ $0 }) { return "\(damage). \(Self.damagedAdvice)" }
         return readOnlyReason.map {
-            "it runs read-only (\($0)): recipes can be read and backed up, nothing can be changed or synced. Free some space on the disk of its data folder and restart recipe-storage"
+            "it runs read-only (\($0)): recipes can be read and backed up, nothing can be changed or synced. Free some space on the disk of its data folder: it starts again in full by itself"
         }
     }
 

@@ -12,6 +12,8 @@ public struct StorageService: Sendable {
     public let publisher: ChangePublisher
     /// Held while the service runs, so no second storage starts on its data folder.
     public let folderLock: DataFolderLock
+    /// Beside a storage that started read-only on a full disk: finds room, and has it start again in full.
+    public let roomWatch: RoomWatch?
 
     /// Opens the store in the configured data folder, loads the samples when asked
     /// and the database is empty, and prepares the server (nothing is bound yet).
@@ -76,11 +78,14 @@ public struct StorageService: Sendable {
             // A backup stays: it only reads this store, and copies it to a disk that may have room.
             let folder = configuration.dataFolder
             routes.refuse(where: { op, isWrite, role in (isWrite || role == .peer) && op != BackupOps.Backup.name }) { op in
-                let what = Self.hasRoom(folder) ? "There is room on that disk now: restart recipe-storage to take changes"
-                    : "Free some space on the disk of its data folder and restart recipe-storage"
+                let what = Self.hasRoom(folder) ? "There is room on that disk now: it starts again to take changes within seconds"
+                    : "Free some space on the disk of its data folder: it starts again to take changes within seconds of it"
                 return ServiceError(.storageFull, "\(op) was not done: recipe-storage runs read-only (\(reason)): recipes can be read and "
                                     + "backed up, nothing can be changed or synced. \(what)")
             }
+            roomWatch = RoomWatch(folder: folder, logger: logger)
+        } else {
+            roomWatch = nil
         }
         var serverConfiguration = configuration.server
         serverConfiguration.heldBackWith = [publisher.endpoint]
@@ -97,6 +102,13 @@ extension StorageService {
         return free >= min(16 << 20, size / 20)
     }
 
+    /// The bytes free for the storage on the disk of `folder`; nil when it cannot be told.
+    static func freeBytes(_ folder: URL) -> UInt64? {
+        var disk = statvfs()
+        guard statvfs(folder.path, &disk) == 0 else { return nil }
+        return UInt64(disk.f_bavail) * UInt64(disk.f_frsize)
+    }
+
     /// The store in `folder`, opened in full; or, when its disk is too full for the open's own writes, for reading
     /// only (said in the log), so the recipes can still be read — and backed up to another disk — until there is room.
     static func open(_ folder: URL, logger: Logger) throws -> RecipeStore {
@@ -105,7 +117,7 @@ extension StorageService {
         } catch where RecipeStore.isOutOfSpace(error) {
             let reason = "the disk of its data folder was full when it started"
             guard let store = try? RecipeStore(readingOnly: folder, because: reason) else { throw error }
-            logger.warning("the disk is full: started read-only; recipes can be read and backed up, nothing can be changed or synced until there is room and recipe-storage is restarted",
+            logger.warning("the disk is full: started read-only; recipes can be read and backed up, nothing can be changed or synced until there is room (it then starts again in full by itself)",
                            metadata: ["folder": "\(folder.path)", "error": "\(error)"])
             return store
         }

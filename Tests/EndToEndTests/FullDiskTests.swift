@@ -251,7 +251,7 @@ struct FullDiskTests {
         _ = try await home.stop()
     }
 
-    @Test("a storage killed with kill -9 on a full disk starts again there, in full or read-only (saying so: recipes can be read and backed up, nothing changed or synced), and reads every recipe it acknowledged; once there is room it starts in full with every one of them, whole, and takes writes",
+    @Test("a storage killed with kill -9 on a full disk starts again there, in full or read-only (saying so: recipes can be read and backed up, nothing changed or synced), and reads every recipe it acknowledged; once there is room it starts again in full by itself (read-only) or when started (either way), with every one of them, whole, and takes writes",
           .enabled(if: canMount && FileManager.default.isExecutableFile(atPath: "/usr/bin/nsenter"),
                    "needs `unshare --mount --map-root-user` and nsenter to give the storage a small disk that outlives it"),
           arguments: [false, true])
@@ -337,16 +337,18 @@ struct FullDiskTests {
             let database = try DatabaseQueue(path: copy + "/Recipes.sqlite")
             #expect(try await database.read { db in try String.fetchAll(db, sql: "SELECT id FROM recipes") }.count == stored.count)
             try database.close()
-            #expect(refused?.message.contains("Free some space on the disk of its data folder and restart recipe-storage") == true)
-            // Room made while it runs read-only: a refusal says a restart is all it takes now.
+            #expect(refused?.message.contains("Free some space on the disk of its data folder: it starts again to take changes within seconds of it") == true)
+            // Room made while it runs read-only: it finds it, and starts itself again in full — the same process, with its
+            // options (a port of its own choosing again: `*`) — with every recipe it acknowledged, and takes writes.
             try FileManager.default.removeItem(atPath: ballast)
-            do {
-                _ = try await secondClient.call(RecipeOps.Create.self, .init(id: UUID(), recipe: Self.bulky("Still read-only")))
-                Issue.record("a storage running read-only took a write")
-            } catch let error as ServiceError {
-                #expect(error.code == .storageFull && error.message.contains("There is room on that disk now: restart recipe-storage to take changes"),
-                        "\(error)")
-            }
+            let again = try await second.waitForOutput(
+                #"recipe-storage starts again to take changes[\s\S]*endpoint=(tcp://127\.0\.0\.1:\d+) operations="#, timeout: .seconds(60))
+            #expect(second.isRunning)
+            let againClient = try client(again)
+            for id in stored { #expect(try await againClient.call(RecipeOps.Get.self, .init(id: id)).recipe.instructions.count == 6) }
+            #expect(try await againClient.call(RecipeOps.Create.self, .init(id: UUID(), recipe: Self.bulky("Back in full"))).created)
+            let inFull = try await recipes(["status", "--only", "storage"], storage: again)
+            #expect(inFull.status == 0, "\(inFull.output)")
         }
         _ = try await second.stop(signal: SIGKILL)
 
@@ -356,7 +358,9 @@ struct FullDiskTests {
         let endpoint = try await third.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#)
         let thirdClient = try client(endpoint)
         for id in stored { #expect(try await thirdClient.call(RecipeOps.Get.self, .init(id: id)).recipe.instructions.count == 6) }
-        #expect(try await thirdClient.call(RecipeOps.List.self, .init(limit: 200)).recipes.allSatisfy { $0.name.hasPrefix("Stew ") || $0.name.hasPrefix("On a full disk ") })
+        #expect(try await thirdClient.call(RecipeOps.List.self, .init(limit: 200)).recipes.allSatisfy {
+            $0.name.hasPrefix("Stew ") || $0.name.hasPrefix("On a full disk ") || $0.name == "Back in full"
+        })
         let check = try await recipes(["check"], storage: endpoint)
         #expect(check.status == 0, "\(check.output)")
         #expect(try await thirdClient.call(RecipeOps.Create.self, .init(id: UUID(), recipe: Self.bulky("After the room was made"))).created)
