@@ -45,6 +45,10 @@ public final class RoomWatch: Service, Sendable {
             if let refused = freeWhenRefused, free <= refused { continue }
             do {
                 let store = try RecipeStore(folder: folder)
+                // What this open did once is not done again by the next: said here, as a start says it.
+                if let note = store.setAsideLogNote { logger.warning("stale write-ahead log set aside", metadata: ["why": "\(note)"]) }
+                if let note = store.incarnationNote { logger.notice("new replica incarnation", metadata: ["why": "\(note)"]) }
+                if let note = store.clockNote { logger.notice("replica clock restarted", metadata: ["why": "\(note)"]) }
                 try store.close()
             } catch where RecipeStore.isOutOfSpace(error) {
                 freeWhenRefused = free
