@@ -186,13 +186,15 @@ enum SyncSeen {
     }
 
     /// Takes a new incarnation for a roll back told by a peer (`reason`), and stamps again under the new id what this
-    /// replica wrote since the roll back point. `lost` is a write of this replica's that a peer holds and it lost (a
-    /// peer's newest write of it, or a version in its page naming more writes than it made).
+    /// replica wrote since the roll back point. `lost` is a write of this replica's that a peer holds, or read it had
+    /// made, and it lost (a peer's newest write of it, a version in its page naming more writes than it made, or the
+    /// newest write a feed mark names).
     ///
     /// The roll back point is the newest own write it kept (`rollBackPoint`: below the lost one's number and stamp, and
-    /// below the first write of the start that followed the roll back; without a stamp, by its number and the starts). Each field version this replica wrote above that point (its
-    /// stamp names the old id, its vector counts the old id's writes past the point) becomes one new write: the same
-    /// value, the old id's entry cut back to the point, the new id's write and stamp. It supersedes nothing it did not
+    /// below the first write of the start that followed the roll back; without a stamp, by its number and the starts).
+    /// Each field version this replica wrote above that point (its stamp names the old id, its vector counts the old
+    /// id's writes past the point) becomes one new write: the same value, the old id's entry cut back to the point, the
+    /// new id's write and stamp. It supersedes nothing it did not
     /// supersede before (its vector still covers every other replica's writes it had seen), and a lost write of the
     /// same field, when its peer sends it back, is concurrent with it — kept as a conflicted copy, or merged, as any
     /// concurrent edit. Records a peer took from this replica before it was told keep their reused numbers there
