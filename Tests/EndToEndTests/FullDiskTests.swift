@@ -192,8 +192,16 @@ struct FullDiskTests {
         }
         let again = try await recipes(["sync"] + cli, storage: homeEndpoint)
         #expect(again.status == 0, "\(again.output)")
-        #expect(again.output.contains(": \(made.count - before) changes to the replica, 0 back, 2 photos"),
+        // The rest, and no more: what was there already counts nothing. (A page whose COMMIT the full disk refused may
+        // still come back whole when SQLite next reads its write-ahead log — SQLite's own "may or may not have been
+        // committed" on a failed COMMIT — and then counts nothing either: fewer than the rest, shown with both logs.)
+        let brought = again.output.firstMatch(of: /: (\d+) changes to the replica, 0 back, 2 photos/).flatMap { Int($0.output.1) }
+        #expect(brought.map { $0 > 0 && $0 <= made.count - before } ?? false,
                 "the rest, and no more: \(again.output)\nthe worker's log:\n\(worker.printed.suffix(8_000))\nthe laptop's log:\n\(laptop.printed.suffix(8_000))")
+        if let brought, brought != made.count - before {
+            print("the second sync brought \(brought) of the \(made.count - before) recipes the laptop lacked before it"
+                  + "\nthe worker's log:\n\(worker.printed.suffix(12_000))\nthe laptop's log:\n\(laptop.printed.suffix(12_000))")
+        }
         let status = try await recipes(["sync", "status", "--json"] + cli.prefix(2), storage: homeEndpoint)
         let pairs = try WireCodec.makeDecoder().decode(WorkerSyncOps.Status.Response.self, from: Data(status.output.utf8)).pairs
         #expect(pairs.count == 1 && pairs.allSatisfy { $0.pendingToReplica == 0 && $0.pendingToStorage == 0 }, "\(status.output)")
