@@ -192,9 +192,11 @@ struct FullDiskTests {
         }
         let again = try await recipes(["sync"] + cli, storage: homeEndpoint)
         #expect(again.status == 0, "\(again.output)")
-        // The rest, and no more: what was there already counts nothing. (A page whose COMMIT the full disk refused may
-        // still come back whole when SQLite next reads its write-ahead log — SQLite's own "may or may not have been
-        // committed" on a failed COMMIT — and then counts nothing either: fewer than the rest, shown with both logs.)
+        // The rest, and no more: what was there already counts nothing. (Once, in CI under load, the second sync counted
+        // a page fewer than the laptop lacked by its list just before: that page's records were there by the time the
+        // sync applied it, though its first apply was refused at COMMIT for the full disk and no list had shown them —
+        // how, not yet known (SQLite's "may or may not have been committed" for a failed COMMIT is one suspect; a trial
+        // on a small tmpfs did not bring a refused COMMIT back). Such a run prints both logs.)
         let brought = again.output.firstMatch(of: /: (\d+) changes to the replica, 0 back, 2 photos/).flatMap { Int($0.output.1) }
         #expect(brought.map { $0 > 0 && $0 <= made.count - before } ?? false,
                 "the rest, and no more: \(again.output)\nthe worker's log:\n\(worker.printed.suffix(8_000))\nthe laptop's log:\n\(laptop.printed.suffix(8_000))")
