@@ -123,11 +123,20 @@ struct RecipeStorageCommand: AsyncParsableCommand {
             arguments.append(nil)
             fflush(nil) // every stream: what was logged reaches the output before the image goes
             execv("/proc/self/exe", arguments)
-            throw ValidationError("recipe-storage could not start itself again after finding room on its disk (\(String(cString: strerror(errno)))): start it again")
+            throw RestartFailed(reason: String(cString: strerror(errno)))
         }
     }
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// The storage found room on its disk and stopped to start itself again in full, and could not (exit 1, not a usage
+/// error: its options were taken once already).
+struct RestartFailed: Error, CustomStringConvertible {
+    let reason: String
+    var description: String {
+        "recipe-storage stopped to start again in full once its disk had room, and could not start itself (\(reason)): start it again"
+    }
+}
 
 
