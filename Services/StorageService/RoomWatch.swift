@@ -40,15 +40,11 @@ public final class RoomWatch: Service, Sendable {
             } catch {
                 return // shut down, or cancelled: not a find
             }
-            guard !Task.isShuttingDownGracefully, StorageService.hasRoom(folder) else { continue }
-            let free = StorageService.freeBytes(folder) ?? 0
+            guard !Task.isShuttingDownGracefully, StorageService.hasRoom(folder), let free = StorageService.space(folder)?.free else { continue }
             if let refused = freeWhenRefused, free <= refused { continue }
             do {
                 let store = try RecipeStore(folder: folder)
-                // What this open did once is not done again by the next: said here, as a start says it.
-                if let note = store.setAsideLogNote { logger.warning("stale write-ahead log set aside", metadata: ["why": "\(note)"]) }
-                if let note = store.incarnationNote { logger.notice("new replica incarnation", metadata: ["why": "\(note)"]) }
-                if let note = store.clockNote { logger.notice("replica clock restarted", metadata: ["why": "\(note)"]) }
+                StorageService.logOpenNotes(of: store, logger: logger)
                 try store.close()
             } catch where RecipeStore.isOutOfSpace(error) {
                 freeWhenRefused = free

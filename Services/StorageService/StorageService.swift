@@ -46,15 +46,7 @@ public struct StorageService: Sendable {
         if let note = folderLock.unlockedNote {
             logger.warning("data folder not locked", metadata: ["why": "\(note)"])
         }
-        if let note = store.setAsideLogNote {
-            logger.warning("stale write-ahead log set aside", metadata: ["why": "\(note)"])
-        }
-        if let note = store.incarnationNote {
-            logger.notice("new replica incarnation", metadata: ["why": "\(note)"])
-        }
-        if let note = store.clockNote {
-            logger.notice("replica clock restarted", metadata: ["why": "\(note)"])
-        }
+        Self.logOpenNotes(of: store, logger: logger)
         // The same, when it happens while the storage runs.
         store.onSyncNotice { [logger] what, why in logger.notice("\(what)", metadata: ["why": "\(why)"]) }
         if configuration.seedSamples && store.readOnlyReason == nil {
@@ -96,17 +88,23 @@ public struct StorageService: Sendable {
 extension StorageService {
     /// Whether the disk of `folder` has room for a storage to start in full again: 16 MiB free, or 5% of a smaller disk.
     static func hasRoom(_ folder: URL) -> Bool {
-        var disk = statvfs()
-        guard statvfs(folder.path, &disk) == 0 else { return false }
-        let (free, size) = (UInt64(disk.f_bavail) * UInt64(disk.f_frsize), UInt64(disk.f_blocks) * UInt64(disk.f_frsize))
-        return free >= min(16 << 20, size / 20)
+        guard let disk = space(folder) else { return false }
+        return disk.free >= min(16 << 20, disk.size / 20)
     }
 
-    /// The bytes free for the storage on the disk of `folder`; nil when it cannot be told.
-    static func freeBytes(_ folder: URL) -> UInt64? {
+    /// The bytes free for the storage on the disk of `folder`, and the disk's size; nil when they cannot be told.
+    static func space(_ folder: URL) -> (free: UInt64, size: UInt64)? {
         var disk = statvfs()
         guard statvfs(folder.path, &disk) == 0 else { return nil }
-        return UInt64(disk.f_bavail) * UInt64(disk.f_frsize)
+        return (UInt64(disk.f_bavail) * UInt64(disk.f_frsize), UInt64(disk.f_blocks) * UInt64(disk.f_frsize))
+    }
+
+    /// Logs what opening `store` did once (a stale log set aside, a new incarnation, a clock restarted): at start, and
+    /// for the trial open of a storage running read-only (`RoomWatch`), which the start after it finds done.
+    static func logOpenNotes(of store: RecipeStore, logger: Logger) {
+        if let note = store.setAsideLogNote { logger.warning("stale write-ahead log set aside", metadata: ["why": "\(note)"]) }
+        if let note = store.incarnationNote { logger.notice("new replica incarnation", metadata: ["why": "\(note)"]) }
+        if let note = store.clockNote { logger.notice("replica clock restarted", metadata: ["why": "\(note)"]) }
     }
 
     /// The store in `folder`, opened in full; or, when its disk is too full for the open's own writes, for reading
