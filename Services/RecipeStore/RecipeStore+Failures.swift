@@ -19,10 +19,7 @@ extension RecipeStore {
             // words for it ("unable to open database file") would send a person looking for a missing database.
             return OpenFiles.allInUse("\(op) was not done", service: "recipe-storage", kept: "nothing of it was kept")
         }
-        if isOutOfSpace(error) {
-            return ServiceError(.storageFull,
-                "\(op) was not done: the disk recipe-storage writes to is full (no space left on the device); nothing of it was kept. Free some space on the disk of the storage's data folder (or of the folder named in the request) and try again")
-        }
+        if isOutOfSpace(error) { return fullDisk(op) }
         if isLockedByAnotherProgram(error) {
             return ServiceError(.storageLocked, "\(op) was not done: \(lockedDatabase); nothing of it was kept. \(lockedAdvice), and try again")
         }
@@ -39,6 +36,11 @@ extension RecipeStore {
                 + "code \(error.extendedResultCode.rawValue)); nothing of it was kept. The system's log (dmesg) says more about the disk")
         }
         return ServiceError(.internalError, "\(op) failed inside recipe-storage's database (SQLite said \(said), code \(error.extendedResultCode.rawValue))")
+    }
+
+    static func fullDisk(_ op: String) -> ServiceError {
+        ServiceError(.storageFull,
+            "\(op) was not done: the disk recipe-storage writes to is full (no space left on the device); nothing of it was kept. Free some space on the disk of the storage's data folder (or of the folder named in the request) and try again")
     }
 
     /// The damage said for `whoMet` ("this request", or the operation that met it).
@@ -59,6 +61,7 @@ extension RecipeStore {
     public func reply(for error: any Error, during op: String) -> ServiceError? {
         if let moved = error as? DatabaseFileIdentity.Moved { return DatabaseFileIdentity.refusal(moved.problem, op: op) }
         if error is DatabaseError, let problem = batcher.files.problem() { return DatabaseFileIdentity.refusal(problem, op: op) }
+        if !Self.isOutOfSpace(error), Self.isOutOfSpace(error, on: folder) { return Self.fullDisk(op) }
         let reply = Self.reply(for: error, during: op)
         if reply?.code == .storageDamaged, let error = error as? DatabaseError {
             let seen = "\(Self.damagedDatabase(where: op)) (SQLite: "
@@ -122,6 +125,33 @@ extension RecipeStore {
         return codes
     }
 
+    /// Whether `error` says that the disk of `folder` is full: as `isOutOfSpace(_:)` says, or an I/O error of SQLite's
+    /// while that disk is known to have no room (`hasRoom`). SQLite says a full disk met while it sizes its shared-memory index (the
+    /// `-shm` file beside the database, grown by 32 KB as the write-ahead log grows, and made at each open that finds
+    /// none) as an I/O error (`SQLITE_IOERR_SHMSIZE`), not as `SQLITE_FULL`: a storage stopped cleanly on a disk that
+    /// then filled to the last byte could not start at all.
+    public static func isOutOfSpace(_ error: any Error, on folder: URL) -> Bool {
+        if isOutOfSpace(error) { return true }
+        guard let error = error as? DatabaseError, error.resultCode.primaryResultCode == .SQLITE_IOERR,
+              let disk = diskSpace(of: folder) else { return false }
+        return disk.free < room(onDiskOf: disk.size)
+    }
+
+    /// Whether the disk of `folder` has room for a storage to start in full: 16 MiB free, or 5% of a smaller disk.
+    public static func hasRoom(_ folder: URL) -> Bool {
+        guard let disk = diskSpace(of: folder) else { return false }
+        return disk.free >= room(onDiskOf: disk.size)
+    }
+
+    private static func room(onDiskOf size: UInt64) -> UInt64 { min(16 << 20, size / 20) }
+
+    /// The bytes free for the storage on the disk of `folder`, and the disk's size; nil when they cannot be told.
+    public static func diskSpace(of folder: URL) -> (free: UInt64, size: UInt64)? {
+        var disk = statvfs()
+        guard statvfs(folder.path, &disk) == 0 else { return nil }
+        return (UInt64(disk.f_bavail) * UInt64(disk.f_frsize), UInt64(disk.f_blocks) * UInt64(disk.f_frsize))
+    }
+
     /// Whether `error` says that a disk is full, or a quota used up.
     public static func isOutOfSpace(_ error: any Error) -> Bool {
         let full: Set<Int32> = [ENOSPC, EDQUOT]
@@ -164,7 +194,7 @@ public struct DataFolderError: Error, CustomStringConvertible {
         if manager.fileExists(atPath: folder.path, isDirectory: &isFolder), !isFolder.boolValue {
             return "it is a file, not a folder; \(choose)"
         }
-        if RecipeStore.isOutOfSpace(underlying) {
+        if RecipeStore.isOutOfSpace(underlying, on: folder) {
             return "its disk is full; free some space there and start recipe-storage again"
         }
         if RecipeStore.isLockedByAnotherProgram(underlying) {

@@ -218,10 +218,27 @@ public final class RecipeStore: Sendable {
         configuration.label = "Recipes (read only)"
         configuration.prepareDatabase { db in try SearchRanking.register(on: db) }
         let path = folder.appendingPathComponent(RecipeVault.databaseFileName).path
-        pool = try DatabasePool(path: path, configuration: configuration)
-        let (sqliteName, migrated) = try pool.read { db in
-            (SyncNotices.databasePath(db), try Migrations.migrator.hasCompletedMigrations(db))
+        func open(_ opened: String) throws -> (DatabasePool, String, Bool) {
+            let pool = try DatabasePool(path: opened, configuration: configuration)
+            let (sqliteName, migrated) = try pool.read { db in
+                (SyncNotices.databasePath(db), try Migrations.migrator.hasCompletedMigrations(db))
+            }
+            return (pool, sqliteName, migrated)
         }
+        // Even to read, SQLite makes the shared-memory index beside the database (32 KB): on a disk full to the last
+        // byte it cannot. When the write-ahead log holds no page — a storage stopped cleanly removes it — the file
+        // alone holds every write, and is read as such (`immutable`: no log, no index, no lock). Nothing writes it
+        // meanwhile: the data folder's lock keeps other storages out, and this one refuses every write.
+        var opened = path
+        let (pool, sqliteName, migrated): (DatabasePool, String, Bool)
+        do {
+            (pool, sqliteName, migrated) = try open(path)
+        } catch let error as DatabaseError where error.resultCode.primaryResultCode == .SQLITE_IOERR
+                    && StaleWriteAheadLog.logHoldsNoPage(besideDatabase: path) {
+            opened = StaleWriteAheadLog.fileAlone(path)
+            (pool, sqliteName, migrated) = try open(opened)
+        }
+        self.pool = pool
         guard migrated else { throw ReadOnlyOpenRefused(reason: "its database is of an older release, whose changes must be written first") }
         sqlitePath = sqliteName
         batcher = WriteBatcher(pool: pool, files: DatabaseFileIdentity(path: path))
@@ -229,7 +246,7 @@ public final class RecipeStore: Sendable {
         inPlace.readonly = true
         inPlace.busyMode = .timeout(5)
         inPlace.label = "Recipes in place"
-        inPlaceReader = try DatabaseQueue(path: path, configuration: inPlace)
+        inPlaceReader = try DatabaseQueue(path: opened, configuration: inPlace)
         checkpointer = Checkpointer(databasePath: path) // never installed: nothing is written to move
         writeMark = nil
         (incarnationNote, clockNote, setAsideLogNote) = (nil, nil, nil)

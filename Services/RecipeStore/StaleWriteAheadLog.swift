@@ -44,10 +44,9 @@ enum StaleWriteAheadLog {
         return "\(why); it was moved to \(aside) instead of being replayed onto the database opened here"
     }
 
-    /// The `sync_state` `file` entry as the database file says it without its write-ahead log (SQLite's
-    /// `immutable` open reads the file alone); `nil` when the file has none or cannot be read that way.
-    static func fileEntry(ofFileAlone path: String) -> String? {
-        // A URI path: the three characters URIs give a meaning are escaped.
+    /// The database file at `path` as SQLite opens the file alone: an `immutable` URI, read without the write-ahead
+    /// log, its shared-memory index or any lock (the three characters URIs give a meaning escaped).
+    static func fileAlone(_ path: String) -> String {
         var escaped = ""
         for character in path {
             switch character {
@@ -57,9 +56,24 @@ enum StaleWriteAheadLog {
             default: escaped.append(character)
             }
         }
+        return "file:\(escaped)?immutable=1"
+    }
+
+    /// Whether the write-ahead log beside the database at `path` holds no page: none there, or no more than its header
+    /// (a storage stopped cleanly removes it; an open that could not go on leaves it empty).
+    static func logHoldsNoPage(besideDatabase path: String) -> Bool {
+        let log = path + "-wal"
+        guard FileManager.default.fileExists(atPath: log) else { return true }
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: log))?[.size] as? Int else { return false }
+        return size <= 32
+    }
+
+    /// The `sync_state` `file` entry as the database file says it without its write-ahead log (SQLite's
+    /// `immutable` open reads the file alone); `nil` when the file has none or cannot be read that way.
+    static func fileEntry(ofFileAlone path: String) -> String? {
         var connection: OpaquePointer?
         defer { sqlite3_close(connection) }
-        guard sqlite3_open_v2("file:\(escaped)?immutable=1", &connection, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nil) == SQLITE_OK
+        guard sqlite3_open_v2(fileAlone(path), &connection, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nil) == SQLITE_OK
         else { return nil }
         var statement: OpaquePointer?
         defer { sqlite3_finalize(statement) }

@@ -8,7 +8,7 @@ import Synchronization
 /// full there (tried for real, then closed), ends — which shuts the service group down gracefully, and the storage's
 /// executable starts itself again, in full (`RecipeStorageCommand`). Nobody has to restart it once space is freed.
 ///
-/// A look that finds the disk's free space past `StorageService.hasRoom` tries the open only when the free space grew
+/// A look that finds the disk's free space past `RecipeStore.hasRoom` tries the open only when the free space grew
 /// since the last open that found no room, so a disk whose free space looks like room, but is not for the open's own
 /// writes, is not opened again and again.
 public final class RoomWatch: Service, Sendable {
@@ -40,13 +40,13 @@ public final class RoomWatch: Service, Sendable {
             } catch {
                 return // shut down, or cancelled: not a find
             }
-            guard !Task.isShuttingDownGracefully, StorageService.hasRoom(folder), let free = StorageService.space(folder)?.free else { continue }
+            guard !Task.isShuttingDownGracefully, RecipeStore.hasRoom(folder), let free = RecipeStore.diskSpace(of: folder)?.free else { continue }
             if let refused = freeWhenRefused, free <= refused { continue }
             do {
                 let store = try RecipeStore(folder: folder)
                 StorageService.logOpenNotes(of: store, logger: logger)
                 try store.close()
-            } catch where RecipeStore.isOutOfSpace(error) {
+            } catch where RecipeStore.isOutOfSpace(error, on: folder) {
                 freeWhenRefused = free
                 logger.info("room on the disk, but not yet enough to open the database in full", metadata: ["error": "\(error)"])
                 continue

@@ -70,7 +70,7 @@ public struct StorageService: Sendable {
             // A backup stays: it only reads this store, and copies it to a disk that may have room.
             let folder = configuration.dataFolder
             routes.refuse(where: { op, isWrite, role in (isWrite || role == .peer) && op != BackupOps.Backup.name }) { op in
-                let what = Self.hasRoom(folder) ? "There is room on that disk now: it starts again to take changes within seconds"
+                let what = RecipeStore.hasRoom(folder) ? "There is room on that disk now: it starts again to take changes within seconds"
                     : "Free some space on the disk of its data folder: it starts again to take changes within seconds of it"
                 return ServiceError(.storageFull, "\(op) was not done: recipe-storage runs read-only (\(reason)): recipes can be read and "
                                     + "backed up, nothing can be changed or synced. \(what)")
@@ -86,19 +86,6 @@ public struct StorageService: Sendable {
 }
 
 extension StorageService {
-    /// Whether the disk of `folder` has room for a storage to start in full again: 16 MiB free, or 5% of a smaller disk.
-    static func hasRoom(_ folder: URL) -> Bool {
-        guard let disk = space(folder) else { return false }
-        return disk.free >= min(16 << 20, disk.size / 20)
-    }
-
-    /// The bytes free for the storage on the disk of `folder`, and the disk's size; nil when they cannot be told.
-    static func space(_ folder: URL) -> (free: UInt64, size: UInt64)? {
-        var disk = statvfs()
-        guard statvfs(folder.path, &disk) == 0 else { return nil }
-        return (UInt64(disk.f_bavail) * UInt64(disk.f_frsize), UInt64(disk.f_blocks) * UInt64(disk.f_frsize))
-    }
-
     /// Logs what opening `store` did once (a stale log set aside, a new incarnation, a clock restarted): at start, and
     /// for the trial open of a storage running read-only (`RoomWatch`), which the start after it finds done.
     static func logOpenNotes(of store: RecipeStore, logger: Logger) {
@@ -112,7 +99,7 @@ extension StorageService {
     static func open(_ folder: URL, logger: Logger) throws -> RecipeStore {
         do {
             return try RecipeStore(folder: folder)
-        } catch where RecipeStore.isOutOfSpace(error) {
+        } catch where RecipeStore.isOutOfSpace(error, on: folder) {
             let reason = "the disk of its data folder was full when it started"
             guard let store = try? RecipeStore(readingOnly: folder, because: reason) else { throw error }
             logger.warning("the disk is full: started read-only; recipes can be read and backed up, nothing can be changed or synced until there is room (it then starts again in full by itself)",

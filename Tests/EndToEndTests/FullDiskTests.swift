@@ -275,25 +275,11 @@ struct FullDiskTests {
                    "needs `unshare --mount --map-root-user` and nsenter to give the storage a small disk that outlives it"),
           arguments: [false, true])
     func restartOnAFullDisk(filledByAnother: Bool) async throws {
-        let disk = Scratch.path("rv-small-disk")
-        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-        // A disk that outlives each storage process: mounted in a mount namespace that a waiting process holds and
-        // every storage of the test enters.
-        let holder = try ServiceProcess(path: "/usr/bin/unshare", ["--mount", "--map-root-user", "sh", "-c",
-                                                                   #"mount -t tmpfs -o size=16m tmpfs "$1" && echo mounted && exec sleep 300"#, "sh", disk])
-        _ = try await holder.waitForOutput("(mounted)")
-        func storage() throws -> ServiceProcess {
-            try ServiceProcess(path: "/usr/bin/nsenter", ["-t", "\(holder.pid)", "-U", "-m", "--preserve-credentials",
-                                                          try ServiceProcess.executable("recipe-storage"), "--bind", "tcp://127.0.0.1:*",
-                                                          "--publish", "tcp://127.0.0.1:*", "--data", disk + "/data"])
-        }
-        func client(_ endpoint: String) throws -> MessageClient {
-            var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: "storage")
-            configuration.timeout = .seconds(20)
-            return try MessageClient(configuration: configuration)
-        }
+        let held = try await HeldDisk(size: "16m")
+        let (holder, ballast) = (held.holder, held.ballast)
+        let storage = held.storage
+        let client = HeldDisk.client
         // Something else on the disk takes most of it.
-        let ballast = "/proc/\(holder.pid)/root" + disk + "/ballast"
         try Data(repeating: 0x42, count: 10_000_000).write(to: URL(fileURLWithPath: ballast))
 
         let first = try storage()
@@ -303,10 +289,7 @@ struct FullDiskTests {
         for index in 0..<400 where refusal == nil {
             if filledByAnother && index == 5 {
                 // Another program takes every byte left: the storage's log then has no room it can use again either.
-                let filler = try #require(FileHandle(forWritingAtPath: ballast))
-                let chunk = Data(repeating: 0x43, count: 64 * 1_024)
-                while (try? filler.write(contentsOf: chunk)) != nil {}
-                try? filler.close()
+                try held.fill()
             }
             do {
                 stored.append(try await firstClient.call(RecipeOps.Create.self, .init(id: UUID(), recipe: Self.bulky("Stew \(index)"))).recipe.id)
@@ -385,6 +368,93 @@ struct FullDiskTests {
         #expect(try await thirdClient.call(RecipeOps.Create.self, .init(id: UUID(), recipe: Self.bulky("After the room was made"))).created)
         _ = try await third.stop()
         _ = try await holder.stop(signal: SIGKILL)
+    }
+
+    /// A disk of its own that outlives each storage process: a tmpfs mounted in a mount namespace that a waiting process
+    /// (`holder`) holds and every storage of the test enters.
+    struct HeldDisk {
+        let folder: String
+        let holder: ServiceProcess
+        /// A file beside the data folder that "something else" fills the disk with, as the test sees it.
+        var ballast: String { "/proc/\(holder.pid)/root" + folder + "/ballast" }
+
+        init(size: String) async throws {
+            folder = Scratch.path("rv-small-disk")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            holder = try ServiceProcess(path: "/usr/bin/unshare", ["--mount", "--map-root-user", "sh", "-c",
+                                                                   #"mount -t tmpfs -o size=\#(size) tmpfs "$1" && echo mounted && exec sleep 300"#, "sh", folder])
+            _ = try await holder.waitForOutput("(mounted)")
+        }
+
+        /// recipe-storage on the disk (`data` in it).
+        func storage() throws -> ServiceProcess {
+            try ServiceProcess(path: "/usr/bin/nsenter", ["-t", "\(holder.pid)", "-U", "-m", "--preserve-credentials",
+                                                          try ServiceProcess.executable("recipe-storage"), "--bind", "tcp://127.0.0.1:*",
+                                                          "--publish", "tcp://127.0.0.1:*", "--data", folder + "/data"])
+        }
+
+        static func client(_ endpoint: String) throws -> MessageClient {
+            var configuration = MessageClient.Configuration(endpoint: endpoint, serviceName: "storage")
+            configuration.timeout = .seconds(20)
+            return try MessageClient(configuration: configuration)
+        }
+
+        /// Takes every byte left on the disk.
+        func fill() throws {
+            if !FileManager.default.fileExists(atPath: ballast) { _ = FileManager.default.createFile(atPath: ballast, contents: nil) }
+            let filler = try #require(FileHandle(forWritingAtPath: ballast))
+            _ = try filler.seekToEnd()
+            let chunk = Data(repeating: 0x43, count: 64 * 1_024)
+            while (try? filler.write(contentsOf: chunk)) != nil {}
+            // The last few kilobytes a chunk did not fit in.
+            while (try? filler.write(contentsOf: Data(repeating: 0x43, count: 512))) != nil {}
+            try? filler.close()
+        }
+    }
+
+    @Test("a storage stopped cleanly, on a disk then filled to the last byte, starts read-only (reads, searches, backs up); told to stop (SIGTERM) it exits 0 and stays stopped; once there is room it starts itself again in full",
+          .enabled(if: canMount && FileManager.default.isExecutableFile(atPath: "/usr/bin/nsenter"),
+                   "needs `unshare --mount --map-root-user` and nsenter to give the storage a small disk that outlives it"))
+    func stopWhileReadOnly() async throws {
+        let held = try await HeldDisk(size: "8m")
+        let first = try held.storage()
+        let firstClient = try HeldDisk.client(try await first.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#))
+        let id = try await firstClient.call(RecipeOps.Create.self, .init(id: UUID(), recipe: Self.bulky("Stew"))).recipe.id
+        #expect(try await first.stop() == 0, "\(first.printed)")
+
+        // Something else takes every byte of the disk while it is stopped: it starts read-only.
+        try held.fill()
+        let second = try held.storage()
+        let endpoint = try await second.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#, timeout: .seconds(60))
+        #expect(second.printed.contains("the disk is full: started read-only"), "\(second.printed)")
+        #expect(try await HeldDisk.client(endpoint).call(RecipeOps.Get.self, .init(id: id)).recipe.name == "Stew")
+        let found = try await recipes(["search", "stew", "--json"], storage: endpoint)
+        #expect(found.status == 0 && found.output.contains(id.uuidString), "\(found.output)")
+        // Backed up to a disk with room.
+        let copy = Scratch.path("rv-read-only-backup")
+        let saved = try await recipes(["backup", copy], storage: endpoint)
+        #expect(saved.status == 0, "\(saved.output)")
+        let database = try DatabaseQueue(path: copy + "/Recipes.sqlite")
+        #expect(try await database.read { db in try String.fetchAll(db, sql: "SELECT id FROM recipes") } == [id.uuidString])
+        try database.close()
+
+        // Told to stop while it watches for room: it stops, as any storage does, and stays stopped.
+        let status = try await second.stop(timeout: .seconds(15))
+        #expect(status == 0, "\(second.printed)")
+        #expect(!second.printed.contains("starts again to take changes"), "\(second.printed)")
+        #expect(second.printed.components(separatedBy: "operations=").count == 2, "one start only: \(second.printed)")
+        // Started again, still read-only; room made while it runs: it starts itself again in full, with the recipe.
+        let third = try held.storage()
+        _ = try await third.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#, timeout: .seconds(60))
+        #expect(third.printed.contains("the disk is full: started read-only"), "\(third.printed)")
+        try FileManager.default.removeItem(atPath: held.ballast)
+        let again = try await third.waitForOutput(
+            #"recipe-storage starts again to take changes[\s\S]*endpoint=(tcp://127\.0\.0\.1:\d+) operations="#, timeout: .seconds(60))
+        let client = try HeldDisk.client(again)
+        #expect(try await client.call(RecipeOps.Get.self, .init(id: id)).recipe.name == "Stew")
+        #expect(try await client.call(RecipeOps.Create.self, .init(id: UUID(), recipe: Self.bulky("Back in full"))).created)
+        #expect(try await third.stop() == 0)
+        _ = try await held.holder.stop(signal: SIGKILL)
     }
 
     @Test("a snapshot that does not fit is refused as storage_full and removed whole, so the disk has room again",

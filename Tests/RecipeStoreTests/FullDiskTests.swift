@@ -40,6 +40,13 @@ struct FullDiskTests {
         #expect(reply?.code == .internalError)
         #expect(reply?.message == "recipe.create was not done: the disk under recipe-storage's data folder failed a read or a write "
                 + "(SQLite said \"disk I/O error\", code 778); nothing of it was kept. The system's log (dmesg) says more about the disk")
+        // SQLite says a full disk met while sizing its shared-memory index as an I/O error: told by the disk's room. A
+        // folder on a disk with room (this test's) keeps it an I/O error; the full-disk end-to-end tests meet the other side.
+        let shm = DatabaseError(resultCode: .SQLITE_IOERR_SHMSIZE, message: "disk I/O error")
+        let roomy = URL(fileURLWithPath: NSTemporaryDirectory())
+        #expect(RecipeStore.hasRoom(roomy))
+        #expect(!RecipeStore.isOutOfSpace(shm, on: roomy) && RecipeStore.isOutOfSpace(DatabaseError(resultCode: .SQLITE_FULL), on: roomy))
+        #expect(!RecipeStore.isOutOfSpace(DatabaseError(resultCode: .SQLITE_CORRUPT), on: roomy))
     }
 
     @Test("no file descriptor left, said by a photo's file, POSIX or Foundation, is busy with what to do; SQLite's \"cannot open\" is only while the process holds nearly every descriptor")
