@@ -436,6 +436,13 @@ enum Migrations {
             // folder made since begin a start of their own, which tells the roll back point (`SyncSeen.rollBackPoint`).
             try db.execute(sql: "ALTER TABLE sync_own_writes ADD COLUMN start INTEGER")
         }
+        migrator.registerMigration("v26 feed positions given") { db in
+            // What each feed position was given (a digest of the change record written there), the last `FeedMark.kept`:
+            // a reader's mark names the feed's newest position when it read, and a replica rolled back past it — which
+            // lost the change there, whatever made it: a write of its own or a change it applied from a peer — shows
+            // it at the reader's next read (`FeedMark`).
+            try db.execute(sql: "CREATE TABLE sync_feed_given (seq INTEGER PRIMARY KEY, given INTEGER NOT NULL)")
+        }
         return migrator
     }
 

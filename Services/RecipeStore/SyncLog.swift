@@ -180,7 +180,8 @@ enum SyncLog {
     }
 
     static func save(_ record: SyncRecord, source: String, in db: Database) throws {
-        let body = String(decoding: try encoder.encode(record), as: UTF8.self)
+        let encoded = try encoder.encode(record)
+        let body = String(decoding: encoded, as: UTF8.self)
         let live = record.isLive
         let open = live ? openConflicts(in: record.fields).count : 0
         try db.cachedStatement(sql: """
@@ -188,6 +189,7 @@ enum SyncLog {
             ON CONFLICT (kind, id) DO UPDATE SET seq = excluded.seq, source = excluded.source, live = excluded.live,
                 body = excluded.body, conflicts = excluded.conflicts
             """).execute(arguments: [record.kind.rawValue, record.id, record.seq, source, live, body, open])
+        try FeedMark.given(record.seq, encoded, in: db)
     }
 
     /// The record's open conflicts: kept losing values (`conflict:<id>` whose state is open) and, on a copy, `conflictOf`.

@@ -112,6 +112,9 @@ struct History {
     let tracing = ProcessInfo.processInfo.environment["RECIPES_SYNC_TRACE"] != nil
     /// `RECIPES_SYNC_THREE_ROLLBACKS=1` rolls three-replica histories back too (see the restore step).
     static let threeReplicaRollBacks = ProcessInfo.processInfo.environment["RECIPES_SYNC_THREE_ROLLBACKS"] != nil
+    /// `RECIPES_SYNC_RESTORES=N` lets a history restore (or roll back) up to N times, the same replica or others, each
+    /// from a snapshot taken after the one before (default 1: the histories the seeds above name).
+    static let restoresAllowed = max(1, ProcessInfo.processInfo.environment["RECIPES_SYNC_RESTORES"].flatMap { Int($0) } ?? 1)
     /// Set while `syncAtOnce` edits beside running syncs.
     var editingDuringSyncs = false
     func trace(_ line: @autoclosure () -> String) { if tracing { print("[sync \(seed)] \(line())") } }
@@ -185,13 +188,13 @@ struct History {
         var wholeFoldersInPlace = SplitMix(seed: seed ^ 0x1A_91AC_E000_0002)
         var rollBacks = SplitMix(seed: seed ^ 0x1A_91AC_E000_0003)
         // A replica rolled back as a snapshot would (its start cannot tell): its peers tell it at the first sync.
-        var rolledBack: Int?
+        var rolledBack: Set<Int> = []
         var ahead: Set<Int> = []
         // Half the cases let an empty replica (the late joiner) take a snapshot of the first one it syncs with.
         let snapshotAbove = chance(50) ? 0 : SyncEngine.snapshotThreshold
         var ledger = Ledger()
         var snapshots: [Int: (folder: URL, editsBefore: Int, plainCopy: Bool)] = [:]
-        var restored = false
+        var restores = 0
         // A photo blob lost from one replica's disk (removed, or damaged) while another holds it.
         var lostBlob: String?
         // Blobs a restore's records name that its photo folder no longer holds (only the database file went back, over a
@@ -243,7 +246,7 @@ struct History {
                 }
                 _ = try await replicas[other].apply(from: sourceID, records: page.records, cursor: nil)
                 trace("apply without cursor \(replica.name) → \(replicas[other].name): \(page.records.count) records")
-            case 25..<30 where snapshots[index] == nil && !restored && lostBlob == nil:
+            case 25..<30 where snapshots[index] == nil && restores < Self.restoresAllowed && lostBlob == nil:
                 // A backup taken while it runs, or a plain copy of its data folder taken while it is stopped.
                 let folder = root.appendingPathComponent("snapshot-\(index)-\(step)")
                 let plainCopy = !chance(50)
@@ -256,7 +259,7 @@ struct History {
                 }
                 snapshots[index] = (folder, ledger.edits.count, plainCopy)
                 trace("snapshot of \(replica.name)")
-            case 30..<35 where snapshots[index] != nil && !restored && lostBlob == nil:
+            case 30..<35 where snapshots[index] != nil && restores < Self.restoresAllowed && lostBlob == nil:
                 // Restored from its backup: what it made since and had not passed on is legitimately gone.
                 let snapshot = snapshots[index]!
                 let folder = replica.store.folder
@@ -281,8 +284,9 @@ struct History {
                         if !kept { ledger.restoredAway.insert(edit.key) }
                     }
                     for deletion in ledger.deletions where deletion.replica == index { ledger.restoredAway.insert(deletion.record.id) }
-                    rolledBack = index
-                    restored = true
+                    rolledBack.insert(index)
+                    restores += 1
+                    snapshots[index] = nil
                     trace("\(replica.name) rolled back to its snapshot")
                     continue
                 }
@@ -307,7 +311,8 @@ struct History {
                 vanished.formUnion(try await SyncLogView.namedBlobsMissing(replicas[index]))
                 for edit in ledger.edits[snapshot.editsBefore...] where edit.replica == index { ledger.restoredAway.insert(edit.key) }
                 for deletion in ledger.deletions where deletion.replica == index { ledger.restoredAway.insert(deletion.record.id) }
-                restored = true
+                restores += 1
+                snapshots[index] = nil
                 trace("restore of \(replica.name) from its backup")
             case 35..<38 where lostBlob == nil && live.count > 1:
                 let named = try await replica.store.listRecipes(.init(limit: 200)).recipes.filter { $0.photoCount > 0 }
@@ -421,7 +426,7 @@ struct History {
         }
         // Every restore here is told at start (a new file, or one whose mark or time gives it away): a peer's newest
         // write of a replica (`SyncSeen`) never reads as a roll back, which would be one needlessly.
-        for (index, replica) in replicas.enumerated() where index != rolledBack {
+        for (index, replica) in replicas.enumerated() where !rolledBack.contains(index) {
             // A replica that joined by a snapshot holds its source's history up to then.
             let history = try await InPlaceRestoreTests.incarnationHistory(replica).components(separatedBy: "started from a snapshot of").last ?? ""
             #expect(!history.contains("a peer holds this replica's write"), "seed \(seed): \(replica.name): \(history)")
@@ -429,7 +434,7 @@ struct History {
         try await expectNoEditLost(ledger, in: replicas[0])
         try await expectNoUnexplainedResurrection(ledger, in: replicas[0])
         // (A roll back stamps a replica's writes again under a new id, which the ledger's versions do not follow.)
-        if rolledBack == nil { try await expectNoUnexplainedReturnOfElements(ledger, in: replicas[0]) }
+        if rolledBack.isEmpty { try await expectNoUnexplainedReturnOfElements(ledger, in: replicas[0]) }
         for replica in replicas { try replica.store.close() }
     }
 

@@ -756,39 +756,91 @@ struct InPlaceRestoreTests {
         try b.store.close()
     }
 
-    @Test("feed marks: a page names what its feed holds at `next`, the target keeps it with the cursor (kept when a page ends where the cursor is, or continues from behind it; gone when the cursor is set back), a position that holds no record now (it moved on) is no sign of a roll back, and a mark that is not one is refused saying what it takes")
+    @Test("a replica rolled back with its whole folder past a change it applied from a peer (no write of its own lost): the record that change had moved on past a reader's cursor is back behind it, and the reader's next read from it alone tells the roll back by the newest position its mark names, and reads it again")
+    func rolledBackPeerChangePutBackBehindTheCursor() async throws {
+        let (root, folder, _) = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let peer = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("peer")))
+        let reader = LocalReplica(store: try RecipeStore(folder: root.appendingPathComponent("reader")))
+        var a = LocalReplica(store: try RecipeStore(folder: folder))
+        // The peer's soup reaches a; a's own stew comes after it in a's feed.
+        let soup = try await peer.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup")).0
+        _ = try await SyncEngine.pull(from: peer, to: a)
+        _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Stew"))
+        let older = try Self.copiedAside(&a, folder: folder, root: root)
+        let replica = try await a.store.syncInfo().replicaID
+        // The peer edits the soup and a applies the edit: the soup's record moves on past the stew's place in a's feed.
+        _ = try await peer.store.updateRecipe(id: soup.id, expectedVersion: try await peer.store.recipe(soup.id).version, RecipeDraft(name: "Soup, edited"))
+        _ = try await SyncEngine.pull(from: peer, to: a)
+        // The reader reads one record of a's: the stew. Its cursor is past the soup's old place, before its new one.
+        _ = try await SyncEngine.pull(from: a, to: reader, pageSize: 1, maxPages: 1)
+        #expect(try await Self.recipeNames(reader) == ["Stew"])
+        try a.store.close()
+        try Self.rollBack(folder, to: older)
+        a = LocalReplica(store: try RecipeStore(folder: folder))
+        // The edit is lost at a, which lost no write of its own: the soup is back at its old place, behind the cursor.
+        #expect(try await Self.recipeNames(a) == ["Soup", "Stew"])
+        _ = try await SyncEngine.pull(from: a, to: reader)
+        #expect(try await a.store.syncInfo().replicaID != replica, "rolled back, told by the newest position the reader's mark named")
+        let history = try await Self.incarnationHistory(a)
+        #expect(history.contains("a peer read this replica's feed when it reached position"), "\(history)")
+        #expect(try await Self.recipeNames(reader) == ["Soup", "Stew"], "the reader read a's whole feed again")
+        // And the three agree once synced, with the peer's edit.
+        try await syncAll([a, peer, reader])
+        for replica in [a, peer, reader] { #expect(try await Self.recipeNames(replica) == ["Soup, edited", "Stew"], "\(replica.name)") }
+        try await expectSameContent(a, reader)
+        try await expectSameContent(a, peer)
+        for replica in [a, peer, reader] { try replica.store.close() }
+    }
+
+    @Test("feed marks: a page names the feed's newest position with its change and the newest write, the target keeps it with the cursor (kept when a page ends where the cursor is, or continues from behind it; gone when the cursor is set back); a feed that only moved on is no sign of a roll back, one that no longer reaches the position named or gave it another change is, as a mark of an earlier release still tells; a mark that is not one is refused saying what it takes")
     func feedMarksKeptAndChecked() async throws {
         try await withReplicas(2) { replicas in
             let (a, b) = (replicas[0], replicas[1])
             _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Soup"))
             let bread = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Bread")).0
             let aID = try await a.info().replicaID
-            let page = try await a.changes(since: 0, exclude: nil, limit: 10)
-            #expect(page.records.last?.id == bread.id.uuidString)
+            let page = try await a.changes(since: 0, exclude: nil, limit: 1)
+            #expect(page.more && page.records.count == 1)
             let mark = try #require(page.nextMark)
             let stored = try await a.store.pool.read { db in try FeedMark.at(page.next, in: db) }
-            // The record's digest, and a's newest write then.
-            #expect(FeedMark.parts(mark).record?.count == 32 && FeedMark.parts(mark).write?.number == 2 && mark == stored)
+            // The feed's newest position (the bread's, past the page's end) with its change, and a's newest write then.
+            let head = try #require(FeedMark.parts(mark).head)
+            let given = try await a.store.pool.read { db in try FeedMark.givenDigest(at: head.seq, in: db) }
+            #expect(head.seq == page.next + 1 && head.given == given && FeedMark.parts(mark).write?.number == 2 && mark == stored, "\(mark)")
+            #expect(mark.count <= FeedMark.maxLength)
             _ = try await b.apply(from: aID, records: page.records, cursor: page.next, to: nil, after: nil, seen: nil, cursorMark: mark)
             #expect(try await b.cursor(peer: aID).mark == mark)
             // A page that ends where the cursor is, with no mark, and one continuing from behind it: the mark stays.
             _ = try await b.apply(from: aID, records: [], cursor: page.next)
             _ = try await b.apply(from: aID, records: [], cursor: page.next - 1, to: nil, after: 0, seen: nil, cursorMark: "0")
             #expect(try await b.cursor(peer: aID).mark == mark)
-            // The record at that position changes again and moves on: the position is empty, which tells nothing.
+            // The record at the newest position changes again and moves on, and more come: the feed only moved on.
             _ = try await a.store.updateRecipe(id: bread.id, expectedVersion: try await a.store.recipe(bread.id).version, RecipeDraft(name: "Bread, again"))
             _ = try await a.store.createRecipe(id: UUID(), RecipeDraft(name: "Stew"))
             let later = try await a.changes(since: page.next, exclude: nil, limit: 10, seen: nil, sinceMark: mark, seenWrites: nil)
             #expect(later.records.map(\.fields["name"]) == [.string("Bread, again"), .string("Stew")])
             #expect(try await a.info().replicaID == aID, "no roll back: the feed only moved on")
-            // Another record's digest for a position that holds one is a roll back: a new incarnation, nothing read.
-            do {
-                _ = try await a.changes(since: later.next, exclude: nil, limit: 10, seen: nil, sinceMark: mark, seenWrites: nil)
-                Issue.record("another record's digest was taken")
-            } catch let error as ServiceError {
-                #expect(error.code == .syncRestart && error.message.contains("took a new incarnation"), "\(error.message)")
+            // A mark naming another change at a position the feed gave, or a position past its end, is a roll back: a new
+            // incarnation, nothing read. So is a mark of an earlier release naming another record at the cursor.
+            let other = FeedMark.hex16(head.given ^ 1)
+            let ends = try await a.info().latestSeq
+            let forged = ["h\(String(head.seq, radix: 16))g\(other)": "the change given to that position now is another",
+                          "h\(String(ends + 1, radix: 16))g\(other)": "when it reached position \(ends + 1), and it reaches \(ends) now",
+                          FeedMark.of(body: "another record"): "the change there now is another"]
+            var id = aID
+            for (bad, said) in forged {
+                do {
+                    _ = try await a.changes(since: later.next, exclude: nil, limit: 10, seen: nil, sinceMark: bad, seenWrites: nil)
+                    Issue.record("\(bad) was taken")
+                } catch let error as ServiceError {
+                    #expect(error.code == .syncRestart && error.message.contains("took a new incarnation"), "\(error.message)")
+                }
+                let now = try await a.info().replicaID
+                #expect(now != id)
+                id = now
+                #expect(try await Self.incarnationHistory(a).contains(said), "\(bad)")
             }
-            #expect(try await a.info().replicaID != aID)
             // Set back to 0, the cursor keeps no mark.
             _ = try await b.apply(from: aID, records: [], cursor: 0)
             #expect(try await b.cursor(peer: aID).mark == nil)
