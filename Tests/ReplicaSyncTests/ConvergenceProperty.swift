@@ -263,6 +263,9 @@ struct History {
                 // Restored from its backup: what it made since and had not passed on is legitimately gone.
                 let snapshot = snapshots[index]!
                 let folder = replica.store.folder
+                // And, with more than one restore, what it alone still held of another replica's: that replica was
+                // restored or rolled back past it before passing it on to anyone else (seed 11348921458004965264).
+                let heldBefore = Self.restoresAllowed > 1 ? try await Self.editsHeld(by: replica, of: ledger) : []
                 try replica.store.close()
                 // A plain copy put back with its write mark agreeing with the file's time, as a file-system or machine
                 // snapshot rolled back would be: between two replicas only (a third that took the writes it makes next,
@@ -287,6 +290,7 @@ struct History {
                     rolledBack.insert(index)
                     restores += 1
                     snapshots[index] = nil
+                    ledger.restoredAway.formUnion(try await Self.heldNowhere(heldBefore, in: replicas))
                     trace("\(replica.name) rolled back to its snapshot")
                     continue
                 }
@@ -313,6 +317,7 @@ struct History {
                 for deletion in ledger.deletions where deletion.replica == index { ledger.restoredAway.insert(deletion.record.id) }
                 restores += 1
                 snapshots[index] = nil
+                ledger.restoredAway.formUnion(try await Self.heldNowhere(heldBefore, in: replicas))
                 trace("restore of \(replica.name) from its backup")
             case 35..<38 where lostBlob == nil && live.count > 1:
                 let named = try await replica.store.listRecipes(.init(limit: 200)).recipes.filter { $0.photoCount > 0 }
@@ -753,6 +758,31 @@ struct History {
     /// widen the version vector of the value it keeps), or by its value (two replicas writing the same value
     /// concurrently merge into one). A set element's removal may lose to an add it had not seen (add wins);
     /// what a restore took from a replica before it was passed on is not counted.
+    /// The edits `replica` holds (its field's version covers the edit's), not yet counted gone.
+    static func editsHeld(by replica: LocalReplica, of ledger: Ledger) async throws -> [MadeEdit] {
+        var held: [MadeEdit] = []
+        for edit in ledger.edits where !ledger.restoredAway.contains(edit.key) {
+            if try await holds(replica, edit) { held.append(edit) }
+        }
+        return held
+    }
+
+    static func holds(_ replica: LocalReplica, _ edit: MadeEdit) async throws -> Bool {
+        guard let state = try await replica.store.syncRecord(edit.kind, id: edit.recipe)?.states[edit.field] else { return false }
+        return SyncClock.covers(state.clock.vv, edit.clock.vv)
+    }
+
+    /// The keys of those of `edits` that no replica holds now.
+    static func heldNowhere(_ edits: [MadeEdit], in replicas: [LocalReplica]) async throws -> Set<String> {
+        var gone: Set<String> = []
+        for edit in edits {
+            var held = false
+            for replica in replicas where !held { held = try await holds(replica, edit) }
+            if !held { gone.insert(edit.key) }
+        }
+        return gone
+    }
+
     func expectNoEditLost(_ ledger: Ledger, in replica: LocalReplica) async throws {
         let store = replica.store
         var copyValues: [[String: JSONValue]] = []
