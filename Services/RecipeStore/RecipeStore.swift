@@ -63,6 +63,10 @@ public final class RecipeStore: Sendable {
     public let setAsideLogNote: String?
     /// Why the store was opened for reading only (`init(readingOnly:because:)`), or nil: it takes no write.
     public let readOnlyReason: String?
+    /// Opened for reading only as the database file alone (`immutable`: no log, no index, no lock), because SQLite could
+    /// not make its index on a full disk. Nothing may write the file while it is open so: a read meanwhile could meet
+    /// pages of two versions (see `RoomWatch`, whose trial open in full writes it).
+    public let readsFileAlone: Bool
 
     /// A read of one record's rows (a few index lookups, tens of microseconds) done on the calling
     /// thread. An asynchronous read hands the work to a reader's queue and the result back, two thread
@@ -197,6 +201,7 @@ public final class RecipeStore: Sendable {
         mark?.refresh()
         photos = try PhotoBlobs(folder: folder.appendingPathComponent(RecipeVault.photoFolderName))
         readOnlyReason = nil
+        readsFileAlone = false
         try findLostPhotos()
     }
 
@@ -253,6 +258,7 @@ public final class RecipeStore: Sendable {
         // The folder is there (the full open made it); its leftovers are not cleared: that is the full open's work.
         photos = PhotoBlobs(existing: folder.appendingPathComponent(RecipeVault.photoFolderName))
         readOnlyReason = reason
+        readsFileAlone = opened != path
         try findLostPhotos()
     }
 

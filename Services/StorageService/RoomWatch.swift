@@ -16,6 +16,7 @@ public final class RoomWatch: Service, Sendable {
     let interval: Duration
     let logger: Logger
     private let found = Mutex(false)
+    private let opening = Mutex(false)
 
     /// How often a storage running read-only looks for room: `RECIPES_STORAGE_ROOM_CHECK_SECONDS`, else 5 s.
     public static var defaultInterval: Duration {
@@ -32,6 +33,10 @@ public final class RoomWatch: Service, Sendable {
     /// Whether it found room: the storage then starts again to take changes.
     public var foundRoom: Bool { found.withLock { $0 } }
 
+    /// Whether it is opening the store in full for a trial, or found room and the storage is about to start again: the
+    /// database file may be written meanwhile (the trial's own writes, and its close moving them into the file).
+    public var isOpeningInFull: Bool { opening.withLock { $0 } }
+
     public func run() async throws {
         var freeWhenRefused: UInt64?
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
@@ -42,15 +47,18 @@ public final class RoomWatch: Service, Sendable {
             }
             guard !Task.isShuttingDownGracefully, RecipeStore.hasRoom(folder), let free = RecipeStore.diskSpace(of: folder)?.free else { continue }
             if let refused = freeWhenRefused, free <= refused { continue }
+            opening.withLock { $0 = true }
             do {
                 let store = try RecipeStore(folder: folder)
                 StorageService.logOpenNotes(of: store, logger: logger)
                 try store.close()
             } catch where RecipeStore.isOutOfSpace(error, on: folder) {
+                opening.withLock { $0 = false }
                 freeWhenRefused = free
                 logger.info("room on the disk, but not yet enough to open the database in full", metadata: ["error": "\(error)"])
                 continue
             } catch {
+                opening.withLock { $0 = false }
                 // Not the disk: the storage goes on read-only (a restart by hand says why, as a start does).
                 logger.warning("the database could not be opened in full; recipe-storage goes on read-only",
                                metadata: ["error": "\(error)"])

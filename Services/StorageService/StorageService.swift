@@ -69,13 +69,23 @@ public struct StorageService: Sendable {
             // Every change, and every sync (a peer's reads included: the open's checks of a restored file were not made).
             // A backup stays: it only reads this store, and copies it to a disk that may have room.
             let folder = configuration.dataFolder
+            let roomWatch = RoomWatch(folder: folder, logger: logger)
+            self.roomWatch = roomWatch
             routes.refuse(where: { op, isWrite, role in (isWrite || role == .peer) && op != BackupOps.Backup.name }) { op in
                 let what = RecipeStore.hasRoom(folder) ? "There is room on that disk now: it starts again to take changes within seconds"
                     : "Free some space on the disk of its data folder: it starts again to take changes within seconds of it"
                 return ServiceError(.storageFull, "\(op) was not done: recipe-storage runs read-only (\(reason)): recipes can be read and "
                                     + "backed up, nothing can be changed or synced. \(what)")
             }
-            roomWatch = RoomWatch(folder: folder, logger: logger)
+            if store.readsFileAlone {
+                // Read as the file alone, the store must not be read while the watch's trial open writes the file: until
+                // the trial fails, or the storage has started again, every request but the service's own waits outside.
+                routes.gate(where: { op, _, _ in !op.hasPrefix("system.") }) { _ in
+                    roomWatch.isOpeningInFull
+                        ? ServiceError(.shuttingDown, "recipe-storage is starting again in full (there is room on the disk of its data folder again); retry in a few seconds")
+                        : nil
+                }
+            }
         } else {
             roomWatch = nil
         }

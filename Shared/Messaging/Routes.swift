@@ -67,6 +67,23 @@ public struct Routes: Sendable {
         }
     }
 
+    /// Puts `check` in front of every operation added so far that `selected` picks: each request of one is answered with
+    /// the error `check` returns for it, without running its handler, and runs as before while `check` returns nil. Not
+    /// remembered as a write's answer, as `refuse`.
+    public mutating func gate(where selected: (_ op: String, _ isWrite: Bool, _ role: OperationRole) -> Bool,
+                              by check: @escaping @Sendable (_ op: String) -> ServiceError?) {
+        let encoder = WireJSONEncoder()
+        for (name, route) in table where selected(name, route.isWrite, route.role) {
+            let run = route.run
+            table[name] = Route(isWrite: route.isWrite, role: route.role, touchesFiles: route.touchesFiles, repliesInBulk: route.repliesInBulk) { frame, context in
+                if let error = check(name) {
+                    return Answer(frames: [WireCodec.encodeError(id: context.requestID, error: error, using: encoder)], remember: false)
+                }
+                return await run(frame, context)
+            }
+        }
+    }
+
     /// Answers `Op` with `handler`, whose reply may carry binary frames.
     public mutating func handleWithFrames<Op: WireOperation>(
         _: Op.Type,

@@ -445,9 +445,31 @@ struct FullDiskTests {
         #expect(second.printed.components(separatedBy: "operations=").count == 2, "one start only: \(second.printed)")
         // Started again, still read-only; room made while it runs: it starts itself again in full, with the recipe.
         let third = try held.storage()
-        _ = try await third.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#, timeout: .seconds(60))
+        let readOnlyEndpoint = try await third.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations="#, timeout: .seconds(60))
         #expect(third.printed.contains("the disk is full: started read-only"), "\(third.printed)")
         try FileManager.default.removeItem(atPath: held.ballast)
+        // Read while it finds room and starts again: each read answers the recipe, or that it is starting again — never
+        // what pages of two versions of the file would make of it (its trial open in full writes the file it reads alone).
+        var probe = MessageClient.Configuration(endpoint: readOnlyEndpoint, serviceName: "storage")
+        probe.timeout = .seconds(1)
+        probe.attempts = 1
+        let prober = try MessageClient(configuration: probe)
+        var answered = 0
+        let deadline = ContinuousClock.now + .seconds(60)
+        reading: while !third.printed.contains("recipe-storage starts again to take changes"), ContinuousClock.now < deadline {
+            do {
+                #expect(try await prober.call(RecipeOps.Get.self, .init(id: id)).recipe.name == "Stew")
+                answered += 1
+            } catch let error as ServiceError where error.code == .shuttingDown {
+                continue
+            } catch let error as ServiceError {
+                Issue.record("a read while it starts again: \(error)")
+                break reading
+            } catch {
+                break reading // it has stopped to start again
+            }
+        }
+        #expect(answered > 0)
         let again = try await third.waitForOutput(
             #"recipe-storage starts again to take changes[\s\S]*endpoint=(tcp://127\.0\.0\.1:\d+) operations="#, timeout: .seconds(60))
         let client = try HeldDisk.client(again)

@@ -81,6 +81,30 @@ struct BoundsTests {
         #expect(attempts.current == 3, "two busy answers, then the write ran")
     }
 
+    @Test("a gate in front of the routes answers each request the error it gives, without running the handler, and lets it through once it gives none; the service's own operations stay open; a write it turned away runs when sent again with the same id")
+    func gatedRoutes() async throws {
+        let closed = Mutex(true)
+        let counter = Counter()
+        var routes = testRoutes(counter: counter)
+        routes.gate(where: { op, _, _ in !op.hasPrefix("system.") }) { op in
+            closed.withLock { $0 } ? ServiceError(.shuttingDown, "\(op): the service starts again; retry in a few seconds") : nil
+        }
+        try await withServer(routes) { endpoint in
+            let client = try makeClient(endpoint, timeout: .seconds(5), attempts: 1)
+            let peer = try RawPeer(endpoint)
+            let request = #"{"v":1,"id":"gated-write","op":"test.increment","body":{}}"#
+            let refused = try await peer.request(request)
+            #expect(refused?.errorCode == "shutting_down" && refused?.errorMessage == "test.increment: the service starts again; retry in a few seconds",
+                    "\(refused?.errorMessage ?? "no reply")")
+            #expect(counter.current == 0, "the handler did not run")
+            #expect(try await client.call(System.Health.self, Empty()).service == "test-service")
+            closed.withLock { $0 = false }
+            let again = try await peer.request(request)
+            #expect(again?.ok == true, "\(again?.errorMessage ?? "no reply")")
+            #expect(try await client.call(Increment.self, .init()).value == 2)
+        }
+    }
+
     @Test("clients that send the same write (id and body) while it runs each get its reply, and it runs once; the reply went only to the last of them, and the first waited for good")
     func sameWriteFromSeveralClients() async throws {
         let gate = Gate()
