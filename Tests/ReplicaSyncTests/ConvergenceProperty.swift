@@ -66,6 +66,7 @@ struct ConvergenceProperty {
         UInt64(1405504297626771429), // a person's edit refused as a conflict with the clock restart its own write set off: re-dating two keywords added at one place on two replicas changed their order, and the version with it (found once records no longer waited for a blob no replica held)
         UInt64(17903468111512776939), // a recipe made on two replicas under one id, each deleted there by someone who saw only that one, came back: the delete the first one's arrival beat was dropped, and the other delete had not seen the second one's write its merged fields carried (sync rules 6: `_deletions`)
         UInt64(13226495568987508509), // a replica rolled back as a snapshot put an entry back at the place it had before a lost edit moved it on, behind the cursor its peer had read to past that place while it was empty: the peer never read it (rolledBackRecordPutBackBehindTheCursor)
+        UInt64(787265277385645593), // the property's reading, and only when two syncs at once fell so: a conflict a merge kept between a person's read and write, stamped by the losing write (this replica's own), was counted as the person's edit and read as lost once dismissed elsewhere
     ])
     func foundSeeds(seed: UInt64) async throws {
         var history = History(seed: seed)
@@ -744,9 +745,11 @@ struct History {
         // While syncs run, what changed since `before` may be theirs too (a merge's value, a conflict it kept): only a
         // value under this replica's stamp is the person's (seed 7808226252971629979: a conflict a merge kept between the
         // read and the write, counted as the person's and then dismissed elsewhere, read as an edit lost).
+        // Nor one that counts no write of this replica's: a conflict a merge keeps carries the stamp of the write whose
+        // value lost, which may be this replica's own, under a version of no replica's (seed 787265277385645593).
         let own = editingDuringSyncs ? try await replica.store.syncInfo().replicaID : nil
         for (field, state) in record.states where state != before?.states[field] && field != SyncRecord.deletedField {
-            if let own, StampOrder.parts(state.clock.stamp)?.replica != Substring(own) { continue }
+            if let own, StampOrder.parts(state.clock.stamp)?.replica != Substring(own) || state.clock.vv[own] == nil { continue }
             trace("\(replica.name) \(kind.rawValue) \(id.prefix(8)) \(field) = \(state.value.canonicalText.prefix(60)) \(state.clock.vv)")
             ledger.edits.append(MadeEdit(kind: kind, recipe: id, field: field, value: state.value, clock: state.clock,
                                          replaced: before?.states[field], replica: index, duringSyncs: editingDuringSyncs))
