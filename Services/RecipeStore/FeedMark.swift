@@ -59,8 +59,8 @@ enum FeedMark {
         let newest = try Row.fetchOne(db.cachedStatement(sql: "SELECT write, stamp FROM sync_own_writes ORDER BY write DESC LIMIT 1"))
         let write = newest.map { row -> String in "w" + String(row["write"] as Int64, radix: 16) + "s" + stampDigest(row["stamp"]) }
         var feed: String?
-        if let head = try Int.fetchOne(db.cachedStatement(sql: "SELECT MAX(seq) FROM sync_records")),
-           let given = try givenDigest(at: head, in: db) {
+        let head = try SyncLog.nextSeq(in: db) - 1
+        if let given = try givenDigest(at: head, in: db) {
             feed = "h" + String(head, radix: 16) + "g" + hex16(given)
         } else {
             feed = try digest(at: seq, in: db)
@@ -138,7 +138,7 @@ enum FeedMark {
             }
         }
         if let head {
-            let latest = try Int.fetchOne(db.cachedStatement(sql: "SELECT MAX(seq) FROM sync_records")) ?? 0
+            let latest = try SyncLog.nextSeq(in: db) - 1
             if latest < head.seq {
                 return ("a peer read this replica's feed when it reached position \(head.seq), and it reaches \(latest) now "
                     + "(rolled back with its data folder: a snapshot, or an older copy)", nil)

@@ -61,7 +61,7 @@ extension RecipeStore {
     public func reply(for error: any Error, during op: String) -> ServiceError? {
         if let moved = error as? DatabaseFileIdentity.Moved { return DatabaseFileIdentity.refusal(moved.problem, op: op) }
         if error is DatabaseError, let problem = batcher.files.problem() { return DatabaseFileIdentity.refusal(problem, op: op) }
-        if !Self.isOutOfSpace(error), Self.isOutOfSpace(error, on: folder) { return Self.fullDisk(op) }
+        if Self.isOutOfSpace(error, on: folder) { return Self.fullDisk(op) }
         let reply = Self.reply(for: error, during: op)
         if reply?.code == .storageDamaged, let error = error as? DatabaseError {
             let seen = "\(Self.damagedDatabase(where: op)) (SQLite: "

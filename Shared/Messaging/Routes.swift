@@ -62,7 +62,7 @@ public struct Routes: Sendable {
         let encoder = WireJSONEncoder()
         for (name, route) in table where refused(name, route.isWrite, route.role) {
             table[name] = Route(isWrite: route.isWrite, role: route.role, touchesFiles: false, repliesInBulk: false) { _, context in
-                Answer(frames: [WireCodec.encodeError(id: context.requestID, error: error(name), using: encoder)], remember: false)
+                Self.refusal(error(name), to: context, using: encoder)
             }
         }
     }
@@ -76,12 +76,15 @@ public struct Routes: Sendable {
         for (name, route) in table where selected(name, route.isWrite, route.role) {
             let run = route.run
             table[name] = Route(isWrite: route.isWrite, role: route.role, touchesFiles: route.touchesFiles, repliesInBulk: route.repliesInBulk) { frame, context in
-                if let error = check(name) {
-                    return Answer(frames: [WireCodec.encodeError(id: context.requestID, error: error, using: encoder)], remember: false)
-                }
+                if let error = check(name) { return Self.refusal(error, to: context, using: encoder) }
                 return await run(frame, context)
             }
         }
+    }
+
+    /// The answer of a request turned away before its handler ran: not remembered as a write's answer.
+    private static func refusal(_ error: ServiceError, to context: RequestContext, using encoder: WireJSONEncoder) -> Answer {
+        Answer(frames: [WireCodec.encodeError(id: context.requestID, error: error, using: encoder)], remember: false)
     }
 
     /// Answers `Op` with `handler`, whose reply may carry binary frames.
