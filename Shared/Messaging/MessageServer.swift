@@ -167,11 +167,12 @@ final class ServerMailbox: Sendable {
     struct Outgoing {
         var peer: ReplyCache.Peer
         var requestID: String
-        var isWrite: Bool
+        /// Answers a request run once per id (`Routes.Route.runsOnce`): the reply goes to every repeat waiting for it.
+        var runsOnce: Bool
         /// The bytes of the request this answers, counted against `maxBytesInFlight` until it is delivered.
         var requestBytes: Int
         var frames: [Data]
-        /// A write's reply is remembered for its retries, unless it says `busy` (the write did nothing: a retry runs it).
+        /// Such a reply is remembered for its retries, unless it says `busy` (the write did nothing: a retry runs it).
         var remember = true
     }
 

@@ -5,7 +5,10 @@ import RecipeProtocol
 /// The operations a server answers, each with its handler.
 public struct Routes: Sendable {
     struct Route: Sendable {
+        /// A person's change (`WireOperation.isWrite`): what `refuse` and `gate` pick by.
         let isWrite: Bool
+        /// Run once per request id: its reply is remembered and given to a repeat (`WireOperation.runsOnce`).
+        let runsOnce: Bool
         /// Who may call it when the server has CURVE keys.
         let role: OperationRole
         /// Runs off the server's I/O thread (it reads or writes photo files).
@@ -53,6 +56,9 @@ public struct Routes: Sendable {
     /// The wire names answered, sorted.
     public var operations: [String] { table.keys.sorted() }
 
+    /// Those of `operations` run once per request id (a repeat is given the one run's reply): docs/PROTOCOL.md's "write".
+    public var operationsRunOnce: Set<String> { Set(table.filter { $0.value.runsOnce }.keys) }
+
     /// Answers every operation added so far that `refused` picks (by its name, whether it writes, and whose it is) with the error
     /// `error` makes of its name, without decoding its body or running its handler: a storage open for reading only
     /// refuses every change before it reaches the store. The error is not remembered as a write's answer (`remember`):
@@ -61,7 +67,7 @@ public struct Routes: Sendable {
                                 with error: @escaping @Sendable (_ op: String) -> ServiceError) {
         let encoder = WireJSONEncoder()
         for (name, route) in table where refused(name, route.isWrite, route.role) {
-            table[name] = Route(isWrite: route.isWrite, role: route.role, touchesFiles: false, repliesInBulk: false) { _, context in
+            table[name] = Route(isWrite: route.isWrite, runsOnce: route.runsOnce, role: route.role, touchesFiles: false, repliesInBulk: false) { _, context in
                 Self.refusal(error(name), to: context, using: encoder)
             }
         }
@@ -75,7 +81,8 @@ public struct Routes: Sendable {
         let encoder = WireJSONEncoder()
         for (name, route) in table where selected(name, route.isWrite, route.role) {
             let run = route.run
-            table[name] = Route(isWrite: route.isWrite, role: route.role, touchesFiles: route.touchesFiles, repliesInBulk: route.repliesInBulk) { frame, context in
+            table[name] = Route(isWrite: route.isWrite, runsOnce: route.runsOnce, role: route.role, touchesFiles: route.touchesFiles,
+                                repliesInBulk: route.repliesInBulk) { frame, context in
                 if let error = check(name) { return Self.refusal(error, to: context, using: encoder) }
                 return await run(frame, context)
             }
@@ -102,7 +109,8 @@ public struct Routes: Sendable {
         let observer = Op.isWrite ? writeObserver : nil
         let translator = failureTranslator
         let failureLog = self.failureLog
-        table[Op.name] = Route(isWrite: Op.isWrite, role: Op.role, touchesFiles: Op.touchesFiles, repliesInBulk: Op.repliesInBulk) { frame, context in
+        table[Op.name] = Route(isWrite: Op.isWrite, runsOnce: Op.runsOnce, role: Op.role, touchesFiles: Op.touchesFiles,
+                               repliesInBulk: Op.repliesInBulk) { frame, context in
             do {
                 let body = try WireCodec.decodeRequestBody(Op.Request.self, from: frame, using: decoder)
                 let reply = try await handler(body, context)

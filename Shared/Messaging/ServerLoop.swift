@@ -402,7 +402,7 @@ final class ServerLoop {
                 "\(configuration.serviceName) holds \(running) requests of \(runningBytes) bytes in all, and this one of \(requestBytes) bytes would take it past the \(configuration.maxBytesInFlight) bytes it holds at once (its --max-bytes-in-flight); retry in a moment"))
             return
         }
-        if route.isWrite {
+        if route.runsOnce {
             let digest = RequestDigest.of(frames[payloadIndex...])
             switch cache.begin(id: header.id, op: header.op, digest: digest, peer: peer, now: .now) {
             case .new:
@@ -432,7 +432,7 @@ final class ServerLoop {
             frames: Array(frames[(payloadIndex + 1)...]), logger: logger)
         let payload = frames[payloadIndex]
         let mailbox = self.mailbox
-        let isWrite = route.isWrite
+        let runsOnce = route.runsOnce
         let placement = placement(of: route, requestBytes: requestBytes)
         Task(executorPreference: placement.executor) {
             let answer = if let slots = placement.slots {
@@ -440,7 +440,7 @@ final class ServerLoop {
             } else {
                 await route.run(payload, context)
             }
-            mailbox.post(.init(peer: peer, requestID: context.requestID, isWrite: isWrite, requestBytes: requestBytes, frames: answer.frames,
+            mailbox.post(.init(peer: peer, requestID: context.requestID, runsOnce: runsOnce, requestBytes: requestBytes, frames: answer.frames,
                                remember: answer.remember))
         }
     }
@@ -467,8 +467,8 @@ final class ServerLoop {
         running -= 1
         runningBytes -= outgoing.requestBytes
         if let count = runningByClient[outgoing.peer.identity] { runningByClient[outgoing.peer.identity] = count > 1 ? count - 1 : nil }
-        // A write's reply goes to every client that sent it meanwhile (a retry from a new connection among them).
-        let waiting = outgoing.isWrite
+        // The reply of a request run once goes to every client that sent it meanwhile (a retry from a new connection among them).
+        let waiting = outgoing.runsOnce
             ? cache.finish(id: outgoing.requestID, principal: outgoing.peer.principal, reply: outgoing.frames, remember: outgoing.remember, now: .now)
             : []
         for peer in waiting.isEmpty ? [outgoing.peer] : waiting { try send(outgoing.frames, to: peer, on: socket) }

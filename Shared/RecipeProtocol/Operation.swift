@@ -10,9 +10,16 @@ public protocol WireOperation: Sendable {
 
     /// The wire name, `area.verb` (`recipe.get`, `photo.add`).
     static var name: String { get }
-    /// `true` for operations that change state: their replies are remembered by
-    /// request id so a retried request takes effect once.
+    /// `true` for a person's changes: announced once committed, refused by a storage open for reading only, and run
+    /// once per request id (`runsOnce`).
     static var isWrite: Bool { get }
+    /// `true` for operations a retry must not run again: the reply is remembered by request id, and a repeat of the
+    /// request (a retry after a reply that came too late) waits for it or is given it. Every write; and the replication
+    /// steps that change a replica though running them twice would change nothing more (an apply, a photo sent, a
+    /// snapshot made or installed): their reply says what *this* run did, and a second run says "nothing" — an apply
+    /// retried while its first run committed would answer "no change", or `storage_full` on the disk the first run
+    /// filled, for changes that were kept.
+    static var runsOnce: Bool { get }
     /// Who may call it when the service has CURVE keys: people's clients, or only replication peers.
     static var role: OperationRole { get }
     /// `true` for operations whose handler reads, writes or syncs photo files: a server runs them off its
@@ -29,6 +36,8 @@ public protocol WireOperation: Sendable {
 }
 
 extension WireOperation {
+    /// Writes run once; other operations say so when they change state too.
+    public static var runsOnce: Bool { isWrite }
     /// Operations are for people's clients unless they say otherwise.
     public static var role: OperationRole { .client }
     /// Operations work in the database only unless they say otherwise.

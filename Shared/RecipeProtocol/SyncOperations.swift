@@ -102,6 +102,8 @@ public enum SyncOps {
         public static let role = OperationRole.peer
         public static let name = "sync.retire"
         public static let isWrite = false
+        // Re-dates what it held of ended replicas: a retry is given this run's count, not a second run's none.
+        public static let runsOnce = true
         /// The most ids one request may name, and the most a storage keeps (the oldest are let go).
         public static let maxIDs = 1_000
         /// The longest replica id (ids made by a storage are 12 hex digits; `conflict` and `starter` are reserved names).
@@ -282,6 +284,8 @@ public enum SyncOps {
         public static let role = OperationRole.peer
         public static let name = "sync.putPhoto"
         public static let isWrite = false
+        // A retry is told what this run stored, not "already there".
+        public static let runsOnce = true
         public struct Request: Codable, Sendable, Equatable {
             public var sha256: String
             public var photo: FrameReference
@@ -305,6 +309,8 @@ public enum SyncOps {
         public static let role = OperationRole.peer
         public static let name = "sync.putPhotos"
         public static let isWrite = false
+        // A retry is told what this run stored, not "already there".
+        public static let runsOnce = true
         /// The most blobs of one request (a request has at most 16 frames, the JSON one of them).
         public static let maxPhotos = WireProtocol.maxFrames - 1
         /// The most bytes of blobs one request carries (under the service's message limit).
@@ -333,8 +339,10 @@ public enum SyncOps {
         public static let touchesFiles = true // checks which photos are here; collects unused ones
         public static let role = OperationRole.peer
         public static let name = "sync.apply"
-        // Merging is idempotent, so a retried apply needs no remembered reply.
         public static let isWrite = false
+        // Merging twice changes nothing more, but the reply says what this run changed: a retry is given it (a second run
+        // would say 0 changes, or `storage_full` on the disk this run filled), and waits for it while it runs.
+        public static let runsOnce = true
         public struct Request: Codable, Sendable, Equatable {
             /// The replica the records come from.
             public var from: String
@@ -440,6 +448,8 @@ extension SyncOps {
         public static let role = OperationRole.peer
         public static let name = "sync.snapshot"
         public static let isWrite = false
+        // A retry is given this run's snapshot rather than making a second copy of the database.
+        public static let runsOnce = true
         public typealias Request = Empty
         public struct Response: Codable, Sendable, Equatable {
             /// Names the copy in the calls that follow.
@@ -523,6 +533,8 @@ extension SyncOps {
         public static let role = OperationRole.peer
         public static let name = "sync.snapshotDone"
         public static let isWrite = false
+        // A retry is told this run removed it.
+        public static let runsOnce = true
         public struct Request: Codable, Sendable, Equatable {
             public var snapshot: UUID
             public init(snapshot: UUID) { self.snapshot = snapshot }
@@ -540,8 +552,10 @@ extension SyncOps {
         public static let touchesFiles = true
         public static let role = OperationRole.peer
         public static let name = "sync.snapshotWrite"
-        // Writing the same bytes at the same offset again changes nothing, so a retry needs no remembered reply.
         public static let isWrite = false
+        // Writing the same bytes at the same offset again changes nothing once they are there; but a retry that arrived
+        // while the first run still wrote them would find a part and be refused as out of order: it waits for that run.
+        public static let runsOnce = true
         public struct Request: Codable, Sendable, Equatable {
             public var snapshot: UUID
             public var offset: Int
@@ -572,6 +586,8 @@ extension SyncOps {
         public static let role = OperationRole.peer
         public static let name = "sync.install"
         public static let isWrite = false
+        // A retry is given this run's answer rather than finding the replica already joined.
+        public static let runsOnce = true
         public struct Request: Codable, Sendable, Equatable {
             public var snapshot: UUID
             /// The replica the snapshot was made on, and `sync.snapshot`'s seq, bytes and sha256.

@@ -84,6 +84,8 @@ public enum WorkerSyncOps {
     public enum Run: WireOperation {
         public static let name = "sync.run"
         public static let isWrite = false
+        // A retry (the reply later than the client's timeout) waits for this run's report; it never starts a second sync.
+        public static let runsOnce = true
         public typealias Request = Empty
         public struct Response: Codable, Sendable, Equatable {
             public var pairs: [PairSync]

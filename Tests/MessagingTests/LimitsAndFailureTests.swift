@@ -92,6 +92,33 @@ struct LimitsAndFailureTests {
         #expect(counter.current == 1)
     }
 
+    @Test("a step that is no person's write but says what it did (runsOnce: a sync's apply) runs once when retried while it runs, and the retry gets that run's reply")
+    func runsOnceRetryWhileRunning() async throws {
+        enum Step: WireOperation {
+            static let name = "test.step"
+            static let isWrite = false
+            static let runsOnce = true
+            typealias Request = Increment.Request
+            typealias Response = Increment.Response
+        }
+        let counter = Counter()
+        var routes = testRoutes()
+        // Each run says how many runs there have been: a second run would answer 2, as a retried apply answered
+        // "nothing changed" (or the full disk its first run filled) for changes its first run kept.
+        routes.handle(Step.self) { request, _ in
+            try await Task.sleep(for: .milliseconds(request.delayMilliseconds))
+            return Step.Response(value: counter.increment())
+        }
+        try await withServer(routes) { endpoint in
+            let client = try makeClient(endpoint, timeout: .milliseconds(300), attempts: 10)
+            #expect(try await client.call(Step.self, .init(delayMilliseconds: 500)).value == 1)
+            // Sent again under its id once answered: the same reply, not a second run.
+            #expect(try await client.call(Step.self, .init(), requestID: "step-1").value == 2)
+            #expect(try await client.call(Step.self, .init(), requestID: "step-1").value == 2)
+        }
+        #expect(counter.current == 2)
+    }
+
     @Test("a write repeated after it was answered gets the same reply and runs once")
     func retryAfterAnswer() async throws {
         let counter = Counter()

@@ -365,6 +365,10 @@ struct ProtocolReferenceTests {
         #expect(routes.operations.count >= 28)
         for op in routes.operations {
             #expect(text.contains("`\(op)`"), "docs/PROTOCOL.md does not document \(op)")
+            // Its kind says whether a repeat of its id runs again: "write" is run once (the sync steps the docs called
+            // writes while a retry ran them again answered for a second run).
+            let kind = routes.operationsRunOnce.contains(op) ? "write" : "read"
+            #expect(text.contains("| `\(op)` | \(kind) |") || text.contains("### `\(op)` (\(kind))"), "docs/PROTOCOL.md does not list \(op) as a \(kind)")
         }
     }
 }
@@ -575,6 +579,53 @@ struct UnavailablePhotosWireTests {
             let later = try await client.call(SyncOps.Apply.self, .init(from: from, records: [], cursor: nil, unavailablePhotos: [hashes[1]]))
             #expect(later.changed == 1 && later.held == 0)
             #expect(Set(try await client.call(SyncOps.Info.self, .init()).lostPhotos ?? []) == Set(hashes))
+        }
+    }
+}
+
+@Suite("Replication steps sent again under their id")
+struct RetriedSyncStepTests {
+    /// The worker's client sends a request again when its reply is late (a page's apply on a loaded machine). The first
+    /// run may have finished meanwhile: the retry must be told what that run did. Run a second time, an apply said "no
+    /// change" — or, on a disk the first run had filled, `storage_full` and "nothing of it was kept" — for changes that
+    /// were kept (CI, a page of 67 recipes on a replica whose disk filled).
+    @Test("sync.apply, sync.putPhoto, sync.putPhotos, sync.snapshot and sync.snapshotDone sent again under their id are given their one run's reply; a new id runs again")
+    func retriedStepsRunOnce() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rv-retried-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let other = try RecipeStore(folder: folder)
+        _ = try await other.createRecipe(id: UUID(), RecipeDraft(name: "From the other replica", ingredients: [.init(text: "2 leeks")]))
+        let page = try await other.syncChanges(since: 0, exclude: nil, limit: 100)
+        let from = try await other.syncInfo().replicaID
+        try other.close()
+
+        try await withStorage(seedSamples: false) { client in
+            let apply = SyncOps.Apply.Request(from: from, records: page.records, cursor: page.next)
+            let applied = try await client.call(SyncOps.Apply.self, apply, requestID: "apply-1")
+            #expect(applied.changed == 1)
+            #expect(try await client.call(SyncOps.Apply.self, apply, requestID: "apply-1") == applied, "the retry is told the page changed a recipe")
+            #expect(try await client.call(SyncOps.Apply.self, apply).changed == 0, "a new request merges again: nothing more changes")
+
+            // (A JPEG's first bytes: a replica takes image files only.)
+            let bytes = Data([0xFF, 0xD8, 0xFF, 0xE0]) + Data("photo bytes \(UUID())".utf8)
+            let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+            let put = SyncOps.PutPhoto.Request(sha256: hash)
+            #expect(try await client.send(SyncOps.PutPhoto.self, put, frames: [bytes], requestID: "put-1").body.stored)
+            #expect(try await client.send(SyncOps.PutPhoto.self, put, frames: [bytes], requestID: "put-1").body.stored, "the retry is told it was stored")
+            #expect(try await client.send(SyncOps.PutPhoto.self, put, frames: [bytes]).body.stored == false)
+
+            let more = Data([0xFF, 0xD8, 0xFF, 0xE0]) + Data("more photo bytes \(UUID())".utf8)
+            let moreHash = SHA256.hash(data: more).map { String(format: "%02x", $0) }.joined()
+            let puts = SyncOps.PutPhotos.Request(photos: [.init(sha256: moreHash, photo: FrameReference(frame: 1))])
+            #expect(try await client.send(SyncOps.PutPhotos.self, puts, frames: [more], requestID: "puts-1").body.stored == 1)
+            #expect(try await client.send(SyncOps.PutPhotos.self, puts, frames: [more], requestID: "puts-1").body.stored == 1)
+
+            let snapshot = try await client.call(SyncOps.Snapshot.self, Empty(), requestID: "snapshot-1")
+            #expect(try await client.call(SyncOps.Snapshot.self, Empty(), requestID: "snapshot-1") == snapshot, "the retry makes no second copy")
+            let done = SyncOps.SnapshotDone.Request(snapshot: snapshot.snapshot)
+            #expect(try await client.call(SyncOps.SnapshotDone.self, done, requestID: "done-1").removed)
+            #expect(try await client.call(SyncOps.SnapshotDone.self, done, requestID: "done-1").removed, "the retry is told it was removed")
+            #expect(try await client.call(SyncOps.SnapshotDone.self, done).removed == false)
         }
     }
 }
