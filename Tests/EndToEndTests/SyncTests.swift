@@ -348,4 +348,59 @@ struct SyncEndToEndTests {
         _ = try await both.stop()
         for storage in [home, laptop, tablet] { _ = try await storage.stop() }
     }
+
+    /// CI twice: a page's apply outlasted the worker's 10 s wait, the retry ran the page again after the first run had
+    /// committed it, and its reply ("no change", or `storage_full` on the disk the first run filled) went out as the
+    /// page's. Here the stall is made: the replica's process stopped (SIGSTOP) for longer than the worker waits, while
+    /// a page's apply runs or is on its way to it.
+    @Test("a replica that stalls mid-sync for longer than the worker waits (SIGSTOP for 12 s): the page sent again is applied once and counted once; the sync says every change it moved, and both end alike")
+    func stalledReplica() async throws {
+        let (home, homeEndpoint) = try await startStorage(samples: false)
+        let (laptop, laptopEndpoint) = try await startStorage(samples: false)
+        var configuration = MessageClient.Configuration(endpoint: homeEndpoint, serviceName: "storage")
+        configuration.timeout = .seconds(30)
+        let homeClient = try MessageClient(configuration: configuration)
+        configuration.endpoint = laptopEndpoint
+        let laptopClient = try MessageClient(configuration: configuration)
+        // Ten pages of a sync (200 records a page), each quick to apply once the replica runs again.
+        let count = 2_000
+        for index in 0..<count {
+            _ = try await homeClient.call(RecipeOps.Create.self, .init(id: UUID(), recipe: RecipeDraft(name: "Stalled Soup \(index)",
+                                                                                                       ingredients: [.init(text: "\(index % 9 + 1) leeks")])))
+        }
+        // The laptop holds a recipe of its own: it is not sent a snapshot of home in one go, but home's changes page by page.
+        _ = try await laptopClient.call(RecipeOps.Create.self, .init(id: UUID(), recipe: RecipeDraft(name: "The laptop's own")))
+        let worker = try ServiceProcess("recipe-worker", ["--bind", "tcp://127.0.0.1:*", "--storage", homeEndpoint,
+                                                          "--replica", laptopEndpoint, "--sync-on-request"])
+        let workerEndpoint = try await worker.waitForOutput(#"endpoint=(tcp://127\.0\.0\.1:\d+) operations=import"#)
+
+        let ended = Mutex(false)
+        let sync = Task {
+            defer { ended.withLock { $0 = true } }
+            return try await recipes(["sync", "--worker", workerEndpoint, "--sync-timeout", "300"], storage: homeEndpoint)
+        }
+        // The first page is in: the next one's apply is running, or on its way.
+        let begun = try await eventually(within: 120) {
+            try await laptopClient.call(StorageOps.Stats.self, Empty()).recipes > 1
+        }
+        try #require(begun, "no page reached the laptop: \(worker.printed.suffix(4_000))")
+        kill(laptop.pid, SIGSTOP)
+        let stoppedInside = !ended.withLock { $0 }
+        try await Task.sleep(for: .seconds(12))
+        kill(laptop.pid, SIGCONT)
+        let result = try await sync.value
+        try #require(stoppedInside, "the sync had ended before the laptop stopped: the test did not stall it (\(result.output))")
+
+        #expect(result.status == 0, "\(result.output)\nthe worker's log:\n\(worker.printed.suffix(6_000))")
+        #expect(result.output.contains("\(homeEndpoint) ⇄ \(laptopEndpoint): \(count) changes to the replica, 1 back"),
+                "every change counted once: \(result.output)\nthe worker's log:\n\(worker.printed.suffix(6_000))")
+        let atLaptop = try await laptopClient.call(StorageOps.Stats.self, Empty()).recipes
+        #expect(atLaptop == count + 1)
+        let again = try await recipes(["sync", "--worker", workerEndpoint], storage: homeEndpoint)
+        #expect(again.status == 0 && again.output.contains("already in step"), "\(again.output)")
+
+        _ = try await worker.stop()
+        _ = try await laptop.stop()
+        _ = try await home.stop()
+    }
 }
