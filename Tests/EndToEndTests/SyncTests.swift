@@ -353,8 +353,11 @@ struct SyncEndToEndTests {
     /// committed it, and its reply ("no change", or `storage_full` on the disk the first run filled) went out as the
     /// page's. Here the stall is made: the replica's process stopped (SIGSTOP) for longer than the worker waits, while
     /// a page's apply runs or is on its way to it.
-    @Test("a replica that stalls mid-sync for longer than the worker waits (SIGSTOP for 12 s): the page sent again is applied once and counted once; the sync says every change it moved, and both end alike")
-    func stalledReplica() async throws {
+    /// The replica stalls with an apply running or on its way; or the worker's storage stalls, a read of the next page
+    /// on its way to it (a read sent again is read again).
+    @Test("a storage that stalls mid-sync for longer than the worker waits (SIGSTOP for 12 s), the replica or the worker's own: the page sent again is applied once and counted once; the sync says every change it moved, and both end alike",
+          arguments: [true, false])
+    func stalledReplica(replicaStalls: Bool) async throws {
         let (home, homeEndpoint) = try await startStorage(samples: false)
         let (laptop, laptopEndpoint) = try await startStorage(samples: false)
         var configuration = MessageClient.Configuration(endpoint: homeEndpoint, serviceName: "storage")
@@ -384,10 +387,11 @@ struct SyncEndToEndTests {
             try await laptopClient.call(StorageOps.Stats.self, Empty()).recipes > 1
         }
         try #require(begun, "no page reached the laptop: \(worker.printed.suffix(4_000))")
-        kill(laptop.pid, SIGSTOP)
+        let stalled = replicaStalls ? laptop.pid : home.pid
+        kill(stalled, SIGSTOP)
         let stoppedInside = !ended.withLock { $0 }
         try await Task.sleep(for: .seconds(12))
-        kill(laptop.pid, SIGCONT)
+        kill(stalled, SIGCONT)
         let result = try await sync.value
         try #require(stoppedInside, "the sync had ended before the laptop stopped: the test did not stall it (\(result.output))")
 
