@@ -116,11 +116,11 @@ public struct Routes: Sendable {
                 let reply = try await handler(body, context)
                 let json = try WireCodec.encodeReply(id: context.requestID, body: reply.body, using: encoder)
                 // A read whose answer grew with the collection past what one frame may carry is told so, not sent:
-                // a client drops a frame that large unread and would only ask again. (A write's reply is one record,
-                // and its change is already committed: it is never replaced by an error.)
+                // a client drops a frame that large unread and would only ask again. (A reply of what ran once — a write,
+                // a sync step — tells of what is already committed: it is never replaced by an error.)
                 // One record (a recipe) is as large as it was written, whatever the collection: it goes up to what a
                 // client takes, and past it (written by an older version) is said to be that record's size.
-                if !Op.isWrite && json.count > (Op.repliesWithOneRecord ? WireProtocol.maxReplyFrameBytes : Routes.maxReplyJSONBytes) {
+                if !Op.runsOnce && json.count > (Op.repliesWithOneRecord ? WireProtocol.maxReplyFrameBytes : Routes.maxReplyJSONBytes) {
                     let size = String(format: "%.1f", Double(json.count) / 1_048_576)
                     throw ServiceError(.messageTooLarge, Op.repliesWithOneRecord
                         ? "the reply to \(Op.name) would be \(size) MiB of JSON, over the \(WireProtocol.maxReplyFrameBytes / 1_048_576) MiB a client takes; the record is larger than any written now may be"
