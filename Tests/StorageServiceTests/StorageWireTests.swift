@@ -608,14 +608,14 @@ struct RetriedSyncStepTests {
 
             // (A JPEG's first bytes: a replica takes image files only.)
             let bytes = Data([0xFF, 0xD8, 0xFF, 0xE0]) + Data("photo bytes \(UUID())".utf8)
-            let hash = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+            let hash = PhotoBlobsHash.of(bytes)
             let put = SyncOps.PutPhoto.Request(sha256: hash)
             #expect(try await client.send(SyncOps.PutPhoto.self, put, frames: [bytes], requestID: "put-1").body.stored)
             #expect(try await client.send(SyncOps.PutPhoto.self, put, frames: [bytes], requestID: "put-1").body.stored, "the retry is told it was stored")
             #expect(try await client.send(SyncOps.PutPhoto.self, put, frames: [bytes]).body.stored == false)
 
             let more = Data([0xFF, 0xD8, 0xFF, 0xE0]) + Data("more photo bytes \(UUID())".utf8)
-            let moreHash = SHA256.hash(data: more).map { String(format: "%02x", $0) }.joined()
+            let moreHash = PhotoBlobsHash.of(more)
             let puts = SyncOps.PutPhotos.Request(photos: [.init(sha256: moreHash, photo: FrameReference(frame: 1))])
             #expect(try await client.send(SyncOps.PutPhotos.self, puts, frames: [more], requestID: "puts-1").body.stored == 1)
             #expect(try await client.send(SyncOps.PutPhotos.self, puts, frames: [more], requestID: "puts-1").body.stored == 1)
